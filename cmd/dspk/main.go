@@ -1,0 +1,152 @@
+// Command dspk reads extracellular recordings, preprocesses them as
+// Kilosort4 does and detects spikes with Kilosort4's universal-template
+// method, on the CPU or an NVIDIA GPU.
+//
+// Usage:
+//
+//	dspk <command> [flags] [arguments]
+//
+// The commands are:
+//
+//	demo        simulate a short Neuropixels recording, detect spikes, report
+//	info        describe a recording (format, channels, rate, probe)
+//	simulate    write a synthetic SpikeGLX recording with ground truth
+//	preprocess  compute the whitening matrix (and optionally write whitened data)
+//	detect      detect spikes and write a Phy/SpikeInterface-readable folder
+//	compare     match detections against ground truth
+//	bench       measure the ops on this machine
+//	version     print the version
+//
+// Run "dspk <command> -h" for a command's flags and an example.
+//
+// Exit status: 0 on success, 1 on a runtime error (one line on stderr),
+// 2 on a usage error.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// version is the dspk release; set at link time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// command is one sub-command, in the style of cmd/go's base.Command.
+type command struct {
+	name    string
+	short   string
+	usage   string // arguments after the flags
+	example string
+	setup   func(fs *flag.FlagSet) func(args []string) error
+}
+
+// usageError marks an error that should exit with status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Sprintf(format, a...)} }
+
+var commands []*command
+
+func register(c *command) { commands = append(commands, c) }
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes dspk with args and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
+		printUsage(stderr)
+		if len(args) == 0 {
+			return 2
+		}
+		return 0
+	}
+	name := args[0]
+	var cmd *command
+	for _, c := range commands {
+		if c.name == name {
+			cmd = c
+		}
+	}
+	if cmd == nil {
+		fmt.Fprintf(stderr, "dspk: unknown command %q\nRun 'dspk help' for usage.\n", name)
+		return 2
+	}
+	fs := flag.NewFlagSet("dspk "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: dspk %s [flags] %s\n\n%s\n\nFlags:\n", name, cmd.usage, cmd.short)
+		fs.PrintDefaults()
+		if cmd.example != "" {
+			fmt.Fprintf(stderr, "\nExample:\n%s\n", indent(cmd.example))
+		}
+	}
+	exec := cmd.setup(fs)
+	cmdOut, cmdErr = stdout, stderr
+	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if err := exec(fs.Args()); err != nil {
+		var ue usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintf(stderr, "dspk %s: %s\n", name, ue.msg)
+			fmt.Fprintf(stderr, "Run 'dspk %s -h' for usage.\n", name)
+			return 2
+		}
+		fmt.Fprintf(stderr, "dspk %s: %s\n", name, oneLine(err.Error()))
+		return 1
+	}
+	return 0
+}
+
+// cmdOut and cmdErr are where the running command writes data and
+// messages; tests replace them.
+var cmdOut, cmdErr io.Writer = os.Stdout, os.Stderr
+
+func printUsage(w io.Writer) {
+	fmt.Fprintf(w, "dspk %s: fast Kilosort4-compatible preprocessing and spike detection.\n\n", version)
+	fmt.Fprintf(w, "Usage:\n\n\tdspk <command> [flags] [arguments]\n\nCommands:\n\n")
+	for _, c := range commands {
+		fmt.Fprintf(w, "\t%-11s %s\n", c.name, c.short)
+	}
+	fmt.Fprintf(w, "\nRun 'dspk <command> -h' for a command's flags and an example.\n")
+}
+
+func indent(s string) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	for i, l := range lines {
+		lines[i] = "\t" + l
+	}
+	return strings.Join(lines, "\n")
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
+
+func init() {
+	register(&command{
+		name:    "version",
+		short:   "print the version",
+		example: "dspk version",
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			return func(args []string) error {
+				if len(args) > 0 {
+					return usagef("version takes no arguments")
+				}
+				fmt.Fprintf(cmdOut, "dspk %s\n", version)
+				return nil
+			}
+		},
+	})
+}
