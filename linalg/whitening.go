@@ -1,5 +1,13 @@
 package linalg
 
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
 // Whitening is a sparse whitening operator with K non-zeros per row, as
 // Kilosort4's local ZCA produces (K = 32): row c of the dense matrix has
 // Value[c*K+j] in column Index[c*K+j].
@@ -12,4 +20,194 @@ type Whitening struct {
 	Index []int32
 	// Value holds the stored entries, C*K values.
 	Value []float32
+}
+
+// check panics unless w is well formed: C, K ≥ 0, C*K indices and values,
+// every index in [0, C).
+func (w *Whitening) check() {
+	if w.C < 0 || w.K < 0 {
+		panic(fmt.Sprintf("linalg: Whitening with C=%d K=%d", w.C, w.K))
+	}
+	if len(w.Index) != w.C*w.K || len(w.Value) != w.C*w.K {
+		panic(fmt.Sprintf("linalg: Whitening C=%d K=%d has %d indices and %d values, want %d",
+			w.C, w.K, len(w.Index), len(w.Value), w.C*w.K))
+	}
+	for i, v := range w.Index {
+		if v < 0 || int(v) >= w.C {
+			panic(fmt.Sprintf("linalg: Whitening index %d (row %d) is %d, outside [0, %d)", i, i/max(w.K, 1), v, w.C))
+		}
+	}
+}
+
+// Dense returns the C×C row-major dense matrix of w as float64. Entries that
+// share a row and column are summed.
+func (w *Whitening) Dense() []float64 {
+	w.check()
+	d := make([]float64, w.C*w.C)
+	for c := 0; c < w.C; c++ {
+		for j := 0; j < w.K; j++ {
+			d[c*w.C+int(w.Index[c*w.K+j])] += float64(w.Value[c*w.K+j])
+		}
+	}
+	return d
+}
+
+// NewWhiteningFromDense returns the sparse operator of the C×C row-major
+// matrix d: K is the largest number of non-zeros in a row (at least 1), each
+// row lists its non-zeros in increasing column order (rounded to float32)
+// and is padded with zero values in its own column. It panics if
+// len(d) != C*C.
+func NewWhiteningFromDense(d []float64, C int) *Whitening {
+	if C < 0 || len(d) != C*C {
+		panic(fmt.Sprintf("linalg: NewWhiteningFromDense: len(d) = %d, want C*C = %d", len(d), C*C))
+	}
+	k := 1
+	for c := 0; c < C; c++ {
+		n := 0
+		for _, v := range d[c*C : c*C+C] {
+			if v != 0 {
+				n++
+			}
+		}
+		k = max(k, n)
+	}
+	w := &Whitening{C: C, K: k, Index: make([]int32, C*k), Value: make([]float32, C*k)}
+	for c := 0; c < C; c++ {
+		j := 0
+		for i, v := range d[c*C : c*C+C] {
+			if v != 0 {
+				w.Index[c*k+j] = int32(i)
+				w.Value[c*k+j] = float32(v)
+				j++
+			}
+		}
+		for ; j < k; j++ {
+			w.Index[c*k+j] = int32(c)
+		}
+	}
+	return w
+}
+
+// Tuning constants of [Whitening.Apply].
+const (
+	// applyTile is the number of samples of one row processed at a time;
+	// a block of applyRows output rows touches about applyRows+K source
+	// rows of applyTile float32s, which should sit in L2.
+	applyTile = 1024
+	// applyRows is the number of output rows a goroutine takes at once.
+	applyRows = 16
+)
+
+// Apply computes dst = W·src for data laid out [C][T] row-major:
+//
+//	dst[c*T+t] = Σ_j Value[c*K+j] · src[Index[c*K+j]*T+t]
+//
+// summed in float32 in a fixed order: terms are added four at a time,
+// ((v₀s₀ + v₁s₁) + v₂s₂) + v₃s₃, then each following group of four is
+// added to the running value the same way. Rows are shared out
+// among GOMAXPROCS goroutines; each row is processed in tiles of samples so
+// that the source rows it reads stay in cache. The result does not depend
+// on the number of goroutines.
+//
+// dst and src must hold at least C*T values; only the first C*T are used.
+// Apply panics if they overlap (in-place whitening is not supported: every
+// output row reads up to K input rows), or if w is malformed.
+func (w *Whitening) Apply(dst, src []float32, T int) {
+	w.check()
+	if T < 0 {
+		panic(fmt.Sprintf("linalg: Whitening.Apply: T = %d", T))
+	}
+	n := w.C * T
+	if len(dst) < n || len(src) < n {
+		panic(fmt.Sprintf("linalg: Whitening.Apply: len(dst) = %d, len(src) = %d, want at least C*T = %d",
+			len(dst), len(src), n))
+	}
+	if n == 0 {
+		return
+	}
+	dst, src = dst[:n], src[:n]
+	if overlap32(dst, src) {
+		panic("linalg: Whitening.Apply: dst and src overlap")
+	}
+	if w.K == 0 {
+		clear(dst)
+		return
+	}
+	blocks := (w.C + applyRows - 1) / applyRows
+	workers := min(runtime.GOMAXPROCS(0), blocks)
+	var next atomic.Int64
+	work := func() {
+		for {
+			b := int(next.Add(1)) - 1
+			if b >= blocks {
+				return
+			}
+			r0, r1 := b*applyRows, min((b+1)*applyRows, w.C)
+			for t0 := 0; t0 < T; t0 += applyTile {
+				t1 := min(t0+applyTile, T)
+				for c := r0; c < r1; c++ {
+					w.applyRow(dst[c*T+t0:c*T+t1], src, T, t0, c)
+				}
+			}
+		}
+	}
+	if workers <= 1 {
+		work()
+		return
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(work)
+	}
+	wg.Wait()
+}
+
+// applyRow computes samples [t0, t0+len(d)) of output row c into d.
+func (w *Whitening) applyRow(d, src []float32, T, t0, c int) {
+	L := len(d)
+	idx := w.Index[c*w.K : c*w.K+w.K]
+	val := w.Value[c*w.K : c*w.K+w.K]
+	row := func(j int) []float32 {
+		o := int(idx[j])*T + t0
+		return src[o : o+L : o+L]
+	}
+	j := 0
+	// The first terms initialise d; the rest accumulate four at a time.
+	switch {
+	case w.K >= 4:
+		s0, s1, s2, s3 := row(0), row(1), row(2), row(3)
+		v0, v1, v2, v3 := val[0], val[1], val[2], val[3]
+		for t := range d {
+			d[t] = v0*s0[t] + v1*s1[t] + v2*s2[t] + v3*s3[t]
+		}
+		j = 4
+	default:
+		s0, v0 := row(0), val[0]
+		for t := range d {
+			d[t] = v0 * s0[t]
+		}
+		j = 1
+	}
+	for ; j+4 <= w.K; j += 4 {
+		s0, s1, s2, s3 := row(j), row(j+1), row(j+2), row(j+3)
+		v0, v1, v2, v3 := val[j], val[j+1], val[j+2], val[j+3]
+		for t := range d {
+			d[t] += v0*s0[t] + v1*s1[t] + v2*s2[t] + v3*s3[t]
+		}
+	}
+	for ; j < w.K; j++ {
+		s0, v0 := row(j), val[j]
+		for t := range d {
+			d[t] += v0 * s0[t]
+		}
+	}
+}
+
+// overlap32 reports whether the memory of a and b overlaps.
+func overlap32(a, b []float32) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return pa < pb+uintptr(len(b))*4 && pb < pa+uintptr(len(a))*4
 }
