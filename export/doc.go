@@ -1,0 +1,22 @@
+// Package export provides the writers for dspk's results: a fast NumPy
+// .npy writer (plain and structured dtypes) with a header reader for
+// user-supplied .npy files, an output folder that appears atomically when
+// committed, Phy's params.py and indented JSON provenance files.
+//
+// # .npy files
+//
+// [WriteNPY] writes format 1.0: the magic string, version 1.0, and a Python
+// dict header
+//
+//	{'descr': '<i8', 'fortran_order': False, 'shape': (n,), }
+//
+// padded with spaces and a final newline so that the data start at a
+// multiple of 64 bytes, followed by the data in C order and little-endian
+// byte order in one write. [WriteNPYRecords] writes a one-dimensional array
+// of a structured dtype by interleaving columns. [ReadNPYHeader] parses
+// the header of formats 1.0, 2.0 and 3.0.
+//
+// Shape misuse (a shape whose product is not the data length, an unsupported
+// element type) is a programmer error and panics; I/O problems are returned
+// as errors.
+package export
