@@ -103,9 +103,14 @@ func shapeString(shape []int) string {
 }
 
 // npyHeader returns the complete format-1.0 preamble (magic, version,
-// length and padded dict) for descr (already in Python syntax) and shape.
-func npyHeader(descr string, shape []int) ([]byte, error) {
-	dict := "{'descr': " + descr + ", 'fortran_order': False, 'shape': " + shapeString(shape) + ", }"
+// length and padded dict) for descr (already in Python syntax), the
+// Fortran-order flag and shape.
+func npyHeader(descr string, fortran bool, shape []int) ([]byte, error) {
+	order := "False"
+	if fortran {
+		order = "True"
+	}
+	dict := "{'descr': " + descr + ", 'fortran_order': " + order + ", 'shape': " + shapeString(shape) + ", }"
 	pre := len(npyMagic) + 2 + 2
 	total := pre + len(dict) + 1 // + '\n'
 	total = (total + npyAlign - 1) / npyAlign * npyAlign
@@ -155,7 +160,7 @@ func WriteNPY(w io.Writer, shape []int, data any) error {
 		panic(fmt.Sprintf("export: WriteNPY of unsupported type %T", data))
 	}
 	checkShape(shape, e.n)
-	h, err := npyHeader("'"+e.descr+"'", shape)
+	h, err := npyHeader("'"+e.descr+"'", false, shape)
 	if err != nil {
 		return err
 	}
@@ -249,7 +254,7 @@ func WriteNPYRecords(w io.Writer, cols ...Column) error {
 	}
 	descr.WriteByte(']')
 	n := infos[0].n
-	h, err := npyHeader(descr.String(), []int{n})
+	h, err := npyHeader(descr.String(), false, []int{n})
 	if err != nil {
 		return err
 	}

@@ -143,6 +143,17 @@ func descrString(v any) (string, error) {
 		if d == "" {
 			return "", fmt.Errorf("npy: empty descr")
 		}
+		// numpy's type strings ('<f4', '|b1', '<M8[ns]') are printable
+		// ASCII without quotes; one starting with '[' would read as a
+		// structured descr.
+		for i := 0; i < len(d); i++ {
+			if c := d[i]; c <= ' ' || c >= 0x7f || c == '\'' || c == '"' || c == '\\' {
+				return "", fmt.Errorf("npy: descr %s is not a type string", pyQuote(d))
+			}
+		}
+		if d[0] == '[' {
+			return "", fmt.Errorf("npy: descr %s is not a type string", pyQuote(d))
+		}
 		return d, nil
 	case pyList:
 		if len(d) == 0 {
