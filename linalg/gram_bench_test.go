@@ -1,0 +1,52 @@
+package linalg
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+func benchGramFlops(b *testing.B, C, n int) {
+	// Upper triangle: C(C+1)/2 dot products of n multiply-adds.
+	flops := float64(C*(C+1)/2) * float64(n) * 2
+	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+func BenchmarkCovariance32(b *testing.B) {
+	const C, n = 384, 60000
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := randomFloat32(rng, C*n)
+	dst := make([]float64, C*C)
+	b.SetBytes(int64(4 * C * n))
+	for b.Loop() {
+		Covariance32(dst, x, C, n, 0, n)
+	}
+	benchGramFlops(b, C, n)
+}
+
+func BenchmarkCovariance64(b *testing.B) {
+	const C, n = 384, 60000
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float64, C*n)
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	dst := make([]float64, C*C)
+	b.SetBytes(int64(8 * C * n))
+	for b.Loop() {
+		Covariance64(dst, x, C, n, 0, n)
+	}
+	benchGramFlops(b, C, n)
+}
+
+func BenchmarkSecondMomentAdd32(b *testing.B) {
+	const C, n = 384, 60000
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := randomFloat32(rng, C*n)
+	m := NewSecondMoment(C)
+	m.Add32(x, n, 0, n) // allocate scratch
+	b.SetBytes(int64(4 * C * n))
+	for b.Loop() {
+		m.Add32(x, n, 0, n)
+	}
+	benchGramFlops(b, C, n)
+}
