@@ -1,0 +1,101 @@
+package linalg
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Kilosort4's whitening defaults.
+const (
+	// WhiteningRange is Kilosort4's whitening_range: the number of nearest
+	// channels in each channel's local ZCA.
+	WhiteningRange = 32
+	// WhiteningEps is the absolute eigenvalue floor of the local ZCA.
+	WhiteningEps = 1e-6
+)
+
+// localNeighbours returns the nrange channels nearest to c by squared
+// Euclidean distance in (x, y): c itself first, then the others in order of
+// increasing squared distance, ties broken by lower channel index.
+func localNeighbours(c int, x, y []float64, nrange int, buf []int) []int {
+	buf = buf[:0]
+	for i := range x {
+		if i != c {
+			buf = append(buf, i)
+		}
+	}
+	d := func(i int) float64 {
+		dx, dy := x[i]-x[c], y[i]-y[c]
+		return dx*dx + dy*dy
+	}
+	slices.SortStableFunc(buf, func(a, b int) int { return cmp.Compare(d(a), d(b)) })
+	out := append([]int{c}, buf[:nrange-1]...)
+	return out
+}
+
+// LocalZCA returns Kilosort4's local whitening operator (whitening_local)
+// for the C×C second moment cc (row-major) of channels at positions
+// (x[c], y[c]):
+//
+// For each channel c, N(c) are its n = min(nrange, C) nearest channels:
+// c itself first, then the others by increasing squared Euclidean distance,
+// equal distances in increasing channel order. (Kilosort4 uses np.argsort,
+// whose order among equal distances is not specified; with ties at the
+// n-th place the chosen sets can differ.) The n×n block B = cc[N(c), N(c)]
+// is decomposed, B = E·diag(λ)·Eᵀ ([EigSym], float64), and
+//
+//	W_c = E·diag((|λ| + eps)^−½)·Eᵀ,
+//
+// |λ| being the singular values of the symmetric B, as Kilosort4 takes
+// them from svd(B). Row c of the result is row 0 of W_c (the row of c),
+// placed in the columns N(c): Index[c*n+j] = N(c)[j] and Value[c*n+j] =
+// float32(W_c[0, j]); K = n. eps is Kilosort4's 1e−6 ([WhiteningEps]) for
+// data in µV; there is no other regularisation or scaling.
+//
+// LocalZCA panics unless C ≥ 1, nrange ≥ 1, eps ≥ 0, len(cc) == C*C and
+// len(x) == len(y) == C. NaN or Inf in cc (for example the result of a
+// [SecondMoment] with no windows), or a failed decomposition, is an error
+// naming the channel.
+func LocalZCA(cc []float64, C int, x, y []float64, nrange int, eps float64) (*Whitening, error) {
+	if C < 1 || nrange < 1 || !(eps >= 0) || len(cc) != C*C || len(x) != C || len(y) != C {
+		panic(fmt.Sprintf("linalg: LocalZCA: C=%d nrange=%d eps=%g len(cc)=%d len(x)=%d len(y)=%d",
+			C, nrange, eps, len(cc), len(x), len(y)))
+	}
+	for i, v := range cc {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("linalg: LocalZCA: second moment entry (%d, %d) is %v", i/C, i%C, v)
+		}
+	}
+	n := min(nrange, C)
+	w := &Whitening{C: C, K: n, Index: make([]int32, C*n), Value: make([]float32, C*n)}
+	block := make([]float64, n*n)
+	vals, vecs := make([]float64, n), make([]float64, n*n)
+	scale := make([]float64, n)
+	buf := make([]int, 0, C)
+	for c := 0; c < C; c++ {
+		nb := localNeighbours(c, x, y, n, buf)
+		for a, i := range nb {
+			for b, j := range nb {
+				block[a*n+b] = cc[i*C+j]
+			}
+		}
+		if !eigSymTo(vals, vecs, block, n) {
+			return nil, fmt.Errorf("linalg: LocalZCA: eigendecomposition failed for channel %d", c)
+		}
+		for k, l := range vals {
+			scale[k] = 1 / math.Sqrt(math.Abs(l)+eps)
+		}
+		// Row 0 of E·diag(scale)·Eᵀ, vecs holding the eigenvectors as rows.
+		for b := 0; b < n; b++ {
+			var s float64
+			for k := 0; k < n; k++ {
+				s += vecs[k*n] * scale[k] * vecs[k*n+b]
+			}
+			w.Index[c*n+b] = int32(nb[b])
+			w.Value[c*n+b] = float32(s)
+		}
+	}
+	return w, nil
+}
