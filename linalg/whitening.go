@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // Whitening is a sparse whitening operator with K non-zeros per row, as
@@ -93,7 +95,7 @@ const (
 	// applyTile is the number of samples of one row processed at a time;
 	// a block of applyRows output rows touches about applyRows+K source
 	// rows of applyTile float32s, which should sit in L2.
-	applyTile = 1024
+	applyTile = 2048
 	// applyRows is the number of output rows a goroutine takes at once.
 	applyRows = 16
 )
@@ -102,9 +104,8 @@ const (
 //
 //	dst[c*T+t] = Σ_j Value[c*K+j] · src[Index[c*K+j]*T+t]
 //
-// summed in float32 in a fixed order: terms are added four at a time,
-// ((v₀s₀ + v₁s₁) + v₂s₂) + v₃s₃, then each following group of four is
-// added to the running value the same way. Rows are shared out
+// summed in float32 in the order j = 0, 1, …, K−1 (each product rounded,
+// then added; no fused multiply-add), through gonum's SSE axpy kernel. Rows are shared out
 // among GOMAXPROCS goroutines; each row is processed in tiles of samples so
 // that the source rows it reads stay in cache. The result does not depend
 // on the number of goroutines.
@@ -162,44 +163,15 @@ func (w *Whitening) Apply(dst, src []float32, T int) {
 	wg.Wait()
 }
 
-// applyRow computes samples [t0, t0+len(d)) of output row c into d.
+// applyRow computes samples [t0, t0+len(d)) of output row c into d: one
+// gonum (SSE) axpy per stored entry, in order.
 func (w *Whitening) applyRow(d, src []float32, T, t0, c int) {
 	L := len(d)
-	idx := w.Index[c*w.K : c*w.K+w.K]
-	val := w.Value[c*w.K : c*w.K+w.K]
-	row := func(j int) []float32 {
-		o := int(idx[j])*T + t0
-		return src[o : o+L : o+L]
-	}
-	j := 0
-	// The first terms initialise d; the rest accumulate four at a time.
-	switch {
-	case w.K >= 4:
-		s0, s1, s2, s3 := row(0), row(1), row(2), row(3)
-		v0, v1, v2, v3 := val[0], val[1], val[2], val[3]
-		for t := range d {
-			d[t] = v0*s0[t] + v1*s1[t] + v2*s2[t] + v3*s3[t]
-		}
-		j = 4
-	default:
-		s0, v0 := row(0), val[0]
-		for t := range d {
-			d[t] = v0 * s0[t]
-		}
-		j = 1
-	}
-	for ; j+4 <= w.K; j += 4 {
-		s0, s1, s2, s3 := row(j), row(j+1), row(j+2), row(j+3)
-		v0, v1, v2, v3 := val[j], val[j+1], val[j+2], val[j+3]
-		for t := range d {
-			d[t] += v0*s0[t] + v1*s1[t] + v2*s2[t] + v3*s3[t]
-		}
-	}
-	for ; j < w.K; j++ {
-		s0, v0 := row(j), val[j]
-		for t := range d {
-			d[t] += v0 * s0[t]
-		}
+	clear(d)
+	dv := blas32.Vector{N: L, Inc: 1, Data: d}
+	for j := c * w.K; j < (c+1)*w.K; j++ {
+		o := int(w.Index[j])*T + t0
+		blas32.Axpy(w.Value[j], blas32.Vector{N: L, Inc: 1, Data: src[o : o+L : o+L]}, dv)
 	}
 }
 
