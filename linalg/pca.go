@@ -1,0 +1,131 @@
+package linalg
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/mat"
+)
+
+// gramBlockRows is the number of rows of x whose products one task sums
+// in PCABasis. Partial sums are kept per block and added in block order,
+// so the result does not depend on the number of goroutines.
+const gramBlockRows = 4096
+
+// PCABasis returns the k leading right singular vectors of the n×d
+// row-major matrix x, without centring the columns (what sklearn's
+// TruncatedSVD computes), as the rows of the k×d row-major slice basis,
+// and sv2[i] = σᵢ², the squared singular values, in descending order.
+//
+// The vectors are the eigenvectors of the d×d Gram matrix xᵀx, which is
+// accumulated in float64 in blocks of gramBlockRows rows (in parallel,
+// summed in a fixed order, so the bits do not depend on GOMAXPROCS).
+//
+// Sign convention: each returned vector is flipped so that its entry of
+// largest magnitude is positive (the first such entry on ties). This is
+// the convention of sklearn's svd_flip with u_based_decision=False,
+// which TruncatedSVD uses.
+//
+// PCABasis panics if len(x) != n·d, d < 1, k < 1 or k > d. With n = 0 the
+// Gram matrix is zero and the basis is an arbitrary orthonormal one.
+func PCABasis(x []float32, n, d, k int) (basis, sv2 []float64) {
+	if d < 1 || n < 0 || len(x) != n*d {
+		panic(fmt.Sprintf("linalg: PCABasis of %d values as %d×%d", len(x), n, d))
+	}
+	if k < 1 || k > d {
+		panic(fmt.Sprintf("linalg: PCABasis asked for %d vectors of dimension %d", k, d))
+	}
+	g := gram32(x, n, d)
+	var sym mat.SymDense
+	sym.SetRawSymmetric(blas64.Symmetric{N: d, Stride: d, Data: g, Uplo: blas.Upper})
+	var eig mat.EigenSym
+	if ok := eig.Factorize(&sym, true); !ok {
+		// The symmetric QR iteration does not fail to converge on finite
+		// input; non-finite input is the only way to get here.
+		panic("linalg: PCABasis eigendecomposition failed (non-finite input?)")
+	}
+	vals := eig.Values(nil) // ascending
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	basis = make([]float64, k*d)
+	sv2 = make([]float64, k)
+	for i := range k {
+		col := d - 1 - i
+		sv2[i] = vals[col]
+		row := basis[i*d : (i+1)*d]
+		big, bigAbs := 0, -1.0
+		for j := range d {
+			v := vecs.At(j, col)
+			row[j] = v
+			if a := math.Abs(v); a > bigAbs {
+				big, bigAbs = j, a
+			}
+		}
+		if row[big] < 0 {
+			for j := range row {
+				row[j] = -row[j]
+			}
+		}
+	}
+	return basis, sv2
+}
+
+// gram32 returns xᵀx (d×d, row-major, both triangles filled) for the n×d
+// row-major float32 matrix x, accumulated in float64. Rows are processed
+// in blocks of gramBlockRows by up to GOMAXPROCS goroutines; the block
+// sums are added in block order, so the result is the same for any
+// number of goroutines. It panics if len(x) != n·d.
+func gram32(x []float32, n, d int) []float64 {
+	if d < 1 || n < 0 || len(x) != n*d {
+		panic(fmt.Sprintf("linalg: gram32 of %d values as %d×%d", len(x), n, d))
+	}
+	nb := (n + gramBlockRows - 1) / gramBlockRows
+	parts := make([][]float64, nb)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	workers := min(runtime.GOMAXPROCS(0), nb)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]float64, gramBlockRows*d)
+			for {
+				b := int(next.Add(1) - 1)
+				if b >= nb {
+					return
+				}
+				r0, r1 := b*gramBlockRows, min((b+1)*gramBlockRows, n)
+				rows := r1 - r0
+				a := buf[:rows*d]
+				for i, v := range x[r0*d : r1*d] {
+					a[i] = float64(v)
+				}
+				c := make([]float64, d*d)
+				blas64.Syrk(blas.Trans, 1,
+					blas64.General{Rows: rows, Cols: d, Stride: d, Data: a},
+					0, blas64.Symmetric{N: d, Stride: d, Data: c, Uplo: blas.Upper})
+				parts[b] = c
+			}
+		}()
+	}
+	wg.Wait()
+	g := make([]float64, d*d)
+	for _, p := range parts {
+		for i := range d {
+			for j := i; j < d; j++ {
+				g[i*d+j] += p[i*d+j]
+			}
+		}
+	}
+	for i := range d {
+		for j := i + 1; j < d; j++ {
+			g[j*d+i] = g[i*d+j]
+		}
+	}
+	return g
+}
