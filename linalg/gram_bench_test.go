@@ -9,6 +9,8 @@ func benchGramFlops(b *testing.B, C, n int) {
 	// Upper triangle: C(C+1)/2 dot products of n multiply-adds.
 	flops := float64(C*(C+1)/2) * float64(n) * 2
 	b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	// At 30 kHz: seconds of recording per second of compute.
+	b.ReportMetric(float64(n)/30000/(b.Elapsed().Seconds()/float64(b.N)), "x_realtime")
 }
 
 func BenchmarkCovariance32(b *testing.B) {

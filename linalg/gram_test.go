@@ -304,3 +304,16 @@ func TestGramPanics(t *testing.T) {
 		})
 	}
 }
+
+func ExampleSecondMoment() {
+	// Two channels, two windows of a longer row-major buffer (ld = 6).
+	x := []float32{
+		1, 2, 3, 4, 5, 6,
+		1, 0, 1, 0, 1, 0,
+	}
+	m := NewSecondMoment(2)
+	m.Add32(x, 6, 0, 2) // columns 0, 1: X Xᵀ/2 = [[2.5, 0.5], [0.5, 0.5]]
+	m.Add32(x, 6, 2, 6) // columns 2…5: X Xᵀ/4 = [[21.5, 2], [2, 0.5]]
+	fmt.Println(m.Windows(), m.Result())
+	// Output: 2 [12 1.25 1.25 0.5]
+}

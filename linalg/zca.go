@@ -18,21 +18,19 @@ const (
 
 // localNeighbours returns the nrange channels nearest to c by squared
 // Euclidean distance in (x, y): c itself first, then the others in order of
-// increasing squared distance, ties broken by lower channel index.
-func localNeighbours(c int, x, y []float64, nrange int, buf []int) []int {
+// increasing squared distance, ties broken by lower channel index. d and buf
+// are scratch of len(x) elements.
+func localNeighbours(c int, x, y []float64, nrange int, d []float64, buf []int) []int {
 	buf = buf[:0]
 	for i := range x {
+		dx, dy := x[i]-x[c], y[i]-y[c]
+		d[i] = dx*dx + dy*dy
 		if i != c {
 			buf = append(buf, i)
 		}
 	}
-	d := func(i int) float64 {
-		dx, dy := x[i]-x[c], y[i]-y[c]
-		return dx*dx + dy*dy
-	}
-	slices.SortStableFunc(buf, func(a, b int) int { return cmp.Compare(d(a), d(b)) })
-	out := append([]int{c}, buf[:nrange-1]...)
-	return out
+	slices.SortStableFunc(buf, func(a, b int) int { return cmp.Compare(d[a], d[b]) })
+	return append([]int{c}, buf[:nrange-1]...)
 }
 
 // LocalZCA returns Kilosort4's local whitening operator (whitening_local)
@@ -73,9 +71,9 @@ func LocalZCA(cc []float64, C int, x, y []float64, nrange int, eps float64) (*Wh
 	block := make([]float64, n*n)
 	vals, vecs := make([]float64, n), make([]float64, n*n)
 	scale := make([]float64, n)
-	buf := make([]int, 0, C)
+	buf, dist := make([]int, 0, C), make([]float64, C)
 	for c := 0; c < C; c++ {
-		nb := localNeighbours(c, x, y, n, buf)
+		nb := localNeighbours(c, x, y, n, dist, buf)
 		for a, i := range nb {
 			for b, j := range nb {
 				block[a*n+b] = cc[i*C+j]
