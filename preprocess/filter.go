@@ -1,0 +1,298 @@
+package preprocess
+
+import (
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+)
+
+// tailTol is the share of the summed absolute impulse response that the
+// periodic forward-backward path may neglect, both in the IIR start-up
+// context and in the taps beyond the window's half length.
+const tailTol = 1e-14
+
+// maxImpulse bounds how far the causal impulse response is followed when
+// looking for its tail; a filter that has not decayed by then always
+// takes the FFT path.
+const maxImpulse = 1 << 16
+
+// Filter applies Kilosort4's zero-phase high-pass to single channel rows
+// of a fixed length n: the circular correlation with [HighpassTaps](fs,
+// cutoff, order, n) that Kilosort4 computes by FFT (kilosort4.md §4 step 5).
+//
+// When the window is long enough that the taps cut off at ±n/2 have
+// decayed below 1e-14 of their sum (n ≥ about 2200 at 300 Hz and 30 kHz),
+// the correlation is computed as the Butterworth filter run forward and
+// then backward in float64 over the row extended periodically by Context
+// samples on each side, which equals it to about 1e-12 of max|x|·Σ|h|.
+// Otherwise it is computed with the cropped taps by a float64 FFT of
+// length n.
+//
+// A Filter holds scratch space and is not safe for concurrent use; use
+// [Filter.Clone] for each goroutine.
+type Filter struct {
+	n    int
+	fast bool
+	ctx  int       // periodic context on each side (fast path)
+	secs []section // cascade with unit-gain numerators
+	g2   float64   // squared gain of the cascade: forward and backward
+	ext  []float64 // fast path: row with context, n + 2·ctx
+
+	hconj []complex128 // FFT path: conj(fft(h))/n, n/2+1 values
+	fft   *fourier.FFT
+	coef  []complex128
+	seq   []float64
+}
+
+// checkFilter reports whether the high-pass parameters are usable.
+func checkFilter(fs, cutoff float64, order, n int) error {
+	switch {
+	case !(fs > 0) || math.IsInf(fs, 0):
+		return fmt.Errorf("preprocess: sample rate %v Hz: must be positive and finite", fs)
+	case !(cutoff > 0 && cutoff < fs/2):
+		return fmt.Errorf("preprocess: high-pass cutoff %v Hz: must lie in (0, %v) for a %v-Hz sample rate", cutoff, fs/2, fs)
+	case order < 1 || order > maxOrder:
+		return fmt.Errorf("preprocess: high-pass order %d: must lie in [1, %d]", order, maxOrder)
+	case n < 1:
+		return fmt.Errorf("preprocess: window of %d samples: must be positive", n)
+	}
+	return nil
+}
+
+// NewFilter returns a Filter for rows of n samples with Kilosort4's
+// Butterworth high-pass of the given order and cutoff (Hz) at sample rate
+// fs (Hz). It returns an error unless fs > 0, 0 < cutoff < fs/2,
+// 1 ≤ order ≤ 16 and n ≥ 1.
+func NewFilter(fs, cutoff float64, order, n int) (*Filter, error) {
+	return newFilter(fs, cutoff, order, n, true)
+}
+
+// newFilter is NewFilter; allowFast false forces the FFT path.
+func newFilter(fs, cutoff float64, order, n int, allowFast bool) (*Filter, error) {
+	if err := checkFilter(fs, cutoff, order, n); err != nil {
+		return nil, err
+	}
+	d := designButterHP(order, cutoff, fs)
+	f := &Filter{n: n, secs: d.sections(), g2: d.gain * d.gain}
+	h := ImpulseResponse(fs, cutoff, order)
+	ctx := f.impulseTail(d.gain)
+	// The fast path needs (1) a decayed causal response, so that the taps
+	// are its autocorrelation with no filtfilt edge effects and the
+	// context suffices, (2) taps negligible beyond ±n/2, where Kilosort4
+	// crops them, (3) one wrap of context and (4) the cascade to agree
+	// with the taps, which Kilosort4 computes from the transfer function
+	// b/a (ill-conditioned at high orders).
+	if allowFast && ctx > 0 && ctx < TapsCentre-64 && tapsTail(h) <= n/2 && ctx <= n && f.matchesTaps(h) {
+		f.fast = true
+		f.ctx = ctx
+		f.ext = make([]float64, n+2*ctx)
+		return f, nil
+	}
+	ht := fitTaps(h, n)
+	fft := fourier.NewFFT(n)
+	f.hconj = fft.Coefficients(nil, ht)
+	for i, v := range f.hconj {
+		f.hconj[i] = complex(real(v)/float64(n), -imag(v)/float64(n))
+	}
+	f.alloc()
+	return f, nil
+}
+
+// alloc gives an FFT-path filter its own transform and scratch space.
+func (f *Filter) alloc() {
+	f.fft = fourier.NewFFT(f.n)
+	f.coef = make([]complex128, f.n/2+1)
+	f.seq = make([]float64, f.n)
+}
+
+// impulseTail returns the smallest L such that the causal impulse response
+// of the cascade (gain included) from sample L on sums in absolute value
+// to at most tailTol of the whole, or 0 if it has not decayed within
+// maxImpulse samples.
+func (f *Filter) impulseTail(gain float64) int {
+	g := make([]float64, maxImpulse)
+	g[0] = gain
+	for _, s := range f.secs {
+		s.forward(g)
+	}
+	var total float64
+	for _, v := range g {
+		total += math.Abs(v)
+	}
+	var tail float64
+	for k := len(g) - 1; k >= 0; k-- {
+		tail += math.Abs(g[k])
+		if tail > tailTol*total {
+			if k == len(g)-1 {
+				return 0
+			}
+			return k + 1
+		}
+	}
+	return 1
+}
+
+// tapsMatchTol bounds the difference, relative to the peak, between the
+// taps and the cascade's forward-backward impulse response for the fast
+// path to be used.
+const tapsMatchTol = 1e-9
+
+// matchesTaps reports whether the cascade run forward and backward over a
+// unit impulse at TapsCentre reproduces the taps h to tapsMatchTol.
+func (f *Filter) matchesTaps(h []float64) bool {
+	r := make([]float64, TapsLen)
+	r[TapsCentre] = 1
+	for _, s := range f.secs {
+		s.forward(r)
+	}
+	for _, s := range f.secs {
+		s.backward(r)
+	}
+	var d, m float64
+	for i, v := range h {
+		d = math.Max(d, math.Abs(f.g2*r[i]-v))
+		m = math.Max(m, math.Abs(v))
+	}
+	return d <= tapsMatchTol*m
+}
+
+// tapsTail returns the smallest m such that the taps h (centre TapsCentre)
+// at lags |j| ≥ m sum in absolute value to at most tailTol of the whole.
+func tapsTail(h []float64) int {
+	var total float64
+	for _, v := range h {
+		total += math.Abs(v)
+	}
+	var tail float64
+	for m := TapsCentre; m >= 1; m-- {
+		if TapsCentre+m < len(h) {
+			tail += math.Abs(h[TapsCentre+m])
+		}
+		tail += math.Abs(h[TapsCentre-m])
+		if tail > tailTol*total {
+			return m + 1
+		}
+	}
+	return 1
+}
+
+// Len returns the row length n the Filter was made for.
+func (f *Filter) Len() int { return f.n }
+
+// Context returns the number of samples of periodic context the fast path
+// adds on each side of a row, or 0 if the Filter uses the FFT path.
+func (f *Filter) Context() int {
+	if !f.fast {
+		return 0
+	}
+	return f.ctx
+}
+
+// Clone returns a Filter with the same coefficients and its own scratch
+// space, for use by another goroutine.
+func (f *Filter) Clone() *Filter {
+	c := *f
+	if f.fast {
+		c.ext = make([]float64, len(f.ext))
+	} else {
+		c.alloc()
+	}
+	return &c
+}
+
+// Apply filters the row src into dst, both of length Len(); dst may be
+// src. It panics if either length differs from Len().
+func (f *Filter) Apply(dst, src []float32) {
+	n := f.n
+	if len(dst) != n || len(src) != n {
+		panic(fmt.Sprintf("preprocess: Filter.Apply: len(dst) = %d, len(src) = %d, want %d", len(dst), len(src), n))
+	}
+	if f.fast {
+		f.applyFast(dst, src)
+	} else {
+		f.applyFFT(dst, src)
+	}
+}
+
+// applyFast runs the cascade forward and backward over the periodically
+// extended row.
+func (f *Filter) applyFast(dst, src []float32) {
+	n, L := f.n, f.ctx
+	e := f.ext
+	for i, v := range src[n-L:] {
+		e[i] = float64(v)
+	}
+	mid := e[L : L+n]
+	for i, v := range src {
+		mid[i] = float64(v)
+	}
+	for i, v := range src[:L] {
+		e[L+n+i] = float64(v)
+	}
+	f.runExt()
+	g := f.g2
+	for i, v := range mid {
+		dst[i] = float32(g * v)
+	}
+}
+
+// runExt filters the extended row in f.ext forward and backward, without
+// the gain.
+func (f *Filter) runExt() {
+	for _, s := range f.secs {
+		s.forward(f.ext)
+	}
+	for _, s := range f.secs {
+		s.backward(f.ext)
+	}
+}
+
+// applyFFT computes the circular correlation with the fitted taps.
+func (f *Filter) applyFFT(dst, src []float32) {
+	n := f.n
+	for i, v := range src {
+		f.seq[i] = float64(v)
+	}
+	f.fft.Coefficients(f.coef, f.seq)
+	for i, v := range f.hconj {
+		f.coef[i] *= v
+	}
+	c := f.fft.Sequence(f.seq, f.coef)
+	// y[m] = c[(m − n/2) mod n].
+	h := n / 2
+	for m, v := range c[n-h:] {
+		dst[m] = float32(v)
+	}
+	for m, v := range c[:n-h] {
+		dst[h+m] = float32(v)
+	}
+}
+
+// forward runs the section causally over x in place from zero state.
+func (s section) forward(x []float64) {
+	b0, b1, b2, a1, a2 := s.b0, s.b1, s.b2, s.a1, s.a2
+	var x1, x2, y1, y2 float64
+	for i, v := range x {
+		t := b0*v + b1*x1 + b2*x2 - a2*y2
+		y := t - a1*y1
+		x2, x1 = x1, v
+		y2, y1 = y1, y
+		x[i] = y
+	}
+}
+
+// backward runs the section anti-causally over x in place from zero
+// state, that is forward over x reversed.
+func (s section) backward(x []float64) {
+	b0, b1, b2, a1, a2 := s.b0, s.b1, s.b2, s.a1, s.a2
+	var x1, x2, y1, y2 float64
+	for i := len(x) - 1; i >= 0; i-- {
+		v := x[i]
+		t := b0*v + b1*x1 + b2*x2 - a2*y2
+		y := t - a1*y1
+		x2, x1 = x1, v
+		y2, y1 = y1, y
+		x[i] = y
+	}
+}
