@@ -1,0 +1,124 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"dspk/recording"
+)
+
+func init() {
+	register(&command{
+		name:  "info",
+		short: "describe a recording: format, channels, rate, duration, µV per count, probe",
+		usage: "PATH",
+		example: `dspk info run_g0_t0.imec0.ap.bin
+dspk info -channels 4 -rate 15000 locust_trial_01.raw
+dspk info -devices`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			var in inputFlags
+			in.register(fs)
+			devices := fs.Bool("devices", false, "list the compute devices dspk finds (and no recording needed)")
+			return func(args []string) error {
+				if *devices {
+					if err := listDevices(); err != nil {
+						return err
+					}
+					if len(args) == 0 {
+						return nil
+					}
+				}
+				if len(args) != 1 {
+					return usagef("info takes one recording path")
+				}
+				return info(args[0], &in)
+			}
+		},
+	})
+}
+
+func info(path string, in *inputFlags) error {
+	rec, err := recording.Open(path, recording.OpenOptions{Channels: in.channels, Rate: in.rate, Stream: in.stream})
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	w := cmdOut
+	fs := rec.SampleRate()
+	dur := float64(rec.Samples()) / fs
+	fmt.Fprintf(w, "file:        %s\n", rec.Name())
+	fmt.Fprintf(w, "format:      %s\n", rec.Format())
+	fmt.Fprintf(w, "channels:    %d\n", rec.Channels())
+	fmt.Fprintf(w, "sample rate: %s Hz\n", trimFloat(fs))
+	fmt.Fprintf(w, "samples:     %d\n", rec.Samples())
+	fmt.Fprintf(w, "duration:    %s s (%s)\n", trimFloat(dur), time.Duration(dur*float64(time.Second)).Round(time.Millisecond))
+	fmt.Fprintf(w, "µV/count:    %s\n", summarizeScale(rec.MicrovoltsPerCount()))
+	if sg, ok := rec.(*recording.SpikeGLX); ok {
+		m := sg.Meta
+		part := m.ProbePart
+		if part == "" {
+			part = "?"
+		}
+		fmt.Fprintf(w, "spikeglx:    stream %s, probe type %d (%s), saved AP/LF/SY %d/%d/%d\n",
+			m.TypeThis, m.ProbeType, part, m.SavedAPLFSY[0], m.SavedAPLFSY[1], m.SavedAPLFSY[2])
+	}
+	pr, err := in.resolveProbe(rec)
+	if err != nil {
+		fmt.Fprintf(w, "probe:       none (%v)\n", err)
+		return nil
+	}
+	fmt.Fprintf(w, "probe:       %s: %s\n", pr.Name, pr.Summary())
+	if pr.NChanFile != rec.Channels() {
+		fmt.Fprintf(w, "warning:     the probe describes %d channels per sample, the file has %d\n", pr.NChanFile, rec.Channels())
+	}
+	return nil
+}
+
+func trimFloat(v float64) string {
+	s := fmt.Sprintf("%.6f", v)
+	s = strings.TrimRight(s, "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+// summarizeScale lists the distinct non-zero scales with their counts.
+func summarizeScale(uv []float64) string {
+	counts := map[float64]int{}
+	zero := 0
+	for _, v := range uv {
+		if v == 0 {
+			zero++
+			continue
+		}
+		counts[v]++
+	}
+	if len(counts) == 0 {
+		return "unknown"
+	}
+	keys := make([]float64, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Float64s(keys)
+	var parts []string
+	for i, k := range keys {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("… (%d distinct)", len(keys)))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%.6g (%d ch)", k, counts[k]))
+	}
+	s := strings.Join(parts, ", ")
+	if zero > 0 {
+		s += fmt.Sprintf("; %d unscaled (sync)", zero)
+	}
+	return s
+}
+
+// listDevices is replaced once the compute package lands.
+var listDevices = func() error {
+	fmt.Fprintln(cmdOut, "cpu: pure Go")
+	return nil
+}

@@ -1,0 +1,154 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"dspk/linalg"
+	"dspk/preprocess"
+	"dspk/probe"
+	"dspk/recording"
+)
+
+// Pipeline runs the passes of one recording with one probe and config.
+type Pipeline struct {
+	rec   recording.Recording
+	probe *probe.Probe
+	cfg   Config
+	sched recording.Schedule
+	pre   *preprocess.Preprocessor
+
+	// Progress, if set, is called after each window of a pass with the
+	// pass name ("whitening", "templates", "detection"), the windows done
+	// and the windows of the pass.
+	Progress func(pass string, done, total int)
+
+	// Timings records the wall time of each pass that has run.
+	Timings map[string]time.Duration
+}
+
+// New checks that the probe fits the recording and builds the schedule
+// and the preprocessing of its windows. A recording of fewer than two
+// windows is refused: Kilosort4 estimates whitening from every window but
+// the last and would return a NaN matrix.
+func New(rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
+	}
+	if err := pr.Validate(); err != nil {
+		return nil, err
+	}
+	if pr.NChanFile != rec.Channels() {
+		return nil, fmt.Errorf("%s has %d channels per sample but probe %s describes a file of %d channels",
+			rec.Name(), rec.Channels(), pr.Name, pr.NChanFile)
+	}
+	fs := rec.SampleRate()
+	imin := int64(cfg.Tmin * fs)
+	imax := rec.Samples()
+	if !math.IsInf(cfg.Tmax, 1) && cfg.Tmax > 0 {
+		imax = min(imax, int64(cfg.Tmax*fs))
+	}
+	if imin >= imax {
+		return nil, fmt.Errorf("%s: time range [%g s, %g s) holds no samples of the %.3f s recording",
+			rec.Name(), cfg.Tmin, cfg.Tmax, float64(rec.Samples())/fs)
+	}
+	sched, err := recording.NewSchedule(imin, imax, cfg.NT, cfg.Pad)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
+	}
+	if sched.Windows < 2 {
+		return nil, fmt.Errorf("%s: %d samples (%.3f s) make %d window of %d samples; dspk needs at least two "+
+			"(more than %d samples) because the whitening matrix is estimated from every window but the last "+
+			"(Kilosort4 would silently produce NaN here); record longer or lower -batch",
+			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.NT, cfg.NT+cfg.Pad)
+	}
+	pre, err := preprocess.New(preprocess.Params{
+		Fs: fs, NT: cfg.NT, Pad: cfg.Pad, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile,
+		Invert: cfg.Invert, CAR: cfg.CAR, HighpassHz: cfg.HighpassHz, HighpassOrder: 3,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
+	}
+	return &Pipeline{rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{}}, nil
+}
+
+// Schedule returns the window schedule.
+func (p *Pipeline) Schedule() recording.Schedule { return p.sched }
+
+// Config returns the effective configuration.
+func (p *Pipeline) Config() Config { return p.cfg }
+
+// Probe returns the probe.
+func (p *Pipeline) Probe() *probe.Probe { return p.probe }
+
+// StatWindows returns the windows Kilosort4 uses for the whitening
+// statistic and for template learning: 0, NSkip, 2·NSkip, … up to but not
+// including the last window.
+func (p *Pipeline) StatWindows() []int {
+	var w []int
+	for j := 0; j < p.sched.Windows-1; j += p.cfg.NSkip {
+		w = append(w, j)
+	}
+	return w
+}
+
+// each loads the given windows ahead of fn, preprocesses each into a
+// [C][T] float32 buffer (whitened by w unless nil) and calls fn with it.
+func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
+	fn func(win recording.Window, x []float32) error) error {
+	start := time.Now()
+	defer func() { p.Timings[pass] += time.Since(start) }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ld := recording.NewLoader(p.rec, p.sched, recording.LoaderOptions{Windows: windows, InFlight: p.cfg.InFlight})
+	defer ld.Close()
+	x := make([]float32, p.probe.Len()*p.sched.Len())
+	total := len(windows)
+	if windows == nil {
+		total = p.sched.Windows
+	}
+	for done := 0; ; done++ {
+		b, err := ld.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		p.pre.Run(x, b.Data, w)
+		win := b.Window
+		ld.Release(b)
+		if err := fn(win, x); err != nil {
+			return err
+		}
+		if p.Progress != nil {
+			p.Progress(pass, done+1, total)
+		}
+	}
+}
+
+// Whitening runs pass 1: the second moment of the filtered, unwhitened
+// owned samples of the statistic windows, averaged over windows, and
+// Kilosort4's local ZCA whitening from it. It returns the sparse
+// whitening operator and the second moment (C×C, row-major).
+func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64, error) {
+	sm := linalg.NewSecondMoment(p.probe.Len())
+	T := p.sched.Len()
+	err := p.each(ctx, "whitening", p.StatWindows(), nil, func(win recording.Window, x []float32) error {
+		sm.Add32(x, T, p.cfg.Pad, p.cfg.Pad+win.Owned())
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	cc := sm.Result()
+	w, err := linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, WhiteningEps)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
+	}
+	return w, cc, nil
+}
