@@ -152,3 +152,11 @@ func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64,
 	}
 	return w, cc, nil
 }
+
+// Whitened runs the windows of the schedule in order, preprocessed and
+// whitened by w, and calls fn with each window and its [C][T] data.
+// Only columns [Pad, Pad+win.Owned()) are owned by the window.
+func (p *Pipeline) Whitened(ctx context.Context, pass string, w *linalg.Whitening,
+	fn func(win recording.Window, x []float32) error) error {
+	return p.each(ctx, pass, nil, w, fn)
+}

@@ -90,13 +90,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	exec := cmd.setup(fs)
 	cmdOut, cmdErr = stdout, stderr
-	if err := fs.Parse(args[1:]); err != nil {
+	positional, err := parseInterspersed(fs, args[1:])
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	if err := exec(fs.Args()); err != nil {
+	if err := exec(positional); err != nil {
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "dspk %s: %s\n", name, ue.msg)
@@ -149,4 +150,24 @@ func init() {
 			}
 		},
 	})
+}
+
+// parseInterspersed parses flags that may come before or after the
+// positional arguments ("dspk detect REC -o DIR"); "--" ends the flags.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
 }

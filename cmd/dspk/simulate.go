@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -71,6 +72,9 @@ func simulate(out string, cfg sim.Config, overwrite bool) (string, *sim.Truth, e
 	defer od.Abort()
 	bin, truth, err := sim.WriteSpikeGLX(od.Dir(), simBase, cfg)
 	if err != nil {
+		return "", nil, err
+	}
+	if err := os.Mkdir(od.Path("truth"), 0o755); err != nil {
 		return "", nil, err
 	}
 	if err := truth.WriteDir(od.Path("truth")); err != nil {

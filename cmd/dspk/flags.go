@@ -1,0 +1,38 @@
+package main
+
+import (
+	"flag"
+	"math"
+
+	"dspk/pipeline"
+)
+
+// pipelineFlags are the processing parameters shared by preprocess and
+// detect.
+type pipelineFlags struct {
+	tmin, tmax float64
+	invert     bool
+	noCAR      bool
+	highpass   float64
+	batch      int
+}
+
+func (f *pipelineFlags) register(fs *flag.FlagSet) {
+	d := pipeline.DefaultConfig()
+	fs.Float64Var(&f.tmin, "tmin", 0, "start of the data used, in seconds")
+	fs.Float64Var(&f.tmax, "tmax", math.Inf(1), "end of the data used, in seconds")
+	fs.BoolVar(&f.invert, "invert", false, "flip the sign of the data (Kilosort4's invert_sign)")
+	fs.BoolVar(&f.noCAR, "no-car", false, "skip the common average reference")
+	fs.Float64Var(&f.highpass, "highpass", d.HighpassHz, "high-pass cut-off in Hz")
+	fs.IntVar(&f.batch, "batch", d.NT, "samples owned by each window (Kilosort4's batch_size)")
+}
+
+func (f *pipelineFlags) config() pipeline.Config {
+	c := pipeline.DefaultConfig()
+	c.Tmin, c.Tmax = f.tmin, f.tmax
+	c.Invert = f.invert
+	c.CAR = !f.noCAR
+	c.HighpassHz = f.highpass
+	c.NT = f.batch
+	return c
+}

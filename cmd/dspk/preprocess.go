@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"dspk/export"
+	"dspk/linalg"
+	"dspk/pipeline"
+	"dspk/recording"
+)
+
+// whitenedScale is the factor Kilosort4 applies before storing whitened
+// data as int16 (temp_wh.dat).
+const whitenedScale = 200
+
+func init() {
+	register(&command{
+		name:  "preprocess",
+		short: "compute the whitening matrix (and optionally write the whitened recording)",
+		usage: "REC",
+		example: `dspk preprocess -o pre run_g0_t0.imec0.ap.bin
+dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + params.py`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			var in inputFlags
+			in.register(fs)
+			var pf pipelineFlags
+			pf.register(fs)
+			out := fs.String("o", "", "output folder (required)")
+			save := fs.Bool("save-data", false, "also write the whitened recording as int16 ×200 (temp_wh.dat) and params.py")
+			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists")
+			return func(args []string) error {
+				if len(args) != 1 {
+					return usagef("preprocess takes one recording path")
+				}
+				if *out == "" {
+					return usagef("-o DIR is required")
+				}
+				rec, pr, err := in.open(args[0])
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				p, err := pipeline.New(rec, pr, pf.config())
+				if err != nil {
+					return err
+				}
+				p.Progress = newBar()
+				return preprocessRun(p, rec, *out, *save, *overwrite)
+			}
+		},
+	})
+}
+
+func preprocessRun(p *pipeline.Pipeline, rec recording.Recording, out string, save, overwrite bool) error {
+	start := time.Now()
+	od, err := export.NewOutputDir(out, overwrite)
+	if err != nil {
+		return err
+	}
+	defer od.Abort()
+	ctx := context.Background()
+	w, _, err := p.Whitening(ctx)
+	if err != nil {
+		return err
+	}
+	dense, inv, err := pipeline.WhiteningMatrices(w)
+	if err != nil {
+		return err
+	}
+	c := w.C
+	if err := export.WriteNPYFile(od.Path("whitening_mat.npy"), []int{c, c}, dense); err != nil {
+		return err
+	}
+	if err := export.WriteNPYFile(od.Path("whitening_mat_inv.npy"), []int{c, c}, inv); err != nil {
+		return err
+	}
+	if save {
+		if err := writeWhitened(ctx, p, w, od.Path("temp_wh.dat")); err != nil {
+			return err
+		}
+		err := export.WriteParamsPy(od.Path("params.py"), export.ParamsPy{
+			DatPath: []string{"temp_wh.dat"}, NChannelsDat: c, DType: "int16",
+			SampleRate: rec.SampleRate(), HPFiltered: true,
+		})
+		if err != nil {
+			return err
+		}
+	}
+	if err := od.Commit(); err != nil {
+		return err
+	}
+	s := p.Schedule()
+	fmt.Fprintf(cmdOut, "wrote %s: whitening from %d of %d windows, %d channels, %.1f s\n",
+		out, len(p.StatWindows()), s.Windows, c, time.Since(start).Seconds())
+	return nil
+}
+
+// writeWhitened writes the owned samples of every window, whitened, as
+// int16 ×200 interleaved [sample][channel] in file order.
+func writeWhitened(ctx context.Context, p *pipeline.Pipeline, w *linalg.Whitening, path string) error {
+	c := w.C
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriterSize(f, 1<<20)
+	pad := p.Config().Pad
+	T := p.Schedule().Len()
+	var row []byte
+	err = p.Whitened(ctx, "whitened", w, func(win recording.Window, x []float32) error {
+		n := win.Owned()
+		if cap(row) < 2*c {
+			row = make([]byte, 2*c)
+		}
+		row = row[:2*c]
+		for t := pad; t < pad+n; t++ {
+			for ch := 0; ch < c; ch++ {
+				v := math.Round(float64(x[ch*T+t]) * whitenedScale)
+				v = max(-32768, min(32767, v))
+				u := uint16(int16(v))
+				row[2*ch], row[2*ch+1] = byte(u), byte(u>>8)
+			}
+			if _, err := bw.Write(row); err != nil {
+				return fmt.Errorf("writing %s: %w", path, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
