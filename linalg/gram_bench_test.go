@@ -3,6 +3,9 @@ package linalg
 import (
 	"math/rand/v2"
 	"testing"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 func benchGramFlops(b *testing.B, C, n int) {
@@ -51,4 +54,18 @@ func BenchmarkSecondMomentAdd32(b *testing.B) {
 		m.Add32(x, n, 0, n)
 	}
 	benchGramFlops(b, C, n)
+}
+
+// BenchmarkGemmBaseline is the comparison point of BenchmarkCovariance32:
+// gonum's blas32.Gemm forming the full X·Xᵀ (twice the arithmetic of the
+// upper triangle; GFLOP/s counts the full product).
+func BenchmarkGemmBaseline(b *testing.B) {
+	const C, n = 384, 60000
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := blas32.General{Rows: C, Cols: n, Stride: n, Data: randomFloat32(rng, C*n)}
+	c := blas32.General{Rows: C, Cols: C, Stride: C, Data: make([]float32, C*C)}
+	for b.Loop() {
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1, x, x, 0, c)
+	}
+	b.ReportMetric(2*float64(C*C)*n*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 }

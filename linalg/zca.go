@@ -16,6 +16,10 @@ const (
 	WhiteningEps = 1e-6
 )
 
+// zcaChunks is the number of channel chunks LocalZCA shares out among
+// goroutines.
+const zcaChunks = 16
+
 // localNeighbours returns the nrange channels nearest to c by squared
 // Euclidean distance in (x, y): c itself first, then the others in order of
 // increasing squared distance, ties broken by lower channel index. d and buf
@@ -68,31 +72,44 @@ func LocalZCA(cc []float64, C int, x, y []float64, nrange int, eps float64) (*Wh
 	}
 	n := min(nrange, C)
 	w := &Whitening{C: C, K: n, Index: make([]int32, C*n), Value: make([]float32, C*n)}
-	block := make([]float64, n*n)
-	vals, vecs := make([]float64, n), make([]float64, n*n)
-	scale := make([]float64, n)
-	buf, dist := make([]int, 0, C), make([]float64, C)
-	for c := 0; c < C; c++ {
-		nb := localNeighbours(c, x, y, n, dist, buf)
-		for a, i := range nb {
-			for b, j := range nb {
-				block[a*n+b] = cc[i*C+j]
+	// Channels are independent: share them out in chunks, each with its own
+	// scratch. failed[k] records a failed decomposition in chunk k.
+	chunks := min(C, zcaChunks)
+	failed := make([]int, chunks)
+	parallel(chunks, func(k int) {
+		failed[k] = -1
+		block := make([]float64, n*n)
+		vals, vecs := make([]float64, n), make([]float64, n*n)
+		scale := make([]float64, n)
+		buf, dist := make([]int, 0, C), make([]float64, C)
+		for c := k * C / chunks; c < (k+1)*C/chunks; c++ {
+			nb := localNeighbours(c, x, y, n, dist, buf)
+			for a, i := range nb {
+				for b, j := range nb {
+					block[a*n+b] = cc[i*C+j]
+				}
+			}
+			if !eigSymTo(vals, vecs, block, n) {
+				failed[k] = c
+				return
+			}
+			for q, l := range vals {
+				scale[q] = 1 / math.Sqrt(math.Abs(l)+eps)
+			}
+			// Row 0 of E·diag(scale)·Eᵀ, vecs holding the eigenvectors as rows.
+			for b := 0; b < n; b++ {
+				var s float64
+				for q := 0; q < n; q++ {
+					s += vecs[q*n] * scale[q] * vecs[q*n+b]
+				}
+				w.Index[c*n+b] = int32(nb[b])
+				w.Value[c*n+b] = float32(s)
 			}
 		}
-		if !eigSymTo(vals, vecs, block, n) {
+	})
+	for _, c := range failed {
+		if c >= 0 {
 			return nil, fmt.Errorf("linalg: LocalZCA: eigendecomposition failed for channel %d", c)
-		}
-		for k, l := range vals {
-			scale[k] = 1 / math.Sqrt(math.Abs(l)+eps)
-		}
-		// Row 0 of E·diag(scale)·Eᵀ, vecs holding the eigenvectors as rows.
-		for b := 0; b < n; b++ {
-			var s float64
-			for k := 0; k < n; k++ {
-				s += vecs[k*n] * scale[k] * vecs[k*n+b]
-			}
-			w.Index[c*n+b] = int32(nb[b])
-			w.Value[c*n+b] = float32(s)
 		}
 	}
 	return w, nil
