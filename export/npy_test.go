@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/binary"
 	"io"
@@ -480,5 +481,39 @@ func BenchmarkWriteNPYRecords(b *testing.B) {
 			Column{"amplitude", amp}, Column{"segment_index", seg}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkWriteFileBaseline writes the same 160 MB as raw bytes with
+// os.WriteFile: the file-system floor that BenchmarkWriteNPYFile is
+// measured against.
+func BenchmarkWriteFileBaseline(b *testing.B) {
+	const n = 20_000_000
+	data := make([]byte, n*8)
+	for i := range data {
+		data[i] = byte(i)
+	}
+	path := filepath.Join(b.TempDir(), "x.raw")
+	b.SetBytes(n * 8)
+	b.ResetTimer()
+	for b.Loop() {
+		if err := os.WriteFile(path, data, 0o666); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkNpyioWrite2M is the comparison with npyio.Write (one element at
+// a time) on 2 M int64 through a 1 MiB bufio.Writer into io.Discard.
+func BenchmarkNpyioWrite2M(b *testing.B) {
+	const n = 2_000_000
+	data := make([]int64, n)
+	b.SetBytes(n * 8)
+	for b.Loop() {
+		w := bufio.NewWriterSize(io.Discard, 1<<20)
+		if err := npyio.Write(w, data); err != nil {
+			b.Fatal(err)
+		}
+		w.Flush()
 	}
 }

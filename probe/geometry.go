@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"container/heap"
 	"fmt"
 	"math"
 	"slices"
@@ -120,18 +119,36 @@ func (a cand) less(b cand) bool {
 	return a.i < b.i
 }
 
-// worstFirst is a max-heap of candidates: the root is the worst kept.
-type worstFirst []cand
+// siftDown restores the max-heap order (worst candidate at the root) of
+// h below position i.
+func siftDown(h []cand, i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		w := l
+		if r := l + 1; r < len(h) && h[l].less(h[r]) {
+			w = r
+		}
+		if !h[i].less(h[w]) {
+			return
+		}
+		h[i], h[w] = h[w], h[i]
+		i = w
+	}
+}
 
-func (h worstFirst) Len() int           { return len(h) }
-func (h worstFirst) Less(a, b int) bool { return h[b].less(h[a]) }
-func (h worstFirst) Swap(a, b int)      { h[a], h[b] = h[b], h[a] }
-func (h *worstFirst) Push(x any)        { *h = append(*h, x.(cand)) }
-func (h *worstFirst) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// siftUp moves h[i] up to its place in the max-heap.
+func siftUp(h []cand, i int) {
+	for i > 0 {
+		p := (i - 1) / 2
+		if !h[p].less(h[i]) {
+			return
+		}
+		h[i], h[p] = h[p], h[i]
+		i = p
+	}
 }
 
 // kNearest keeps the k best candidates of each query in a bounded max-heap
@@ -150,7 +167,7 @@ func kNearest(px, py, qx, qy []float64, k int, self bool) ([][]int, [][]float64)
 	}
 	flatI := make([]int, m*k)
 	flatD := make([]float64, m*k)
-	h := make(worstFirst, 0, k)
+	h := make([]cand, 0, k)
 	for q := range m {
 		h = h[:0]
 		for i := range n {
@@ -160,16 +177,20 @@ func kNearest(px, py, qx, qy []float64, k int, self bool) ([][]int, [][]float64)
 				c.d2 = math.Inf(1) // NaN positions sort last
 			}
 			if len(h) < k {
-				heap.Push(&h, c)
+				h = append(h, c)
+				siftUp(h, len(h)-1)
 			} else if c.less(h[0]) {
 				h[0] = c
-				heap.Fix(&h, 0)
+				siftDown(h, 0)
 			}
 		}
 		row, drow := flatI[q*k:(q+1)*k:(q+1)*k], flatD[q*k:(q+1)*k:(q+1)*k]
+		// Pop the worst first, filling the row from its end.
 		for j := k - 1; j >= 0; j-- {
-			c := heap.Pop(&h).(cand)
-			row[j], drow[j] = c.i, c.d2
+			row[j], drow[j] = h[0].i, h[0].d2
+			h[0] = h[j]
+			h = h[:j]
+			siftDown(h, 0)
 		}
 		idx[q], d2[q] = row, drow
 	}
