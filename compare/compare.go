@@ -142,9 +142,11 @@ func Match(truth, det Spikes, opt Options) (Report, error) {
 	return r, nil
 }
 
+// ratio returns a/b, or 0 when b is 0 (an empty set has no recall or
+// precision to speak of; 0 keeps reports JSON-encodable).
 func ratio(a, b int) float64 {
 	if b == 0 {
-		return math.NaN()
+		return 0
 	}
 	return float64(a) / float64(b)
 }
