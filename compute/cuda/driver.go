@@ -1,0 +1,763 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// Driver API entry points, with the _vN names they were written for
+// (gpu.md §4).
+var (
+	cuInit                       uintptr
+	cuDriverGetVersion           uintptr
+	cuDeviceGetCount             uintptr
+	cuDeviceGet                  uintptr
+	cuDeviceGetName              uintptr
+	cuDeviceGetAttribute         uintptr
+	cuDeviceTotalMem             uintptr
+	cuDevicePrimaryCtxRetain     uintptr
+	cuDevicePrimaryCtxRelease    uintptr
+	cuCtxSetCurrent              uintptr
+	cuCtxSynchronize             uintptr
+	cuGetErrorName               uintptr
+	cuGetErrorString             uintptr
+	cuMemAlloc                   uintptr
+	cuMemFree                    uintptr
+	cuMemGetInfo                 uintptr
+	cuMemHostAlloc               uintptr
+	cuMemFreeHost                uintptr
+	cuMemcpyHtoDAsync            uintptr
+	cuMemcpyDtoHAsync            uintptr
+	cuMemcpyDtoDAsync            uintptr
+	cuMemsetD8Async              uintptr
+	cuMemsetD32Async             uintptr
+	cuStreamCreate               uintptr
+	cuStreamDestroy              uintptr
+	cuStreamSynchronize          uintptr
+	cuStreamWaitEvent            uintptr
+	cuEventCreate                uintptr
+	cuEventDestroy               uintptr
+	cuEventRecord                uintptr
+	cuEventSynchronize           uintptr
+	cuEventElapsedTime           uintptr
+	cuModuleLoadData             uintptr
+	cuModuleUnload               uintptr
+	cuModuleGetFunction          uintptr
+	cuFuncSetAttribute           uintptr
+	cuLaunchKernel               uintptr
+	cuStreamBeginCapture         uintptr
+	cuStreamEndCapture           uintptr
+	cuGraphInstantiateWithFlags  uintptr
+	cuGraphLaunch                uintptr
+	cuGraphExecDestroy           uintptr
+	cuGraphDestroy               uintptr
+	cuDeviceGetPCIBusID          uintptr
+	cuDevicePrimaryCtxGetState   uintptr
+	cuDevicePrimaryCtxSetFlagsV2 uintptr
+)
+
+var driverLib = &library{
+	what:    "CUDA driver (libcuda.so.1)",
+	env:     "DSPK_LIBCUDA",
+	stem:    "libcuda.so",
+	sonames: []string{"libcuda.so.1"},
+	dirs: func() []string {
+		return []string{"/usr/local/nvidia/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib/wsl/lib"}
+	},
+	syms: []symbol{
+		{name: "cuInit", addr: &cuInit},
+		{name: "cuDriverGetVersion", addr: &cuDriverGetVersion},
+		{name: "cuDeviceGetCount", addr: &cuDeviceGetCount},
+		{name: "cuDeviceGet", addr: &cuDeviceGet},
+		{name: "cuDeviceGetName", addr: &cuDeviceGetName},
+		{name: "cuDeviceGetAttribute", addr: &cuDeviceGetAttribute},
+		{name: "cuDeviceTotalMem_v2", addr: &cuDeviceTotalMem},
+		{name: "cuDeviceGetPCIBusId", addr: &cuDeviceGetPCIBusID},
+		{name: "cuDevicePrimaryCtxRetain", addr: &cuDevicePrimaryCtxRetain},
+		{name: "cuDevicePrimaryCtxRelease_v2", addr: &cuDevicePrimaryCtxRelease},
+		{name: "cuDevicePrimaryCtxGetState", addr: &cuDevicePrimaryCtxGetState},
+		{name: "cuDevicePrimaryCtxSetFlags_v2", addr: &cuDevicePrimaryCtxSetFlagsV2},
+		{name: "cuCtxSetCurrent", addr: &cuCtxSetCurrent},
+		{name: "cuCtxSynchronize", addr: &cuCtxSynchronize},
+		{name: "cuGetErrorName", addr: &cuGetErrorName},
+		{name: "cuGetErrorString", addr: &cuGetErrorString},
+		{name: "cuMemAlloc_v2", addr: &cuMemAlloc},
+		{name: "cuMemFree_v2", addr: &cuMemFree},
+		{name: "cuMemGetInfo_v2", addr: &cuMemGetInfo},
+		{name: "cuMemHostAlloc", addr: &cuMemHostAlloc},
+		{name: "cuMemFreeHost", addr: &cuMemFreeHost},
+		{name: "cuMemcpyHtoDAsync_v2", addr: &cuMemcpyHtoDAsync},
+		{name: "cuMemcpyDtoHAsync_v2", addr: &cuMemcpyDtoHAsync},
+		{name: "cuMemcpyDtoDAsync_v2", addr: &cuMemcpyDtoDAsync},
+		{name: "cuMemsetD8Async", addr: &cuMemsetD8Async},
+		{name: "cuMemsetD32Async", addr: &cuMemsetD32Async},
+		{name: "cuStreamCreate", addr: &cuStreamCreate},
+		{name: "cuStreamDestroy_v2", addr: &cuStreamDestroy},
+		{name: "cuStreamSynchronize", addr: &cuStreamSynchronize},
+		{name: "cuStreamWaitEvent", addr: &cuStreamWaitEvent},
+		{name: "cuEventCreate", addr: &cuEventCreate},
+		{name: "cuEventDestroy_v2", addr: &cuEventDestroy},
+		{name: "cuEventRecord", addr: &cuEventRecord},
+		{name: "cuEventSynchronize", addr: &cuEventSynchronize},
+		{name: "cuEventElapsedTime_v2", alt: []string{"cuEventElapsedTime"}, addr: &cuEventElapsedTime},
+		{name: "cuModuleLoadData", addr: &cuModuleLoadData},
+		{name: "cuModuleUnload", addr: &cuModuleUnload},
+		{name: "cuModuleGetFunction", addr: &cuModuleGetFunction},
+		{name: "cuFuncSetAttribute", addr: &cuFuncSetAttribute},
+		{name: "cuLaunchKernel", addr: &cuLaunchKernel},
+		{name: "cuStreamBeginCapture_v2", addr: &cuStreamBeginCapture},
+		{name: "cuStreamEndCapture", addr: &cuStreamEndCapture},
+		{name: "cuGraphInstantiateWithFlags", addr: &cuGraphInstantiateWithFlags},
+		{name: "cuGraphLaunch", addr: &cuGraphLaunch},
+		{name: "cuGraphExecDestroy", addr: &cuGraphExecDestroy},
+		{name: "cuGraphDestroy", addr: &cuGraphDestroy},
+	},
+}
+
+// Driver enum values used here, written by hand from cuda.h.
+const (
+	attrMaxThreadsPerBlock     = 1
+	attrMultiprocessorCount    = 16
+	attrL2CacheSize            = 38
+	attrComputeCapabilityMajor = 75
+	attrComputeCapabilityMinor = 76
+	attrMaxSharedPerBlockOptin = 97
+
+	streamNonBlocking      = 1 // CU_STREAM_NON_BLOCKING
+	eventDefault           = 0 // CU_EVENT_DEFAULT
+	captureModeThreadLocal = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+
+	funcAttrMaxDynamicShared = 8 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+)
+
+var (
+	initOnce sync.Once
+	initErr  error
+)
+
+// initDriver loads the driver and calls cuInit once per process.
+func initDriver() error {
+	initOnce.Do(func() {
+		if err := driverLib.load(); err != nil {
+			initErr = err
+			return
+		}
+		if r := int(int32(call(cuInit, 0))); r != 0 {
+			e := driverError("cuInit", "", r)
+			if r == codeNoDevice {
+				initErr = fmt.Errorf("cuda: no CUDA device (%v): %w", e, ErrNotFound)
+			} else {
+				initErr = e
+			}
+		}
+	})
+	return initErr
+}
+
+// cptr converts the address p of C memory (never Go memory) to a pointer.
+func cptr(p uintptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&p)) }
+
+// cstring copies the NUL-terminated C string at p.
+func cstring(p uintptr) string {
+	if p == 0 {
+		return ""
+	}
+	var b []byte
+	for i := uintptr(0); ; i++ {
+		c := *(*byte)(cptr(p + i))
+		if c == 0 {
+			break
+		}
+		b = append(b, c)
+	}
+	return string(b)
+}
+
+// driverError builds the *Error of driver status r from function fn.
+func driverError(fn, op string, r int) *Error {
+	e := &Error{Lib: LibDriver, Func: fn, Code: r, Op: op, Lost: IsSticky(r)}
+	var p uintptr
+	if cuGetErrorName != 0 && int32(call(cuGetErrorName, uintptr(r), uintptr(unsafe.Pointer(&p)))) == 0 {
+		e.Name = cstring(p)
+	} else {
+		e.Name = "CUDA_ERROR_UNRECOGNIZED"
+	}
+	p = 0
+	if cuGetErrorString != 0 && int32(call(cuGetErrorString, uintptr(r), uintptr(unsafe.Pointer(&p)))) == 0 {
+		e.Msg = cstring(p)
+	} else {
+		e.Msg = "unrecognized error code"
+	}
+	return e
+}
+
+// drv calls a driver function outside a device (no loss tracking).
+func drv(name string, fn uintptr, args ...uintptr) error {
+	if r := int(int32(call(fn, args...))); r != 0 {
+		return driverError(name, "", r)
+	}
+	return nil
+}
+
+// DriverVersion returns the driver's CUDA version as 1000*major + 10*minor
+// (13000 for CUDA 13.0).
+func DriverVersion() (int, error) {
+	if err := initDriver(); err != nil {
+		return 0, err
+	}
+	var v int32
+	if err := drv("cuDriverGetVersion", cuDriverGetVersion, uintptr(unsafe.Pointer(&v))); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
+// DeviceCount returns the number of CUDA devices; an error wrapping
+// ErrNotFound when the driver is missing or sees no device.
+func DeviceCount() (int, error) {
+	if err := initDriver(); err != nil {
+		return 0, err
+	}
+	var n int32
+	if err := drv("cuDeviceGetCount", cuDeviceGetCount, uintptr(unsafe.Pointer(&n))); err != nil {
+		return 0, err
+	}
+	return int(n), nil
+}
+
+// DeviceInfo describes one CUDA device.
+type DeviceInfo struct {
+	// Ordinal is the device's index, as in "cuda:N".
+	Ordinal int
+	// Name is the product name, e.g. "NVIDIA H200".
+	Name string
+	// Major and Minor are the compute capability (9 and 0 for sm_90).
+	Major, Minor int
+	// Memory is the total device memory in bytes.
+	Memory uint64
+	// SMs is the number of multiprocessors.
+	SMs int
+	// L2 is the L2 cache size in bytes.
+	L2 int
+	// MaxSharedPerBlock is the opt-in shared memory per block in bytes.
+	MaxSharedPerBlock int
+	// PCIBusID is the PCI bus id, e.g. "0000:17:00.0".
+	PCIBusID string
+	// DriverVersion is the driver's CUDA version (13000 for 13.0).
+	DriverVersion int
+}
+
+// Arch returns the architecture name, e.g. "sm_90".
+func (i DeviceInfo) Arch() string { return fmt.Sprintf("sm_%d%d", i.Major, i.Minor) }
+
+// queryDevice fills the DeviceInfo of ordinal n.
+func queryDevice(n int) (DeviceInfo, int32, error) {
+	info := DeviceInfo{Ordinal: n}
+	var dev int32
+	if err := drv("cuDeviceGet", cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(n)); err != nil {
+		return info, 0, err
+	}
+	name := make([]byte, 256)
+	if err := drv("cuDeviceGetName", cuDeviceGetName, uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)), uintptr(dev)); err != nil {
+		return info, 0, err
+	}
+	info.Name = strings.TrimRight(string(name), "\x00")
+	if i := strings.IndexByte(info.Name, 0); i >= 0 {
+		info.Name = info.Name[:i]
+	}
+	attr := func(a int) (int, error) {
+		var v int32
+		err := drv("cuDeviceGetAttribute", cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(a), uintptr(dev))
+		return int(v), err
+	}
+	var err error
+	for _, q := range []struct {
+		a   int
+		dst *int
+	}{
+		{attrComputeCapabilityMajor, &info.Major},
+		{attrComputeCapabilityMinor, &info.Minor},
+		{attrMultiprocessorCount, &info.SMs},
+		{attrL2CacheSize, &info.L2},
+		{attrMaxSharedPerBlockOptin, &info.MaxSharedPerBlock},
+	} {
+		if *q.dst, err = attr(q.a); err != nil {
+			return info, 0, err
+		}
+	}
+	var mem uint64
+	if err := drv("cuDeviceTotalMem_v2", cuDeviceTotalMem, uintptr(unsafe.Pointer(&mem)), uintptr(dev)); err != nil {
+		return info, 0, err
+	}
+	info.Memory = mem
+	bus := make([]byte, 32)
+	if err := drv("cuDeviceGetPCIBusId", cuDeviceGetPCIBusID, uintptr(unsafe.Pointer(&bus[0])), uintptr(len(bus)), uintptr(dev)); err == nil {
+		info.PCIBusID = cstringBytes(bus)
+	}
+	var v int32
+	if err := drv("cuDriverGetVersion", cuDriverGetVersion, uintptr(unsafe.Pointer(&v))); err != nil {
+		return info, 0, err
+	}
+	info.DriverVersion = int(v)
+	return info, dev, nil
+}
+
+// cstringBytes returns b up to its first NUL.
+func cstringBytes(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+// Devices lists the CUDA devices; an error wrapping ErrNotFound when the
+// driver is missing or sees no device.
+func Devices() ([]DeviceInfo, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, fmt.Errorf("cuda: the driver sees no device: %w", ErrNotFound)
+	}
+	out := make([]DeviceInfo, 0, n)
+	for i := 0; i < n; i++ {
+		info, _, err := queryDevice(i)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
+
+// Device is one GPU, bound to its primary context, with one non-blocking
+// stream and a lazily created cuBLAS handle. Use it through [Device.Do].
+type Device struct {
+	info DeviceInfo
+	dev  int32
+	ctx  uintptr // primary context
+
+	mu        sync.Mutex
+	lost      atomic.Pointer[Error]
+	stream    uintptr
+	blas      uintptr // cuBLAS handle, 0 until first use
+	blasSet   uintptr // stream the handle is bound to
+	modules   map[[32]byte]*Module
+	closed    bool
+	debugSync bool
+	cur       Ctx
+}
+
+// Open opens device ordinal n: it loads the driver, retains the primary
+// context and creates the device's stream. The error wraps ErrNotFound when
+// the driver is missing or the device does not exist.
+func Open(n int) (*Device, error) {
+	count, err := DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	if n < 0 || n >= count {
+		return nil, fmt.Errorf("cuda: device %d does not exist (%d device(s)): %w", n, count, ErrNotFound)
+	}
+	info, dev, err := queryDevice(n)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{info: info, dev: dev, modules: map[[32]byte]*Module{}}
+	d.debugSync = os.Getenv("DSPK_CUDA_SYNC") == "1"
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := drv("cuDevicePrimaryCtxRetain", cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&d.ctx)), uintptr(dev)); err != nil {
+		return nil, err
+	}
+	if err := drv("cuCtxSetCurrent", cuCtxSetCurrent, d.ctx); err != nil {
+		call(cuDevicePrimaryCtxRelease, uintptr(dev))
+		return nil, err
+	}
+	if err := drv("cuStreamCreate", cuStreamCreate, uintptr(unsafe.Pointer(&d.stream)), streamNonBlocking); err != nil {
+		call(cuDevicePrimaryCtxRelease, uintptr(dev))
+		return nil, err
+	}
+	d.cur = Ctx{dev: d, stream: d.stream}
+	return d, nil
+}
+
+// Info returns the device's description.
+func (d *Device) Info() DeviceInfo { return d.info }
+
+// Err returns the sticky fault that marked the device lost, or nil.
+func (d *Device) Err() error {
+	if e := d.lost.Load(); e != nil {
+		return e
+	}
+	return nil
+}
+
+// Do runs f with the device's context current on a locked OS thread,
+// holding the device's mutex: calls into the device from several
+// goroutines are serialised. The Ctx is valid only during f. Do must not be
+// called from inside f. If the device is lost, Do returns the fault
+// without running f.
+func (d *Device) Do(f func(*Ctx) error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		panic("cuda: Do on a closed Device")
+	}
+	if err := d.Err(); err != nil {
+		return err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c := &d.cur
+	if r := int(int32(call(cuCtxSetCurrent, d.ctx))); r != 0 {
+		return c.fail("cuCtxSetCurrent", "", r)
+	}
+	c.active = true
+	defer func() { c.active = false }()
+	return f(c)
+}
+
+// Close releases the device's cuBLAS handle, modules, stream and primary
+// context. A lost device is only forgotten: its context cannot be used.
+func (d *Device) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	if d.Err() != nil {
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var first error
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	keep(drv("cuCtxSetCurrent", cuCtxSetCurrent, d.ctx))
+	keep(drv("cuStreamSynchronize", cuStreamSynchronize, d.stream))
+	if d.blas != 0 {
+		keep(blasCheck("cublasDestroy_v2", "", call(cublasDestroy, d.blas)))
+		d.blas = 0
+	}
+	for k, m := range d.modules {
+		keep(drv("cuModuleUnload", cuModuleUnload, m.h))
+		delete(d.modules, k)
+	}
+	keep(drv("cuStreamDestroy_v2", cuStreamDestroy, d.stream))
+	keep(drv("cuDevicePrimaryCtxRelease_v2", cuDevicePrimaryCtxRelease, uintptr(d.dev)))
+	return first
+}
+
+// Ctx is the handle to a device inside [Device.Do]: every call runs on the
+// Ctx's stream (the device's own unless [Ctx.WithStream] chose another).
+type Ctx struct {
+	dev       *Device
+	stream    uintptr
+	active    bool
+	capturing bool
+}
+
+// Device returns the device c belongs to.
+func (c *Ctx) Device() *Device { return c.dev }
+
+// Stream returns the stream c's calls run on.
+func (c *Ctx) Stream() Stream { return Stream(c.stream) }
+
+// WithStream returns a Ctx whose calls run on stream s; it is valid only
+// during the same Do.
+func (c *Ctx) WithStream(s Stream) *Ctx {
+	c.live()
+	return &Ctx{dev: c.dev, stream: uintptr(s), active: true}
+}
+
+// live panics if c is used outside Do and returns c's device.
+func (c *Ctx) live() *Device {
+	if c.dev == nil || !c.dev.cur.active {
+		panic("cuda: Ctx used outside Device.Do")
+	}
+	return c.dev
+}
+
+// fail converts driver status r of fn into an error; a sticky fault marks
+// the device lost, and every later call returns that first fault.
+func (c *Ctx) fail(fn, op string, r int) error {
+	e := driverError(fn, op, r)
+	if e.Lost {
+		c.dev.lost.CompareAndSwap(nil, e)
+		return c.dev.lost.Load()
+	}
+	return e
+}
+
+// do calls driver function fn with args, returning the device's fault if
+// it is lost (without calling) and recording a new fault.
+//
+//go:uintptrescapes
+func (c *Ctx) do(name, op string, fn uintptr, args ...uintptr) error {
+	d := c.live()
+	if e := d.lost.Load(); e != nil {
+		return e
+	}
+	if r := int(int32(call(fn, args...))); r != 0 {
+		return c.fail(name, op, r)
+	}
+	return nil
+}
+
+// Stream is a CUDA stream handle.
+type Stream uintptr
+
+// Event is a CUDA event handle.
+type Event uintptr
+
+// DevicePtr is an address in device memory.
+type DevicePtr uintptr
+
+// Add returns p advanced by bytes.
+func (p DevicePtr) Add(bytes int) DevicePtr { return p + DevicePtr(bytes) }
+
+// Buffer is a device allocation of Bytes bytes at Ptr.
+type Buffer struct {
+	Ptr   DevicePtr
+	Bytes int
+}
+
+// Sync waits for all work on c's stream; a fault that happened there is
+// returned (and marks the device lost).
+func (c *Ctx) Sync() error {
+	return c.do("cuStreamSynchronize", "", cuStreamSynchronize, c.stream)
+}
+
+// SyncOp is Sync with the fault attributed to op.
+func (c *Ctx) SyncOp(op string) error {
+	return c.do("cuStreamSynchronize", op, cuStreamSynchronize, c.stream)
+}
+
+// SyncDevice waits for all work on the device.
+func (c *Ctx) SyncDevice() error {
+	return c.do("cuCtxSynchronize", "", cuCtxSynchronize)
+}
+
+// MemInfo returns the free and total device memory in bytes.
+func (c *Ctx) MemInfo() (free, total uint64, err error) {
+	err = c.do("cuMemGetInfo_v2", "", cuMemGetInfo, uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+	return free, total, err
+}
+
+// Alloc allocates bytes of device memory (cuMemAlloc; never managed
+// memory). Zero bytes gives an empty Buffer.
+func (c *Ctx) Alloc(bytes int) (Buffer, error) {
+	if bytes < 0 {
+		panic(fmt.Sprintf("cuda: Alloc of %d bytes", bytes))
+	}
+	if bytes == 0 {
+		c.live()
+		return Buffer{}, nil
+	}
+	var p uintptr
+	if err := c.do("cuMemAlloc_v2", fmt.Sprintf("%d bytes", bytes), cuMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes)); err != nil {
+		return Buffer{}, err
+	}
+	return Buffer{Ptr: DevicePtr(p), Bytes: bytes}, nil
+}
+
+// Free releases b; freeing an empty Buffer does nothing.
+func (c *Ctx) Free(b Buffer) error {
+	if b.Ptr == 0 {
+		return nil
+	}
+	return c.do("cuMemFree_v2", "", cuMemFree, uintptr(b.Ptr))
+}
+
+// HostBuffer is page-locked host memory (cuMemHostAlloc), copied to and
+// from the device at full PCIe speed. Its memory is not Go memory: free it
+// with [Ctx.FreeHost].
+type HostBuffer struct {
+	p uintptr
+	n int
+}
+
+// Len returns the size in bytes.
+func (h *HostBuffer) Len() int { return h.n }
+
+// Ptr returns the host address.
+func (h *HostBuffer) Ptr() unsafe.Pointer { return cptr(h.p) }
+
+// Bytes returns the buffer as a byte slice.
+func (h *HostBuffer) Bytes() []byte { return unsafe.Slice((*byte)(h.Ptr()), h.n) }
+
+// Float32 returns the buffer as float32s (Len()/4 of them).
+func (h *HostBuffer) Float32() []float32 { return unsafe.Slice((*float32)(h.Ptr()), h.n/4) }
+
+// Float64 returns the buffer as float64s (Len()/8 of them).
+func (h *HostBuffer) Float64() []float64 { return unsafe.Slice((*float64)(h.Ptr()), h.n/8) }
+
+// Int16 returns the buffer as int16s (Len()/2 of them).
+func (h *HostBuffer) Int16() []int16 { return unsafe.Slice((*int16)(h.Ptr()), h.n/2) }
+
+// AllocHost allocates bytes (> 0) of pinned host memory.
+func (c *Ctx) AllocHost(bytes int) (*HostBuffer, error) {
+	if bytes <= 0 {
+		panic(fmt.Sprintf("cuda: AllocHost of %d bytes", bytes))
+	}
+	var p uintptr
+	if err := c.do("cuMemHostAlloc", fmt.Sprintf("%d bytes", bytes), cuMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes), 0); err != nil {
+		return nil, err
+	}
+	return &HostBuffer{p: p, n: bytes}, nil
+}
+
+// FreeHost releases h; it must not be used afterwards.
+func (c *Ctx) FreeHost(h *HostBuffer) error {
+	if h == nil || h.p == 0 {
+		return nil
+	}
+	err := c.do("cuMemFreeHost", "", cuMemFreeHost, h.p)
+	h.p, h.n = 0, 0
+	return err
+}
+
+// CopyHtoD copies bytes from the pinned buffer src at offset off to dst,
+// asynchronously on c's stream.
+func (c *Ctx) CopyHtoD(dst DevicePtr, src *HostBuffer, off, bytes int) error {
+	if off < 0 || bytes < 0 || off+bytes > src.n {
+		panic(fmt.Sprintf("cuda: CopyHtoD of %d bytes at %d from a %d-byte host buffer", bytes, off, src.n))
+	}
+	if bytes == 0 {
+		return nil
+	}
+	return c.do("cuMemcpyHtoDAsync_v2", "", cuMemcpyHtoDAsync, uintptr(dst), src.p+uintptr(off), uintptr(bytes), c.stream)
+}
+
+// CopyDtoH copies bytes from src to the pinned buffer dst at offset off,
+// asynchronously on c's stream: synchronise before reading dst.
+func (c *Ctx) CopyDtoH(dst *HostBuffer, off int, src DevicePtr, bytes int) error {
+	if off < 0 || bytes < 0 || off+bytes > dst.n {
+		panic(fmt.Sprintf("cuda: CopyDtoH of %d bytes at %d into a %d-byte host buffer", bytes, off, dst.n))
+	}
+	if bytes == 0 {
+		return nil
+	}
+	return c.do("cuMemcpyDtoHAsync_v2", "", cuMemcpyDtoHAsync, dst.p+uintptr(off), uintptr(src), uintptr(bytes), c.stream)
+}
+
+// CopyDtoD copies bytes between device addresses, asynchronously.
+func (c *Ctx) CopyDtoD(dst, src DevicePtr, bytes int) error {
+	if bytes == 0 {
+		return nil
+	}
+	return c.do("cuMemcpyDtoDAsync_v2", "", cuMemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(bytes), c.stream)
+}
+
+// Memset32 sets n 32-bit words at dst to v, asynchronously (v =
+// math.Float32bits(x) fills with a float32; 0x7fc00000 is a NaN).
+func (c *Ctx) Memset32(dst DevicePtr, v uint32, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return c.do("cuMemsetD32Async", "", cuMemsetD32Async, uintptr(dst), uintptr(v), uintptr(n), c.stream)
+}
+
+// Memset8 sets n bytes at dst to v, asynchronously.
+func (c *Ctx) Memset8(dst DevicePtr, v byte, n int) error {
+	if n == 0 {
+		return nil
+	}
+	return c.do("cuMemsetD8Async", "", cuMemsetD8Async, uintptr(dst), uintptr(v), uintptr(n), c.stream)
+}
+
+// Number is the element types of Upload and Download.
+type Number interface {
+	~int8 | ~uint8 | ~int16 | ~uint16 | ~int32 | ~uint32 | ~int64 | ~uint64 | ~float32 | ~float64
+}
+
+// Upload copies the Go slice src to dst and waits for the copy to finish
+// (pageable memory: ~7 GB/s; stage large data through a HostBuffer).
+func Upload[T Number](c *Ctx, dst DevicePtr, src []T) error {
+	if len(src) == 0 {
+		return nil
+	}
+	var z T
+	n := len(src) * int(unsafe.Sizeof(z))
+	if err := c.do("cuMemcpyHtoDAsync_v2", "", cuMemcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(&src[0])), uintptr(n), c.stream); err != nil {
+		return err
+	}
+	err := c.Sync()
+	runtime.KeepAlive(src)
+	return err
+}
+
+// Download copies len(dst) elements from src into the Go slice dst and
+// waits for the copy to finish.
+func Download[T Number](c *Ctx, dst []T, src DevicePtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	var z T
+	n := len(dst) * int(unsafe.Sizeof(z))
+	if err := c.do("cuMemcpyDtoHAsync_v2", "", cuMemcpyDtoHAsync, uintptr(unsafe.Pointer(&dst[0])), uintptr(src), uintptr(n), c.stream); err != nil {
+		return err
+	}
+	err := c.Sync()
+	runtime.KeepAlive(dst)
+	return err
+}
+
+// NewStream creates a non-blocking stream.
+func (c *Ctx) NewStream() (Stream, error) {
+	var s uintptr
+	err := c.do("cuStreamCreate", "", cuStreamCreate, uintptr(unsafe.Pointer(&s)), streamNonBlocking)
+	return Stream(s), err
+}
+
+// DestroyStream destroys s (after its work completes).
+func (c *Ctx) DestroyStream(s Stream) error {
+	return c.do("cuStreamDestroy_v2", "", cuStreamDestroy, uintptr(s))
+}
+
+// NewEvent creates an event that records timing.
+func (c *Ctx) NewEvent() (Event, error) {
+	var e uintptr
+	err := c.do("cuEventCreate", "", cuEventCreate, uintptr(unsafe.Pointer(&e)), eventDefault)
+	return Event(e), err
+}
+
+// DestroyEvent destroys e.
+func (c *Ctx) DestroyEvent(e Event) error {
+	return c.do("cuEventDestroy_v2", "", cuEventDestroy, uintptr(e))
+}
+
+// Record records e on c's stream.
+func (c *Ctx) Record(e Event) error {
+	return c.do("cuEventRecord", "", cuEventRecord, uintptr(e), c.stream)
+}
+
+// Wait makes c's stream wait for e (recorded on any stream).
+func (c *Ctx) Wait(e Event) error {
+	return c.do("cuStreamWaitEvent", "", cuStreamWaitEvent, c.stream, uintptr(e), 0)
+}
+
+// EventSync waits on the host until e has completed.
+func (c *Ctx) EventSync(e Event) error {
+	return c.do("cuEventSynchronize", "", cuEventSynchronize, uintptr(e))
+}
+
+// Elapsed returns the milliseconds between two completed events.
+func (c *Ctx) Elapsed(start, end Event) (float32, error) {
+	var ms float32
+	err := c.do("cuEventElapsedTime_v2", "", cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), uintptr(start), uintptr(end))
+	return ms, err
+}

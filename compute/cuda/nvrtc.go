@@ -1,0 +1,299 @@
+package cuda
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// NVRTC entry points.
+var (
+	nvrtcGetErrorString       uintptr
+	nvrtcVersion              uintptr
+	nvrtcGetNumSupportedArchs uintptr
+	nvrtcGetSupportedArchs    uintptr
+	nvrtcCreateProgram        uintptr
+	nvrtcDestroyProgram       uintptr
+	nvrtcCompileProgram       uintptr
+	nvrtcGetProgramLogSize    uintptr
+	nvrtcGetProgramLog        uintptr
+	nvrtcGetCUBINSize         uintptr
+	nvrtcGetCUBIN             uintptr
+	nvrtcGetPTXSize           uintptr
+	nvrtcGetPTX               uintptr
+)
+
+var nvrtcLib = &library{
+	what:    "NVRTC (libnvrtc.so.13 or .12)",
+	env:     "DSPK_LIBNVRTC",
+	stem:    "libnvrtc.so",
+	sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12"},
+	dirs:    wheelDirs("nvidia/cu13/lib", "nvidia/cuda_nvrtc/lib"),
+	preload: []string{"libnvrtc-builtins.so*"},
+	syms: []symbol{
+		{name: "nvrtcGetErrorString", addr: &nvrtcGetErrorString},
+		{name: "nvrtcVersion", addr: &nvrtcVersion},
+		{name: "nvrtcGetNumSupportedArchs", addr: &nvrtcGetNumSupportedArchs},
+		{name: "nvrtcGetSupportedArchs", addr: &nvrtcGetSupportedArchs},
+		{name: "nvrtcCreateProgram", addr: &nvrtcCreateProgram},
+		{name: "nvrtcDestroyProgram", addr: &nvrtcDestroyProgram},
+		{name: "nvrtcCompileProgram", addr: &nvrtcCompileProgram},
+		{name: "nvrtcGetProgramLogSize", addr: &nvrtcGetProgramLogSize},
+		{name: "nvrtcGetProgramLog", addr: &nvrtcGetProgramLog},
+		{name: "nvrtcGetCUBINSize", addr: &nvrtcGetCUBINSize},
+		{name: "nvrtcGetCUBIN", addr: &nvrtcGetCUBIN},
+		{name: "nvrtcGetPTXSize", addr: &nvrtcGetPTXSize},
+		{name: "nvrtcGetPTX", addr: &nvrtcGetPTX},
+	},
+}
+
+// nvrtcError builds the *Error of NVRTC status r from function fn.
+func nvrtcError(fn, op string, r int, log string) *Error {
+	e := &Error{Lib: LibNVRTC, Func: fn, Code: r, Op: op}
+	e.Name = cstring(call(nvrtcGetErrorString, uintptr(r)))
+	e.Msg = strings.TrimSpace(log)
+	if e.Msg == "" {
+		e.Msg = "(no log)"
+	}
+	return e
+}
+
+// NVRTCVersion returns NVRTC's version, loading it if needed.
+func NVRTCVersion() (major, minor int, err error) {
+	if err := nvrtcLib.load(); err != nil {
+		return 0, 0, err
+	}
+	var ma, mi int32
+	if r := int(int32(call(nvrtcVersion, uintptr(unsafe.Pointer(&ma)), uintptr(unsafe.Pointer(&mi))))); r != 0 {
+		return 0, 0, nvrtcError("nvrtcVersion", "", r, "")
+	}
+	return int(ma), int(mi), nil
+}
+
+// nvrtcArchs returns the compute capabilities NVRTC can target (e.g. 90).
+func nvrtcArchs() ([]int, error) {
+	var n int32
+	if r := int(int32(call(nvrtcGetNumSupportedArchs, uintptr(unsafe.Pointer(&n))))); r != 0 {
+		return nil, nvrtcError("nvrtcGetNumSupportedArchs", "", r, "")
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	a := make([]int32, n)
+	if r := int(int32(call(nvrtcGetSupportedArchs, uintptr(unsafe.Pointer(&a[0]))))); r != 0 {
+		return nil, nvrtcError("nvrtcGetSupportedArchs", "", r, "")
+	}
+	out := make([]int, n)
+	for i, v := range a {
+		out[i] = int(v)
+	}
+	return out, nil
+}
+
+// image is compiled device code: a cubin, or PTX for the driver to JIT.
+type image struct {
+	data []byte
+	ptx  bool
+}
+
+// imageCache holds compiled images for the life of the process, keyed by
+// sha256(source, options, target, NVRTC version).
+var (
+	imageMu    sync.Mutex
+	imageCache = map[[32]byte]image{}
+)
+
+// target picks the NVRTC target for a device of compute capability cc: the
+// exact sm_XY cubin when NVRTC supports it, otherwise PTX for the newest
+// architecture NVRTC knows that is not newer than the device.
+func target(cc int, archs []int) (string, bool, error) {
+	best := -1
+	for _, a := range archs {
+		if a == cc {
+			return fmt.Sprintf("sm_%d", cc), false, nil
+		}
+		if a < cc && a > best {
+			best = a
+		}
+	}
+	if best < 0 {
+		return "", false, fmt.Errorf("cuda: NVRTC supports no architecture up to compute capability %d (supports %v)", cc, archs)
+	}
+	return fmt.Sprintf("compute_%d", best), true, nil
+}
+
+// Module is compiled device code loaded into a device's context.
+type Module struct {
+	dev   *Device
+	h     uintptr
+	name  string
+	funcs map[string]*Function
+}
+
+// Compile compiles the CUDA C source (its name appears in messages) with
+// NVRTC for the device's architecture (-std=c++17 plus options) and loads
+// it. Compilation is cached per process and loading per device, keyed by
+// sha256 of source, options, target and NVRTC version. A compilation error
+// carries NVRTC's log. Entry points must be extern "C".
+func (c *Ctx) Compile(name, source string, options ...string) (*Module, error) {
+	d := c.live()
+	if err := d.Err(); err != nil {
+		return nil, err
+	}
+	if err := nvrtcLib.load(); err != nil {
+		return nil, err
+	}
+	ma, mi, err := NVRTCVersion()
+	if err != nil {
+		return nil, err
+	}
+	archs, err := nvrtcArchs()
+	if err != nil {
+		return nil, err
+	}
+	tgt, ptx, err := target(d.info.Major*10+d.info.Minor, archs)
+	if err != nil {
+		return nil, err
+	}
+	opts := append([]string{"--gpu-architecture=" + tgt, "-std=c++17"}, options...)
+	h := sha256.New()
+	fmt.Fprintf(h, "%d\x00%s\x00", len(source), source)
+	for _, o := range opts {
+		fmt.Fprintf(h, "%s\x00", o)
+	}
+	fmt.Fprintf(h, "%s\x00nvrtc %d.%d", tgt, ma, mi)
+	var key [32]byte
+	copy(key[:], h.Sum(nil))
+	if m := d.modules[key]; m != nil {
+		return m, nil
+	}
+	imageMu.Lock()
+	img, ok := imageCache[key]
+	imageMu.Unlock()
+	if !ok {
+		img, err = compileImage(name, source, opts, ptx)
+		if err != nil {
+			return nil, err
+		}
+		imageMu.Lock()
+		imageCache[key] = img
+		imageMu.Unlock()
+	}
+	var mod uintptr
+	if err := c.do("cuModuleLoadData", name, cuModuleLoadData, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&img.data[0]))); err != nil {
+		return nil, err
+	}
+	m := &Module{dev: d, h: mod, name: name, funcs: map[string]*Function{}}
+	d.modules[key] = m
+	return m, nil
+}
+
+// compileImage runs NVRTC once; on NVRTC_ERROR_BUILTIN_OPERATION_FAILURE it
+// preloads the builtins from NVRTC's own folder and tries again.
+func compileImage(name, source string, opts []string, ptx bool) (image, error) {
+	img, code, err := nvrtcCompile(name, source, opts, ptx)
+	if err != nil && code == nvrtcBuiltinFailure {
+		if real := mappedPath("libnvrtc.so"); real != "" {
+			preloadFrom(filepath.Dir(real), []string{"libnvrtc-builtins.so*"})
+			img, _, err = nvrtcCompile(name, source, opts, ptx)
+		}
+	}
+	return img, err
+}
+
+// nvrtcCompile compiles source to a cubin (or PTX) and returns it, or the
+// failing status with the program log.
+func nvrtcCompile(name, source string, opts []string, ptx bool) (image, int, error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	src := append([]byte(source), 0)
+	nm := append([]byte(name), 0)
+	copts := make([]*byte, len(opts))
+	for i, o := range opts {
+		b := append([]byte(o), 0)
+		pin.Pin(&b[0])
+		copts[i] = &b[0]
+	}
+	var optPtr uintptr
+	if len(copts) > 0 {
+		pin.Pin(&copts[0])
+		optPtr = uintptr(unsafe.Pointer(&copts[0]))
+	}
+	var prog uintptr
+	if r := int(int32(call(nvrtcCreateProgram, uintptr(unsafe.Pointer(&prog)), uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&nm[0])), 0, 0, 0))); r != 0 {
+		return image{}, r, nvrtcError("nvrtcCreateProgram", name, r, "")
+	}
+	defer call(nvrtcDestroyProgram, uintptr(unsafe.Pointer(&prog)))
+	r := int(int32(call(nvrtcCompileProgram, prog, uintptr(len(copts)), optPtr)))
+	runtime.KeepAlive(src)
+	runtime.KeepAlive(nm)
+	if r != 0 {
+		return image{}, r, nvrtcError("nvrtcCompileProgram", name, r, programLog(prog))
+	}
+	sizeFn, getFn, sizeName, getName := nvrtcGetCUBINSize, nvrtcGetCUBIN, "nvrtcGetCUBINSize", "nvrtcGetCUBIN"
+	if ptx {
+		sizeFn, getFn, sizeName, getName = nvrtcGetPTXSize, nvrtcGetPTX, "nvrtcGetPTXSize", "nvrtcGetPTX"
+	}
+	var n uintptr
+	if r := int(int32(call(sizeFn, prog, uintptr(unsafe.Pointer(&n))))); r != 0 {
+		return image{}, r, nvrtcError(sizeName, name, r, "")
+	}
+	if n == 0 {
+		return image{}, 0, fmt.Errorf("cuda: NVRTC produced an empty image for %s", name)
+	}
+	data := make([]byte, n+1) // NUL-terminated for PTX
+	if r := int(int32(call(getFn, prog, uintptr(unsafe.Pointer(&data[0]))))); r != 0 {
+		return image{}, r, nvrtcError(getName, name, r, "")
+	}
+	return image{data: data, ptx: ptx}, 0, nil
+}
+
+// programLog returns NVRTC's log of prog.
+func programLog(prog uintptr) string {
+	var n uintptr
+	if int32(call(nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&n)))) != 0 || n <= 1 {
+		return ""
+	}
+	b := make([]byte, n)
+	if int32(call(nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&b[0])))) != 0 {
+		return ""
+	}
+	return cstringBytes(b)
+}
+
+// Function is a kernel entry point of a loaded Module.
+type Function struct {
+	dev  *Device
+	h    uintptr
+	name string
+}
+
+// Name returns the kernel's name.
+func (f *Function) Name() string { return f.name }
+
+// Function returns the extern "C" kernel called name (cached). It must be
+// called inside Do.
+func (m *Module) Function(name string) (*Function, error) {
+	if f := m.funcs[name]; f != nil {
+		return f, nil
+	}
+	c := &m.dev.cur
+	cname := append([]byte(name), 0)
+	var h uintptr
+	if err := c.do("cuModuleGetFunction", m.name+"."+name, cuModuleGetFunction, uintptr(unsafe.Pointer(&h)), m.h, uintptr(unsafe.Pointer(&cname[0]))); err != nil {
+		return nil, err
+	}
+	f := &Function{dev: m.dev, h: h, name: name}
+	m.funcs[name] = f
+	return f, nil
+}
+
+// SetMaxDynamicShared allows launches of f with up to bytes of dynamic
+// shared memory (needed above 48 KiB). It must be called inside Do.
+func (f *Function) SetMaxDynamicShared(bytes int) error {
+	return f.dev.cur.do("cuFuncSetAttribute", f.name, cuFuncSetAttribute, f.h, funcAttrMaxDynamicShared, uintptr(bytes))
+}
