@@ -269,10 +269,7 @@ func WriteNPYRecords(w io.Writer, cols ...Column) error {
 		for j, e := range infos {
 			o := offs[j]
 			if e.raw != nil {
-				src := e.raw[lo*e.size : hi*e.size]
-				for i := range hi - lo {
-					copy(b[i*rec+o:i*rec+o+e.size], src[i*e.size:(i+1)*e.size])
-				}
+				interleave(b, e.raw[lo*e.size:hi*e.size], e.size, rec, o)
 				continue
 			}
 			for i := lo; i < hi; i++ {
@@ -305,4 +302,29 @@ func WriteNPYRecordsFile(path string, cols ...Column) error {
 		return fmt.Errorf("export: writing %s: %w", path, err)
 	}
 	return nil
+}
+
+// interleave copies the elements of src (size bytes each) into dst, one
+// per record of rec bytes at offset o.
+func interleave(dst, src []byte, size, rec, o int) {
+	le := binary.LittleEndian
+	n := len(src) / size
+	switch size {
+	case 8:
+		for i := range n {
+			le.PutUint64(dst[i*rec+o:], le.Uint64(src[i*8:]))
+		}
+	case 4:
+		for i := range n {
+			le.PutUint32(dst[i*rec+o:], le.Uint32(src[i*4:]))
+		}
+	case 2:
+		for i := range n {
+			le.PutUint16(dst[i*rec+o:], le.Uint16(src[i*2:]))
+		}
+	default:
+		for i := range n {
+			copy(dst[i*rec+o:i*rec+o+size], src[i*size:(i+1)*size])
+		}
+	}
 }

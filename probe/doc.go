@@ -17,6 +17,11 @@
 //     writes it.
 //   - [Load] picks one of the above by looking at its argument.
 //
+// [Probe.ForFile] fits a probe to a binary file's channel count, [Nearest]
+// and [KNearest] build nearest-neighbour tables with a deterministic
+// tie-break (distance, then index), and [Probe.Summary] describes a probe
+// in one line.
+//
 // Parsers return errors that name the file; they never panic on bad input,
 // and every probe they return passes [Probe.Validate].
 package probe
