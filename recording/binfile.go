@@ -1,0 +1,142 @@
+package recording
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"unsafe"
+)
+
+// hostLittleEndian reports whether int16 values are stored little-endian
+// in memory, so that file bytes can be read straight into an []int16.
+var hostLittleEndian = func() bool {
+	x := uint16(1)
+	return *(*byte)(unsafe.Pointer(&x)) == 1
+}()
+
+// decodeChunk is the size in bytes of the reusable buffer of the decoding
+// read path.
+const decodeChunk = 1 << 20
+
+// binFile is a flat little-endian int16 file of interleaved samples,
+// optionally after a header, read with ReadAt. It is safe for concurrent
+// use.
+type binFile struct {
+	f        *os.File
+	name     string
+	channels int
+	samples  int64
+	offset   int64 // bytes before sample 0
+
+	// direct selects the zero-copy read path (little-endian hosts).
+	direct bool
+
+	mu  sync.Mutex // guards buf
+	buf []byte
+}
+
+// openBinFile opens name as an int16 file of the given channel count with
+// header bytes before the data, checking that the data is a whole number
+// of time points.
+func openBinFile(name string, channels int, header int64) (*binFile, error) {
+	if channels <= 0 {
+		return nil, fmt.Errorf("recording: %s: %d channels: must be positive", name, channels)
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("recording: %w", err)
+	}
+	if st.IsDir() {
+		f.Close()
+		return nil, fmt.Errorf("recording: %s is a directory, not a binary file", name)
+	}
+	size := st.Size() - header
+	row := int64(2 * channels)
+	if size < 0 || size%row != 0 {
+		f.Close()
+		return nil, fmt.Errorf("recording: %s: %d bytes of data is not a whole number of %d-channel int16 time points (%d bytes each): wrong channel count or truncated file",
+			name, size, channels, row)
+	}
+	return &binFile{f: f, name: name, channels: channels, samples: size / row, offset: header, direct: hostLittleEndian}, nil
+}
+
+// checkRead validates a ReadInt16 request: a short dst panics, a range
+// outside the file is an error naming the file.
+func checkRead(name string, channels int, samples int64, dst []int16, start int64, n int) error {
+	if n < 0 {
+		panic(fmt.Sprintf("recording: ReadInt16 of %d samples", n))
+	}
+	if len(dst) < n*channels {
+		panic(fmt.Sprintf("recording: ReadInt16 destination holds %d values, need %d samples × %d channels", len(dst), n, channels))
+	}
+	if start < 0 || start > samples || int64(n) > samples-start {
+		return fmt.Errorf("recording: %s: read of samples [%d, %d) outside the recording's %d samples", name, start, start+int64(n), samples)
+	}
+	return nil
+}
+
+func (b *binFile) readInt16(dst []int16, start int64, n int) error {
+	if err := checkRead(b.name, b.channels, b.samples, dst, start, n); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	if b.direct {
+		return b.readDirect(dst[:n*b.channels], start)
+	}
+	return b.readDecode(dst[:n*b.channels], start)
+}
+
+// readDirect reads the file bytes straight into dst's memory; valid only
+// on little-endian hosts.
+func (b *binFile) readDirect(dst []int16, start int64) error {
+	p := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), 2*len(dst))
+	off := b.offset + start*int64(2*b.channels)
+	if _, err := b.f.ReadAt(p, off); err != nil {
+		return b.readErr(start, len(dst), err)
+	}
+	return nil
+}
+
+// readDecode is the portable path and the reference for readDirect: it
+// reads through a reusable byte buffer and decodes little-endian int16.
+func (b *binFile) readDecode(dst []int16, start int64) error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.buf == nil {
+		b.buf = make([]byte, decodeChunk)
+	}
+	off := b.offset + start*int64(2*b.channels)
+	for done := 0; done < len(dst); {
+		m := min(len(dst)-done, len(b.buf)/2)
+		p := b.buf[:2*m]
+		if _, err := b.f.ReadAt(p, off+int64(2*done)); err != nil {
+			return b.readErr(start, len(dst), err)
+		}
+		d := dst[done : done+m]
+		for i := range d {
+			d[i] = int16(binary.LittleEndian.Uint16(p[2*i:]))
+		}
+		done += m
+	}
+	return nil
+}
+
+func (b *binFile) readErr(start int64, values int, err error) error {
+	end := start + int64(values/b.channels)
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("recording: %s: samples [%d, %d): file ended early (was it truncated after opening?): %w", b.name, start, end, io.ErrUnexpectedEOF)
+	}
+	return fmt.Errorf("recording: %s: samples [%d, %d): %w", b.name, start, end, err)
+}
+
+func (b *binFile) close() error { return b.f.Close() }
