@@ -1,0 +1,58 @@
+package recording
+
+import (
+	"fmt"
+	"strings"
+)
+
+// WindowError is a failure to load one window of a schedule; it names the
+// recording and the window.
+type WindowError struct {
+	// Name is the recording's name (its file).
+	Name string
+	// Index is the window's number in the schedule.
+	Index int
+	// Start and End are the file samples the window tried to read.
+	Start, End int64
+	// Err is the underlying error.
+	Err error
+}
+
+func (e *WindowError) Error() string {
+	msg := e.Err.Error()
+	if strings.Contains(msg, e.Name) {
+		return fmt.Sprintf("recording: window %d (samples [%d, %d)): %s", e.Index, e.Start, e.End, msg)
+	}
+	return fmt.Sprintf("recording: %s: window %d (samples [%d, %d)): %s", e.Name, e.Index, e.Start, e.End, msg)
+}
+
+// Unwrap returns the underlying error.
+func (e *WindowError) Unwrap() error { return e.Err }
+
+// ReadWindow fills dst with padded window i of sched read from rec:
+// dst[t*C+c] for t in [0, sched.Len()) and C = rec.Channels(). Columns
+// before the window's Offset repeat the first sample read and columns
+// after the data repeat the last one (Kilosort4's edge padding). A read
+// failure is a *[WindowError]. ReadWindow panics if len(dst) is not
+// sched.Len()*rec.Channels() or i is out of range.
+func ReadWindow(rec Recording, sched Schedule, i int, dst []int16) error {
+	c := rec.Channels()
+	if len(dst) != sched.Len()*c {
+		panic(fmt.Sprintf("recording: ReadWindow destination holds %d values, want %d samples × %d channels", len(dst), sched.Len(), c))
+	}
+	w := sched.Window(i)
+	n := int(w.ReadEnd - w.ReadStart)
+	data := dst[w.Offset*c : (w.Offset+n)*c]
+	if err := rec.ReadInt16(data, w.ReadStart, n); err != nil {
+		return &WindowError{Name: rec.Name(), Index: i, Start: w.ReadStart, End: w.ReadEnd, Err: err}
+	}
+	first := data[:c]
+	for t := range w.Offset {
+		copy(dst[t*c:(t+1)*c], first)
+	}
+	last := data[(n-1)*c:]
+	for t := w.Offset + n; t < sched.Len(); t++ {
+		copy(dst[t*c:(t+1)*c], last)
+	}
+	return nil
+}
