@@ -22,8 +22,12 @@ func refCircular(x, h []float64, drop float64) []float64 {
 	}
 	for m := range n {
 		var s float64
+		j0 := ((m-n/2)%n + n) % n // x index at tap 0
 		for _, i := range idx {
-			j := ((m+i-n/2)%n + n) % n
+			j := j0 + i
+			if j >= n {
+				j -= n
+			}
 			s += h[i] * x[j]
 		}
 		y[m] = s

@@ -14,47 +14,51 @@ func LowerMedian(x []float32) float32 {
 }
 
 // selectRank reorders x so that x[k] is the element of rank k and returns
-// it: Hoare partitioning around a median-of-three pivot, finished by
-// insertion sort on short ranges.
+// it: quickselect with a median-of-three pivot and a branch-free Lomuto
+// partition (a data-dependent branch per element would be mispredicted
+// about half the time on noise), finished by insertion sort on short
+// ranges.
 func selectRank(x []float32, k int) float32 {
-	lo, hi := 0, len(x)-1
-	for hi-lo > 12 {
-		mid := lo + (hi-lo)/2
-		if x[mid] < x[lo] {
-			x[mid], x[lo] = x[lo], x[mid]
+	lo, hi := 0, len(x) // the rank-k element lies in x[lo:hi]
+	for hi-lo > 16 {
+		// Median of three to x[hi-1], the pivot.
+		a, m, b := lo, lo+(hi-lo)/2, hi-1
+		if x[m] < x[a] {
+			x[m], x[a] = x[a], x[m]
 		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
+		if x[b] < x[a] {
+			x[b], x[a] = x[a], x[b]
 		}
-		if x[hi] < x[mid] {
-			x[hi], x[mid] = x[mid], x[hi]
+		if x[m] < x[b] {
+			x[m], x[b] = x[b], x[m]
 		}
-		p := x[mid]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < p {
-				i++
+		p := x[b]
+		// Lomuto: x[lo:j] < p ≤ x[j:i]. Swapping unconditionally and
+		// advancing j by the comparison keeps the loop branch-free.
+		j := lo
+		s := x[lo:b]
+		for i := range s {
+			v := s[i]
+			s[i] = x[j]
+			x[j] = v
+			var inc int
+			if v < p {
+				inc = 1
 			}
-			for p < x[j] {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
+			j += inc
 		}
-		// Now x[lo:j+1] ≤ p ≤ x[i:hi+1] and x[j+1:i] equal p.
+		x[b], x[j] = x[j], p
+		// Now x[lo:j] < p = x[j] ≤ x[j+1:hi].
 		switch {
-		case k <= j:
+		case k < j:
 			hi = j
-		case k >= i:
-			lo = i
+		case k > j:
+			lo = j + 1
 		default:
-			return x[k]
+			return p
 		}
 	}
-	for a := lo + 1; a <= hi; a++ {
+	for a := lo + 1; a < hi; a++ {
 		v := x[a]
 		b := a
 		for ; b > lo && v < x[b-1]; b-- {

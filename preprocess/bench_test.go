@@ -1,0 +1,131 @@
+package preprocess
+
+import (
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"dspk/linalg"
+)
+
+// NP1-sized benchmark window: 385 interleaved int16 channels (sync last),
+// T = 60122, the 384 sites used.
+var (
+	benchOnce sync.Once
+	benchSrc  []int16
+	benchW    *linalg.Whitening
+)
+
+func benchData() ([]int16, *linalg.Whitening) {
+	benchOnce.Do(func() {
+		rng := rand.New(rand.NewPCG(31, 32))
+		benchSrc = randWindow(rng, 60122, 385, true)
+		benchW = randWhitening(rng, 384, 32)
+	})
+	return benchSrc, benchW
+}
+
+func benchParams() Params {
+	p := DefaultParams()
+	p.ChanMap, p.NChanFile = iota(384), 385
+	return p
+}
+
+// reportRealtime reports how many times faster than real time one window
+// of NT samples is processed.
+func reportRealtime(b *testing.B, p Params) {
+	per := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(p.NT)/p.Fs/per, "x_realtime")
+}
+
+func BenchmarkRun(b *testing.B) {
+	src, w := benchData()
+	p := benchParams()
+	pp, err := New(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]float32, 384*p.T())
+	for _, tc := range []struct {
+		name string
+		w    *linalg.Whitening
+	}{{"nowhiten", nil}, {"whiten32", w}} {
+		b.Run(tc.name, func(b *testing.B) {
+			pp.Run(dst, src, tc.w) // allocate the whitening scratch
+			b.SetBytes(int64(2 * len(src)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				pp.Run(dst, src, tc.w)
+			}
+			reportRealtime(b, p)
+		})
+	}
+}
+
+// BenchmarkStages times Run's stages separately on the NP1 window:
+// selection + mean + CAR (reference), the high-pass of 384 rows, and the
+// whitening apply (linalg).
+func BenchmarkStages(b *testing.B) {
+	src, w := benchData()
+	p := benchParams()
+	pp, err := New(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	T := p.T()
+	buf := make([]float32, 384*T)
+	dst := make([]float32, 384*T)
+	b.Run("reference", func(b *testing.B) {
+		b.SetBytes(int64(2 * len(src)))
+		for range b.N {
+			pp.reference(buf, src)
+		}
+		reportRealtime(b, p)
+	})
+	b.Run("highpass384", func(b *testing.B) {
+		pp.reference(buf, src)
+		b.SetBytes(int64(4 * len(buf)))
+		for range b.N {
+			pp.out = buf
+			pp.parallel(384, (*Preprocessor).filterRange)
+			pp.out = nil
+		}
+		reportRealtime(b, p)
+	})
+	b.Run("whiten", func(b *testing.B) {
+		b.SetBytes(int64(4 * len(buf)))
+		for range b.N {
+			w.Apply(dst, buf, T)
+		}
+		reportRealtime(b, p)
+	})
+}
+
+// BenchmarkFilterRow times one channel row of T = 60122 on one goroutine:
+// the periodic forward-backward path and the exact FFT path at that
+// (non-smooth) length.
+func BenchmarkFilterRow(b *testing.B) {
+	const n = 60122
+	rng := rand.New(rand.NewPCG(33, 34))
+	x := randRow(rng, n)
+	y := make([]float32, n)
+	fast, err := NewFilter(30000, 300, 3, n)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		f    *Filter
+	}{{"periodic", fast}, {"fft60122", newFFTFilter(b, 30000, 300, 3, n)}} {
+		b.Run(tc.name, func(b *testing.B) {
+			b.SetBytes(4 * n)
+			start := time.Now()
+			for range b.N {
+				tc.f.Apply(y, x)
+			}
+			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/n, "ns/sample")
+		})
+	}
+}
