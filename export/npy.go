@@ -201,7 +201,9 @@ func WriteNPYFile(path string, shape []int, data any) error {
 // Column is one field of a structured (record) array: its name and its
 // values, a slice of any type [WriteNPY] accepts.
 type Column struct {
+	// Name is the field name, e.g. "sample_index".
 	Name string
+	// Data holds one value per record.
 	Data any
 }
 

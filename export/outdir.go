@@ -42,6 +42,9 @@ func NewOutputDir(final string, overwrite bool) (*OutputDir, error) {
 		return nil, err
 	}
 	parent, base := filepath.Split(final)
+	if base == "" || base == "." || base == ".." {
+		return nil, fmt.Errorf("export: %s cannot be an output folder name", final)
+	}
 	if parent == "" {
 		parent = "."
 	}

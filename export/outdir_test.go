@@ -173,8 +173,10 @@ func TestOutputDirNotFolder(t *testing.T) {
 	if _, err := NewOutputDir(final, true); err == nil || !strings.Contains(err.Error(), "not a folder") {
 		t.Errorf("file at the final path with overwrite: %v", err)
 	}
-	if _, err := NewOutputDir("", false); err == nil {
-		t.Error("empty name accepted")
+	for _, bad := range []string{"", ".", "..", "/", "a/.."} {
+		if _, err := NewOutputDir(bad, true); err == nil {
+			t.Errorf("output folder %q accepted", bad)
+		}
 	}
 }
 
