@@ -1,0 +1,166 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+
+	"dspk/probe"
+)
+
+// Config describes a synthetic recording. Start from [DefaultConfig]; the
+// zero value is not valid. Counts are int16 ADC units of the file.
+type Config struct {
+	// Seconds is the duration; the recording has round(Seconds·SampleRate)
+	// samples.
+	Seconds float64 `json:"seconds"`
+	// SampleRate is the sampling rate in Hz (30000).
+	SampleRate float64 `json:"sample_rate"`
+	// Units is the number of simulated neurons (120).
+	Units int `json:"units"`
+	// Seed selects the random streams; equal configs give equal bytes.
+	Seed uint64 `json:"seed"`
+	// Probe is the site geometry; nil means [probe.NP1] (384 sites in a
+	// 385-channel file whose last row is the sync channel).
+	Probe *probe.Probe `json:"probe,omitempty"`
+
+	// NoiseSD is the standard deviation of each site's local noise in
+	// counts (10); unit amplitudes are multiples of it.
+	NoiseSD float64 `json:"noise_sd"`
+	// NoiseCorrUm is the σ in µm of the Gaussian kernel that correlates
+	// the noise of neighbouring sites (20); 0 gives independent sites.
+	NoiseCorrUm float64 `json:"noise_corr_um"`
+	// CommonModeSD is the SD in counts of the broadband noise shared by
+	// all sites (3).
+	CommonModeSD float64 `json:"common_mode_sd"`
+	// CommonModeSine is the amplitude in counts of a shared sine of
+	// frequency CommonModeHz (20 counts at 7 Hz).
+	CommonModeSine float64 `json:"common_mode_sine"`
+	// CommonModeHz is the frequency of the shared sine (7).
+	CommonModeHz float64 `json:"common_mode_hz"`
+	// OffsetMax bounds the per-site DC offsets, drawn uniformly from
+	// [−OffsetMax, OffsetMax] counts (300).
+	OffsetMax float64 `json:"offset_max"`
+	// DriftUmPerS is the speed of a rigid upward drift of all units in
+	// µm/s (0: none).
+	DriftUmPerS float64 `json:"drift_um_per_s"`
+	// MicrovoltsPerCount is the scale of the site channels (2.34375, the
+	// Neuropixels 1.0 gain of 500).
+	MicrovoltsPerCount float64 `json:"microvolts_per_count"`
+
+	// AmplitudeMin and AmplitudeMax bound the units' peak amplitudes on
+	// their best site, in noise SDs (5 and 25); the distribution is
+	// log-uniform.
+	AmplitudeMin float64 `json:"amplitude_min"`
+	AmplitudeMax float64 `json:"amplitude_max"`
+	// RateMin and RateMax bound the units' mean firing rates in Hz (3 and
+	// 15); the distribution is uniform.
+	RateMin float64 `json:"rate_min"`
+	RateMax float64 `json:"rate_max"`
+	// RefractoryMs is the dead time after each spike in ms (2).
+	RefractoryMs float64 `json:"refractory_ms"`
+}
+
+// DefaultConfig returns a 60-s Neuropixels 1.0 recording of 120 units,
+// the set-up of Kilosort4's reference detection run (kilosort4.md §11.3).
+func DefaultConfig() Config {
+	return Config{
+		Seconds:            60,
+		SampleRate:         30000,
+		Units:              120,
+		Seed:               1,
+		NoiseSD:            10,
+		NoiseCorrUm:        20,
+		CommonModeSD:       3,
+		CommonModeSine:     20,
+		CommonModeHz:       7,
+		OffsetMax:          300,
+		MicrovoltsPerCount: 2.34375,
+		AmplitudeMin:       5,
+		AmplitudeMax:       25,
+		RateMin:            3,
+		RateMax:            15,
+		RefractoryMs:       2,
+	}
+}
+
+// Samples returns the number of samples the config describes.
+func (c Config) Samples() int64 { return int64(math.Round(c.Seconds * c.SampleRate)) }
+
+// resolved returns a copy of c with the default probe filled in and a deep
+// copy of the probe, after checking every field.
+func (c Config) resolved() (Config, error) {
+	bad := func(format string, a ...any) (Config, error) {
+		return Config{}, fmt.Errorf("sim: config: "+format, a...)
+	}
+	finite := func(name string, v float64) error {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("sim: config: %s is %g", name, v)
+		}
+		return nil
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{
+		{"Seconds", c.Seconds}, {"SampleRate", c.SampleRate}, {"NoiseSD", c.NoiseSD},
+		{"NoiseCorrUm", c.NoiseCorrUm}, {"CommonModeSD", c.CommonModeSD},
+		{"CommonModeSine", c.CommonModeSine}, {"CommonModeHz", c.CommonModeHz},
+		{"OffsetMax", c.OffsetMax}, {"DriftUmPerS", c.DriftUmPerS},
+		{"MicrovoltsPerCount", c.MicrovoltsPerCount}, {"AmplitudeMin", c.AmplitudeMin},
+		{"AmplitudeMax", c.AmplitudeMax}, {"RateMin", c.RateMin}, {"RateMax", c.RateMax},
+		{"RefractoryMs", c.RefractoryMs},
+	} {
+		if err := finite(f.name, f.v); err != nil {
+			return Config{}, err
+		}
+	}
+	switch {
+	case c.SampleRate < 10000 || c.SampleRate > 1e6:
+		return bad("SampleRate %g Hz: want 10 kHz to 1 MHz", c.SampleRate)
+	case c.Seconds <= 0 || c.Samples() < 1:
+		return bad("Seconds %g gives no samples at %g Hz", c.Seconds, c.SampleRate)
+	case c.Samples() > 1<<40:
+		return bad("Seconds %g is too long", c.Seconds)
+	case c.Units < 0 || c.Units > 1<<20:
+		return bad("Units %d: want 0 to %d", c.Units, 1<<20)
+	case c.NoiseSD <= 0:
+		return bad("NoiseSD %g: want > 0 (amplitudes are in noise SDs)", c.NoiseSD)
+	case c.NoiseCorrUm < 0:
+		return bad("NoiseCorrUm %g: want ≥ 0", c.NoiseCorrUm)
+	case c.CommonModeSD < 0 || c.CommonModeSine < 0 || c.CommonModeHz < 0 || c.OffsetMax < 0:
+		return bad("CommonModeSD %g, CommonModeSine %g, CommonModeHz %g and OffsetMax %g must be ≥ 0",
+			c.CommonModeSD, c.CommonModeSine, c.CommonModeHz, c.OffsetMax)
+	case c.MicrovoltsPerCount <= 0:
+		return bad("MicrovoltsPerCount %g: want > 0", c.MicrovoltsPerCount)
+	case c.AmplitudeMin <= 0 || c.AmplitudeMax < c.AmplitudeMin:
+		return bad("amplitudes %g to %g noise SD: want 0 < min ≤ max", c.AmplitudeMin, c.AmplitudeMax)
+	case c.RateMin <= 0 || c.RateMax < c.RateMin:
+		return bad("rates %g to %g Hz: want 0 < min ≤ max", c.RateMin, c.RateMax)
+	case c.RefractoryMs < 0:
+		return bad("RefractoryMs %g: want ≥ 0", c.RefractoryMs)
+	}
+	if tau := math.Ceil(c.RefractoryMs * 1e-3 * c.SampleRate); tau >= c.SampleRate/c.RateMax {
+		return bad("rate %g Hz is impossible with a %g-ms refractory period", c.RateMax, c.RefractoryMs)
+	}
+	if c.Probe == nil {
+		c.Probe = probe.NP1()
+	} else {
+		if err := c.Probe.Validate(); err != nil {
+			return Config{}, fmt.Errorf("sim: config: %w", err)
+		}
+		c.Probe = cloneProbe(c.Probe)
+	}
+	return c, nil
+}
+
+// cloneProbe returns a deep copy of p.
+func cloneProbe(p *probe.Probe) *probe.Probe {
+	return &probe.Probe{
+		Name:      p.Name,
+		X:         append([]float64(nil), p.X...),
+		Y:         append([]float64(nil), p.Y...),
+		Shank:     append([]int(nil), p.Shank...),
+		ChanMap:   append([]int(nil), p.ChanMap...),
+		NChanFile: p.NChanFile,
+	}
+}

@@ -1,0 +1,401 @@
+package sim
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"codeberg.org/sbinet/npyio"
+
+	"dspk/export"
+)
+
+// Truth is the ground truth of a synthetic recording. Spike i is a trough
+// of unit SpikeClusters[i] at sample SpikeTimes[i]; unit arrays are indexed
+// by unit id.
+type Truth struct {
+	// Config is the resolved configuration (with its probe).
+	Config Config
+	// Samples is the length of the recording.
+	Samples int64
+	// TroughIndex is the index of the trough in each UnitWaveform.
+	TroughIndex int
+
+	// SpikeTimes are the trough samples, sorted (ties by unit).
+	SpikeTimes []int64
+	// SpikeClusters are the unit ids of the spikes.
+	SpikeClusters []int32
+
+	// UnitX and UnitY are the units' positions in the probe's frame (µm)
+	// at time 0; UnitZ is their distance from the probe plane.
+	UnitX, UnitY, UnitZ []float64
+	// UnitAmplitude is the trough depth on the best site at time 0, in
+	// noise SDs.
+	UnitAmplitude []float64
+	// UnitRate is the mean firing rate in Hz.
+	UnitRate []float64
+	// UnitShape is the waveform family.
+	UnitShape []Shape
+	// UnitPeakChannel is the site index (probe order, not file row) with
+	// the largest trough at time 0.
+	UnitPeakChannel []int32
+	// UnitWaveform is each unit's temporal waveform, trough −1 at
+	// TroughIndex; the signal on site c is UnitWaveform times the unit's
+	// peak amplitude in counts times f(d_c)/f(d_peak).
+	UnitWaveform [][]float64
+}
+
+// newTruth copies the ground truth out of m.
+func newTruth(m *model) *Truth {
+	n := len(m.units)
+	t := &Truth{
+		Config:          m.cfg,
+		Samples:         m.samples,
+		TroughIndex:     m.pre,
+		SpikeTimes:      m.times,
+		SpikeClusters:   m.clusters,
+		UnitX:           make([]float64, n),
+		UnitY:           make([]float64, n),
+		UnitZ:           make([]float64, n),
+		UnitAmplitude:   make([]float64, n),
+		UnitRate:        make([]float64, n),
+		UnitShape:       make([]Shape, n),
+		UnitPeakChannel: make([]int32, n),
+		UnitWaveform:    make([][]float64, n),
+	}
+	t.Config.Probe = cloneProbe(m.probe)
+	for i, u := range m.units {
+		t.UnitX[i], t.UnitY[i], t.UnitZ[i] = u.x, u.y, u.z
+		t.UnitAmplitude[i] = u.amp
+		t.UnitRate[i] = u.rate
+		t.UnitShape[i] = u.shape
+		t.UnitPeakChannel[i] = int32(u.peak)
+		t.UnitWaveform[i] = append([]float64(nil), u.wave...)
+	}
+	return t
+}
+
+// Units returns the number of units.
+func (t *Truth) Units() int { return len(t.UnitX) }
+
+// SpikeY returns the depth (µm) of each spike's unit at the spike's time:
+// UnitY moved by the drift.
+func (t *Truth) SpikeY() []float64 {
+	y := make([]float64, len(t.SpikeTimes))
+	for i, s := range t.SpikeTimes {
+		y[i] = t.UnitY[t.SpikeClusters[i]] + t.Config.DriftUmPerS*float64(s)/t.Config.SampleRate
+	}
+	return y
+}
+
+// SpikeAmplitude returns each spike's unit amplitude in noise SDs.
+func (t *Truth) SpikeAmplitude() []float64 {
+	a := make([]float64, len(t.SpikeTimes))
+	for i, c := range t.SpikeClusters {
+		a[i] = t.UnitAmplitude[c]
+	}
+	return a
+}
+
+// UnitSpikeCounts returns the number of spikes of each unit.
+func (t *Truth) UnitSpikeCounts() []int {
+	n := make([]int, t.Units())
+	for _, c := range t.SpikeClusters {
+		n[c]++
+	}
+	return n
+}
+
+// truthVersion identifies the generator's model in truth.json; it changes
+// whenever the same Config would give different output.
+const truthVersion = 1
+
+// truthJSON is the layout of truth.json.
+type truthJSON struct {
+	Generator      string     `json:"generator"`
+	Version        int        `json:"version"`
+	Config         Config     `json:"config"`
+	Samples        int64      `json:"samples"`
+	Channels       int        `json:"channels"`
+	Spikes         int        `json:"spikes"`
+	TroughIndex    int        `json:"trough_index"`
+	WaveformLength int        `json:"waveform_samples"`
+	Units          []unitJSON `json:"units"`
+}
+
+type unitJSON struct {
+	ID          int     `json:"id"`
+	X           float64 `json:"x_um"`
+	Y           float64 `json:"y_um"`
+	Z           float64 `json:"z_um"`
+	Amplitude   float64 `json:"amplitude_sd"`
+	Rate        float64 `json:"rate_hz"`
+	Shape       Shape   `json:"shape"`
+	PeakChannel int32   `json:"peak_channel"`
+	Spikes      int     `json:"spikes"`
+}
+
+// Truth file names in a directory written by [Truth.WriteDir].
+const (
+	FileSpikeTimes      = "spike_times.npy"
+	FileSpikeClusters   = "spike_clusters.npy"
+	FileUnitPositions   = "unit_positions.npy"
+	FileUnitAmplitudes  = "unit_amplitudes.npy"
+	FileUnitPeakChannel = "unit_peak_channel.npy"
+	FileUnitWaveforms   = "unit_waveforms.npy"
+	FileTruthJSON       = "truth.json"
+)
+
+// WriteDir writes the ground truth into dir, which must exist:
+// spike_times.npy (int64, n), spike_clusters.npy (int32, n),
+// unit_positions.npy (float32, units×2: x, y at time 0),
+// unit_amplitudes.npy (float32, noise SDs), unit_peak_channel.npy (int32,
+// site index), unit_waveforms.npy (float32, units×waveform samples) and
+// truth.json (the config, counts and every unit's parameters in full
+// precision). Each file is written under a temporary name and renamed, so
+// a reader sees whole files; on error the files written so far are
+// removed.
+func (t *Truth) WriteDir(dir string) (err error) {
+	nu := t.Units()
+	pos := make([]float32, 2*nu)
+	amp := make([]float32, nu)
+	nt := t.waveformLen()
+	wav := make([]float32, nu*nt)
+	for i := range nu {
+		pos[2*i], pos[2*i+1] = float32(t.UnitX[i]), float32(t.UnitY[i])
+		amp[i] = float32(t.UnitAmplitude[i])
+		for j, v := range t.UnitWaveform[i] {
+			wav[i*nt+j] = float32(v)
+		}
+	}
+	counts := t.UnitSpikeCounts()
+	js := truthJSON{
+		Generator:      "dspk/sim",
+		Version:        truthVersion,
+		Config:         t.Config,
+		Samples:        t.Samples,
+		Channels:       t.Config.Probe.NChanFile,
+		Spikes:         len(t.SpikeTimes),
+		TroughIndex:    t.TroughIndex,
+		WaveformLength: nt,
+		Units:          make([]unitJSON, nu),
+	}
+	for i := range nu {
+		js.Units[i] = unitJSON{
+			ID: i, X: t.UnitX[i], Y: t.UnitY[i], Z: t.UnitZ[i],
+			Amplitude: t.UnitAmplitude[i], Rate: t.UnitRate[i], Shape: t.UnitShape[i],
+			PeakChannel: t.UnitPeakChannel[i], Spikes: counts[i],
+		}
+	}
+	jb, err := json.MarshalIndent(js, "", "  ")
+	if err != nil {
+		return fmt.Errorf("sim: truth.json: %w", err)
+	}
+	jb = append(jb, '\n')
+
+	type file struct {
+		name  string
+		write func(path string) error
+	}
+	npy := func(shape []int, data any) func(string) error {
+		return func(p string) error { return export.WriteNPYFile(p, shape, data) }
+	}
+	files := []file{
+		{FileSpikeTimes, npy([]int{len(t.SpikeTimes)}, t.SpikeTimes)},
+		{FileSpikeClusters, npy([]int{len(t.SpikeClusters)}, t.SpikeClusters)},
+		{FileUnitPositions, npy([]int{nu, 2}, pos)},
+		{FileUnitAmplitudes, npy([]int{nu}, amp)},
+		{FileUnitPeakChannel, npy([]int{nu}, t.UnitPeakChannel)},
+		{FileUnitWaveforms, npy([]int{nu, nt}, wav)},
+		{FileTruthJSON, func(p string) error { return os.WriteFile(p, jb, 0o644) }},
+	}
+	var done []string
+	defer func() {
+		if err != nil {
+			for _, p := range done {
+				os.Remove(p)
+			}
+		}
+	}()
+	for _, f := range files {
+		final := filepath.Join(dir, f.name)
+		tmp := final + ".tmp"
+		if err := f.write(tmp); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("sim: writing %s: %w", final, err)
+		}
+		if err := os.Rename(tmp, final); err != nil {
+			os.Remove(tmp)
+			return fmt.Errorf("sim: writing %s: %w", final, err)
+		}
+		done = append(done, final)
+	}
+	return nil
+}
+
+// waveformLen is the length of the unit waveforms (from the sample rate
+// when there are no units).
+func (t *Truth) waveformLen() int {
+	if len(t.UnitWaveform) > 0 {
+		return len(t.UnitWaveform[0])
+	}
+	_, nt := waveformLen(t.Config.SampleRate)
+	return nt
+}
+
+// ReadTruthDir reads a directory written by [Truth.WriteDir]. Unit
+// parameters come from truth.json in full precision; the spike arrays and
+// waveforms from the .npy files. The files are checked against each other
+// (counts, shapes, sorted times, cluster ids, per-unit spike counts, the
+// float32 copies of positions and amplitudes); errors name the file.
+func ReadTruthDir(dir string) (*Truth, error) {
+	jpath := filepath.Join(dir, FileTruthJSON)
+	jb, err := os.ReadFile(jpath)
+	if err != nil {
+		return nil, fmt.Errorf("sim: %w", err)
+	}
+	var js truthJSON
+	if err := json.Unmarshal(jb, &js); err != nil {
+		return nil, fmt.Errorf("sim: %s: %w", jpath, err)
+	}
+	bad := func(name, format string, a ...any) error {
+		return fmt.Errorf("sim: %s: %s", filepath.Join(dir, name), fmt.Sprintf(format, a...))
+	}
+	if js.Generator != "dspk/sim" || js.Version != truthVersion {
+		return nil, bad(FileTruthJSON, "generator %q version %d, want dspk/sim version %d", js.Generator, js.Version, truthVersion)
+	}
+	if js.Config.Probe == nil {
+		return nil, bad(FileTruthJSON, "no probe in config")
+	}
+	if err := js.Config.Probe.Validate(); err != nil {
+		return nil, bad(FileTruthJSON, "%v", err)
+	}
+	nu := len(js.Units)
+	if js.TroughIndex < 0 || js.TroughIndex >= js.WaveformLength || js.Samples < 0 || js.Spikes < 0 {
+		return nil, bad(FileTruthJSON, "trough index %d, waveform length %d, %d samples, %d spikes",
+			js.TroughIndex, js.WaveformLength, js.Samples, js.Spikes)
+	}
+	t := &Truth{
+		Config:          js.Config,
+		Samples:         js.Samples,
+		TroughIndex:     js.TroughIndex,
+		UnitX:           make([]float64, nu),
+		UnitY:           make([]float64, nu),
+		UnitZ:           make([]float64, nu),
+		UnitAmplitude:   make([]float64, nu),
+		UnitRate:        make([]float64, nu),
+		UnitShape:       make([]Shape, nu),
+		UnitPeakChannel: make([]int32, nu),
+		UnitWaveform:    make([][]float64, nu),
+	}
+	nSites := js.Config.Probe.Len()
+	for i, u := range js.Units {
+		if u.ID != i {
+			return nil, bad(FileTruthJSON, "unit %d has id %d", i, u.ID)
+		}
+		if u.PeakChannel < 0 || int(u.PeakChannel) >= nSites {
+			return nil, bad(FileTruthJSON, "unit %d: peak channel %d outside 0..%d", i, u.PeakChannel, nSites-1)
+		}
+		t.UnitX[i], t.UnitY[i], t.UnitZ[i] = u.X, u.Y, u.Z
+		t.UnitAmplitude[i], t.UnitRate[i], t.UnitShape[i] = u.Amplitude, u.Rate, u.Shape
+		t.UnitPeakChannel[i] = u.PeakChannel
+	}
+
+	if err := readNPY(dir, FileSpikeTimes, []int{js.Spikes}, &t.SpikeTimes); err != nil {
+		return nil, err
+	}
+	if err := readNPY(dir, FileSpikeClusters, []int{js.Spikes}, &t.SpikeClusters); err != nil {
+		return nil, err
+	}
+	counts := make([]int, nu)
+	for i, c := range t.SpikeClusters {
+		if c < 0 || int(c) >= nu {
+			return nil, bad(FileSpikeClusters, "spike %d has cluster %d, outside 0..%d", i, c, nu-1)
+		}
+		counts[c]++
+	}
+	for i, s := range t.SpikeTimes {
+		if s < 0 || s >= js.Samples {
+			return nil, bad(FileSpikeTimes, "spike %d at sample %d, outside 0..%d", i, s, js.Samples-1)
+		}
+		if i > 0 && s < t.SpikeTimes[i-1] {
+			return nil, bad(FileSpikeTimes, "spike %d at sample %d comes before spike %d at %d", i, s, i-1, t.SpikeTimes[i-1])
+		}
+	}
+	for i, u := range js.Units {
+		if counts[i] != u.Spikes {
+			return nil, bad(FileSpikeClusters, "unit %d has %d spikes, %s says %d", i, counts[i], FileTruthJSON, u.Spikes)
+		}
+	}
+
+	var pos, amp, wav []float32
+	var peak []int32
+	if err := readNPY(dir, FileUnitPositions, []int{nu, 2}, &pos); err != nil {
+		return nil, err
+	}
+	if err := readNPY(dir, FileUnitAmplitudes, []int{nu}, &amp); err != nil {
+		return nil, err
+	}
+	if err := readNPY(dir, FileUnitPeakChannel, []int{nu}, &peak); err != nil {
+		return nil, err
+	}
+	if err := readNPY(dir, FileUnitWaveforms, []int{nu, js.WaveformLength}, &wav); err != nil {
+		return nil, err
+	}
+	for i := range nu {
+		if pos[2*i] != float32(t.UnitX[i]) || pos[2*i+1] != float32(t.UnitY[i]) {
+			return nil, bad(FileUnitPositions, "unit %d at (%g, %g), %s says (%g, %g)", i, pos[2*i], pos[2*i+1], FileTruthJSON, t.UnitX[i], t.UnitY[i])
+		}
+		if amp[i] != float32(t.UnitAmplitude[i]) {
+			return nil, bad(FileUnitAmplitudes, "unit %d amplitude %g, %s says %g", i, amp[i], FileTruthJSON, t.UnitAmplitude[i])
+		}
+		if peak[i] != t.UnitPeakChannel[i] {
+			return nil, bad(FileUnitPeakChannel, "unit %d peak channel %d, %s says %d", i, peak[i], FileTruthJSON, t.UnitPeakChannel[i])
+		}
+		w := make([]float64, js.WaveformLength)
+		for j := range w {
+			w[j] = float64(wav[i*js.WaveformLength+j])
+			if math.IsNaN(w[j]) || math.IsInf(w[j], 0) {
+				return nil, bad(FileUnitWaveforms, "unit %d sample %d is %g", i, j, w[j])
+			}
+		}
+		t.UnitWaveform[i] = w
+	}
+	return t, nil
+}
+
+// readNPY reads dir/name into ptr after checking that its shape is want.
+func readNPY(dir, name string, want []int, ptr any) error {
+	path := filepath.Join(dir, name)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	defer f.Close()
+	r, err := npyio.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("sim: %s: %w", path, err)
+	}
+	shape := r.Header.Descr.Shape
+	if len(shape) != len(want) {
+		return fmt.Errorf("sim: %s: shape %v, want %v", path, shape, want)
+	}
+	for i := range want {
+		if shape[i] != want[i] {
+			return fmt.Errorf("sim: %s: shape %v, want %v", path, shape, want)
+		}
+	}
+	if r.Header.Descr.Fortran && len(want) > 1 {
+		return fmt.Errorf("sim: %s: Fortran order is not supported", path)
+	}
+	if err := r.Read(ptr); err != nil {
+		if errors.Is(err, npyio.ErrTypeMismatch) {
+			return fmt.Errorf("sim: %s: dtype %s does not match: %w", path, r.Header.Descr.Type, err)
+		}
+		return fmt.Errorf("sim: %s: %w", path, err)
+	}
+	return nil
+}
