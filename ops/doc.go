@@ -1,0 +1,32 @@
+// Package ops provides general streaming operations on rows of samples, first
+// of them the causal trailing mean CausalTrailingMean, together with the
+// float16 and bfloat16 storage types they accept.
+//
+// # Causal trailing mean
+//
+// For each row x of a row-major [rows, n] array, CausalTrailingMean writes
+//
+//	h[t] = (x[max(0, t-cf+1)] + … + x[t]) / min(t+1, cf)
+//
+// the mean over the last cf samples, where early samples are divided by the
+// number of samples that really exist rather than by cf. cf = 1 is the
+// identity and cf ≥ n is the running prefix mean. Storage may be float32,
+// Float16 or BFloat16; sums are carried in float64 (exact differences of
+// float32 samples, no growth of the error with the row length) and each
+// output is rounded to the storage type once.
+//
+// Three formulations are exported so that tests and benchmarks can compare
+// them:
+//
+//   - CausalTrailingMean: the fused single pass (running window sum updated
+//     with x[t] − x[t−cf]), rows and row segments spread over goroutines,
+//     with an AVX2 kernel on amd64 and a plain Go kernel elsewhere;
+//   - CausalTrailingMeanRef: the plain float64 definition, the reference;
+//   - CausalTrailingMeanEager: the multi-pass cumsum → pad → subtract →
+//     divide → cast chain with float32 intermediates, as an eager tensor
+//     library computes it, each pass materialised.
+//
+// The CUDA C source of the matching GPU kernel is embedded as
+// TrailingMeanCUDA; its launch geometry is documented at the top of
+// kernels/trailing_mean.cu.
+package ops

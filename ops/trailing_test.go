@@ -1,0 +1,466 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The fused pass is checked against CausalTrailingMeanRef by requiring every
+// output to be a correctly rounded value of the reference mean: the stored
+// value must lie between round(ref − δ) and round(ref + δ), where δ bounds
+// the float64 error of both computations (a few units of 2⁻⁵³ times √n times
+// the largest sample of the row). That is far tighter than the 4-ulp bound
+// of the issue and catches double rounding, a wrong divisor, an off-by-one
+// window or an unwritten (NaN-poisoned) output.
+
+// impls are the kernel sets under test: the assembly kernels (the Go ones
+// where there is no assembly) and the plain Go kernels.
+var impls = []struct {
+	name string
+	asm  bool
+}{{"asm", true}, {"go", false}}
+
+// toStorage rounds x to the storage type.
+func toStorage[T Storage](x []float64) []T {
+	out := make([]T, len(x))
+	switch o := any(out).(type) {
+	case []float32:
+		for i, v := range x {
+			o[i] = float32(v)
+		}
+	case []Float16:
+		for i, v := range x {
+			o[i] = Float16FromFloat64(v)
+		}
+	case []BFloat16:
+		for i, v := range x {
+			o[i] = BFloat16FromFloat64(v)
+		}
+	}
+	return out
+}
+
+// fromStorage returns the exact values of x.
+func fromStorage[T Storage](x []T) []float64 {
+	out := make([]float64, len(x))
+	switch s := any(x).(type) {
+	case []float32:
+		for i, v := range s {
+			out[i] = float64(v)
+		}
+	case []Float16:
+		for i, v := range s {
+			out[i] = v.Float64()
+		}
+	case []BFloat16:
+		for i, v := range s {
+			out[i] = v.Float64()
+		}
+	}
+	return out
+}
+
+// roundTo returns v correctly rounded to T, as a float64.
+func roundTo[T Storage](v float64) float64 {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return float64(float32(v))
+	case Float16:
+		return Float16FromFloat64(v).Float64()
+	default:
+		return BFloat16FromFloat64(v).Float64()
+	}
+}
+
+func typeName[T Storage]() string {
+	var z T
+	return fmt.Sprintf("%T", z)
+}
+
+// nanFill fills x with NaN in the storage type.
+func nanFill[T Storage](x []T) {
+	var nan T
+	switch any(nan).(type) {
+	case float32:
+		nan = any(float32(math.NaN())).(T)
+	case Float16:
+		nan = any(Float16(0x7e00)).(T)
+	case BFloat16:
+		nan = any(BFloat16(0x7fc0)).(T)
+	}
+	for i := range x {
+		x[i] = nan
+	}
+}
+
+// gen draws rows·n samples of the named distribution.
+func gen(rng *rand.Rand, kind string, N int) []float64 {
+	x := make([]float64, N)
+	for i := range x {
+		switch kind {
+		case "normal":
+			x[i] = rng.NormFloat64()
+		case "offset": // mean 1000, SD 1: a recording with a DC offset
+			x[i] = 1000 + rng.NormFloat64()
+		case "int16": // raw counts, including the extremes
+			x[i] = float64(rng.IntN(65536) - 32768)
+		case "wide": // magnitudes from 2^-20 to 2^14, both signs
+			x[i] = math.Ldexp(rng.Float64()*2-1, rng.IntN(35)-20)
+		default:
+			panic(kind)
+		}
+	}
+	return x
+}
+
+// checkMeans fails t unless every element of got is a correctly rounded
+// value of the reference computed from src (the stored input values).
+func checkMeans[T Storage](t *testing.T, got []T, src []float64, rows, n, cf int) {
+	t.Helper()
+	ref := make([]float64, len(src))
+	CausalTrailingMeanRef(ref, src, rows, n, cf)
+	checkMeansRef(t, got, src, ref, rows, n, cf)
+}
+
+// checkMeansRef is checkMeans with the reference means given.
+func checkMeansRef[T Storage](t *testing.T, got []T, src, ref []float64, rows, n, cf int) {
+	t.Helper()
+	g := fromStorage(got)
+	for r := range rows {
+		var maxAbs float64
+		for _, v := range src[r*n : (r+1)*n] {
+			maxAbs = max(maxAbs, math.Abs(v))
+		}
+		delta := 16 * math.Sqrt(float64(n+1)) * 0x1p-52 * maxAbs
+		for tt := range n {
+			i := r*n + tt
+			lo, hi := roundTo[T](ref[i]-delta), roundTo[T](ref[i]+delta)
+			if !(g[i] >= lo && g[i] <= hi) {
+				t.Fatalf("[%d, %d] (rows %d, n %d, cf %d): got %v, want %v (correctly rounded %v…%v)",
+					r, tt, rows, n, cf, g[i], ref[i], lo, hi)
+			}
+		}
+	}
+}
+
+var shapes = []struct{ rows, n, cf int }{
+	{1, 1, 1}, {1, 1, 5}, {3, 1, 1}, {1, 7, 1}, {1, 7, 3}, {1, 7, 7}, {1, 7, 8}, {1, 7, 100},
+	{2, 9, 4}, {5, 33, 8}, {3, 1001, 17}, {2, 15, 16}, {2, 17, 16}, {4, 4096, 100},
+	{1, 100003, 7},   // one row, segmented across goroutines
+	{3, 70001, 1000}, // few rows, segments with a long carried-in window
+	{2, 50000, 9000}, // window too long to segment
+	{16, 5000, 100},  // enough rows to split by rows
+	{7, 20000, 20000},
+	{5, 12345, 3},
+	{1, 40000, 40001},
+}
+
+func TestCausalTrailingMean(t *testing.T) {
+	t.Run("float32", testTrailing[float32])
+	t.Run("Float16", testTrailing[Float16])
+	t.Run("BFloat16", testTrailing[BFloat16])
+}
+
+func testTrailing[T Storage](t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(uint64(len(typeName[T]())), 7))
+	kinds := []string{"normal", "offset", "int16", "wide"}
+	for si, sh := range shapes {
+		kind := kinds[si%len(kinds)]
+		x := toStorage[T](gen(rng, kind, sh.rows*sh.n))
+		src := fromStorage(x)
+		for _, im := range impls {
+			for _, workers := range []int{1, 2, 5} {
+				name := fmt.Sprintf("%s/%dx%d/cf%d/%s/w%d", im.name, sh.rows, sh.n, sh.cf, kind, workers)
+				dst := make([]T, len(x))
+				nanFill(dst)
+				trailingMean(dst, x, sh.rows, sh.n, sh.cf, false, im.asm, workers)
+				t.Run(name, func(t *testing.T) { checkMeans(t, dst, src, sh.rows, sh.n, sh.cf) })
+				// In place: the result must be identical to out of place.
+				in := append([]T(nil), x...)
+				trailingMean(in, in, sh.rows, sh.n, sh.cf, true, im.asm, workers)
+				for i := range in {
+					if in[i] != dst[i] {
+						t.Fatalf("%s in place: [%d] = %v, out of place %v", name, i, in[i], dst[i])
+					}
+				}
+			}
+		}
+		// The public entry point, out of place and in place.
+		dst := make([]T, len(x))
+		nanFill(dst)
+		CausalTrailingMean(dst, x, sh.rows, sh.n, sh.cf)
+		checkMeans(t, dst, src, sh.rows, sh.n, sh.cf)
+		in := append([]T(nil), x...)
+		CausalTrailingMean(in, in, sh.rows, sh.n, sh.cf)
+		checkMeans(t, in, src, sh.rows, sh.n, sh.cf)
+	}
+}
+
+// TestAsmLikeGo checks that the assembly kernels and the Go kernels give the
+// same bits on random shapes, storage types and data.
+func TestAsmLikeGo(t *testing.T) {
+	if !hasAsm {
+		t.Skip("no assembly kernels on this platform")
+	}
+	t.Run("float32", testAsmLikeGo[float32])
+	t.Run("Float16", testAsmLikeGo[Float16])
+	t.Run("BFloat16", testAsmLikeGo[BFloat16])
+}
+
+func testAsmLikeGo[T Storage](t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(5, uint64(len(typeName[T]()))))
+	for it := range 300 {
+		rows, n := 1+rng.IntN(4), 1+rng.IntN(300)
+		cf := 1 + rng.IntN(n+10)
+		kind := []string{"normal", "offset", "int16", "wide"}[it%4]
+		x := toStorage[T](gen(rng, kind, rows*n))
+		a, g := make([]T, len(x)), make([]T, len(x))
+		trailingMean(a, x, rows, n, cf, false, true, 1)
+		trailingMean(g, x, rows, n, cf, false, false, 1)
+		for i := range a {
+			if fromStorage(a[i:i+1])[0] != fromStorage(g[i : i+1])[0] {
+				t.Fatalf("rows %d n %d cf %d %s: [%d] asm %v, go %v", rows, n, cf, kind, i, a[i], g[i])
+			}
+		}
+	}
+}
+
+// TestOneRounding uses windows of 3 on bfloat16 and float16 data, whose
+// means rounded to float32 often land exactly on a midpoint of the storage
+// grid: a double rounding (float64 → float32 → 16 bits, nearest even both
+// times) would be off by one unit there. Windows of 2 give exact midpoints,
+// which must round to even.
+func TestOneRounding(t *testing.T) {
+	t.Run("Float16", testOneRounding[Float16])
+	t.Run("BFloat16", testOneRounding[BFloat16])
+}
+
+func testOneRounding[T Storage](t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(21, 22))
+	const rows, n = 4, 1 << 18
+	x := toStorage[T](gen(rng, "normal", rows*n))
+	src := fromStorage(x)
+	for _, cf := range []int{2, 3} {
+		for _, im := range impls {
+			dst := make([]T, len(x))
+			nanFill(dst)
+			trailingMean(dst, x, rows, n, cf, false, im.asm, 2)
+			checkMeans(t, dst, src, rows, n, cf)
+		}
+	}
+}
+
+// TestLongRowOffset is the accuracy requirement of the issue: one row of
+// 10 000 000 float32 samples with mean 1000 and SD 1; the error must stay
+// within 4 float32 ulps of 1000 (and is in fact correctly rounded). The
+// eager two-cumsum formulation on the same data must fail that bound, which
+// shows the data really stresses accumulation.
+func TestLongRowOffset(t *testing.T) {
+	n := 10_000_000
+	if testing.Short() {
+		n = 1_000_000
+	}
+	rng := rand.New(rand.NewPCG(1000, 1))
+	x := toStorage[float32](gen(rng, "offset", n))
+	src := fromStorage(x)
+	bound := 4 * float64(math.Nextafter32(1000, 2000)-1000)
+	for _, cf := range []int{100, n} {
+		ref := make([]float64, n)
+		CausalTrailingMeanRef(ref, src, 1, n, cf)
+		maxErr := func(got []float32) (e float64, at int) {
+			for i, v := range got {
+				if d := math.Abs(float64(v) - ref[i]); !(d <= e) {
+					e, at = d, i
+				}
+			}
+			return e, at
+		}
+		for _, im := range impls {
+			dst := make([]float32, n)
+			nanFill(dst)
+			trailingMean(dst, x, 1, n, cf, false, im.asm, 2)
+			if e, at := maxErr(dst); !(e <= bound) {
+				t.Errorf("%s cf %d: max error %g at %d, bound %g", im.name, cf, e, at, bound)
+			} else {
+				t.Logf("%s cf %d: max error %.3g (bound %.3g)", im.name, cf, e, bound)
+			}
+			checkMeansRef(t, dst, src, ref, 1, n, cf)
+		}
+		eager := make([]float32, n)
+		CausalTrailingMeanEager(eager, x, 1, n, cf, nil)
+		if e, _ := maxErr(eager); e <= bound {
+			t.Errorf("eager cf %d: max error %g within the bound %g: the test data does not stress accumulation", cf, e, bound)
+		} else {
+			t.Logf("eager cf %d: max error %.3g", cf, e)
+		}
+	}
+}
+
+// TestEager checks the eager formulation against the reference on short
+// rows, where float32 cumsums are still accurate: the error must stay within
+// a few float32 units of the prefix magnitude.
+func TestEager(t *testing.T) {
+	t.Run("float32", testEager[float32])
+	t.Run("Float16", testEager[Float16])
+	t.Run("BFloat16", testEager[BFloat16])
+}
+
+func testEager[T Storage](t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(8, 9))
+	for _, sh := range shapes {
+		x := toStorage[T](gen(rng, "normal", sh.rows*sh.n))
+		src := fromStorage(x)
+		ref := make([]float64, len(src))
+		CausalTrailingMeanRef(ref, src, sh.rows, sh.n, sh.cf)
+		for _, inPlace := range []bool{false, true} {
+			dst := make([]T, len(x))
+			nanFill(dst)
+			if inPlace {
+				copy(dst, x)
+				CausalTrailingMeanEager(dst, dst, sh.rows, sh.n, sh.cf, nil)
+			} else {
+				CausalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, nil)
+			}
+			got := fromStorage(dst)
+			for r := range sh.rows {
+				// The float32 prefix grows like the sum of |x| up to t.
+				var prefix float64
+				for tt := range sh.n {
+					i := r*sh.n + tt
+					prefix += math.Abs(src[i])
+					k := float64(min(tt+1, sh.cf))
+					tol := 4*float64(tt+2)*0x1p-24*prefix/k + math.Abs(roundTo[T](ref[i])-ref[i]) + 0x1p-24*math.Abs(ref[i])
+					if !(math.Abs(got[i]-ref[i]) <= tol) {
+						t.Fatalf("%dx%d cf %d in place %v: [%d, %d] = %v, want %v ± %g", sh.rows, sh.n, sh.cf, inPlace, r, tt, got[i], ref[i], tol)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestRefDefinition checks the reference against the definition summed
+// window by window, in place and out of place.
+func TestRefDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	for _, sh := range shapes {
+		if sh.n*sh.cf > 1e7 {
+			continue
+		}
+		x := gen(rng, "offset", sh.rows*sh.n)
+		ref := make([]float64, len(x))
+		CausalTrailingMeanRef(ref, x, sh.rows, sh.n, sh.cf)
+		in := append([]float64(nil), x...)
+		CausalTrailingMeanRef(in, in, sh.rows, sh.n, sh.cf)
+		for r := range sh.rows {
+			for tt := range sh.n {
+				var s float64
+				k := min(tt+1, sh.cf)
+				for j := tt - k + 1; j <= tt; j++ {
+					s += x[r*sh.n+j]
+				}
+				want := s / float64(k)
+				i := r*sh.n + tt
+				if math.Abs(ref[i]-want) > 1e-12*math.Abs(want) || in[i] != ref[i] {
+					t.Fatalf("%v [%d, %d]: ref %v, in place %v, definition %v", sh, r, tt, ref[i], in[i], want)
+				}
+			}
+		}
+	}
+}
+
+// TestPlan checks that the tasks cover every (row, position) exactly once.
+func TestPlan(t *testing.T) {
+	for _, rows := range []int{1, 2, 3, 7, 8, 9, 100} {
+		for _, n := range []int{1, 1000, 16383, 16384, 32768, 100003, 1 << 20} {
+			for _, cf := range []int{1, 100, 5000, 1 << 17, 1 << 21} {
+				for _, workers := range []int{1, 2, 3, 16} {
+					tasks := plan[float32](rows, n, cf, workers)
+					covered := make([]int, rows)
+					for _, tk := range tasks {
+						if tk.r0 >= tk.r1 || tk.t0 >= tk.t1 {
+							t.Fatalf("rows %d n %d cf %d w %d: empty task %+v", rows, n, cf, workers, tk)
+						}
+						if (tk.t0 > 0 || tk.t1 < n) && (tk.t1-tk.t0 < segmentMin || tk.t1-tk.t0 < segmentPerCf*cf) {
+							t.Fatalf("rows %d n %d cf %d w %d: segment %+v too short", rows, n, cf, workers, tk)
+						}
+						for r := tk.r0; r < tk.r1; r++ {
+							covered[r] += tk.t1 - tk.t0
+						}
+					}
+					prevEnd := map[int]int{}
+					for _, tk := range tasks {
+						for r := tk.r0; r < tk.r1; r++ {
+							if prevEnd[r] != tk.t0 {
+								t.Fatalf("rows %d n %d cf %d w %d: row %d task starts at %d, previous ended at %d", rows, n, cf, workers, r, tk.t0, prevEnd[r])
+							}
+							prevEnd[r] = tk.t1
+						}
+					}
+					for r, c := range covered {
+						if c != n || prevEnd[r] != n {
+							t.Fatalf("rows %d n %d cf %d w %d: row %d covered %d of %d", rows, n, cf, workers, r, c, n)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestNonFinite: a NaN sample makes every output whose window holds it NaN;
+// outputs before it are unaffected.
+func TestNonFinite(t *testing.T) {
+	const n, cf, at = 200, 10, 77
+	x := gen(rand.New(rand.NewPCG(4, 4)), "normal", n)
+	x[at] = math.NaN()
+	for _, im := range impls {
+		xs := toStorage[float32](x)
+		dst := make([]float32, n)
+		trailingMean(dst, xs, 1, n, cf, false, im.asm, 1)
+		for tt := range n {
+			isNaN := math.IsNaN(float64(dst[tt]))
+			if tt < at && isNaN || tt >= at && tt < at+cf && !isNaN {
+				t.Fatalf("%s: [%d] = %v with a NaN at %d", im.name, tt, dst[tt], at)
+			}
+		}
+	}
+}
+
+func TestPanics(t *testing.T) {
+	x := make([]float32, 12)
+	cases := []struct {
+		name string
+		f    func()
+	}{
+		{"cf 0", func() { CausalTrailingMean(x, x, 3, 4, 0) }},
+		{"negative rows", func() { CausalTrailingMean(x, x, -3, -4, 1) }},
+		{"short dst", func() { CausalTrailingMean(x[:11], x, 3, 4, 1) }},
+		{"short src", func() { CausalTrailingMean(make([]float32, 12), x[:11], 3, 4, 1) }},
+		{"partial overlap", func() { CausalTrailingMean(x[1:], x[:11], 1, 11, 2) }},
+		{"ref shape", func() { CausalTrailingMeanRef(make([]float64, 3), make([]float64, 4), 1, 4, 1) }},
+		{"eager work", func() { CausalTrailingMeanEager(x, x, 3, 4, 2, make([]float32, 5)) }},
+	}
+	for _, c := range cases {
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Errorf("%s: no panic", c.name)
+				} else if s, ok := r.(string); !ok || len(s) < 5 || s[:5] != "ops: " {
+					t.Errorf("%s: panic %v without the ops: prefix", c.name, r)
+				}
+			}()
+			c.f()
+		}()
+	}
+	// Empty shapes are allowed and do nothing.
+	CausalTrailingMean([]float32{}, []float32{}, 0, 5, 3)
+	CausalTrailingMean([]BFloat16{}, []BFloat16{}, 4, 0, 3)
+}
