@@ -223,7 +223,7 @@ func testAsmLikeGo[T Storage](t *testing.T) {
 		trailingMean(a, x, rows, n, cf, false, true, 1)
 		trailingMean(g, x, rows, n, cf, false, false, 1)
 		for i := range a {
-			if fromStorage(a[i:i+1])[0] != fromStorage(g[i : i+1])[0] {
+			if fromStorage(a[i : i+1])[0] != fromStorage(g[i : i+1])[0] {
 				t.Fatalf("rows %d n %d cf %d %s: [%d] asm %v, go %v", rows, n, cf, kind, i, a[i], g[i])
 			}
 		}
