@@ -47,7 +47,9 @@ var np1Gains = []int{50, 125, 250, 500, 1000, 1500, 2000, 3000}
 // ~snsShankMap, SpikeGLX's (1,2,480) grid for the NP1 layout and a grid of
 // the distinct x and y values per shank otherwise. File rows that are not
 // sites are marked unused (…:0). fileCreateTime is fixed, so equal
-// configs give identical files (fileName holds dir's path).
+// configs give identical files; fileName holds the .bin's base name
+// only, so that the files do not depend on the folder they are written in
+// (dspk simulate writes into a temporary folder and renames it).
 //
 // The probe's last file row must not be a site (it holds the sync
 // channel). Both files are written under temporary names and renamed when
@@ -211,7 +213,7 @@ func spikeGLXMeta(m *model, binPath, sha string, gain int) string {
 		"acqApLfSy":         fmt.Sprintf("%d,%d,1", nAP, nAP),
 		"appVersion":        metaAppVersion,
 		"fileCreateTime":    metaCreateTime,
-		"fileName":          filepath.ToSlash(binPath),
+		"fileName":          filepath.Base(binPath),
 		"fileSHA1":          sha,
 		"fileSizeBytes":     strconv.FormatInt(m.samples*int64(m.nChan)*2, 10),
 		"fileTimeSecs":      ff(float64(m.samples) / fs),
