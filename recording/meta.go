@@ -64,6 +64,7 @@ type MetaError struct {
 	Msg  string
 }
 
+// Error formats the problem as "recording: file:line: key: message".
 func (e *MetaError) Error() string {
 	var b strings.Builder
 	b.WriteString("recording: ")

@@ -18,6 +18,7 @@ type WindowError struct {
 	Err error
 }
 
+// Error names the window, its samples, the recording and the cause.
 func (e *WindowError) Error() string {
 	msg := e.Err.Error()
 	if strings.Contains(msg, e.Name) {
