@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"dspk/compute"
 	"dspk/recording"
 )
 
@@ -117,8 +118,23 @@ func summarizeScale(uv []float64) string {
 	return s
 }
 
-// listDevices is replaced once the compute package lands.
-var listDevices = func() error {
-	fmt.Fprintln(cmdOut, "cpu: pure Go")
+// listDevices prints the compute devices dspk finds and, without a GPU,
+// why none was found.
+func listDevices() error {
+	r := compute.Devices()
+	for _, d := range r.Devices {
+		if d.Arch == "" {
+			fmt.Fprintf(cmdOut, "%-8s %s, %d threads (pure Go)\n", d.Spec, d.Name, d.Cores)
+			continue
+		}
+		fmt.Fprintf(cmdOut, "%-8s %s, %s, %d SMs, %.1f GiB, driver %d.%d\n", d.Spec, d.Name, d.Arch, d.Cores,
+			float64(d.Memory)/(1<<30), d.DriverVersion/1000, d.DriverVersion%1000/10)
+	}
+	if r.CUDA != "" {
+		fmt.Fprintf(cmdOut, "cuda:    unavailable: %s\n", r.CUDA)
+	}
+	for _, l := range r.Libraries {
+		fmt.Fprintf(cmdOut, "library: %s\n", l)
+	}
 	return nil
 }
