@@ -80,12 +80,15 @@ func (r *Recording) Samples() int64 { return r.m.samples }
 // Size returns the number of bytes of the .bin file.
 func (r *Recording) Size() int64 { return r.m.samples * int64(r.m.nChan) * 2 }
 
-// MicrovoltsPerCount returns Config.MicrovoltsPerCount for the site rows
-// and 0 for the others (the sync channel).
+// MicrovoltsPerCount returns Config.MicrovoltsPerCount for every row but
+// the sync row, which gets 0. Rows that are not sites (they hold zeros)
+// count as neural channels, as SpikeGLX's meta describes them.
 func (r *Recording) MicrovoltsPerCount() []float64 {
 	uv := make([]float64, r.m.nChan)
-	for _, row := range r.m.siteRow {
-		uv[row] = r.m.cfg.MicrovoltsPerCount
+	for i := range uv {
+		if i != r.m.syncRow {
+			uv[i] = r.m.cfg.MicrovoltsPerCount
+		}
 	}
 	return uv
 }

@@ -72,10 +72,6 @@ func WriteSpikeGLX(dir, base string, cfg Config) (binPath string, truth *Truth, 
 
 	binPath = filepath.Join(dir, base+".imec0.ap.bin")
 	metaPath := filepath.Join(dir, base+".imec0.ap.meta")
-	absBin, err := filepath.Abs(binPath)
-	if err != nil {
-		return "", nil, fmt.Errorf("sim: %w", err)
-	}
 
 	var tmps []string
 	defer func() {
@@ -110,7 +106,7 @@ func WriteSpikeGLX(dir, base string, cfg Config) (binPath string, truth *Truth, 
 		return "", nil, fmt.Errorf("sim: writing %s: %w", binPath, err)
 	}
 
-	meta := spikeGLXMeta(m, absBin, strings.ToUpper(hex.EncodeToString(h.Sum(nil))), ig)
+	meta := spikeGLXMeta(m, binPath, strings.ToUpper(hex.EncodeToString(h.Sum(nil))), ig)
 	mf, err := create(metaPath)
 	if err != nil {
 		return "", nil, err
