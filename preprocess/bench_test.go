@@ -33,10 +33,15 @@ func benchParams() Params {
 }
 
 // reportRealtime reports how many times faster than real time one window
-// of NT samples is processed.
-func reportRealtime(b *testing.B, p Params) {
+// of NT samples is processed, and the CPU time per window spent since
+// cpu0 (all goroutines; wall time on a loaded shared machine overstates
+// the cost, CPU time much less so).
+func reportRealtime(b *testing.B, p Params, cpu0 time.Duration) {
 	per := b.Elapsed().Seconds() / float64(b.N)
 	b.ReportMetric(float64(p.NT)/p.Fs/per, "x_realtime")
+	if cpu0 >= 0 {
+		b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu_ms/op")
+	}
 }
 
 func BenchmarkRun(b *testing.B) {
@@ -56,10 +61,11 @@ func BenchmarkRun(b *testing.B) {
 			b.SetBytes(int64(2 * len(src)))
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu0 := cpuTime()
 			for range b.N {
 				pp.Run(dst, src, tc.w)
 			}
-			reportRealtime(b, p)
+			reportRealtime(b, p, cpu0)
 		})
 	}
 }
@@ -79,33 +85,38 @@ func BenchmarkStages(b *testing.B) {
 	dst := make([]float32, 384*T)
 	b.Run("reference", func(b *testing.B) {
 		b.SetBytes(int64(2 * len(src)))
+		cpu0 := cpuTime()
 		for range b.N {
 			pp.reference(buf, src)
 		}
-		reportRealtime(b, p)
+		reportRealtime(b, p, cpu0)
 	})
 	b.Run("highpass384", func(b *testing.B) {
 		pp.reference(buf, src)
 		b.SetBytes(int64(4 * len(buf)))
+		b.ResetTimer()
+		cpu0 := cpuTime()
 		for range b.N {
 			pp.out = buf
 			pp.parallel(384, (*Preprocessor).filterRange)
 			pp.out = nil
 		}
-		reportRealtime(b, p)
+		reportRealtime(b, p, cpu0)
 	})
 	b.Run("whiten", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(buf)))
+		cpu0 := cpuTime()
 		for range b.N {
 			w.Apply(dst, buf, T)
 		}
-		reportRealtime(b, p)
+		reportRealtime(b, p, cpu0)
 	})
 }
 
 // BenchmarkFilterRow times one channel row of T = 60122 on one goroutine:
-// the periodic forward-backward path and the exact FFT path at that
-// (non-smooth) length.
+// the periodic forward-backward path one row at a time (Apply) and two
+// rows interleaved (apply2, as Run does; ns/sample per row), and the
+// exact FFT path at that (non-smooth) length.
 func BenchmarkFilterRow(b *testing.B) {
 	const n = 60122
 	rng := rand.New(rand.NewPCG(33, 34))
@@ -128,4 +139,14 @@ func BenchmarkFilterRow(b *testing.B) {
 			b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/n, "ns/sample")
 		})
 	}
+	b.Run("periodic2", func(b *testing.B) {
+		x2 := randRow(rng, n)
+		y2 := make([]float32, n)
+		b.SetBytes(8 * n)
+		start := time.Now()
+		for range b.N {
+			fast.apply2(y, x, y2, x2)
+		}
+		b.ReportMetric(float64(time.Since(start).Nanoseconds())/float64(b.N)/(2*n), "ns/sample")
+	})
 }

@@ -38,6 +38,7 @@ type Filter struct {
 	secs []section // cascade with unit-gain numerators
 	g2   float64   // squared gain of the cascade: forward and backward
 	ext  []float64 // fast path: row with context, n + 2·ctx
+	ext2 []float64 // the same for the second row of apply2
 
 	hconj []complex128 // FFT path: conj(fft(h))/n, n/2+1 values
 	fft   *fourier.FFT
@@ -87,6 +88,7 @@ func newFilter(fs, cutoff float64, order, n int, allowFast bool) (*Filter, error
 		f.fast = true
 		f.ctx = ctx
 		f.ext = make([]float64, n+2*ctx)
+		f.ext2 = make([]float64, n+2*ctx)
 		return f, nil
 	}
 	ht := fitTaps(h, n)
@@ -189,12 +191,26 @@ func (f *Filter) Context() int {
 	return f.ctx
 }
 
+// Cascade returns the Butterworth high-pass as second-order sections in
+// scipy's sos layout, one row [b0, b1, b2, 1, a1, a2] per section (a
+// first-order section has b2 = a2 = 0), and the gain k that multiplies
+// the cascade's output. The periodic path runs the cascade with the gain
+// forward and then backward; the result is the circular correlation with
+// HighpassTaps.
+func (f *Filter) Cascade() (sos [][6]float64, gain float64) {
+	for _, s := range f.secs {
+		sos = append(sos, [6]float64{s.b0, s.b1, s.b2, 1, s.a1, s.a2})
+	}
+	return sos, math.Sqrt(f.g2)
+}
+
 // Clone returns a Filter with the same coefficients and its own scratch
 // space, for use by another goroutine.
 func (f *Filter) Clone() *Filter {
 	c := *f
 	if f.fast {
 		c.ext = make([]float64, len(f.ext))
+		c.ext2 = make([]float64, len(f.ext2))
 	} else {
 		c.alloc()
 	}
@@ -215,11 +231,41 @@ func (f *Filter) Apply(dst, src []float32) {
 	}
 }
 
-// applyFast runs the cascade forward and backward over the periodically
-// extended row.
-func (f *Filter) applyFast(dst, src []float32) {
+// apply2 filters two rows at once, interleaving their recurrences so that
+// the processor overlaps their latencies; the results are those of two
+// Apply calls, bit for bit. It panics as Apply does.
+func (f *Filter) apply2(dst0, src0, dst1, src1 []float32) {
+	n := f.n
+	if len(dst0) != n || len(src0) != n || len(dst1) != n || len(src1) != n {
+		panic(fmt.Sprintf("preprocess: Filter.apply2: lengths %d, %d, %d, %d, want %d", len(dst0), len(src0), len(dst1), len(src1), n))
+	}
+	if !f.fast {
+		f.applyFFT(dst0, src0)
+		f.applyFFT(dst1, src1)
+		return
+	}
+	f.extend(f.ext, src0)
+	f.extend(f.ext2, src1)
+	if len(f.secs) == 2 && f.secs[1].b2 == 0 && f.secs[1].a2 == 0 {
+		// Order 3, Kilosort4's: both sections in one loop.
+		forward21(f.secs[0], f.secs[1], f.ext, f.ext2)
+		backward21(f.secs[0], f.secs[1], f.ext, f.ext2)
+	} else {
+		for _, s := range f.secs {
+			s.forward2(f.ext, f.ext2)
+		}
+		for _, s := range f.secs {
+			s.backward2(f.ext, f.ext2)
+		}
+	}
+	f.output(dst0, f.ext)
+	f.output(dst1, f.ext2)
+}
+
+// extend copies the row src into e with ctx samples of periodic context
+// on each side.
+func (f *Filter) extend(e []float64, src []float32) {
 	n, L := f.n, f.ctx
-	e := f.ext
 	for i, v := range src[n-L:] {
 		e[i] = float64(v)
 	}
@@ -230,11 +276,22 @@ func (f *Filter) applyFast(dst, src []float32) {
 	for i, v := range src[:L] {
 		e[L+n+i] = float64(v)
 	}
-	f.runExt()
+}
+
+// output writes the filtered row from e, gain applied, to dst.
+func (f *Filter) output(dst []float32, e []float64) {
 	g := f.g2
-	for i, v := range mid {
+	for i, v := range e[f.ctx : f.ctx+f.n] {
 		dst[i] = float32(g * v)
 	}
+}
+
+// applyFast runs the cascade forward and backward over the periodically
+// extended row.
+func (f *Filter) applyFast(dst, src []float32) {
+	f.extend(f.ext, src)
+	f.runExt()
+	f.output(dst, f.ext)
 }
 
 // runExt filters the extended row in f.ext forward and backward, without
@@ -294,5 +351,95 @@ func (s section) backward(x []float64) {
 		x2, x1 = x1, v
 		y2, y1 = y1, y
 		x[i] = y
+	}
+}
+
+// forward2 is forward on x and y (of equal length) at once.
+func (s section) forward2(x, y []float64) {
+	b0, b1, b2, a1, a2 := s.b0, s.b1, s.b2, s.a1, s.a2
+	var x1, x2, y1, y2 float64
+	var u1, u2, v1, v2 float64
+	y = y[:len(x)]
+	for i, v := range x {
+		w := y[i]
+		t := b0*v + b1*x1 + b2*x2 - a2*y2
+		r := b0*w + b1*u1 + b2*u2 - a2*v2
+		o := t - a1*y1
+		q := r - a1*v1
+		x2, x1 = x1, v
+		y2, y1 = y1, o
+		u2, u1 = u1, w
+		v2, v1 = v1, q
+		x[i] = o
+		y[i] = q
+	}
+}
+
+// backward2 is backward on x and y (of equal length) at once.
+func (s section) backward2(x, y []float64) {
+	b0, b1, b2, a1, a2 := s.b0, s.b1, s.b2, s.a1, s.a2
+	var x1, x2, y1, y2 float64
+	var u1, u2, v1, v2 float64
+	y = y[:len(x)]
+	for i := len(x) - 1; i >= 0; i-- {
+		v, w := x[i], y[i]
+		t := b0*v + b1*x1 + b2*x2 - a2*y2
+		r := b0*w + b1*u1 + b2*u2 - a2*v2
+		o := t - a1*y1
+		q := r - a1*v1
+		x2, x1 = x1, v
+		y2, y1 = y1, o
+		u2, u1 = u1, w
+		v2, v1 = v1, q
+		x[i] = o
+		y[i] = q
+	}
+}
+
+// forward21 runs the biquad p and then the first-order section q (q.b2 =
+// q.a2 = 0) forward over x and y (of equal length) at once, in place. Four
+// independent recurrences share the loop; each is evaluated exactly as
+// forward evaluates it, so the result is that of forward(p) then
+// forward(q) on each row, bit for bit.
+func forward21(p, q section, x, y []float64) {
+	b0, b1, b2, a1, a2 := p.b0, p.b1, p.b2, p.a1, p.a2
+	c0, c1, d1 := q.b0, q.b1, q.a1
+	var x1, x2, y1, y2, z1 float64 // row x: inputs, biquad outputs, final outputs
+	var u1, u2, v1, v2, w1 float64 // row y
+	y = y[:len(x)]
+	for i, v := range x {
+		u := y[i]
+		t := b0*v + b1*x1 + b2*x2 - a2*y2
+		r := b0*u + b1*u1 + b2*u2 - a2*v2
+		o := t - a1*y1
+		k := r - a1*v1
+		z := (c0*o + c1*y1) - d1*z1
+		w := (c0*k + c1*v1) - d1*w1
+		x2, x1, y2, y1, z1 = x1, v, y1, o, z
+		u2, u1, v2, v1, w1 = u1, u, v1, k, w
+		x[i] = z
+		y[i] = w
+	}
+}
+
+// backward21 is forward21 run from the end to the start.
+func backward21(p, q section, x, y []float64) {
+	b0, b1, b2, a1, a2 := p.b0, p.b1, p.b2, p.a1, p.a2
+	c0, c1, d1 := q.b0, q.b1, q.a1
+	var x1, x2, y1, y2, z1 float64
+	var u1, u2, v1, v2, w1 float64
+	y = y[:len(x)]
+	for i := len(x) - 1; i >= 0; i-- {
+		v, u := x[i], y[i]
+		t := b0*v + b1*x1 + b2*x2 - a2*y2
+		r := b0*u + b1*u1 + b2*u2 - a2*v2
+		o := t - a1*y1
+		k := r - a1*v1
+		z := (c0*o + c1*y1) - d1*z1
+		w := (c0*k + c1*v1) - d1*w1
+		x2, x1, y2, y1, z1 = x1, v, y1, o, z
+		u2, u1, v2, v1, w1 = u1, u, v1, k, w
+		x[i] = z
+		y[i] = w
 	}
 }

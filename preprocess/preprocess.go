@@ -281,7 +281,12 @@ func (pp *Preprocessor) referenceRange(w, lo, hi int) {
 // filterRange high-passes rows [lo, hi) of pp.out in place.
 func (pp *Preprocessor) filterRange(w, lo, hi int) {
 	f, T := pp.filt[w], pp.t
-	for c := lo; c < hi; c++ {
+	c := lo
+	for ; c+1 < hi; c += 2 {
+		r0, r1 := pp.out[c*T:c*T+T], pp.out[(c+1)*T:(c+1)*T+T]
+		f.apply2(r0, r0, r1, r1)
+	}
+	if c < hi {
 		row := pp.out[c*T : c*T+T]
 		f.Apply(row, row)
 	}
