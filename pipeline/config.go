@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 
@@ -74,4 +75,18 @@ func (c Config) validate() error {
 		return fmt.Errorf("bad time range tmin %g s, tmax %g s", c.Tmin, c.Tmax)
 	}
 	return nil
+}
+
+// MarshalJSON writes the configuration with an unbounded Tmax as null
+// (JSON has no infinity).
+func (c Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	var tmax any = c.Tmax
+	if math.IsInf(c.Tmax, 0) || c.Tmax <= 0 {
+		tmax = nil
+	}
+	return json.Marshal(struct {
+		plain
+		Tmax any `json:"tmax"`
+	}{plain(c), tmax})
 }

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"dspk/compute"
+	"dspk/detect"
+	"dspk/pipeline"
+	"dspk/probe"
+	"dspk/recording"
+)
+
+func init() {
+	register(&command{
+		name:  "detect",
+		short: "detect spikes (Kilosort4's universal templates) and write a Phy/SpikeInterface folder",
+		usage: "REC",
+		example: `dspk detect -o det1 run_g0_t0.imec0.ap.bin
+dspk detect -o det1 -device cpu -threshold 8 -tmin 0 -tmax 600 run_g0_t0.imec0.ap.bin
+dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30000 data.bin`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			var in inputFlags
+			in.register(fs)
+			var pf pipelineFlags
+			pf.register(fs)
+			var df detectFlags
+			df.register(fs)
+			return func(args []string) error {
+				if len(args) != 1 {
+					return usagef("detect takes one recording path")
+				}
+				if df.out == "" {
+					return usagef("-o DIR is required")
+				}
+				rec, pr, err := in.open(args[0])
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				sum, err := runDetect(rec, pr, &pf, &df, cmdErr)
+				if err != nil {
+					return err
+				}
+				printSummary(cmdOut, sum)
+				return nil
+			}
+		},
+	})
+}
+
+// detectFlags are the flags of detect (and demo).
+type detectFlags struct {
+	out       string
+	device    string
+	threshold float64
+	templates string
+	overwrite bool
+}
+
+func (f *detectFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.out, "o", "", "output folder (required)")
+	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
+	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
+	fs.StringVar(&f.templates, "templates", "", "universal templates to use instead of learning them: an .npz with wTEMP and wPCA, or a folder with wTEMP.npy and wPCA.npy")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists")
+}
+
+// runDetect opens the device, builds the pipeline and writes the folder.
+func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, error) {
+	dev, reason, err := compute.Open(df.device)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
+	if dev.Kind() != compute.CPU {
+		fmt.Fprintf(log, "note: detection on the GPU is not implemented yet; the passes run on the CPU\n")
+	}
+	cfg := pf.config()
+	cfg.ThUniversal = df.threshold
+	p, err := pipeline.New(rec, pr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.Progress = newBar()
+	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: "cpu", DatPath: datPath(rec)}
+	if df.templates != "" {
+		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
+		if err != nil {
+			return nil, err
+		}
+		opt.Templates, opt.TemplatesFile = tm, df.templates
+	}
+	return p.WriteDetections(context.Background(), opt)
+}
+
+// datPath is the raw file Phy should read for rec.
+func datPath(rec recording.Recording) string {
+	if oe, ok := rec.(*recording.OpenEphys); ok {
+		return filepath.Join(filepath.Dir(oe.Oebin()), "continuous", oe.Stream().Folder(), "continuous.dat")
+	}
+	return rec.Name()
+}
+
+func printSummary(w io.Writer, s *pipeline.Summary) {
+	fmt.Fprintf(w, "Detected %d spikes in %d windows (%.1f s of recording) in %.1f s, %.1f× real time; "+
+		"%d template centres; results in %s.\n",
+		s.Spikes, s.Windows, s.Seconds, s.WallSeconds, s.TimesRealTime, s.Centres, s.Out)
+}
+

@@ -1,0 +1,81 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"dspk/detect"
+	"dspk/linalg"
+	"dspk/recording"
+)
+
+// errLearnerFull stops the template pass once the clip budget is reached.
+var errLearnerFull = errors.New("learner full")
+
+// DetectParams returns the detection parameters of the configuration.
+func (p *Pipeline) DetectParams() detect.Params {
+	prm := detect.DefaultParams()
+	prm.NT = p.cfg.Pad
+	prm.NT0Min = 20 * p.cfg.Pad / 61
+	prm.ThUniversal = p.cfg.ThUniversal
+	prm.ThSingleCh = p.cfg.ThSingleCh
+	prm.Seed = p.cfg.Seed
+	return prm
+}
+
+// LearnTemplates runs pass 2: isolated single-channel peaks of the
+// whitened statistic windows give clips, from which Kilosort4's universal
+// templates (wTEMP, k-means) and feature basis (wPCA, SVD) are learned.
+// It also returns the number of clips used.
+func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*detect.Templates, int, error) {
+	prm := p.DetectParams()
+	l := detect.NewLearner(p.probe.Len(), p.sched.Len(), prm)
+	err := p.each(ctx, "templates", p.StatWindows(), w, func(win recording.Window, x []float32) error {
+		l.Add(x)
+		if l.Full() {
+			return errLearnerFull
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errLearnerFull) {
+		return nil, 0, err
+	}
+	tm, err := l.Templates()
+	if err != nil {
+		return nil, l.Len(), fmt.Errorf("%s: learning templates from %d windows: %w", p.rec.Name(), l.Windows(), err)
+	}
+	return tm, l.Len(), nil
+}
+
+// Detect runs pass 3: every window is preprocessed, whitened by w and
+// matched against the universal templates tm; sink receives each
+// window's spikes in file order (the Spikes value is reused: copy what
+// must outlive the call). It returns the summed work counts.
+func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
+	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
+	prm := p.DetectParams()
+	g, err := detect.NewGrid(p.probe, prm)
+	if err != nil {
+		return detect.Stats{}, err
+	}
+	d := detect.NewDetector(g, tm, p.sched.Len(), prm)
+	var total detect.Stats
+	var buf detect.Spikes
+	err = p.each(ctx, "detection", nil, w, func(win recording.Window, x []float32) error {
+		buf.Reset()
+		st := d.Detect(&buf, x, win.OwnStart, win.Owned())
+		total.Columns += st.Columns
+		total.ConvFlops += st.ConvFlops
+		total.BoundEvals += st.BoundEvals
+		total.Survivors += st.Survivors
+		total.ShapeEvals += st.ShapeEvals
+		total.Strong += st.Strong
+		total.Spikes += st.Spikes
+		return sink(win, &buf)
+	})
+	return total, err
+}
+
+// Grid returns the template-centre grid of the probe.
+func (p *Pipeline) Grid() (*detect.Grid, error) { return detect.NewGrid(p.probe, p.DetectParams()) }
