@@ -35,18 +35,18 @@ type FolderOptions struct {
 
 // Summary describes a finished detection run.
 type Summary struct {
-	Out          string             `json:"-"`
-	Spikes       int                `json:"spikes"`
-	Windows      int                `json:"windows"`
-	Samples      int64              `json:"samples"`
-	Seconds      float64            `json:"recording_seconds"`
-	Wall         time.Duration      `json:"-"`
-	WallSeconds  float64            `json:"wall_seconds"`
+	Out           string             `json:"-"`
+	Spikes        int                `json:"spikes"`
+	Windows       int                `json:"windows"`
+	Samples       int64              `json:"samples"`
+	Seconds       float64            `json:"recording_seconds"`
+	Wall          time.Duration      `json:"-"`
+	WallSeconds   float64            `json:"wall_seconds"`
 	TimesRealTime float64            `json:"times_real_time"`
-	PassSeconds  map[string]float64 `json:"pass_seconds"`
-	Clips        int                `json:"template_clips,omitempty"`
-	Centres      int                `json:"centres"`
-	Work         detect.Stats       `json:"work"`
+	PassSeconds   map[string]float64 `json:"pass_seconds"`
+	Clips         int                `json:"template_clips,omitempty"`
+	Centres       int                `json:"centres"`
+	Work          detect.Stats       `json:"work"`
 	// Times, Y and Amplitude keep every spike's sample, depth and
 	// amplitude for reports and plots.
 	Times     []int64   `json:"-"`

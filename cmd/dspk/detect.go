@@ -111,4 +111,3 @@ func printSummary(w io.Writer, s *pipeline.Summary) {
 		"%d template centres; results in %s.\n",
 		s.Spikes, s.Windows, s.Seconds, s.WallSeconds, s.TimesRealTime, s.Centres, s.Out)
 }
-
