@@ -37,8 +37,13 @@ type Filter struct {
 	ctx  int       // periodic context on each side (fast path)
 	secs []section // cascade with unit-gain numerators
 	g2   float64   // squared gain of the cascade: forward and backward
-	ext  []float64 // fast path: row with context, n + 2·ctx
-	ext2 []float64 // the same for the second row of apply2
+	// order3 marks Kilosort4's order 3, run as the difference
+	// (1 − z⁻¹)³ followed by the all-pole part with poles p (pair:
+	// 1 + p1·z⁻¹ + p2·z⁻²) and q (1 + q1·z⁻¹).
+	order3     bool
+	p1, p2, q1 float64
+	ext        []float64 // fast path: row with context, n + 2·ctx
+	ext2       []float64 // the same for the second row of apply2
 
 	hconj []complex128 // FFT path: conj(fft(h))/n, n/2+1 values
 	fft   *fourier.FFT
@@ -76,6 +81,10 @@ func newFilter(fs, cutoff float64, order, n int, allowFast bool) (*Filter, error
 	}
 	d := designButterHP(order, cutoff, fs)
 	f := &Filter{n: n, secs: d.sections(), g2: d.gain * d.gain}
+	if order == 3 {
+		f.order3 = true
+		f.p1, f.p2, f.q1 = f.secs[0].a1, f.secs[0].a2, f.secs[1].a1
+	}
 	h := ImpulseResponse(fs, cutoff, order)
 	ctx := f.impulseTail(d.gain)
 	// The fast path needs (1) a decayed causal response, so that the taps
@@ -246,10 +255,13 @@ func (f *Filter) apply2(dst0, src0, dst1, src1 []float32) {
 	}
 	f.extend(f.ext, src0)
 	f.extend(f.ext2, src1)
-	if len(f.secs) == 2 && f.secs[1].b2 == 0 && f.secs[1].a2 == 0 {
-		// Order 3, Kilosort4's: both sections in one loop.
-		forward21(f.secs[0], f.secs[1], f.ext, f.ext2)
-		backward21(f.secs[0], f.secs[1], f.ext, f.ext2)
+	if f.order3 {
+		diff3(f.ext)
+		diff3(f.ext2)
+		allPole3x2(f.p1, f.p2, f.q1, f.ext, f.ext2)
+		diff3Back(f.ext)
+		diff3Back(f.ext2)
+		allPole3x2Back(f.p1, f.p2, f.q1, f.ext, f.ext2)
 	} else {
 		for _, s := range f.secs {
 			s.forward2(f.ext, f.ext2)
@@ -297,6 +309,13 @@ func (f *Filter) applyFast(dst, src []float32) {
 // runExt filters the extended row in f.ext forward and backward, without
 // the gain.
 func (f *Filter) runExt() {
+	if f.order3 {
+		diff3(f.ext)
+		allPole3(f.p1, f.p2, f.q1, f.ext)
+		diff3Back(f.ext)
+		allPole3Back(f.p1, f.p2, f.q1, f.ext)
+		return
+	}
 	for _, s := range f.secs {
 		s.forward(f.ext)
 	}
@@ -396,50 +415,90 @@ func (s section) backward2(x, y []float64) {
 	}
 }
 
-// forward21 runs the biquad p and then the first-order section q (q.b2 =
-// q.a2 = 0) forward over x and y (of equal length) at once, in place. Four
-// independent recurrences share the loop; each is evaluated exactly as
-// forward evaluates it, so the result is that of forward(p) then
-// forward(q) on each row, bit for bit.
-func forward21(p, q section, x, y []float64) {
-	b0, b1, b2, a1, a2 := p.b0, p.b1, p.b2, p.a1, p.a2
-	c0, c1, d1 := q.b0, q.b1, q.a1
-	var x1, x2, y1, y2, z1 float64 // row x: inputs, biquad outputs, final outputs
-	var u1, u2, v1, v2, w1 float64 // row y
-	y = y[:len(x)]
-	for i, v := range x {
-		u := y[i]
-		t := b0*v + b1*x1 + b2*x2 - a2*y2
-		r := b0*u + b1*u1 + b2*u2 - a2*v2
-		o := t - a1*y1
-		k := r - a1*v1
-		z := (c0*o + c1*y1) - d1*z1
-		w := (c0*k + c1*v1) - d1*w1
-		x2, x1, y2, y1, z1 = x1, v, y1, o, z
-		u2, u1, v2, v1, w1 = u1, u, v1, k, w
-		x[i] = z
-		y[i] = w
+// diff3 replaces x by its third difference, causally from zero state:
+// x[i] − 3x[i−1] + 3x[i−2] − x[i−3], the numerator (1 − z⁻¹)³ of the
+// order-3 high-pass.
+func diff3(x []float64) {
+	for i := len(x) - 1; i >= 3; i-- {
+		x[i] = ((x[i] - 3*x[i-1]) + 3*x[i-2]) - x[i-3]
+	}
+	if len(x) > 2 {
+		x[2] = (x[2] - 3*x[1]) + 3*x[0]
+	}
+	if len(x) > 1 {
+		x[1] = x[1] - 3*x[0]
 	}
 }
 
-// backward21 is forward21 run from the end to the start.
-func backward21(p, q section, x, y []float64) {
-	b0, b1, b2, a1, a2 := p.b0, p.b1, p.b2, p.a1, p.a2
-	c0, c1, d1 := q.b0, q.b1, q.a1
-	var x1, x2, y1, y2, z1 float64
-	var u1, u2, v1, v2, w1 float64
+// diff3Back is diff3 run anti-causally: x[i] − 3x[i+1] + 3x[i+2] − x[i+3].
+func diff3Back(x []float64) {
+	n := len(x)
+	for i := 0; i+3 < n; i++ {
+		x[i] = ((x[i] - 3*x[i+1]) + 3*x[i+2]) - x[i+3]
+	}
+	if n > 2 {
+		x[n-3] = (x[n-3] - 3*x[n-2]) + 3*x[n-1]
+	}
+	if n > 1 {
+		x[n-2] = x[n-2] - 3*x[n-1]
+	}
+}
+
+// allPole3 filters x in place, causally from zero state, by
+// 1/((1 + p1·z⁻¹ + p2·z⁻²)(1 + q1·z⁻¹)).
+func allPole3(p1, p2, q1 float64, x []float64) {
+	var y1, y2, z1 float64
+	for i, v := range x {
+		y := (v - p2*y2) - p1*y1
+		z := y - q1*z1
+		y2, y1, z1 = y1, y, z
+		x[i] = z
+	}
+}
+
+// allPole3Back is allPole3 run from the end to the start.
+func allPole3Back(p1, p2, q1 float64, x []float64) {
+	var y1, y2, z1 float64
+	for i := len(x) - 1; i >= 0; i-- {
+		y := (x[i] - p2*y2) - p1*y1
+		z := y - q1*z1
+		y2, y1, z1 = y1, y, z
+		x[i] = z
+	}
+}
+
+// allPole3x2 is allPole3 on x and y (of equal length) at once: four
+// independent recurrences share the loop, so the processor overlaps their
+// latencies; each row's arithmetic is exactly allPole3's.
+func allPole3x2(p1, p2, q1 float64, x, y []float64) {
+	var x1, x2, xz, y1, y2, yz float64
+	y = y[:len(x)]
+	for i, v := range x {
+		u := y[i]
+		a := (v - p2*x2) - p1*x1
+		b := (u - p2*y2) - p1*y1
+		za := a - q1*xz
+		zb := b - q1*yz
+		x2, x1, xz = x1, a, za
+		y2, y1, yz = y1, b, zb
+		x[i] = za
+		y[i] = zb
+	}
+}
+
+// allPole3x2Back is allPole3x2 run from the end to the start.
+func allPole3x2Back(p1, p2, q1 float64, x, y []float64) {
+	var x1, x2, xz, y1, y2, yz float64
 	y = y[:len(x)]
 	for i := len(x) - 1; i >= 0; i-- {
 		v, u := x[i], y[i]
-		t := b0*v + b1*x1 + b2*x2 - a2*y2
-		r := b0*u + b1*u1 + b2*u2 - a2*v2
-		o := t - a1*y1
-		k := r - a1*v1
-		z := (c0*o + c1*y1) - d1*z1
-		w := (c0*k + c1*v1) - d1*w1
-		x2, x1, y2, y1, z1 = x1, v, y1, o, z
-		u2, u1, v2, v1, w1 = u1, u, v1, k, w
-		x[i] = z
-		y[i] = w
+		a := (v - p2*x2) - p1*x1
+		b := (u - p2*y2) - p1*y1
+		za := a - q1*xz
+		zb := b - q1*yz
+		x2, x1, xz = x1, a, za
+		y2, y1, yz = y1, b, zb
+		x[i] = za
+		y[i] = zb
 	}
 }

@@ -138,6 +138,7 @@ func TestFilterPeriodicExact(t *testing.T) {
 		for i := range got {
 			d = math.Max(d, math.Abs(got[i]-want[i]))
 		}
+		t.Logf("n %d: periodic path error %.2g of max|x|·Σ|h|", n, d/(mx*sh))
 		if d > 1e-12*mx*sh {
 			t.Errorf("n %d: periodic path differs by %g = %g of max|x|·Σ|h|", n, d, d/(mx*sh))
 		}
