@@ -1,0 +1,110 @@
+package detect
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"dspk/probe"
+)
+
+// np1Window returns an NP1-sized whitened window (384 × 60122: unit noise
+// plus nspikes spikes of 6–25 SD) with its grid and templates.
+func np1Window(b *testing.B, nspikes int) (Params, *Grid, *Templates, []float32, int) {
+	b.Helper()
+	prm := DefaultParams()
+	p := probe.NP1()
+	g, err := NewGrid(p, prm)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tm := synthTemplates(6, 6, prm.NT, prm.NT0Min)
+	T := 60000 + 2*prm.NT
+	rng := rand.New(rand.NewPCG(1, 1))
+	sp := randomSpikes(rng, p, nspikes, 0, T, 6, 25, 6, true)
+	x := synthWindow(rng, p, T, synthShapes(6, prm.NT, prm.NT0Min), prm.NT0Min, sp, 1, 20)
+	return prm, g, tm, x, T
+}
+
+// BenchmarkDetectNP1 times one 384 × 60122 window with 3000 spikes.
+func BenchmarkDetectNP1(b *testing.B) {
+	prm, g, tm, x, T := np1Window(b, 3000)
+	d := NewDetector(g, tm, T, prm)
+	var dst Spikes
+	var st Stats
+	for b.Loop() {
+		dst.Reset()
+		st = d.Detect(&dst, x, 0, T-2*prm.NT)
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(sec, "s/window")
+	b.ReportMetric(2/sec, "x_realtime")
+	b.ReportMetric(float64(st.ConvFlops)/1e9, "conv_GFLOP")
+	b.ReportMetric(float64(st.BoundEvals)/1e6, "bound_M")
+	b.ReportMetric(float64(st.Survivors)/1e6, "survivors_M")
+	b.ReportMetric(float64(st.ShapeEvals)/1e6, "shapeevals_M")
+	b.ReportMetric(float64(st.Strong)/1e6, "strong_M")
+	b.ReportMetric(float64(st.Spikes), "spikes")
+}
+
+// BenchmarkConv compares the two temporal correlations on one chunk of
+// 384 channels (1928 columns): FFT overlap-save (used) and the
+// register-blocked direct float32 loop.
+func BenchmarkConv(b *testing.B) {
+	prm := DefaultParams()
+	nt, K, C, W := prm.NT, 6, 384, 1928
+	tm := synthTemplates(K, 6, nt, prm.NT0Min)
+	T := W + 2*nt
+	rng := rand.New(rand.NewPCG(2, 2))
+	x := make([]float32, C*T)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]float32, W*K)
+	m := make([]float32, W)
+	flops := float64(2*C*K*nt) * float64(W)
+	b.Run("fft1024", func(b *testing.B) {
+		cor := newCorrelator(convSpectra(tm.WTEMP, K, nt, convBlock), K, nt, convBlock)
+		for b.Loop() {
+			for c := range C {
+				cor.correlate(dst, m, x[c*T:(c+1)*T], nt, W)
+			}
+		}
+		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s_equiv")
+	})
+	for _, n := range []int{512, 2048, 4096} {
+		b.Run("fft"+itoa(n), func(b *testing.B) {
+			cor := newCorrelator(convSpectra(tm.WTEMP, K, nt, n), K, nt, n)
+			for b.Loop() {
+				for c := range C {
+					cor.correlate(dst, m, x[c*T:(c+1)*T], nt, W)
+				}
+			}
+			b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s_equiv")
+		})
+	}
+	b.Run("direct", func(b *testing.B) {
+		wt := make([][6]float32, nt)
+		for j := range nt {
+			for k := range K {
+				wt[j][k] = tm.WTEMP[k*nt+j]
+			}
+		}
+		xp := make([]float32, T+nt)
+		for b.Loop() {
+			for c := range C {
+				copy(xp[nt/2:], x[c*T:(c+1)*T])
+				correlateDirect(dst, xp, wt, nt, W)
+			}
+		}
+		b.ReportMetric(flops*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
+}
+
+func itoa(n int) string {
+	s := ""
+	for n > 0 {
+		s = string(rune('0'+n%10)) + s
+		n /= 10
+	}
+	return s
+}

@@ -1,0 +1,402 @@
+package detect
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// boundSlack is the relative margin of the pruning test U² > Th²·(1 −
+// boundSlack). The float32 rounding of U² and of a response (sums of ten
+// products) is below 1e-6 relative, so any point whose computed response
+// could exceed Th is evaluated.
+const boundSlack = 1e-4
+
+// Stats counts the work of one [Detector.Detect] call.
+type Stats struct {
+	// Columns is the number of window columns correlated, halos of the
+	// chunks included.
+	Columns int64
+	// ConvFlops is the arithmetic of a direct correlation of those
+	// columns, 2·C·K·nt per column (the FFT path does less).
+	ConvFlops int64
+	// BoundEvals is the number of (centre, column) pairs whose bound
+	// U² = Σ_{c∈iC(f)} max_k B[c,k,t]² was computed.
+	BoundEvals int64
+	// Survivors is the number of those whose bound exceeded Th² (all of
+	// them without pruning): their per-shape bounds were computed.
+	Survivors int64
+	// ShapeEvals is the number of (centre, column, shape k) whose S
+	// responses were computed.
+	ShapeEvals int64
+	// Strong is the number of (centre, column) with a response above Th.
+	Strong int64
+	// Spikes is the number of detections kept.
+	Spikes int64
+}
+
+func (s *Stats) add(o Stats) {
+	s.Columns += o.Columns
+	s.ConvFlops += o.ConvFlops
+	s.BoundEvals += o.BoundEvals
+	s.Survivors += o.Survivors
+	s.ShapeEvals += o.ShapeEvals
+	s.Strong += o.Strong
+	s.Spikes += o.Spikes
+}
+
+// Detector runs Kilosort4's universal-template detection (kilosort4.md
+// §9–§10) on whitened windows of one shape. It is built once and reused
+// for every window; Detect allocates nothing once the output has grown.
+// A Detector is not safe for concurrent use.
+type Detector struct {
+	g  *Grid
+	tm *Templates
+
+	c, t, nt, nt0, half int
+	k, s, nc, nc2, p, f int
+	th, thr2            float32
+
+	chunk, workers int
+	noPrune        bool
+
+	spec []complex128
+	ws   []*worker
+	res  []Spikes
+
+	// The current call.
+	x        []float32
+	ownStart int64
+	owned    int
+	nchunks  int
+	next     atomic.Int64
+	wid      atomic.Int64
+	wg       sync.WaitGroup
+	runFn    func()
+}
+
+// worker is one goroutine's scratch.
+type worker struct {
+	cor    *correlator
+	b      []float32 // B of the chunk: b[(c*W+i)*K+k]
+	m      []float32 // max_k B² : m[c*W+i]
+	u      []float32 // bound of one centre over the chunk
+	gb     []float32 // gathered B of one (f, i): gb[j*K+k]
+	paint  []float32 // suppression map: paint[f*W+i]
+	strong []strongPt
+	dets   []strongPt
+	st     Stats
+}
+
+// strongPt is a (centre, column) whose best response exceeds Th.
+type strongPt struct {
+	f, i int32
+	a    float32
+	q    int16
+	sign int8
+}
+
+// NewDetector returns a detector for whitened windows of g.C() channels
+// × T columns (T = NT + 2·nt, the window's owned columns starting at
+// column nt), with the templates tm and the thresholds of prm. Work is
+// split into chunks of owned columns (two FFT blocks less the ±nt0min
+// halo: 1888 columns for Kilosort4's sizes) taken by GOMAXPROCS
+// goroutines; each goroutine keeps C·K·W floats of B and F·W of the
+// suppression map (W = chunk + 2·nt0min; about 30 MB for NP1). It panics
+// if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
+func NewDetector(g *Grid, tm *Templates, T int, prm Params) *Detector {
+	if err := prm.Validate(); err != nil {
+		panic(err.Error())
+	}
+	tm.check()
+	if tm.NT != prm.NT {
+		panic(fmt.Sprintf("detect: templates of %d samples for nt = %d", tm.NT, prm.NT))
+	}
+	if T <= 2*prm.NT {
+		panic(fmt.Sprintf("detect: window of %d columns with %d of padding on each side", T, prm.NT))
+	}
+	if tm.K*g.S > math.MaxInt16 {
+		panic(fmt.Sprintf("detect: %d templates × %d sizes", tm.K, g.S))
+	}
+	d := &Detector{
+		g: g, tm: tm,
+		c: g.C(), t: T, nt: prm.NT, nt0: prm.NT0Min, half: prm.NT / 2,
+		k: tm.K, s: g.S, nc: g.NC, nc2: g.NC2, p: tm.P, f: g.F(),
+		th: float32(prm.ThUniversal),
+	}
+	d.thr2 = float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack))
+	n := convBlock
+	for n < 2*prm.NT {
+		n *= 2
+	}
+	d.spec = convSpectra(tm.WTEMP, d.k, d.nt, n)
+	d.setChunk(2*(n-d.nt+1)-2*d.nt0, runtime.GOMAXPROCS(0))
+	d.runFn = d.run
+	return d
+}
+
+// setChunk sizes the tasks and the per-goroutine scratch.
+func (d *Detector) setChunk(chunk, workers int) {
+	inner := d.t - 2*d.nt
+	d.chunk = max(1, min(chunk, inner))
+	maxChunks := (inner + d.chunk - 1) / d.chunk
+	d.workers = max(1, min(workers, maxChunks))
+	wmax := min(d.chunk+2*d.nt0, inner)
+	n := convBlock
+	for n < 2*d.nt {
+		n *= 2
+	}
+	d.ws = make([]*worker, d.workers)
+	for i := range d.ws {
+		d.ws[i] = &worker{
+			cor:   newCorrelator(d.spec, d.k, d.nt, n),
+			b:     make([]float32, d.c*wmax*d.k),
+			m:     make([]float32, d.c*wmax),
+			u:     make([]float32, wmax),
+			gb:    make([]float32, d.nc*d.k),
+			paint: make([]float32, d.f*wmax),
+		}
+	}
+	d.res = make([]Spikes, maxChunks)
+}
+
+// Grid returns the detector's template-centre grid.
+func (d *Detector) Grid() *Grid { return d.g }
+
+// Templates returns the detector's universal templates.
+func (d *Detector) Templates() *Templates { return d.tm }
+
+// Detect finds the spikes of one whitened window x ([C][T] row-major)
+// and appends them to dst in order of response-peak column, then centre;
+// it returns counts of the work done.
+//
+// Column nt of x is file sample ownStart; the window owns columns
+// [nt, nt+owned). A spike is kept if its response-peak column t lies in
+// [nt, nt+owned) (always within [nt, T−nt), where Kilosort4 can detect);
+// its trough sample, stored in dst.Sample, is ownStart + (t−nt) −
+// (nt/2 − nt0min), so it may precede ownStart by up to 10 samples. Every
+// peak column is owned by exactly one window, so consecutive windows
+// neither lose nor duplicate spikes; as in Kilosort4, suppression by a
+// larger response sees columns [nt, T−nt) of this window only.
+//
+// Detect panics if len(x) != C·T or owned is not in [1, T−2·nt].
+func (d *Detector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) Stats {
+	if len(x) != d.c*d.t {
+		panic(fmt.Sprintf("detect: Detect of %d values for %d channels × %d columns", len(x), d.c, d.t))
+	}
+	if owned < 1 || owned > d.t-2*d.nt {
+		panic(fmt.Sprintf("detect: window owning %d of %d columns", owned, d.t-2*d.nt))
+	}
+	d.x, d.ownStart, d.owned = x, ownStart, owned
+	d.nchunks = (owned + d.chunk - 1) / d.chunk
+	d.next.Store(0)
+	d.wid.Store(0)
+	nw := min(d.workers, d.nchunks)
+	d.wg.Add(nw)
+	for range nw - 1 {
+		go d.runFn()
+	}
+	d.runFn()
+	d.wg.Wait()
+	var st Stats
+	for _, w := range d.ws[:nw] {
+		st.add(w.st)
+	}
+	if dst.Len() == 0 {
+		dst.NC, dst.P = d.nc, d.p
+	}
+	for i := range d.nchunks {
+		dst.Append(&d.res[i])
+	}
+	d.x = nil
+	return st
+}
+
+// run is one goroutine of Detect: it takes chunks until none is left.
+func (d *Detector) run() {
+	defer d.wg.Done()
+	w := d.ws[d.wid.Add(1)-1]
+	w.st = Stats{}
+	for {
+		ci := int(d.next.Add(1) - 1)
+		if ci >= d.nchunks {
+			return
+		}
+		d.chunkRun(w, ci)
+	}
+}
+
+// chunkRun detects the spikes whose peak column lies in chunk ci.
+func (d *Detector) chunkRun(w *worker, ci int) {
+	C, T, K, S, nc := d.c, d.t, d.k, d.s, d.nc
+	R := d.nt0
+	c0 := d.nt + ci*d.chunk
+	c1 := min(c0+d.chunk, d.nt+d.owned)
+	e0, e1 := max(c0-R, d.nt), min(c1+R, T-d.nt)
+	W := e1 - e0
+	g := d.g
+
+	// Temporal correlation of every channel over the chunk and its halo.
+	b, m := w.b[:C*W*K], w.m[:C*W]
+	for c := range C {
+		w.cor.correlate(b[c*W*K:(c+1)*W*K], m[c*W:(c+1)*W], d.x[c*T:(c+1)*T], e0, W)
+	}
+	w.st.Columns += int64(W)
+	w.st.ConvFlops += int64(2*C*K*d.nt) * int64(W)
+
+	// Bound, then the exact responses where the bound allows Th.
+	w.strong = w.strong[:0]
+	u := w.u[:W]
+	for f := range d.f {
+		ic := g.IC[f*nc : (f+1)*nc]
+		copy(u, m[int(ic[0])*W:int(ic[0]+1)*W])
+		for _, c := range ic[1:] {
+			row := m[int(c)*W : int(c+1)*W]
+			for i, v := range row {
+				u[i] += v
+			}
+		}
+		w.st.BoundEvals += int64(W)
+		for i, v := range u {
+			if d.noPrune || v > d.thr2 {
+				d.evaluate(w, f, i, W)
+			}
+		}
+	}
+	_ = S
+
+	// Local maxima over the nc2 nearest centres × ±nt0min columns.
+	paint := w.paint[:d.f*W]
+	for _, p := range w.strong {
+		row := paint[int(p.f)*W : int(p.f+1)*W]
+		lo, hi := max(0, int(p.i)-R), min(W, int(p.i)+R+1)
+		for j := lo; j < hi; j++ {
+			row[j] = max(row[j], p.a)
+		}
+	}
+	w.dets = w.dets[:0]
+	for _, p := range w.strong {
+		if col := e0 + int(p.i); col < c0 || col >= c1 {
+			continue
+		}
+		keep := true
+		for _, gg := range g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
+			if paint[int(gg)*W+int(p.i)] > p.a {
+				keep = false
+				break
+			}
+		}
+		if keep {
+			w.dets = append(w.dets, p)
+		}
+	}
+	for _, p := range w.strong {
+		row := paint[int(p.f)*W : int(p.f+1)*W]
+		clear(row[max(0, int(p.i)-R):min(W, int(p.i)+R+1)])
+	}
+	slices.SortFunc(w.dets, func(a, b strongPt) int {
+		if a.i != b.i {
+			return int(a.i - b.i)
+		}
+		return int(a.f - b.f)
+	})
+	w.st.Strong += int64(len(w.strong))
+	w.st.Spikes += int64(len(w.dets))
+	d.emit(&d.res[ci], w, e0, W)
+}
+
+// evaluate computes the best of the S·K responses at centre f, chunk
+// column i, and records it if it exceeds Th. Responses are float32 sums
+// over the nc channels in nearest-first order; the best is the largest
+// |A|, the lowest q = s·K+k on ties (torch.argmax). With pruning a shape
+// k is skipped when Σ_j B[iC(j,f),k,t]² ≤ Th²(1−boundSlack): its S
+// responses are then at most Th.
+func (d *Detector) evaluate(w *worker, f, i, W int) {
+	K, S, nc := d.k, d.s, d.nc
+	ic := d.g.IC[f*nc : (f+1)*nc]
+	gb := w.gb[:nc*K]
+	for j, c := range ic {
+		copy(gb[j*K:(j+1)*K], w.b[(int(c)*W+i)*K:])
+	}
+	wf := d.g.Weights[f*S*nc : (f+1)*S*nc]
+	best, bq, sign := float32(-1), 0, int8(0)
+	w.st.Survivors++
+	for k := range K {
+		if !d.noPrune {
+			var uk float32
+			for j := range nc {
+				v := gb[j*K+k]
+				uk += v * v
+			}
+			if !(uk > d.thr2) {
+				continue
+			}
+		}
+		w.st.ShapeEvals++
+		for s := range S {
+			ws := wf[s*nc : (s+1)*nc]
+			var a float32
+			for j, wv := range ws {
+				a += wv * gb[j*K+k]
+			}
+			aa := float32(math.Abs(float64(a)))
+			q := s*K + k
+			if aa > best || (aa == best && q < bq) {
+				best, bq = aa, q
+				sign = 1
+				if a < 0 {
+					sign = -1
+				}
+			}
+		}
+	}
+	if best > d.th {
+		w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i), a: best, q: int16(bq), sign: sign})
+	}
+}
+
+// emit writes the detections of w.dets (chunk columns from e0) into out.
+func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
+	out.Reset()
+	out.NC, out.P = d.nc, d.p
+	K, nc, nt, T, P := d.k, d.nc, d.nt, d.t, d.p
+	g := d.g
+	wpca := d.tm.WPCA
+	for _, p := range w.dets {
+		col := e0 + int(p.i)
+		f := int(p.f)
+		k := int(p.q) % K
+		out.Sample = append(out.Sample, d.ownStart+int64(col-nt)-int64(d.half-d.nt0))
+		out.Center = append(out.Center, p.f)
+		out.Template = append(out.Template, p.q)
+		out.Sign = append(out.Sign, p.sign)
+		out.Amplitude = append(out.Amplitude, p.a)
+		ic := g.IC[f*nc : (f+1)*nc]
+		var sw, sx, sy float64
+		for _, c := range ic {
+			v := float64(w.b[(int(c)*W+int(p.i))*K+k]) * float64(p.sign)
+			if v > 0 {
+				sw += v
+				sx += v * g.ChanX[c]
+				sy += v * g.ChanY[c]
+			}
+		}
+		out.X = append(out.X, float32(sx/sw))
+		out.Y = append(out.Y, float32(sy/sw))
+		out.Channels = append(out.Channels, ic...)
+		for _, c := range ic {
+			xs := d.x[int(c)*T+col-d.half : int(c)*T+col-d.half+nt]
+			for q := range P {
+				wp := wpca[q*nt : (q+1)*nt]
+				var acc float64
+				for j, v := range xs {
+					acc += float64(v) * float64(wp[j])
+				}
+				out.Features = append(out.Features, float32(acc))
+			}
+		}
+	}
+}
