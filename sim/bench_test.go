@@ -106,7 +106,7 @@ func BenchmarkNormals(b *testing.B) {
 }
 
 // BenchmarkWriteSpikeGLX writes 10 s (231 MB) and 60 s (1.39 GB) of NP1
-// with its meta to a temporary directory, SHA-1 included.
+// with its meta to a temporary directory.
 func BenchmarkWriteSpikeGLX(b *testing.B) {
 	for _, sec := range []float64{10, 60} {
 		b.Run(strconv.FormatFloat(sec, 'g', -1, 64)+"s", func(b *testing.B) {

@@ -13,7 +13,7 @@
 //     broadband shared white component of SD CommonModeSD (identical on
 //     every site, so a common average reference removes it);
 //   - local noise: white Gaussian noise smoothed across sites with the
-//     kernel exp(−d²/(2σ²)), σ = NoiseCorrUm, cut at 3σ and normalised so
+//     kernel exp(−d²/(2σ²)), σ = NoiseCorrUm, cut at 2.5σ and normalised so
 //     that each site keeps unit variance, then coloured in time by
 //     (s(t) + a·s(t−1))/√(1+a²) with a = 0.5 (lag-1 autocorrelation 0.4)
 //     and scaled to NoiseSD counts;

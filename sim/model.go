@@ -17,7 +17,7 @@ const ChunkSamples = 6000
 // Model constants (see the package documentation).
 const (
 	noiseColour  = 0.5  // lag-1 coefficient a of the temporal colouring
-	noiseCutoff  = 3.0  // the spatial noise kernel is cut at this many σ
+	noiseCutoff  = 2.5  // the spatial noise kernel is cut at this many σ
 	footprintUm  = 25.0 // the footprint's distance scale
 	unitMarginUm = 10.0 // units lie up to this far beside a shank's outer columns
 	unitZMinUm   = 2.0  // distance of units from the probe plane, µm

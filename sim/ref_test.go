@@ -96,7 +96,7 @@ func refKernel(p *probe.Probe, sigma float64) [][]float64 {
 		ss := 0.0
 		for j := range n {
 			d2 := (p.X[i]-p.X[j])*(p.X[i]-p.X[j]) + (p.Y[i]-p.Y[j])*(p.Y[i]-p.Y[j])
-			if math.Sqrt(d2) <= 3*sigma {
+			if math.Sqrt(d2) <= 2.5*sigma {
 				k[i][j] = math.Exp(-d2 / (2 * sigma * sigma))
 				ss += k[i][j] * k[i][j]
 			}
