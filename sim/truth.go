@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"codeberg.org/sbinet/npyio"
 
 	"dspk/export"
+	"dspk/probe"
 )
 
 // Truth is the ground truth of a synthetic recording. Spike i is a trough
@@ -117,7 +119,7 @@ const truthVersion = 1
 type truthJSON struct {
 	Generator      string     `json:"generator"`
 	Version        int        `json:"version"`
-	Config         Config     `json:"config"`
+	Config         configJSON `json:"config"`
 	Samples        int64      `json:"samples"`
 	Channels       int        `json:"channels"`
 	Spikes         int        `json:"spikes"`
@@ -125,6 +127,17 @@ type truthJSON struct {
 	WaveformLength int        `json:"waveform_samples"`
 	Units          []unitJSON `json:"units"`
 }
+
+// configJSON is a Config whose probe is kept as raw JSON, so that
+// WriteDir can write it on one line.
+type configJSON struct {
+	Config
+	Probe json.RawMessage `json:"probe"`
+}
+
+// probePlaceholder stands for the probe in the indented JSON until the
+// compact probe replaces it.
+const probePlaceholder = `"@probe@"`
 
 type unitJSON struct {
 	ID          int     `json:"id"`
@@ -175,7 +188,7 @@ func (t *Truth) WriteDir(dir string) (err error) {
 	js := truthJSON{
 		Generator:      "dspk/sim",
 		Version:        truthVersion,
-		Config:         t.Config,
+		Config:         configJSON{Config: t.Config, Probe: json.RawMessage(probePlaceholder)},
 		Samples:        t.Samples,
 		Channels:       t.Config.Probe.NChanFile,
 		Spikes:         len(t.SpikeTimes),
@@ -194,6 +207,11 @@ func (t *Truth) WriteDir(dir string) (err error) {
 	if err != nil {
 		return fmt.Errorf("sim: truth.json: %w", err)
 	}
+	pb, err := json.Marshal(t.Config.Probe)
+	if err != nil {
+		return fmt.Errorf("sim: truth.json: %w", err)
+	}
+	jb = bytes.Replace(jb, []byte(probePlaceholder), pb, 1)
 	jb = append(jb, '\n')
 
 	type file struct {
@@ -267,19 +285,21 @@ func ReadTruthDir(dir string) (*Truth, error) {
 	if js.Generator != "dspk/sim" || js.Version != truthVersion {
 		return nil, bad(FileTruthJSON, "generator %q version %d, want dspk/sim version %d", js.Generator, js.Version, truthVersion)
 	}
-	if js.Config.Probe == nil {
-		return nil, bad(FileTruthJSON, "no probe in config")
+	var pr *probe.Probe
+	if err := json.Unmarshal(js.Config.Probe, &pr); err != nil || pr == nil {
+		return nil, bad(FileTruthJSON, "no valid probe in config (%v)", err)
 	}
-	if err := js.Config.Probe.Validate(); err != nil {
+	if err := pr.Validate(); err != nil {
 		return nil, bad(FileTruthJSON, "%v", err)
 	}
+	js.Config.Config.Probe = pr
 	nu := len(js.Units)
 	if js.TroughIndex < 0 || js.TroughIndex >= js.WaveformLength || js.Samples < 0 || js.Spikes < 0 {
 		return nil, bad(FileTruthJSON, "trough index %d, waveform length %d, %d samples, %d spikes",
 			js.TroughIndex, js.WaveformLength, js.Samples, js.Spikes)
 	}
 	t := &Truth{
-		Config:          js.Config,
+		Config:          js.Config.Config,
 		Samples:         js.Samples,
 		TroughIndex:     js.TroughIndex,
 		UnitX:           make([]float64, nu),
@@ -291,7 +311,7 @@ func ReadTruthDir(dir string) (*Truth, error) {
 		UnitPeakChannel: make([]int32, nu),
 		UnitWaveform:    make([][]float64, nu),
 	}
-	nSites := js.Config.Probe.Len()
+	nSites := pr.Len()
 	for i, u := range js.Units {
 		if u.ID != i {
 			return nil, bad(FileTruthJSON, "unit %d has id %d", i, u.ID)
