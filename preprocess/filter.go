@@ -22,7 +22,7 @@ const maxImpulse = 1 << 16
 // cutoff, order, n) that Kilosort4 computes by FFT (kilosort4.md §4 step 5).
 //
 // When the window is long enough that the taps cut off at ±n/2 have
-// decayed below 1e-14 of their sum (n ≥ about 2200 at 300 Hz and 30 kHz),
+// decayed below 1e-14 of their sum (n ≥ 1998 for order 3 at 300 Hz and 30 kHz),
 // the correlation is computed as the Butterworth filter run forward and
 // then backward in float64 over the row extended periodically by Context
 // samples on each side, which equals it to about 1e-12 of max|x|·Σ|h|.
