@@ -160,3 +160,6 @@ func (p *Pipeline) Whitened(ctx context.Context, pass string, w *linalg.Whitenin
 	fn func(win recording.Window, x []float32) error) error {
 	return p.each(ctx, pass, nil, w, fn)
 }
+
+// Preprocessor returns the CPU preprocessing of the pipeline's windows.
+func (p *Pipeline) Preprocessor() *preprocess.Preprocessor { return p.pre }

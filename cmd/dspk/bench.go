@@ -1,0 +1,219 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"dspk/detect"
+	"dspk/linalg"
+	"dspk/ops"
+	"dspk/pipeline"
+	"dspk/recording"
+	"dspk/sim"
+)
+
+// npRate is the data rate of a Neuropixels 1.0 AP stream, 385 int16
+// channels at 30 kHz, in bytes per second.
+const npRate = 385 * 2 * 30000.0
+
+func init() {
+	register(&command{
+		name:  "bench",
+		short: "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean)",
+		example: `dspk bench
+dspk bench -ops covariance,trailing -reps 10`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
+			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
+			return func(args []string) error {
+				if len(args) != 0 {
+					return usagef("bench takes no arguments")
+				}
+				if *reps < 1 {
+					return usagef("-reps must be at least 1")
+				}
+				return bench(strings.Split(*which, ","), *reps)
+			}
+		},
+	})
+}
+
+// median times fn reps times (after one warm-up) and returns the median.
+func median(reps int, fn func()) time.Duration {
+	fn()
+	d := make([]time.Duration, reps)
+	for i := range d {
+		t := time.Now()
+		fn()
+		d[i] = time.Since(t)
+	}
+	slices.Sort(d)
+	return d[reps/2]
+}
+
+func bench(which []string, reps int) error {
+	w := cmdOut
+	fmt.Fprintf(w, "dspk %s bench, CPU (pure Go), %d repetitions, medians\n\n", version, reps)
+	fmt.Fprintf(w, "%-34s %12s  %s\n", "op", "time", "throughput")
+	for _, op := range which {
+		var err error
+		switch strings.TrimSpace(op) {
+		case "read":
+			err = benchRead(reps)
+		case "covariance":
+			benchCovariance(reps)
+		case "preprocess", "detect":
+			if op == "preprocess" || !slices.Contains(which, "preprocess") {
+				err = benchWindow(reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"))
+			}
+		case "trailing":
+			benchTrailing(reps)
+		default:
+			return usagef("unknown op %q", op)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func row(op string, d time.Duration, thr string) {
+	fmt.Fprintf(cmdOut, "%-34s %10.3f ms  %s\n", op, float64(d.Microseconds())/1000, thr)
+}
+
+// benchRead reads NP1 windows sequentially from a file in the page cache.
+func benchRead(reps int) error {
+	dir, err := os.MkdirTemp("", "dspk-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	const windows = 4
+	s, _ := recording.NewSchedule(0, windows*recording.DefaultNT, recording.DefaultNT, recording.DefaultPad)
+	data := make([]byte, 385*2*windows*recording.DefaultNT)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := range data {
+		data[i] = byte(rng.Uint32())
+	}
+	path := filepath.Join(dir, "bench.bin")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		return err
+	}
+	rec, err := recording.OpenRaw(path, 385, 30000)
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	buf := make([]int16, s.Len()*385)
+	d := median(reps, func() {
+		for i := 0; i < s.Windows; i++ {
+			if err = recording.ReadWindow(rec, s, i, buf); err != nil {
+				return
+			}
+		}
+	})
+	bytes := float64(windows * s.Len() * 385 * 2)
+	row("read 4 windows 385×60122 int16", d, fmt.Sprintf("%.2f GB/s", bytes/d.Seconds()/1e9))
+	return err
+}
+
+func benchCovariance(reps int) {
+	const C, n = 384, 60000
+	x := make([]float32, C*n)
+	rng := rand.New(rand.NewPCG(1, 3))
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]float64, C*C)
+	d := median(reps, func() { linalg.Covariance32(dst, x, C, n, 0, n) })
+	flops := 2.0 * C * C * n
+	row("covariance 384×60000 float32", d, fmt.Sprintf("%.1f GFLOP/s (full product), %.0f× real time",
+		flops/d.Seconds()/1e9, 2/d.Seconds()))
+}
+
+// benchWindow times the preprocessing and the detection of one NP1 window
+// of a simulated recording.
+func benchWindow(reps int, pre, det bool) error {
+	cfg := sim.DefaultConfig()
+	cfg.Seconds = 4.2
+	rec, err := sim.Generate(cfg)
+	if err != nil {
+		return err
+	}
+	pc := pipeline.DefaultConfig()
+	pc.NSkip = 1
+	p, err := pipeline.New(rec, rec.Probe(), pc)
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	wh, _, err := p.Whitening(ctx)
+	if err != nil {
+		return err
+	}
+	s := p.Schedule()
+	raw := make([]int16, s.Len()*rec.Channels())
+	if err := recording.ReadWindow(rec, s, 1, raw); err != nil {
+		return err
+	}
+	pp := p.Preprocessor()
+	x := make([]float32, rec.Probe().Len()*s.Len())
+	if pre {
+		d := median(reps, func() { pp.Run(x, raw, wh) })
+		row("preprocess 384×60122 (+whitening)", d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
+	}
+	if det {
+		pp.Run(x, raw, wh)
+		tm, _, err := p.LearnTemplates(ctx, wh)
+		if err != nil {
+			return err
+		}
+		g, err := p.Grid()
+		if err != nil {
+			return err
+		}
+		dt := detect.NewDetector(g, tm, s.Len(), p.DetectParams())
+		var sp detect.Spikes
+		var st detect.Stats
+		win := s.Window(1)
+		d := median(reps, func() { sp.Reset(); st = dt.Detect(&sp, x, win.OwnStart, win.Owned()) })
+		row("detect 384×60122, 1532 centres", d, fmt.Sprintf("%.1f× real time; %d spikes, %.1f GFLOP conv, %.2f%% of (f,t) past the bound",
+			2/d.Seconds(), st.Spikes, float64(st.ConvFlops)/1e9, 100*float64(st.Survivors)/float64(max(st.BoundEvals, 1))))
+	}
+	return nil
+}
+
+func benchTrailing(reps int) {
+	const rows, n, cf = 4096, 8192, 100
+	src := make([]float32, rows*n)
+	rng := rand.New(rand.NewPCG(1, 4))
+	for i := range src {
+		src[i] = float32(rng.NormFloat64())
+	}
+	dst := make([]float32, rows*n)
+	bytes := float64(2 * 4 * rows * n)
+	dc := median(reps, func() { copy(dst, src) })
+	copyBW := bytes / dc.Seconds() / 1e9
+	row("copy [4096, 8192] float32", dc, fmt.Sprintf("%.1f GB/s (read + write)", copyBW))
+	d := median(reps, func() { ops.CausalTrailingMean(dst, src, rows, n, cf) })
+	bw := bytes / d.Seconds() / 1e9
+	row("trailing mean [4096, 8192] f32, cf 100", d, fmt.Sprintf("%.1f GB/s, %.0f%% of copy", bw, 100*bw/copyBW))
+	bsrc := make([]ops.BFloat16, rows*n)
+	for i := range bsrc {
+		bsrc[i] = ops.BFloat16FromFloat32(src[i])
+	}
+	bdst := make([]ops.BFloat16, rows*n)
+	db := median(reps, func() { copy(bdst, bsrc) })
+	bcopy := bytes / 2 / db.Seconds() / 1e9
+	d = median(reps, func() { ops.CausalTrailingMean(bdst, bsrc, rows, n, cf) })
+	bw = bytes / 2 / d.Seconds() / 1e9
+	row("trailing mean [4096, 8192] bf16, cf 100", d, fmt.Sprintf("%.1f GB/s, %.0f%% of copy (%.1f GB/s)", bw, 100*bw/bcopy, bcopy))
+}
