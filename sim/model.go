@@ -44,18 +44,13 @@ func splitmix64(x uint64) uint64 {
 	return x ^ (x >> 31)
 }
 
-// streamSeeds returns the 128-bit PCG state of stream (seed, kind, index):
-// a hash of the three words.
-func streamSeeds(seed, kind, index uint64) (a, b uint64) {
-	h := splitmix64(seed ^ splitmix64(kind))
-	a = splitmix64(h ^ index)
-	b = splitmix64(a ^ 0x5851f42d4c957f2d ^ splitmix64(index))
-	return a, b
-}
-
-// newRand returns the random stream (seed, kind, index).
+// newRand returns the random stream (seed, kind, index): a PCG generator
+// whose 128-bit state is a hash of the three words.
 func newRand(seed, kind, index uint64) *rand.Rand {
-	return rand.New(rand.NewPCG(streamSeeds(seed, kind, index)))
+	h := splitmix64(seed ^ splitmix64(kind))
+	a := splitmix64(h ^ index)
+	b := splitmix64(a ^ 0x5851f42d4c957f2d ^ splitmix64(index))
+	return rand.New(rand.NewPCG(a, b))
 }
 
 // unit is one simulated neuron.

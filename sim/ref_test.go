@@ -52,13 +52,13 @@ func (r *refNoise) chunk(k int64) {
 	rows := int(e - s)
 	w := make([][]float64, rows)
 	cm := make([]float64, rows)
-	rng := newNormalStream(r.cfg.Seed, kindNoise, uint64(k))
+	rng := newRand(r.cfg.Seed, kindNoise, uint64(k))
 	draw := func(i int) {
 		w[i] = make([]float64, r.nSites)
 		for c := range w[i] {
-			w[i][c] = float64(rng.next())
+			w[i][c] = float64(float32(rng.NormFloat64()))
 		}
-		cm[i] = float64(rng.next())
+		cm[i] = rng.NormFloat64()
 	}
 	draw(rows - 1)
 	for i := range rows - 1 {

@@ -1,6 +1,9 @@
 package sim
 
-import "math"
+import (
+	"math"
+	"math/rand/v2"
+)
 
 // parts selects the components a render adds (tests render them alone).
 type parts uint8
@@ -123,13 +126,20 @@ func (m *model) render(k int64, dst []int16, ws *workspace, p parts) {
 // and of its n rows, and cm with the chunk's common-mode normals.
 func (m *model) whiteNoise(k int64, white []float32, cm []float64, n int) {
 	nS := m.nSites
-	newNormalStream(m.cfg.Seed, kindNoise, uint64(k-1)).fill(white[:nS])
-	r := newNormalStream(m.cfg.Seed, kindNoise, uint64(k))
-	r.fill(white[n*nS : (n+1)*nS])
-	cm[n-1] = float64(r.next())
+	normals(newRand(m.cfg.Seed, kindNoise, uint64(k-1)), white[:nS])
+	r := newRand(m.cfg.Seed, kindNoise, uint64(k))
+	normals(r, white[n*nS:(n+1)*nS])
+	cm[n-1] = r.NormFloat64()
 	for t := range n - 1 {
-		r.fill(white[(t+1)*nS : (t+2)*nS])
-		cm[t] = float64(r.next())
+		normals(r, white[(t+1)*nS:(t+2)*nS])
+		cm[t] = r.NormFloat64()
+	}
+}
+
+// normals fills e with standard normal draws from r.
+func normals(r *rand.Rand, e []float32) {
+	for i := range e {
+		e[i] = float32(r.NormFloat64())
 	}
 }
 
