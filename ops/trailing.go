@@ -65,33 +65,31 @@ func CausalTrailingMean[T Storage](dst, src []T, rows, n, cf int) {
 	if !inPlace && overlap(dst, src) {
 		panic("ops: CausalTrailingMean: dst and src overlap without being equal")
 	}
-	trailingMean(dst, src, rows, n, cf, inPlace, useAsm, runtime.GOMAXPROCS(0))
+	trailingMean(dst, src, rows, n, cf, inPlace, bestISA, runtime.GOMAXPROCS(0))
 }
 
-// trailingMean runs the fused pass on up to workers goroutines, with the
-// assembly kernels when asm is true and they exist, otherwise with the plain
-// Go kernels.
-func trailingMean[T Storage](dst, src []T, rows, n, cf int, inPlace, asm bool, workers int) {
-	asm = asm && hasAsm
+// isa names a kernel set; the fused pass uses the best one the CPU has.
+type isa int
+
+const (
+	isaGo     isa = iota // plain Go, everywhere
+	isaAVX2              // amd64 with AVX2 and F16C
+	isaAVX512            // amd64 with AVX-512 F, BW and VL
+)
+
+var isaNames = [...]string{isaGo: "go", isaAVX2: "avx2", isaAVX512: "avx512"}
+
+// trailingMean runs the fused pass on up to workers goroutines with the
+// kernels of the given instruction set (capped at the best available).
+func trailingMean[T Storage](dst, src []T, rows, n, cf int, inPlace bool, level isa, workers int) {
+	level = min(level, bestISA)
 	switch d := any(dst).(type) {
 	case []float32:
-		k := &kernelF32Go
-		if asm {
-			k = &kernelF32Asm
-		}
-		run(k, d, any(src).([]float32), rows, n, cf, inPlace, workers)
+		run(kernelsF32[level], d, any(src).([]float32), rows, n, cf, inPlace, workers)
 	case []Float16:
-		k := &kernelF16Go
-		if asm {
-			k = &kernelF16Asm
-		}
-		run(k, d, any(src).([]Float16), rows, n, cf, inPlace, workers)
+		run(kernelsF16[level], d, any(src).([]Float16), rows, n, cf, inPlace, workers)
 	case []BFloat16:
-		k := &kernelBF16Go
-		if asm {
-			k = &kernelBF16Asm
-		}
-		run(k, d, any(src).([]BFloat16), rows, n, cf, inPlace, workers)
+		run(kernelsBF16[level], d, any(src).([]BFloat16), rows, n, cf, inPlace, workers)
 	}
 }
 

@@ -45,6 +45,19 @@ DATA quiet40<>+16(SB)/8, $0x0000004000000040
 DATA quiet40<>+24(SB)/8, $0x0000004000000040
 GLOBL quiet40<>(SB), RODATA|NOPTR, $32
 
+// Truncation of a float64 to float32 precision and its sticky bit.
+DATA trunc29<>+0(SB)/8, $0xffffffffe0000000
+DATA trunc29<>+8(SB)/8, $0xffffffffe0000000
+DATA trunc29<>+16(SB)/8, $0xffffffffe0000000
+DATA trunc29<>+24(SB)/8, $0xffffffffe0000000
+GLOBL trunc29<>(SB), RODATA|NOPTR, $32
+
+DATA sticky29<>+0(SB)/8, $0x0000000020000000
+DATA sticky29<>+8(SB)/8, $0x0000000020000000
+DATA sticky29<>+16(SB)/8, $0x0000000020000000
+DATA sticky29<>+24(SB)/8, $0x0000000020000000
+GLOBL sticky29<>(SB), RODATA|NOPTR, $32
+
 // Window-count offsets 0, 1, 2, 3 and the steps 4 and 8 (float64).
 DATA iota4<>+0(SB)/8, $0.0
 DATA iota4<>+8(SB)/8, $1.0
@@ -110,30 +123,23 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VMOVUPS X3, 16(P)
 
 // ODD8 rounds the means Y2, Y3 to float32 with round-to-odd and leaves the
-// eight results' bits in Y4: round to nearest, then where the residual
-// e = v − f (rounded to float32) is non-zero and f is even, step f one unit
-// towards v: +1 if e and f have the same sign, −1 otherwise.
+// eight results' bits in Y4, in the double domain: clear the 29 fraction
+// bits float32 lacks (truncation), set the lowest kept bit where that lost
+// something (the sticky bit), then convert, which is now exact. Exact for
+// all but float32-subnormal means (|v| < 2⁻¹²⁶), where the conversion
+// rounds again; NaNs stay NaN (their quiet bit is kept).
 #define ODD8 \
-	VCVTPD2PSY Y2, X4 \
-	; VCVTPD2PSY Y3, X5 \
-	; VCVTPS2PD X4, Y6 \
-	; VSUBPD Y6, Y2, Y6 \
-	; VCVTPS2PD X5, Y7 \
-	; VSUBPD Y7, Y3, Y7 \
-	; VCVTPD2PSY Y6, X6 \
-	; VCVTPD2PSY Y7, X7 \
-	; VINSERTF128 $1, X5, Y4, Y4 \
-	; VINSERTF128 $1, X7, Y6, Y6 \
-	; VPXOR Y6, Y4, Y8 \
-	; VPSRAD $31, Y8, Y8 \
-	; VPOR one32<>(SB), Y8, Y8 \
-	; VPAND absMask<>(SB), Y6, Y9 \
-	; VPCMPEQD Y15, Y9, Y9 \
-	; VPAND one32<>(SB), Y4, Y10 \
-	; VPCMPEQD one32<>(SB), Y10, Y10 \
-	; VPOR Y10, Y9, Y9 \
-	; VPANDN Y8, Y9, Y8 \
-	; VPADDD Y8, Y4, Y4
+	VANDPD trunc29<>(SB), Y2, Y6 \
+	; VCMPPD $12, Y6, Y2, Y8 \
+	; VANDPD sticky29<>(SB), Y8, Y8 \
+	; VORPD Y8, Y6, Y6 \
+	; VCVTPD2PSY Y6, X4 \
+	; VANDPD trunc29<>(SB), Y3, Y7 \
+	; VCMPPD $12, Y7, Y3, Y9 \
+	; VANDPD sticky29<>(SB), Y9, Y9 \
+	; VORPD Y9, Y7, Y7 \
+	; VCVTPD2PSY Y7, X5 \
+	; VINSERTF128 $1, X5, Y4, Y4
 
 // STORE_BF16 rounds the means Y2, Y3 to bfloat16 at P: round-to-odd to
 // float32, then nearest even to 16 bits (NaN made quiet).

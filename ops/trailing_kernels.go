@@ -54,19 +54,12 @@ func warmCounts8(d *[8]float64, t int) {
 	}
 }
 
-// roundOdd32 returns the float32 bits of v rounded to odd, computed as the
-// assembly kernels do: round to nearest, then, if the residual (rounded to
-// float32) is non-zero and the result is even, step one unit towards v.
-// It agrees with roundToOdd32 except for |v| < 2⁻⁹⁸, whose residual may
-// vanish in float32.
+// roundOdd32 returns the float32 bits of v rounded to odd (roundToOdd32).
+// The AVX-512 kernels compute exactly this (truncate, then set the last bit
+// if inexact); the AVX2 kernels truncate in the float64 domain, which agrees
+// except for float32-subnormal means (|v| < 2⁻¹²⁶).
 func roundOdd32(v float64) uint32 {
-	f := float32(v)
-	e := float32(v - float64(f))
-	b := math.Float32bits(f)
-	if e != 0 && b&1 == 0 {
-		b += 1 - (math.Float32bits(e)^b)>>31<<1
-	}
-	return b
+	return math.Float32bits(roundToOdd32(v))
 }
 
 // f16table returns the float32 values of all binary16 patterns.

@@ -2,15 +2,13 @@
 
 package ops
 
-// Without the amd64 assembly the "assembly" kernels are the Go ones.
+// Without the amd64 assembly only the Go kernels exist.
 
-const hasAsm = false
+// bestISA is the best kernel set this CPU supports.
+const bestISA = isaGo
 
 var (
-	kernelF32Asm  = kernelF32Go
-	kernelF16Asm  = kernelF16Go
-	kernelBF16Asm = kernelBF16Go
+	kernelsF32  = [...]*kernel[float32]{isaGo: &kernelF32Go, isaAVX2: nil, isaAVX512: nil}
+	kernelsF16  = [...]*kernel[Float16]{isaGo: &kernelF16Go, isaAVX2: nil, isaAVX512: nil}
+	kernelsBF16 = [...]*kernel[BFloat16]{isaGo: &kernelBF16Go, isaAVX2: nil, isaAVX512: nil}
 )
-
-// useAsm selects the assembly kernels in CausalTrailingMean.
-var useAsm = false

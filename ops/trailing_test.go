@@ -15,12 +15,20 @@ import (
 // of the issue and catches double rounding, a wrong divisor, an off-by-one
 // window or an unwritten (NaN-poisoned) output.
 
-// impls are the kernel sets under test: the assembly kernels (the Go ones
-// where there is no assembly) and the plain Go kernels.
-var impls = []struct {
-	name string
-	asm  bool
-}{{"asm", true}, {"go", false}}
+// impl is a kernel set under test.
+type impl struct {
+	name  string
+	level isa
+}
+
+// impls are the kernel sets this CPU supports, best first, down to Go.
+var impls = func() []impl {
+	var out []impl
+	for l := bestISA; l >= isaGo; l-- {
+		out = append(out, impl{isaNames[l], l})
+	}
+	return out
+}()
 
 // toStorage rounds x to the storage type.
 func toStorage[T Storage](x []float64) []T {
@@ -177,11 +185,11 @@ func testTrailing[T Storage](t *testing.T) {
 				name := fmt.Sprintf("%s/%dx%d/cf%d/%s/w%d", im.name, sh.rows, sh.n, sh.cf, kind, workers)
 				dst := make([]T, len(x))
 				nanFill(dst)
-				trailingMean(dst, x, sh.rows, sh.n, sh.cf, false, im.asm, workers)
+				trailingMean(dst, x, sh.rows, sh.n, sh.cf, false, im.level, workers)
 				t.Run(name, func(t *testing.T) { checkMeans(t, dst, src, sh.rows, sh.n, sh.cf) })
 				// In place: the result must be identical to out of place.
 				in := append([]T(nil), x...)
-				trailingMean(in, in, sh.rows, sh.n, sh.cf, true, im.asm, workers)
+				trailingMean(in, in, sh.rows, sh.n, sh.cf, true, im.level, workers)
 				for i := range in {
 					if in[i] != dst[i] {
 						t.Fatalf("%s in place: [%d] = %v, out of place %v", name, i, in[i], dst[i])
@@ -203,7 +211,7 @@ func testTrailing[T Storage](t *testing.T) {
 // TestAsmLikeGo checks that the assembly kernels and the Go kernels give the
 // same bits on random shapes, storage types and data.
 func TestAsmLikeGo(t *testing.T) {
-	if !hasAsm {
+	if bestISA == isaGo {
 		t.Skip("no assembly kernels on this platform")
 	}
 	t.Run("float32", testAsmLikeGo[float32])
@@ -219,12 +227,15 @@ func testAsmLikeGo[T Storage](t *testing.T) {
 		cf := 1 + rng.IntN(n+10)
 		kind := []string{"normal", "offset", "int16", "wide"}[it%4]
 		x := toStorage[T](gen(rng, kind, rows*n))
-		a, g := make([]T, len(x)), make([]T, len(x))
-		trailingMean(a, x, rows, n, cf, false, true, 1)
-		trailingMean(g, x, rows, n, cf, false, false, 1)
-		for i := range a {
-			if fromStorage(a[i : i+1])[0] != fromStorage(g[i : i+1])[0] {
-				t.Fatalf("rows %d n %d cf %d %s: [%d] asm %v, go %v", rows, n, cf, kind, i, a[i], g[i])
+		g := make([]T, len(x))
+		trailingMean(g, x, rows, n, cf, false, isaGo, 1)
+		for _, im := range impls[:len(impls)-1] {
+			a := make([]T, len(x))
+			trailingMean(a, x, rows, n, cf, false, im.level, 1)
+			for i := range a {
+				if fromStorage(a[i : i+1])[0] != fromStorage(g[i : i+1])[0] {
+					t.Fatalf("%s: rows %d n %d cf %d %s: [%d] = %v, go %v", im.name, rows, n, cf, kind, i, a[i], g[i])
+				}
 			}
 		}
 	}
@@ -250,7 +261,7 @@ func testOneRounding[T Storage](t *testing.T) {
 		for _, im := range impls {
 			dst := make([]T, len(x))
 			nanFill(dst)
-			trailingMean(dst, x, rows, n, cf, false, im.asm, 2)
+			trailingMean(dst, x, rows, n, cf, false, im.level, 2)
 			checkMeans(t, dst, src, rows, n, cf)
 		}
 	}
@@ -284,7 +295,7 @@ func TestLongRowOffset(t *testing.T) {
 		for _, im := range impls {
 			dst := make([]float32, n)
 			nanFill(dst)
-			trailingMean(dst, x, 1, n, cf, false, im.asm, 2)
+			trailingMean(dst, x, 1, n, cf, false, im.level, 2)
 			if e, at := maxErr(dst); !(e <= bound) {
 				t.Errorf("%s cf %d: max error %g at %d, bound %g", im.name, cf, e, at, bound)
 			} else {
@@ -424,7 +435,7 @@ func TestNonFinite(t *testing.T) {
 	for _, im := range impls {
 		xs := toStorage[float32](x)
 		dst := make([]float32, n)
-		trailingMean(dst, xs, 1, n, cf, false, im.asm, 1)
+		trailingMean(dst, xs, 1, n, cf, false, im.level, 1)
 		for tt := range n {
 			isNaN := math.IsNaN(float64(dst[tt]))
 			if tt < at && isNaN || tt >= at && tt < at+cf && !isNaN {

@@ -1,0 +1,309 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// AVX-512 kernels of the causal trailing mean: the same operations as the
+// AVX2 and Go kernels (trailing_kernels.go), eight float64 lanes per
+// instruction, one block of eight positions per loop iteration.
+//
+// Register use:
+//	Z0	carried window sum c, broadcast
+//	Z1	steady: 1/cf broadcast; warm: window counts of the eight positions
+//	Z2	the block (differences, sums, means)
+//	Z4…Z9	scratch
+//	Z10	permutation [·, ·, 1, 1, ·, ·, 5, 5] with K1 = 0xcc (zeroing)
+//	Z11	permutation [3, …, 3]; with K2 = 0xf0 (zeroing): [0, 0, 0, 0, p3, …]
+//	Z12	permutation [7, …, 7]
+//	Z13	warm: 8.0 broadcast
+//	Y14	int32 ones
+//	Z15	zero
+
+DATA permP<>+0(SB)/8, $0
+DATA permP<>+8(SB)/8, $0
+DATA permP<>+16(SB)/8, $1
+DATA permP<>+24(SB)/8, $1
+DATA permP<>+32(SB)/8, $0
+DATA permP<>+40(SB)/8, $0
+DATA permP<>+48(SB)/8, $5
+DATA permP<>+56(SB)/8, $5
+GLOBL permP<>(SB), RODATA|NOPTR, $64
+
+DATA three64<>+0(SB)/8, $3
+GLOBL three64<>(SB), RODATA|NOPTR, $8
+
+DATA seven64<>+0(SB)/8, $7
+GLOBL seven64<>(SB), RODATA|NOPTR, $8
+
+DATA iota8<>+0(SB)/8, $0.0
+DATA iota8<>+8(SB)/8, $1.0
+DATA iota8<>+16(SB)/8, $2.0
+DATA iota8<>+24(SB)/8, $3.0
+DATA iota8<>+32(SB)/8, $4.0
+DATA iota8<>+40(SB)/8, $5.0
+DATA iota8<>+48(SB)/8, $6.0
+DATA iota8<>+56(SB)/8, $7.0
+GLOBL iota8<>(SB), RODATA|NOPTR, $64
+
+DATA eight8<>+0(SB)/8, $8.0
+GLOBL eight8<>(SB), RODATA|NOPTR, $8
+
+DATA abs8<>+0(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+8(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+16(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL abs8<>(SB), RODATA|NOPTR, $32
+
+DATA inf8<>+0(SB)/8, $0x7f8000007f800000
+DATA inf8<>+8(SB)/8, $0x7f8000007f800000
+DATA inf8<>+16(SB)/8, $0x7f8000007f800000
+DATA inf8<>+24(SB)/8, $0x7f8000007f800000
+GLOBL inf8<>(SB), RODATA|NOPTR, $32
+
+DATA bias8<>+0(SB)/8, $0x00007fff00007fff
+DATA bias8<>+8(SB)/8, $0x00007fff00007fff
+DATA bias8<>+16(SB)/8, $0x00007fff00007fff
+DATA bias8<>+24(SB)/8, $0x00007fff00007fff
+GLOBL bias8<>(SB), RODATA|NOPTR, $32
+
+DATA qnan8<>+0(SB)/8, $0x0000004000000040
+DATA qnan8<>+8(SB)/8, $0x0000004000000040
+DATA qnan8<>+16(SB)/8, $0x0000004000000040
+DATA qnan8<>+24(SB)/8, $0x0000004000000040
+GLOBL qnan8<>(SB), RODATA|NOPTR, $32
+
+// SETUP loads the permutations, masks and small constants.
+#define SETUP \
+	VXORPD Z15, Z15, Z15 \
+	; VMOVDQU64 permP<>(SB), Z10 \
+	; VPBROADCASTQ three64<>(SB), Z11 \
+	; VPBROADCASTQ seven64<>(SB), Z12 \
+	; MOVL $0xcc, AX \
+	; KMOVW AX, K1 \
+	; MOVL $0xf0, AX \
+	; KMOVW AX, K2 \
+	; VPCMPEQD Y14, Y14, Y14 \
+	; VPSRLD $31, Y14, Y14
+
+// SCAN8Z turns the eight differences in Z2 into the running sums from the
+// carry Z0 and moves the carry on, in the order of scan8: within each
+// group of four p = [d0, d0+d1, d2+(d0+d1), (d2+d3)+(d0+d1)]; the first
+// group adds c, the second (c+p3); the carry becomes c + (p3 + q3).
+#define SCAN8Z \
+	VUNPCKLPD Z2, Z15, Z4 \
+	; VADDPD Z4, Z2, Z2 \
+	; VPERMPD.Z Z2, Z10, K1, Z4 \
+	; VADDPD Z4, Z2, Z2 \
+	; VPERMPD.Z Z2, Z11, K2, Z5 \
+	; VPERMPD Z2, Z11, Z6 \
+	; VPERMPD Z2, Z12, Z7 \
+	; VADDPD Z0, Z5, Z5 \
+	; VADDPD Z7, Z6, Z6 \
+	; VADDPD Z5, Z2, Z2 \
+	; VADDPD Z6, Z0, Z0
+
+#define LOADZ_F32(P, Z) \
+	VCVTPS2PD (P), Z
+
+#define LOADZ_BF16(P, Z, Y) \
+	VPMOVZXWD (P), Y \
+	; VPSLLD $16, Y, Y \
+	; VCVTPS2PD Y, Z
+
+#define LOADZ_F16(P, Z, Y) \
+	VCVTPH2PS (P), Y \
+	; VCVTPS2PD Y, Z
+
+#define STOREZ_F32(P) \
+	VCVTPD2PS Z2, Y2 \
+	; VMOVUPS Y2, (P)
+
+// ODDZ rounds the eight means in Z2 to float32 with round-to-odd into Y4:
+// truncate, then set the last bit where the truncation was inexact.
+#define ODDZ \
+	VCVTPD2PS.RZ_SAE Z2, Y4 \
+	; VCVTPS2PD Y4, Z6 \
+	; VCMPPD $12, Z6, Z2, K3 \
+	; VPORD Y14, Y4, K3, Y4
+
+#define STOREZ_BF16(P) \
+	ODDZ \
+	; VPAND abs8<>(SB), Y4, Y9 \
+	; VPCMPGTD inf8<>(SB), Y9, K4 \
+	; VPSRLD $16, Y4, Y8 \
+	; VPAND Y14, Y8, Y9 \
+	; VPADDD Y9, Y4, Y9 \
+	; VPADDD bias8<>(SB), Y9, Y9 \
+	; VPSRLD $16, Y9, Y9 \
+	; VPOR qnan8<>(SB), Y8, Y8 \
+	; VMOVDQU32 Y8, K4, Y9 \
+	; VPMOVDW Y9, X9 \
+	; VMOVDQU X9, (P)
+
+#define STOREZ_F16(P) \
+	ODDZ \
+	; VCVTPS2PH $0, Y4, X4 \
+	; VMOVDQU X4, (P)
+
+#define STEADYZ_PROLOGUE \
+	MOVQ y+0(FP), DI \
+	; MOVQ x+8(FP), SI \
+	; MOVQ lag+16(FP), DX \
+	; MOVQ n+24(FP), CX \
+	; VBROADCASTSD s+32(FP), Z0 \
+	; VBROADCASTSD inv+40(FP), Z1 \
+	; SETUP
+
+#define WARMZ_PROLOGUE \
+	MOVQ y+0(FP), DI \
+	; MOVQ x+8(FP), SI \
+	; MOVQ n+16(FP), CX \
+	; VBROADCASTSD s+24(FP), Z0 \
+	; VBROADCASTSD c0+32(FP), Z1 \
+	; VADDPD iota8<>(SB), Z1, Z1 \
+	; VBROADCASTSD eight8<>(SB), Z13 \
+	; SETUP
+
+// func steadyF32AVX512(y, x, lag *float32, n int, s, inv float64) float64
+TEXT ·steadyF32AVX512(SB), NOSPLIT, $0-56
+	STEADYZ_PROLOGUE
+
+loop:
+	LOADZ_F32(SI, Z2)
+	LOADZ_F32(DX, Z3)
+	VSUBPD Z3, Z2, Z2
+	SCAN8Z
+	VMULPD Z1, Z2, Z2
+	STOREZ_F32(DI)
+	ADDQ $32, SI
+	ADDQ $32, DX
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  loop
+	VMOVSD X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func warmF32AVX512(y, x *float32, n int, s, c0 float64) float64
+TEXT ·warmF32AVX512(SB), NOSPLIT, $0-48
+	WARMZ_PROLOGUE
+
+loop:
+	LOADZ_F32(SI, Z2)
+	SCAN8Z
+	VDIVPD Z1, Z2, Z2
+	VADDPD Z13, Z1, Z1
+	STOREZ_F32(DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	SUBQ $8, CX
+	JNZ  loop
+	VMOVSD X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func steadyBF16AVX512(y, x, lag *BFloat16, n int, s, inv float64) float64
+TEXT ·steadyBF16AVX512(SB), NOSPLIT, $0-56
+	STEADYZ_PROLOGUE
+
+loop:
+	LOADZ_BF16(SI, Z2, Y2)
+	LOADZ_BF16(DX, Z3, Y3)
+	VSUBPD Z3, Z2, Z2
+	SCAN8Z
+	VMULPD Z1, Z2, Z2
+	STOREZ_BF16(DI)
+	ADDQ $16, SI
+	ADDQ $16, DX
+	ADDQ $16, DI
+	SUBQ $8, CX
+	JNZ  loop
+	VMOVSD X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func warmBF16AVX512(y, x *BFloat16, n int, s, c0 float64) float64
+TEXT ·warmBF16AVX512(SB), NOSPLIT, $0-48
+	WARMZ_PROLOGUE
+
+loop:
+	LOADZ_BF16(SI, Z2, Y2)
+	SCAN8Z
+	VDIVPD Z1, Z2, Z2
+	VADDPD Z13, Z1, Z1
+	STOREZ_BF16(DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $8, CX
+	JNZ  loop
+	VMOVSD X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func steadyF16AVX512(y, x, lag *Float16, n int, s, inv float64) float64
+TEXT ·steadyF16AVX512(SB), NOSPLIT, $0-56
+	STEADYZ_PROLOGUE
+
+loop:
+	LOADZ_F16(SI, Z2, Y2)
+	LOADZ_F16(DX, Z3, Y3)
+	VSUBPD Z3, Z2, Z2
+	SCAN8Z
+	VMULPD Z1, Z2, Z2
+	STOREZ_F16(DI)
+	ADDQ $16, SI
+	ADDQ $16, DX
+	ADDQ $16, DI
+	SUBQ $8, CX
+	JNZ  loop
+	VMOVSD X0, ret+48(FP)
+	VZEROUPPER
+	RET
+
+// func warmF16AVX512(y, x *Float16, n int, s, c0 float64) float64
+TEXT ·warmF16AVX512(SB), NOSPLIT, $0-48
+	WARMZ_PROLOGUE
+
+loop:
+	LOADZ_F16(SI, Z2, Y2)
+	SCAN8Z
+	VDIVPD Z1, Z2, Z2
+	VADDPD Z13, Z1, Z1
+	STOREZ_F16(DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	SUBQ $8, CX
+	JNZ  loop
+	VMOVSD X0, ret+40(FP)
+	VZEROUPPER
+	RET
+
+// func hasAVX512() bool: AVX512F, BW and VL, and OS support for opmask and
+// ZMM state (XCR0 bits 5–7 besides 1–2).
+TEXT ·hasAVX512(SB), NOSPLIT, $0-1
+	XORL AX, AX
+	XORL CX, CX
+	CPUID
+	CMPL AX, $7
+	JB   no
+	MOVL $1, AX
+	XORL CX, CX
+	CPUID
+	ANDL $0x08000000, CX
+	JZ   no
+	XORL CX, CX
+	XGETBV
+	ANDL $0xe6, AX
+	CMPL AX, $0xe6
+	JNE  no
+	MOVL $7, AX
+	XORL CX, CX
+	CPUID
+	ANDL $0xc0010000, BX
+	CMPL BX, $0xc0010000
+	JNE  no
+	MOVB $1, ret+0(FP)
+	RET
+
+no:
+	MOVB $0, ret+0(FP)
+	RET
