@@ -51,6 +51,10 @@ const (
 // mean is rounded to the storage type once (round-to-odd to float32, then to
 // nearest even for Float16 and BFloat16, which equals a single rounding).
 //
+// Samples are expected to be finite: a NaN or ±Inf makes every output whose
+// window holds it non-finite, and may do the same to later outputs of its
+// row (the running sum cannot forget it).
+//
 // dst and src may be the same slice (in place), but must not otherwise
 // overlap. Rows, and for few long rows segments of rows, are spread over
 // GOMAXPROCS goroutines. CausalTrailingMean panics if rows, n or cf is

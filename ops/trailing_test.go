@@ -475,3 +475,42 @@ func TestPanics(t *testing.T) {
 	CausalTrailingMean([]float32{}, []float32{}, 0, 5, 3)
 	CausalTrailingMean([]BFloat16{}, []BFloat16{}, 4, 0, 3)
 }
+
+// TestErrorPerType measures, per storage type, the largest error of the
+// fused pass on N(0, 1) data with cf = 100 against the float64 reference
+// (absolute, and relative to |mean| where |mean| > 0.05), and against the
+// float32 eager formulation, which is how the Hugging Face kernel quotes its
+// parity. The relative error must stay within half a unit in the last place
+// of the storage type (2⁻²⁴, 2⁻¹¹, 2⁻⁸): one correct rounding.
+func TestErrorPerType(t *testing.T) {
+	t.Run("float32", func(t *testing.T) { testErrorPerType[float32](t, 0x1p-24) })
+	t.Run("Float16", func(t *testing.T) { testErrorPerType[Float16](t, 0x1p-11) })
+	t.Run("BFloat16", func(t *testing.T) { testErrorPerType[BFloat16](t, 0x1p-8) })
+}
+
+func testErrorPerType[T Storage](t *testing.T, halfUlp float64) {
+	const rows, n, cf = 64, 8192, 100
+	x := toStorage[T](gen(rand.New(rand.NewPCG(77, 78)), "normal", rows*n))
+	src := fromStorage(x)
+	ref := make([]float64, len(src))
+	CausalTrailingMeanRef(ref, src, rows, n, cf)
+	got := make([]T, len(x))
+	CausalTrailingMean(got, x, rows, n, cf)
+	eager := make([]float32, len(x))
+	CausalTrailingMeanEager(eager, toStorage[float32](src), rows, n, cf, nil)
+	g := fromStorage(got)
+	var maxAbs, maxRel, maxEager float64
+	for i := range g {
+		d := math.Abs(g[i] - ref[i])
+		maxAbs = max(maxAbs, d)
+		if math.Abs(ref[i]) > 0.05 {
+			maxRel = max(maxRel, d/math.Abs(ref[i]))
+		}
+		maxEager = max(maxEager, math.Abs(g[i]-float64(eager[i])))
+	}
+	t.Logf("%s: max |err| vs float64 %.3g, max rel %.3g (half ulp %.3g); max |diff| vs float32 eager %.3g",
+		typeName[T](), maxAbs, maxRel, halfUlp, maxEager)
+	if maxRel > halfUlp*(1+1e-6) {
+		t.Errorf("relative error %g exceeds half an ulp %g", maxRel, halfUlp)
+	}
+}

@@ -1,0 +1,28 @@
+package ops_test
+
+import (
+	"fmt"
+
+	"dspk/ops"
+)
+
+func ExampleCausalTrailingMean() {
+	// Two rows of five samples, window of three.
+	x := []float32{
+		1, 2, 3, 4, 5,
+		10, 0, 20, 0, 30,
+	}
+	y := make([]float32, len(x))
+	ops.CausalTrailingMean(y, x, 2, 5, 3)
+	fmt.Println(y[:5])
+	fmt.Println(y[5:])
+
+	// In place, bfloat16 storage.
+	b := []ops.BFloat16{ops.BFloat16FromFloat32(1), ops.BFloat16FromFloat32(2), ops.BFloat16FromFloat32(4)}
+	ops.CausalTrailingMean(b, b, 1, 3, 2)
+	fmt.Println(b[0].Float32(), b[1].Float32(), b[2].Float32())
+	// Output:
+	// [1 1.5 2 3 4]
+	// [10 5 10 6.6666665 16.666666]
+	// 1 1.5 3
+}
