@@ -62,7 +62,8 @@
 //
 // [Generate] returns a [Recording], which implements
 // [dspk/recording.Recording] and [dspk/recording.Prober] with random access,
-// [io.Reader] and [io.WriterTo] over the little-endian int16 file bytes.
+// and [io.Reader], [io.Seeker] and [io.WriterTo] over the little-endian
+// int16 file bytes.
 // [WriteSpikeGLX] writes a .bin and .meta pair; [Truth.WriteDir] and
 // [ReadTruthDir] store the ground truth as .npy files and truth.json.
 package sim

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -432,3 +433,11 @@ func TestSpikeGLXReadBack(t *testing.T) {
 		}
 	}
 }
+
+// Recording is a recording source and a file-like byte stream.
+var (
+	_ recording.Recording = (*Recording)(nil)
+	_ recording.Prober    = (*Recording)(nil)
+	_ io.ReadSeeker       = (*Recording)(nil)
+	_ io.WriterTo         = (*Recording)(nil)
+)

@@ -45,8 +45,10 @@ type Truth struct {
 	// the largest trough at time 0.
 	UnitPeakChannel []int32
 	// UnitWaveform is each unit's temporal waveform, trough −1 at
-	// TroughIndex; the signal on site c is UnitWaveform times the unit's
-	// peak amplitude in counts times f(d_c)/f(d_peak).
+	// TroughIndex. A spike adds, on site c, UnitWaveform ·
+	// UnitAmplitude·NoiseSD · f(d_c)/f(d_best), where f is the footprint,
+	// d_c the distance from the unit (moved by the drift to the spike's
+	// time) to site c and d_best the distance to the best site at time 0.
 	UnitWaveform [][]float64
 }
 
