@@ -15,6 +15,9 @@ import (
 // could exceed Th is evaluated.
 const boundSlack = 1e-4
 
+// boundBlock is the number of columns of the coarse pruning bound.
+const boundBlock = 8
+
 // Stats counts the work of one [Detector.Detect] call.
 type Stats struct {
 	// Columns is the number of window columns correlated, halos of the
@@ -23,6 +26,10 @@ type Stats struct {
 	// ConvFlops is the arithmetic of a direct correlation of those
 	// columns, 2·C·K·nt per column (the FFT path does less).
 	ConvFlops int64
+	// BlockBounds is the number of (centre, block of boundBlock columns)
+	// whose coarse bound Σ_{c∈iC(f)} max_{t∈block,k} B[c,k,t]² was
+	// computed, and BlockPass the number of those above Th².
+	BlockBounds, BlockPass int64
 	// BoundEvals is the number of (centre, column) pairs whose bound
 	// U² = Σ_{c∈iC(f)} max_k B[c,k,t]² was computed.
 	BoundEvals int64
@@ -41,6 +48,8 @@ type Stats struct {
 func (s *Stats) add(o Stats) {
 	s.Columns += o.Columns
 	s.ConvFlops += o.ConvFlops
+	s.BlockBounds += o.BlockBounds
+	s.BlockPass += o.BlockPass
 	s.BoundEvals += o.BoundEvals
 	s.Survivors += o.Survivors
 	s.ShapeEvals += o.ShapeEvals
@@ -64,6 +73,7 @@ type Detector struct {
 	noPrune        bool
 
 	spec []complex128
+	wt   []float32 // the grid's weights transposed: wt[(f*nc+j)*S+s]
 	ws   []*worker
 	res  []Spikes
 
@@ -83,8 +93,10 @@ type worker struct {
 	cor    *correlator
 	b      []float32 // B of the chunk: b[(c*W+i)*K+k]
 	m      []float32 // max_k B² : m[c*W+i]
-	u      []float32 // bound of one centre over the chunk
-	gb     []float32 // gathered B of one (f, i): gb[j*K+k]
+	mb     []float32 // block maxima of m: mb[c*nb+blk]
+	offs   []int     // row offsets of one centre's channels in m
+	goffs  []int     // offsets in b of one (f, i)'s channels
+	acc    []float32 // the S responses of one (f, i, k)
 	paint  []float32 // suppression map: paint[f*W+i]
 	strong []strongPt
 	dets   []strongPt
@@ -128,14 +140,29 @@ func NewDetector(g *Grid, tm *Templates, T int, prm Params) *Detector {
 		th: float32(prm.ThUniversal),
 	}
 	d.thr2 = float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack))
-	n := convBlock
-	for n < 2*prm.NT {
-		n *= 2
+	d.wt = make([]float32, len(g.Weights))
+	for f := range d.f {
+		for s := range d.s {
+			for j := range d.nc {
+				d.wt[(f*d.nc+j)*d.s+s] = g.Weights[(f*d.s+s)*d.nc+j]
+			}
+		}
 	}
+	n := fftLen(d.nt)
 	d.spec = convSpectra(tm.WTEMP, d.k, d.nt, n)
 	d.setChunk(2*(n-d.nt+1)-2*d.nt0, runtime.GOMAXPROCS(0))
 	d.runFn = d.run
 	return d
+}
+
+// fftLen is the correlation's FFT length: convBlock, or a larger power of
+// 4 for templates longer than half of it.
+func fftLen(nt int) int {
+	n := convBlock
+	for n < 2*nt {
+		n *= 4
+	}
+	return n
 }
 
 // setChunk sizes the tasks and the per-goroutine scratch.
@@ -145,18 +172,17 @@ func (d *Detector) setChunk(chunk, workers int) {
 	maxChunks := (inner + d.chunk - 1) / d.chunk
 	d.workers = max(1, min(workers, maxChunks))
 	wmax := min(d.chunk+2*d.nt0, inner)
-	n := convBlock
-	for n < 2*d.nt {
-		n *= 2
-	}
+	n := fftLen(d.nt)
 	d.ws = make([]*worker, d.workers)
 	for i := range d.ws {
 		d.ws[i] = &worker{
 			cor:   newCorrelator(d.spec, d.k, d.nt, n),
 			b:     make([]float32, d.c*wmax*d.k),
 			m:     make([]float32, d.c*wmax),
-			u:     make([]float32, wmax),
-			gb:    make([]float32, d.nc*d.k),
+			mb:    make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
+			offs:  make([]int, d.nc),
+			goffs: make([]int, d.nc),
+			acc:   make([]float32, d.s),
 			paint: make([]float32, d.f*wmax),
 		}
 	}
@@ -231,7 +257,7 @@ func (d *Detector) run() {
 
 // chunkRun detects the spikes whose peak column lies in chunk ci.
 func (d *Detector) chunkRun(w *worker, ci int) {
-	C, T, K, S, nc := d.c, d.t, d.k, d.s, d.nc
+	C, T, K, nc := d.c, d.t, d.k, d.nc
 	R := d.nt0
 	c0 := d.nt + ci*d.chunk
 	c1 := min(c0+d.chunk, d.nt+d.owned)
@@ -241,32 +267,64 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 
 	// Temporal correlation of every channel over the chunk and its halo.
 	b, m := w.b[:C*W*K], w.m[:C*W]
-	for c := range C {
-		w.cor.correlate(b[c*W*K:(c+1)*W*K], m[c*W:(c+1)*W], d.x[c*T:(c+1)*T], e0, W)
+	for c := 0; c < C; c += 2 {
+		if c+1 < C {
+			w.cor.correlate(b[c*W*K:(c+1)*W*K], m[c*W:(c+1)*W], d.x[c*T:(c+1)*T],
+				b[(c+1)*W*K:(c+2)*W*K], m[(c+1)*W:(c+2)*W], d.x[(c+1)*T:(c+2)*T], e0, W)
+		} else {
+			w.cor.correlate(b[c*W*K:(c+1)*W*K], m[c*W:(c+1)*W], d.x[c*T:(c+1)*T], nil, nil, nil, e0, W)
+		}
 	}
 	w.st.Columns += int64(W)
 	w.st.ConvFlops += int64(2*C*K*d.nt) * int64(W)
 
-	// Bound, then the exact responses where the bound allows Th.
+	// Bound, then the exact responses where the bound allows Th. The
+	// bound U² is first taken over blocks of boundBlock columns with the
+	// per-channel block maxima of max_k B²; float addition is monotone,
+	// so a block whose coarse sum is ≤ Th²(1−boundSlack) has every fine
+	// sum ≤ it too, and skipping it changes nothing.
 	w.strong = w.strong[:0]
-	u := w.u[:W]
-	for f := range d.f {
-		ic := g.IC[f*nc : (f+1)*nc]
-		copy(u, m[int(ic[0])*W:int(ic[0]+1)*W])
-		for _, c := range ic[1:] {
-			row := m[int(c)*W : int(c+1)*W]
-			for i, v := range row {
-				u[i] += v
+	nb := (W + boundBlock - 1) / boundBlock
+	mb := w.mb[:C*nb]
+	for c := range C {
+		row := m[c*W : (c+1)*W]
+		for blk := range nb {
+			var mx float32
+			for _, v := range row[blk*boundBlock : min(W, (blk+1)*boundBlock)] {
+				mx = max(mx, v)
 			}
-		}
-		w.st.BoundEvals += int64(W)
-		for i, v := range u {
-			if d.noPrune || v > d.thr2 {
-				d.evaluate(w, f, i, W)
-			}
+			mb[c*nb+blk] = mx
 		}
 	}
-	_ = S
+	offs := w.offs[:nc]
+	for f := range d.f {
+		ic := g.IC[f*nc : (f+1)*nc]
+		for blk := range nb {
+			s := mb[int(ic[0])*nb+blk]
+			for _, c := range ic[1:] {
+				s += mb[int(c)*nb+blk]
+			}
+			if !(d.noPrune || s > d.thr2) {
+				continue
+			}
+			w.st.BlockPass++
+			i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+			for j, c := range ic {
+				offs[j] = int(c) * W
+			}
+			for i := i0; i < i1; i++ {
+				u := m[offs[0]+i]
+				for _, o := range offs[1:] {
+					u += m[o+i]
+				}
+				if d.noPrune || u > d.thr2 {
+					d.evaluate(w, f, i, W)
+				}
+			}
+			w.st.BoundEvals += int64(i1 - i0)
+		}
+	}
+	w.st.BlockBounds += int64(d.f * nb)
 
 	// Local maxima over the nc2 nearest centres × ±nt0min columns.
 	paint := w.paint[:d.f*W]
@@ -312,39 +370,59 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 // column i, and records it if it exceeds Th. Responses are float32 sums
 // over the nc channels in nearest-first order; the best is the largest
 // |A|, the lowest q = s·K+k on ties (torch.argmax). With pruning a shape
-// k is skipped when Σ_j B[iC(j,f),k,t]² ≤ Th²(1−boundSlack): its S
-// responses are then at most Th.
+// k is skipped when u_k = Σ_j B[iC(j,f),k,t]² ≤ Th²(1−boundSlack) (its S
+// responses are then at most Th) or u_k < best²(1−boundSlack) (they are
+// then below the best so far, so they can neither win nor tie).
 func (d *Detector) evaluate(w *worker, f, i, W int) {
 	K, S, nc := d.k, d.s, d.nc
 	ic := d.g.IC[f*nc : (f+1)*nc]
-	gb := w.gb[:nc*K]
+	b := w.b
+	offs := w.goffs[:nc]
 	for j, c := range ic {
-		copy(gb[j*K:(j+1)*K], w.b[(int(c)*W+i)*K:])
+		offs[j] = (int(c)*W + i) * K
 	}
 	wf := d.g.Weights[f*S*nc : (f+1)*S*nc]
+	acc := w.acc[:S]
 	best, bq, sign := float32(-1), 0, int8(0)
 	w.st.Survivors++
 	for k := range K {
 		if !d.noPrune {
 			var uk float32
-			for j := range nc {
-				v := gb[j*K+k]
+			for _, o := range offs {
+				v := b[o+k]
 				uk += v * v
 			}
-			if !(uk > d.thr2) {
+			if !(uk > d.thr2) || (best > 0 && uk < best*best*(1-boundSlack)) {
 				continue
 			}
 		}
 		w.st.ShapeEvals++
-		for s := range S {
-			ws := wf[s*nc : (s+1)*nc]
-			var a float32
-			for j, wv := range ws {
-				a += wv * gb[j*K+k]
+		if S == 5 {
+			// The default sizes, with the sums in registers.
+			wt := d.wt[f*nc*5 : (f+1)*nc*5]
+			var a0, a1, a2, a3, a4 float32
+			for j, o := range offs {
+				v := b[o+k]
+				ws := wt[j*5 : j*5+5]
+				a0 += ws[0] * v
+				a1 += ws[1] * v
+				a2 += ws[2] * v
+				a3 += ws[3] * v
+				a4 += ws[4] * v
 			}
+			acc[0], acc[1], acc[2], acc[3], acc[4] = a0, a1, a2, a3, a4
+		} else {
+			clear(acc)
+			for j, o := range offs {
+				v := b[o+k]
+				for s := range acc {
+					acc[s] += wf[s*nc+j] * v
+				}
+			}
+		}
+		for s, a := range acc {
 			aa := float32(math.Abs(float64(a)))
-			q := s*K + k
-			if aa > best || (aa == best && q < bq) {
+			if q := s*K + k; aa > best || (aa == best && q < bq) {
 				best, bq = aa, q
 				sign = 1
 				if a < 0 {

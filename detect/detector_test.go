@@ -206,6 +206,7 @@ type detCase struct {
 	amin, amax     float64
 	k              int
 	chunk, workers int
+	sizes          int // template sizes S; 0 means the default 5
 }
 
 func detCases() []detCase {
@@ -221,6 +222,7 @@ func detCases() []detCase {
 			}
 			return p
 		}(), nT: 500, owned: 500, nspikes: 6, amin: 10, amax: 30, k: 2, chunk: 1888, workers: 1},
+		{name: "24ch_S3_nc", p: twoColumnProbe(24), nT: 900, owned: 900, nspikes: 10, amin: 10, amax: 30, k: 5, chunk: 300, workers: 2, sizes: 3},
 		{name: "owned1", p: twoColumnProbe(16), nT: 1, owned: 1, nspikes: 1, amin: 30, amax: 30, k: 6, chunk: 1888, workers: 2},
 		{name: "1ch", p: twoColumnProbe(1), nT: 300, owned: 300, nspikes: 3, amin: 15, amax: 30, k: 4, chunk: 64, workers: 2},
 	}
@@ -230,6 +232,11 @@ func detCases() []detCase {
 func buildCase(c detCase, seed uint64) (prm Params, g *Grid, tm *Templates, x []float32, T int) {
 	prm = DefaultParams()
 	prm.NTemplates = c.k
+	if c.sizes > 0 {
+		prm.TemplateSizes = c.sizes
+		prm.NearestChans = 7
+		prm.NearestTemplates = 20
+	}
 	T = c.nT + 2*prm.NT
 	var err error
 	g, err = NewGrid(c.p, prm)
@@ -273,7 +280,7 @@ func TestDetectMatchesReference(t *testing.T) {
 func poison(d *Detector) {
 	nan := float32(math.NaN())
 	for _, w := range d.ws {
-		for _, s := range [][]float32{w.b, w.m, w.u, w.gb} {
+		for _, s := range [][]float32{w.b, w.m, w.mb, w.acc} {
 			for i := range s {
 				s[i] = nan
 			}
@@ -285,7 +292,7 @@ func poison(d *Detector) {
 // with many spikes, and that it prunes most of the work.
 func TestDetectPruningExact(t *testing.T) {
 	t.Parallel()
-	for _, c := range detCases()[:4] {
+	for _, c := range append(detCases()[:4], detCases()[5]) {
 		t.Run(c.name, func(t *testing.T) {
 			prm, g, tm, x, T := buildCase(c, 2)
 			d := NewDetector(g, tm, T, prm)
@@ -443,6 +450,11 @@ func TestConvMatchesDirect(t *testing.T) {
 		}
 		spec := convSpectra(tm.WTEMP, 6, nt, convBlock)
 		cor := newCorrelator(spec, 6, nt, convBlock)
+		gcor := newGonumCorrelator(gonumSpectra(tm.WTEMP, 6, nt, 512), 6, nt, 512)
+		rowB := make([]float32, T)
+		for i := range rowB {
+			rowB[i] = float32(rng.NormFloat64())
+		}
 		wt := make([][6]float32, nt)
 		for j := range nt {
 			for k := range 6 {
@@ -455,12 +467,36 @@ func TestConvMatchesDirect(t *testing.T) {
 			e0, w := r[0], r[1]
 			fft := make([]float32, w*6)
 			m := make([]float32, w)
+			fftB := make([]float32, w*6)
+			mB := make([]float32, w)
 			dir := make([]float32, w*6)
+			gon := make([]float32, w*6)
+			gm := make([]float32, w)
 			for i := range fft {
-				fft[i], dir[i] = float32(math.NaN()), float32(math.NaN())
+				fft[i], dir[i], fftB[i], gon[i] = float32(math.NaN()), float32(math.NaN()), float32(math.NaN()), float32(math.NaN())
 			}
-			cor.correlate(fft, m, row, e0, w)
+			for i := range m {
+				m[i], mB[i] = float32(math.NaN()), float32(math.NaN())
+			}
+			// Paired with another row, alone, and through gonum: the
+			// same values to float32 rounding.
+			cor.correlate(fft, m, row, fftB, mB, rowB, e0, w)
+			single := make([]float32, w*6)
+			cor.correlate(single, make([]float32, w), row, nil, nil, nil, e0, w)
+			gcor.correlate(gon, gm, row, e0, w)
 			correlateDirect(dir, xp, wt, e0, w)
+			for i := range fftB {
+				var ref float64
+				k, col := i%6, e0+i/6
+				for j := range nt {
+					if tt := col + j - nt/2; tt >= 0 && tt < T {
+						ref += float64(rowB[tt]) * float64(tm.WTEMP[k*nt+j])
+					}
+				}
+				if math.Abs(float64(fftB[i])-ref) > 1e-6*(1+math.Abs(ref)) {
+					t.Fatalf("second row of a pair: col %d k %d: %g, want %g", col, k, fftB[i], ref)
+				}
+			}
 			for i := range w {
 				var mx float64
 				for k := range 6 {
@@ -481,6 +517,12 @@ func TestConvMatchesDirect(t *testing.T) {
 					if f := float64(fft[i*6+k]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
 						t.Fatalf("T %d col %d k %d: FFT %.9g, float64 direct %.9g", T, e0+i, k, f, ref)
 					}
+					if f := float64(single[i*6+k]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
+						t.Fatalf("T %d col %d k %d: unpaired FFT %.9g, float64 direct %.9g", T, e0+i, k, f, ref)
+					}
+					if f := float64(gon[i*6+k]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
+						t.Fatalf("T %d col %d k %d: gonum FFT %.9g, float64 direct %.9g", T, e0+i, k, f, ref)
+					}
 					if f := float64(dir[i*6+k]); math.Abs(f-ref) > 1e-6*mag {
 						t.Fatalf("T %d col %d k %d: float32 direct %.9g, float64 %.9g", T, e0+i, k, f, ref)
 					}
@@ -496,9 +538,9 @@ func TestConvMatchesDirect(t *testing.T) {
 
 func TestStatsAdd(t *testing.T) {
 	var s Stats
-	s.add(Stats{1, 2, 3, 4, 5, 6, 7})
-	s.add(Stats{1, 2, 3, 4, 5, 6, 7})
-	if s != (Stats{2, 4, 6, 8, 10, 12, 14}) {
+	s.add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	s.add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	if s != (Stats{2, 4, 6, 8, 10, 12, 14, 16, 18}) {
 		t.Errorf("%+v", s)
 	}
 	_ = fmt.Sprint(s)
