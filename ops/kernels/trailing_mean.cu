@@ -20,7 +20,10 @@
 //   per thread, so one block owns a chunk of CTM_CHUNK = 2048 samples of one
 //   row. chunks = ceil(n / CTM_CHUNK); grid = rows * chunks blocks (1-D,
 //   block b handles row b / chunks, chunk b % chunks), so long rows spread
-//   over the whole GPU. Static shared memory: about 25 KB per block.
+//   over the whole GPU. Static shared memory: 21 KB (16-bit types) to 25 KB
+//   (float32) per block; ask for the largest shared-memory carveout
+//   (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 100) so that eight
+//   blocks fit on an SM.
 //
 //   Every block needs the carried-in window sum s_in = x[t0-cf] + ... +
 //   x[t0-1] (clipped at 0) for its first position t0:
@@ -58,9 +61,12 @@
 #define CTM_CHUNK (CTM_THREADS * CTM_ITEMS)
 #define CTM_WARPS (CTM_THREADS / 32)
 
-// One padding word every 32 keeps the blocked reads (thread i reads
-// elements 8i ... 8i+7) free of shared-memory bank conflicts.
+// One padding word every 32 keeps the blocked accesses to the float tile
+// (thread i touching elements 8i ... 8i+7, or 4 or 8 consecutive ones in
+// the vector loads) free of shared-memory bank conflicts. The staged 16-bit
+// outputs need one padding word every 64 elements (CTM_PAD16).
 #define CTM_PAD(i) ((i) + ((i) >> 5))
+#define CTM_PAD16(i) ((i) + 2 * ((i) >> 6))
 
 typedef unsigned short ctm_u16;
 typedef long long ctm_i64;
@@ -85,6 +91,7 @@ __device__ __forceinline__ unsigned ctm_odd32(double v)
 struct CtmF32 {
     typedef float T;
     enum { VEC = 4 };  // elements per 16-byte vector
+    static __device__ __forceinline__ int opad(int i) { return CTM_PAD(i); }
     static __device__ __forceinline__ float load(float v) { return v; }
     static __device__ __forceinline__ float store(double v) { return (float)v; }
 };
@@ -92,6 +99,7 @@ struct CtmF32 {
 struct CtmF16 {
     typedef ctm_u16 T;
     enum { VEC = 8 };
+    static __device__ __forceinline__ int opad(int i) { return CTM_PAD16(i); }
     static __device__ __forceinline__ float load(ctm_u16 v)
     {
         float f;
@@ -110,6 +118,7 @@ struct CtmF16 {
 struct CtmBF16 {
     typedef ctm_u16 T;
     enum { VEC = 8 };
+    static __device__ __forceinline__ int opad(int i) { return CTM_PAD16(i); }
     static __device__ __forceinline__ float load(ctm_u16 v)
     {
         return __uint_as_float((unsigned)v << 16);
@@ -194,18 +203,18 @@ __device__ void ctm_load(float* tile, int o, const typename S::T* __restrict__ r
             tile[CTM_PAD(o + i)] = 0.0f;
         }
     }
-    const T* p = row + g;  // p[i] is element i of the range (i >= lo)
-    // Elements before the first 16-byte boundary at or after p+lo.
-    unsigned mis = (unsigned)((unsigned long long)(p + lo) & 15u);
+    const T* q = row + (g + lo);  // q[i - lo] is element i of the range
+    // Elements before the first 16-byte boundary at or after q.
+    unsigned mis = (unsigned)((unsigned long long)q & 15u);
     int head = mis ? (int)((16u - mis) / sizeof(T)) : 0;
     if (head > len - lo) head = len - lo;
     int vbeg = lo + head;
     int nvec = (len - vbeg) / S::VEC;
     int vend = vbeg + nvec * S::VEC;
     for (int i = lo + tid; i < vbeg; i += CTM_THREADS) {
-        tile[CTM_PAD(o + i)] = S::load(p[i]);
+        tile[CTM_PAD(o + i)] = S::load(q[i - lo]);
     }
-    const ctm_v4* pv = (const ctm_v4*)(p + vbeg);
+    const ctm_v4* pv = (const ctm_v4*)(q + head);
     for (int v = tid; v < nvec; v += CTM_THREADS) {
         float f[S::VEC];
         CtmVec<S>::unpack(f, pv[v]);
@@ -216,11 +225,11 @@ __device__ void ctm_load(float* tile, int o, const typename S::T* __restrict__ r
         }
     }
     for (int i = vend + tid; i < len; i += CTM_THREADS) {
-        tile[CTM_PAD(o + i)] = S::load(p[i]);
+        tile[CTM_PAD(o + i)] = S::load(q[i - lo]);
     }
 }
 
-// ctm_store writes outs[CTM_PAD(i)], i in [0, len), to row[t0+i], with
+// ctm_store writes outs[S::opad(i)], i in [0, len), to row[t0+i], with
 // vector stores over the 16-byte aligned middle.
 template <class S>
 __device__ void ctm_store(typename S::T* __restrict__ row, ctm_i64 t0,
@@ -235,7 +244,7 @@ __device__ void ctm_store(typename S::T* __restrict__ row, ctm_i64 t0,
     int nvec = (len - head) / S::VEC;
     int vend = head + nvec * S::VEC;
     for (int i = tid; i < head; i += CTM_THREADS) {
-        p[i] = outs[CTM_PAD(i)];
+        p[i] = outs[S::opad(i)];
     }
     ctm_v4* pv = (ctm_v4*)(p + head);
     for (int v = tid; v < nvec; v += CTM_THREADS) {
@@ -243,12 +252,12 @@ __device__ void ctm_store(typename S::T* __restrict__ row, ctm_i64 t0,
         int i = head + v * S::VEC;
 #pragma unroll
         for (int j = 0; j < S::VEC; j++) {
-            e[j] = outs[CTM_PAD(i + j)];
+            e[j] = outs[S::opad(i + j)];
         }
         pv[v] = CtmVec<S>::pack(e);
     }
     for (int i = vend + tid; i < len; i += CTM_THREADS) {
-        p[i] = outs[CTM_PAD(i)];
+        p[i] = outs[S::opad(i)];
     }
 }
 
@@ -375,7 +384,7 @@ __device__ void ctm_main(typename S::T* __restrict__ y, const typename S::T* __r
             const ctm_i64 t = t0 + k;
             const double s = base + v[j];
             const double m = t < cf ? s / (double)(t + 1) : s * inv;
-            outs[CTM_PAD(k)] = S::store(m);
+            outs[S::opad(k)] = S::store(m);
         }
     }
     __syncthreads();
