@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"math"
 	"math/rand/v2"
 	"syscall"
 	"testing"
@@ -136,4 +137,59 @@ func cpuSeconds() float64 {
 		return 0
 	}
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+// BenchmarkFindClipsNP1 times the clip search of one NP1 window.
+func BenchmarkFindClipsNP1(b *testing.B) {
+	prm, _, _, x, T := np1Window(b, 3000)
+	var clips []float32
+	cpu0 := cpuSeconds()
+	for b.Loop() {
+		clips = FindClips(clips[:0], x, 384, T, prm)
+	}
+	b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu_s/window")
+	b.ReportMetric(float64(len(clips)/prm.NT), "clips")
+}
+
+// BenchmarkTemplatesFromClips times learning from n noisy clips of six
+// shapes (jittered by ±1 sample, unit noise at amplitudes 6–20, either
+// polarity 1 in 5).
+func BenchmarkTemplatesFromClips(b *testing.B) {
+	for _, n := range []int{20000, 100000} {
+		b.Run(itoa(n), func(b *testing.B) {
+			prm := DefaultParams()
+			nt := prm.NT
+			shapes := synthShapes(6, nt, prm.NT0Min)
+			rng := rand.New(rand.NewPCG(3, 3))
+			clips := make([]float32, n*nt)
+			for i := range n {
+				s := shapes[rng.IntN(6)]
+				amp := 6 + 14*rng.Float64()
+				if rng.IntN(5) == 0 {
+					amp = -amp
+				}
+				sh := rng.IntN(3) - 1
+				var ss float64
+				row := clips[i*nt : (i+1)*nt]
+				for j := range nt {
+					v := rng.NormFloat64()
+					if jj := j + sh; jj >= 0 && jj < nt {
+						v += amp * s[jj] * 4
+					}
+					row[j] = float32(v)
+					ss += v * v
+				}
+				for j := range row {
+					row[j] /= float32(math.Sqrt(ss))
+				}
+			}
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				if _, err := TemplatesFromClips(clips, prm, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu_s/op")
+		})
+	}
 }

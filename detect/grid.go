@@ -124,24 +124,25 @@ func NewGrid(p *probe.Probe, prm Params) (*Grid, error) {
 	g.NC = min(prm.NearestChans, nch)
 	g.S = prm.TemplateSizes
 	maxD2 := prm.MaxChannelDistance * prm.MaxChannelDistance
-	sel := newNearest(g.NC)
-	for ix, x := range g.Xup {
-		for iy, y := range g.Yup {
-			sel.reset()
-			for c := range nch {
-				dx, dy := p.X[c]-x, p.Y[c]-y
-				sel.offer(dx*dx+dy*dy, c)
-			}
-			if sel.d[0] > maxD2 {
-				continue
-			}
-			g.Index = append(g.Index, ix*len(g.Yup)+iy)
-			g.X = append(g.X, x)
-			g.Y = append(g.Y, y)
-			for j := range g.NC {
-				g.IC = append(g.IC, int32(sel.i[j]))
-				g.DS = append(g.DS, sel.d[j])
-			}
+	cx := make([]float64, 0, g.Candidates)
+	cy := make([]float64, 0, g.Candidates)
+	for _, x := range g.Xup {
+		for _, y := range g.Yup {
+			cx = append(cx, x)
+			cy = append(cy, y)
+		}
+	}
+	near, d2 := probe.KNearest(p.X, p.Y, cx, cy, g.NC)
+	for f := range cx {
+		if d2[f][0] > maxD2 {
+			continue
+		}
+		g.Index = append(g.Index, f)
+		g.X = append(g.X, cx[f])
+		g.Y = append(g.Y, cy[f])
+		for j := range g.NC {
+			g.IC = append(g.IC, int32(near[f][j]))
+			g.DS = append(g.DS, d2[f][j])
 		}
 	}
 	f := len(g.X)
@@ -149,16 +150,11 @@ func NewGrid(p *probe.Probe, prm Params) (*Grid, error) {
 		return nil, fmt.Errorf("detect: probe %s: no template centre lies within %g µm of a channel", p.Name, prm.MaxChannelDistance)
 	}
 	g.NC2 = min(prm.NearestTemplates, f)
-	sel = newNearest(g.NC2)
+	near2, _ := probe.KNearest(g.X, g.Y, g.X, g.Y, g.NC2)
 	g.IC2 = make([]int32, 0, f*g.NC2)
 	for a := range f {
-		sel.reset()
-		for b := range f {
-			dx, dy := g.X[b]-g.X[a], g.Y[b]-g.Y[a]
-			sel.offer(dx*dx+dy*dy, b)
-		}
 		for j := range g.NC2 {
-			g.IC2 = append(g.IC2, int32(sel.i[j]))
+			g.IC2 = append(g.IC2, int32(near2[a][j]))
 		}
 	}
 
@@ -218,41 +214,4 @@ func linspace(a, b float64, n int) []float64 {
 	}
 	out[n-1] = b
 	return out
-}
-
-// nearest keeps the k smallest (distance, index) pairs offered, ordered
-// by distance and then index.
-type nearest struct {
-	k int
-	d []float64
-	i []int
-}
-
-func newNearest(k int) *nearest {
-	return &nearest{k: k, d: make([]float64, 0, k), i: make([]int, 0, k)}
-}
-
-func (s *nearest) reset() { s.d, s.i = s.d[:0], s.i[:0] }
-
-// offer inserts (d, i) if it is among the k smallest so far. Indices must
-// be offered in increasing order, so an equal distance ranks after the
-// ones already kept.
-func (s *nearest) offer(d float64, i int) {
-	n := len(s.d)
-	if n == s.k && d >= s.d[n-1] {
-		return
-	}
-	// Position after every kept distance ≤ d.
-	pos := n
-	for pos > 0 && s.d[pos-1] > d {
-		pos--
-	}
-	if n < s.k {
-		s.d = append(s.d, 0)
-		s.i = append(s.i, 0)
-		n++
-	}
-	copy(s.d[pos+1:n], s.d[pos:n-1])
-	copy(s.i[pos+1:n], s.i[pos:n-1])
-	s.d[pos], s.i[pos] = d, i
 }

@@ -2,14 +2,12 @@ package linalg
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
-	"gonum.org/v1/gonum/mat"
 )
 
 // gramBlockRows is the number of rows of x whose products one task sums
@@ -22,17 +20,19 @@ const gramBlockRows = 4096
 // TruncatedSVD computes), as the rows of the k×d row-major slice basis,
 // and sv2[i] = σᵢ², the squared singular values, in descending order.
 //
-// The vectors are the eigenvectors of the d×d Gram matrix xᵀx, which is
-// accumulated in float64 in blocks of gramBlockRows rows (in parallel,
-// summed in a fixed order, so the bits do not depend on GOMAXPROCS).
+// The vectors are the eigenvectors ([EigSym]) of the d×d Gram matrix
+// xᵀx, which is accumulated in float64 in blocks of gramBlockRows rows (in
+// parallel, summed in a fixed order, so the bits do not depend on
+// GOMAXPROCS).
 //
-// Sign convention: each returned vector is flipped so that its entry of
-// largest magnitude is positive (the first such entry on ties). This is
-// the convention of sklearn's svd_flip with u_based_decision=False,
-// which TruncatedSVD uses.
+// Sign convention (EigSym's): each returned vector's entry of largest
+// magnitude is positive (the lowest index decides among equal
+// magnitudes). This is the convention of sklearn's svd_flip with
+// u_based_decision=False, which TruncatedSVD uses.
 //
 // PCABasis panics if len(x) != n·d, d < 1, k < 1 or k > d. With n = 0 the
-// Gram matrix is zero and the basis is an arbitrary orthonormal one.
+// Gram matrix is zero and the basis is an arbitrary orthonormal one; with
+// NaN or Inf in x every returned value is NaN.
 func PCABasis(x []float32, n, d, k int) (basis, sv2 []float64) {
 	if d < 1 || n < 0 || len(x) != n*d {
 		panic(fmt.Sprintf("linalg: PCABasis of %d values as %d×%d", len(x), n, d))
@@ -41,38 +41,8 @@ func PCABasis(x []float32, n, d, k int) (basis, sv2 []float64) {
 		panic(fmt.Sprintf("linalg: PCABasis asked for %d vectors of dimension %d", k, d))
 	}
 	g := gram32(x, n, d)
-	var sym mat.SymDense
-	sym.SetRawSymmetric(blas64.Symmetric{N: d, Stride: d, Data: g, Uplo: blas.Upper})
-	var eig mat.EigenSym
-	if ok := eig.Factorize(&sym, true); !ok {
-		// The symmetric QR iteration does not fail to converge on finite
-		// input; non-finite input is the only way to get here.
-		panic("linalg: PCABasis eigendecomposition failed (non-finite input?)")
-	}
-	vals := eig.Values(nil) // ascending
-	var vecs mat.Dense
-	eig.VectorsTo(&vecs)
-	basis = make([]float64, k*d)
-	sv2 = make([]float64, k)
-	for i := range k {
-		col := d - 1 - i
-		sv2[i] = vals[col]
-		row := basis[i*d : (i+1)*d]
-		big, bigAbs := 0, -1.0
-		for j := range d {
-			v := vecs.At(j, col)
-			row[j] = v
-			if a := math.Abs(v); a > bigAbs {
-				big, bigAbs = j, a
-			}
-		}
-		if row[big] < 0 {
-			for j := range row {
-				row[j] = -row[j]
-			}
-		}
-	}
-	return basis, sv2
+	vals, vecs := EigSym(g, d)
+	return vecs[: k*d : k*d], vals[:k:k]
 }
 
 // gram32 returns xᵀx (d×d, row-major, both triangles filled) for the n×d

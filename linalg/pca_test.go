@@ -217,3 +217,15 @@ func BenchmarkPCABasis(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)*float64(d*(d+1))/b.Elapsed().Seconds()*float64(b.N)/1e9, "GFLOP/s")
 }
+
+func TestPCABasisNaN(t *testing.T) {
+	t.Parallel()
+	x := randClips(rand.New(rand.NewPCG(1, 1)), 20, 5)
+	x[7] = float32(math.NaN())
+	b, s := PCABasis(x, 20, 5, 2)
+	for _, v := range append(b, s...) {
+		if !math.IsNaN(v) {
+			t.Fatalf("PCABasis of data with a NaN returned %g, want all NaN", v)
+		}
+	}
+}
