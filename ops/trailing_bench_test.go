@@ -12,7 +12,8 @@ import (
 // Benchmarks of the causal trailing mean. Bytes are the compulsory traffic,
 // one read of the input and one write of the output; "copy" moves the same
 // bytes with the built-in copy spread over GOMAXPROCS goroutines, the
-// bandwidth the fused pass is measured against.
+// bandwidth the fused pass is measured against. cpu-ms/op is the process's
+// CPU time per call, which a loaded machine disturbs less than wall time.
 
 var benchShapes = []struct{ rows, n, cf int }{
 	{4096, 8192, 100},
@@ -39,32 +40,40 @@ func benchTrailing[T Storage](b *testing.B) {
 			b.Run(shape+"/fused-"+im.name, func(b *testing.B) {
 				trailingMean(dst, x, sh.rows, sh.n, sh.cf, false, im.level, workers)
 				b.SetBytes(bytes)
+				c0 := cpuSeconds()
 				for b.Loop() {
 					trailingMean(dst, x, sh.rows, sh.n, sh.cf, false, im.level, workers)
 				}
+				reportCPU(b, c0)
 			})
 		}
 		b.Run(shape+"/fused-inplace", func(b *testing.B) {
 			in := append([]T(nil), x...)
 			b.SetBytes(bytes)
+			c0 := cpuSeconds()
 			for b.Loop() {
 				CausalTrailingMean(in, in, sh.rows, sh.n, sh.cf)
 			}
+			reportCPU(b, c0)
 		})
 		if sh.cf == 100 {
 			b.Run(shape+"/eager", func(b *testing.B) {
 				work := CausalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, nil)
 				b.SetBytes(bytes)
+				c0 := cpuSeconds()
 				for b.Loop() {
 					CausalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, work)
 				}
+				reportCPU(b, c0)
 			})
 			b.Run(shape+"/copy", func(b *testing.B) {
 				parallelCopy(dst, x, workers)
 				b.SetBytes(bytes)
+				c0 := cpuSeconds()
 				for b.Loop() {
 					parallelCopy(dst, x, workers)
 				}
+				reportCPU(b, c0)
 			})
 		}
 	}
@@ -79,4 +88,11 @@ func parallelCopy[T any](dst, src []T, workers int) {
 		wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
 	}
 	wg.Wait()
+}
+
+// reportCPU reports the CPU time per iteration since c0.
+func reportCPU(b *testing.B, c0 float64) {
+	if c0 > 0 && b.N > 0 {
+		b.ReportMetric((cpuSeconds()-c0)*1e3/float64(b.N), "cpu-ms/op")
+	}
 }
