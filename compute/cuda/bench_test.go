@@ -214,3 +214,64 @@ func BenchmarkSgemmStridedBatchedGram(b *testing.B) {
 		return err
 	})
 }
+
+// BenchmarkGram384x60000 times raw cuBLAS Gram products of one contiguous
+// 384 × 60000 float32 window (no copy, no finish): one SGEMM (T,N), one
+// SSYRK (upper), and TF32 GemmEx; TFLOP/s counts the full GEMM's
+// 2·384²·60000 = 17.69 GFLOP for each.
+func BenchmarkGram384x60000(b *testing.B) {
+	const C, K = 384, 60000
+	for _, v := range []string{"sgemm", "ssyrk", "tf32", "dgemm", "dsyrk"} {
+		b.Run(v, func(b *testing.B) {
+			benchDo(b, func(c *Ctx) error {
+				x, err := c.Alloc(8 * C * K)
+				if err != nil {
+					return err
+				}
+				defer c.Free(x)
+				y, err := c.Alloc(8 * C * C)
+				if err != nil {
+					return err
+				}
+				defer c.Free(y)
+				if err := c.Memset32(x.Ptr, 0x3f800000, 2*C*K); err != nil {
+					return err
+				}
+				one := func() error {
+					switch v {
+					case "sgemm":
+						return c.Sgemm(Trans, NoTrans, C, C, K, 1, x.Ptr, K, x.Ptr, K, 0, y.Ptr, C)
+					case "ssyrk":
+						return c.Ssyrk(Upper, Trans, C, K, 1, x.Ptr, K, 0, y.Ptr, C)
+					case "tf32":
+						return c.GemmStridedBatchedEx(Trans, NoTrans, C, C, K, 1, x.Ptr, R32F, K, 0, x.Ptr, R32F, K, 0, 0, y.Ptr, R32F, C, 0, 1, Compute32FFastTF32)
+					case "dgemm":
+						return c.Dgemm(Trans, NoTrans, C, C, K, 1, x.Ptr, K, x.Ptr, K, 0, y.Ptr, C)
+					default:
+						return c.Dsyrk(Upper, Trans, C, K, 1, x.Ptr, K, 0, y.Ptr, C)
+					}
+				}
+				for range 3 {
+					if err := one(); err != nil {
+						return err
+					}
+				}
+				if err := c.Sync(); err != nil {
+					return err
+				}
+				b.ResetTimer()
+				for range b.N {
+					if err := one(); err != nil {
+						return err
+					}
+				}
+				err = c.Sync()
+				b.StopTimer()
+				sec := b.Elapsed().Seconds() / float64(b.N)
+				b.ReportMetric(sec*1e3, "ms/op")
+				b.ReportMetric(2*C*C*K/sec/1e12, "TFLOP/s")
+				return err
+			})
+		})
+	}
+}

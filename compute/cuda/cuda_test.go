@@ -251,6 +251,9 @@ func TestCopyRoundTrip(t *testing.T) {
 			if err := c.CopyHtoD(a.Ptr, h, 2, 2*n); err != nil {
 				return err
 			}
+			if err := c.Sync(); err != nil { // the copy reads h asynchronously
+				return err
+			}
 			clear(h.Bytes())
 			if err := c.CopyDtoH(h, 2, a.Ptr, 2*n); err != nil {
 				return err

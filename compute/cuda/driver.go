@@ -13,52 +13,50 @@ import (
 // Driver API entry points, with the _vN names they were written for
 // (gpu.md §4).
 var (
-	cuInit                       uintptr
-	cuDriverGetVersion           uintptr
-	cuDeviceGetCount             uintptr
-	cuDeviceGet                  uintptr
-	cuDeviceGetName              uintptr
-	cuDeviceGetAttribute         uintptr
-	cuDeviceTotalMem             uintptr
-	cuDevicePrimaryCtxRetain     uintptr
-	cuDevicePrimaryCtxRelease    uintptr
-	cuCtxSetCurrent              uintptr
-	cuCtxSynchronize             uintptr
-	cuGetErrorName               uintptr
-	cuGetErrorString             uintptr
-	cuMemAlloc                   uintptr
-	cuMemFree                    uintptr
-	cuMemGetInfo                 uintptr
-	cuMemHostAlloc               uintptr
-	cuMemFreeHost                uintptr
-	cuMemcpyHtoDAsync            uintptr
-	cuMemcpyDtoHAsync            uintptr
-	cuMemcpyDtoDAsync            uintptr
-	cuMemsetD8Async              uintptr
-	cuMemsetD32Async             uintptr
-	cuStreamCreate               uintptr
-	cuStreamDestroy              uintptr
-	cuStreamSynchronize          uintptr
-	cuStreamWaitEvent            uintptr
-	cuEventCreate                uintptr
-	cuEventDestroy               uintptr
-	cuEventRecord                uintptr
-	cuEventSynchronize           uintptr
-	cuEventElapsedTime           uintptr
-	cuModuleLoadData             uintptr
-	cuModuleUnload               uintptr
-	cuModuleGetFunction          uintptr
-	cuFuncSetAttribute           uintptr
-	cuLaunchKernel               uintptr
-	cuStreamBeginCapture         uintptr
-	cuStreamEndCapture           uintptr
-	cuGraphInstantiateWithFlags  uintptr
-	cuGraphLaunch                uintptr
-	cuGraphExecDestroy           uintptr
-	cuGraphDestroy               uintptr
-	cuDeviceGetPCIBusID          uintptr
-	cuDevicePrimaryCtxGetState   uintptr
-	cuDevicePrimaryCtxSetFlagsV2 uintptr
+	cuInit                      uintptr
+	cuDriverGetVersion          uintptr
+	cuDeviceGetCount            uintptr
+	cuDeviceGet                 uintptr
+	cuDeviceGetName             uintptr
+	cuDeviceGetAttribute        uintptr
+	cuDeviceTotalMem            uintptr
+	cuDevicePrimaryCtxRetain    uintptr
+	cuDevicePrimaryCtxRelease   uintptr
+	cuCtxSetCurrent             uintptr
+	cuCtxSynchronize            uintptr
+	cuGetErrorName              uintptr
+	cuGetErrorString            uintptr
+	cuMemAlloc                  uintptr
+	cuMemFree                   uintptr
+	cuMemGetInfo                uintptr
+	cuMemHostAlloc              uintptr
+	cuMemFreeHost               uintptr
+	cuMemcpyHtoDAsync           uintptr
+	cuMemcpyDtoHAsync           uintptr
+	cuMemcpyDtoDAsync           uintptr
+	cuMemsetD8Async             uintptr
+	cuMemsetD32Async            uintptr
+	cuStreamCreate              uintptr
+	cuStreamDestroy             uintptr
+	cuStreamSynchronize         uintptr
+	cuStreamWaitEvent           uintptr
+	cuEventCreate               uintptr
+	cuEventDestroy              uintptr
+	cuEventRecord               uintptr
+	cuEventSynchronize          uintptr
+	cuEventElapsedTime          uintptr
+	cuModuleLoadData            uintptr
+	cuModuleUnload              uintptr
+	cuModuleGetFunction         uintptr
+	cuFuncSetAttribute          uintptr
+	cuLaunchKernel              uintptr
+	cuStreamBeginCapture        uintptr
+	cuStreamEndCapture          uintptr
+	cuGraphInstantiateWithFlags uintptr
+	cuGraphLaunch               uintptr
+	cuGraphExecDestroy          uintptr
+	cuGraphDestroy              uintptr
+	cuDeviceGetPCIBusID         uintptr
 )
 
 var driverLib = &library{
@@ -80,8 +78,6 @@ var driverLib = &library{
 		{name: "cuDeviceGetPCIBusId", addr: &cuDeviceGetPCIBusID},
 		{name: "cuDevicePrimaryCtxRetain", addr: &cuDevicePrimaryCtxRetain},
 		{name: "cuDevicePrimaryCtxRelease_v2", addr: &cuDevicePrimaryCtxRelease},
-		{name: "cuDevicePrimaryCtxGetState", addr: &cuDevicePrimaryCtxGetState},
-		{name: "cuDevicePrimaryCtxSetFlags_v2", addr: &cuDevicePrimaryCtxSetFlagsV2},
 		{name: "cuCtxSetCurrent", addr: &cuCtxSetCurrent},
 		{name: "cuCtxSynchronize", addr: &cuCtxSynchronize},
 		{name: "cuGetErrorName", addr: &cuGetErrorName},
@@ -196,7 +192,11 @@ func driverError(fn, op string, r int) *Error {
 	return e
 }
 
-// drv calls a driver function outside a device (no loss tracking).
+// drv calls a driver function outside a device (no loss tracking). The
+// objects that converted pointers refer to are moved to the heap and kept
+// alive for the call, as for call.
+//
+//go:uintptrescapes
 func drv(name string, fn uintptr, args ...uintptr) error {
 	if r := int(int32(call(fn, args...))); r != 0 {
 		return driverError(name, "", r)
@@ -631,7 +631,8 @@ func (c *Ctx) FreeHost(h *HostBuffer) error {
 }
 
 // CopyHtoD copies bytes from the pinned buffer src at offset off to dst,
-// asynchronously on c's stream.
+// asynchronously on c's stream: src must not change until the copy has
+// completed (synchronise, or wait on an event).
 func (c *Ctx) CopyHtoD(dst DevicePtr, src *HostBuffer, off, bytes int) error {
 	if off < 0 || bytes < 0 || off+bytes > src.n {
 		panic(fmt.Sprintf("cuda: CopyHtoD of %d bytes at %d from a %d-byte host buffer", bytes, off, src.n))

@@ -83,13 +83,8 @@ var stickyCodes = map[int]bool{
 // leaves the context unusable.
 func IsSticky(code int) bool { return stickyCodes[code] }
 
-// Driver status codes the package tests for.
-const (
-	codeNotInitialized = 3   // CUDA_ERROR_NOT_INITIALIZED
-	codeNoDevice       = 100 // CUDA_ERROR_NO_DEVICE
-	codeInvalidDevice  = 101 // CUDA_ERROR_INVALID_DEVICE
-	codeNotReady       = 600 // CUDA_ERROR_NOT_READY
-)
+// codeNoDevice is CUDA_ERROR_NO_DEVICE.
+const codeNoDevice = 100
 
 // nvrtcBuiltinFailure is NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, returned
 // when NVRTC cannot dlopen its builtins library.

@@ -1,0 +1,498 @@
+package linalg
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+
+	"dspk/compute/cuda"
+)
+
+//go:embed kernels/gram.cu
+var gramSource string
+
+// GramMethod selects how a [GPUGram] forms the product X Xᵀ on the GPU.
+type GramMethod int
+
+// GramMethod values. All but GramGEMMInPlace first copy the window
+// (centred for a covariance) into an aligned buffer, so the result depends
+// only on the values, not on c0 or ld; every method finishes with one
+// kernel that adds its product slices in a fixed order in float64 and
+// divides by the true sample count. The result is exactly symmetric.
+const (
+	// GramDefault picks, for the device and sample type, the fastest
+	// method measured that meets float32 accuracy: GramDGEMM for float32
+	// and GramBlocked for float64 samples where FP64 runs at full rate
+	// (H200: 0.42 ms per centred 384 × 60000 window), GramGEMM elsewhere.
+	GramDefault GramMethod = iota
+	// GramSplit copies the columns into a split-major buffer
+	// [splits][C][GPUSplitLen] (last split zero-padded), forms every
+	// split's product with one strided batched GEMM and sums the split
+	// products in float64.
+	GramSplit
+	// GramGEMM copies the columns into a contiguous [C][n'] buffer (n'
+	// = n rounded up to 32) and forms X Xᵀ with one GEMM (cuBLAS splits
+	// the inner dimension itself).
+	GramGEMM
+	// GramBlocked is GramGEMM for the upper triangle only: the channels
+	// are cut into GPUGramOptions.Blocks row blocks (default 2) and one
+	// GEMM forms each block pair p ≤ q, so 2 blocks do 3/4 of the
+	// arithmetic and 3 blocks 2/3.
+	GramBlocked
+	// GramSYRK forms the upper triangle with one symmetric rank-k update
+	// (cuBLAS SYRK). Float64 only: cuBLAS's float32 SYRK sums the whole
+	// window in one float32 accumulator per element (relative error
+	// ~4e-6 at 60000 samples, docs/perf-gpu.md).
+	GramSYRK
+	// GramGEMMInPlace multiplies an uncentred window where it lies, with
+	// no copy; its result may depend on c0's alignment. Covariances use
+	// GramGEMM.
+	GramGEMMInPlace
+	// GramDGEMM widens float32 samples to float64 in the copy and forms
+	// the product with DGEMM (FP64 tensor cores, faster than FP32 SGEMM
+	// on an H200): the result is the float64 product of the float32
+	// values (relative error ~1e-15).
+	GramDGEMM
+)
+
+// GPUSplitLen is the split length of GramSplit on the GPU. It is shorter
+// than the CPU's SplitLen: cuBLAS accumulates each split's dot products in
+// one float32 sum, and 4096-sample splits measured a relative error of
+// 1.0e-6 on 4 channels with DC offsets (the CPU sums at most 256 samples in
+// float32).
+const GPUSplitLen = 1024
+
+// String returns the method's name.
+func (m GramMethod) String() string {
+	switch m {
+	case GramDefault:
+		return "default"
+	case GramSplit:
+		return "split"
+	case GramGEMM:
+		return "gemm"
+	case GramBlocked:
+		return "blocked"
+	case GramSYRK:
+		return "syrk"
+	case GramGEMMInPlace:
+		return "gemm-inplace"
+	case GramDGEMM:
+		return "dgemm"
+	}
+	return fmt.Sprintf("GramMethod(%d)", int(m))
+}
+
+// defaultGramMethod is what GramDefault means on a device (measured on an
+// H200, docs/perf-gpu.md). Where FP64 runs at full rate (compute
+// capability 6.0, 7.0, 8.0, 9.0, 10.0: the data-centre chips) float32
+// samples go through GramDGEMM, which on an H200 is both faster than FP32
+// SGEMM and exact to ~1e-15, and float64 samples through GramBlocked;
+// elsewhere (FP64 at 1/32 to 1/64 rate) both use GramGEMM.
+func defaultGramMethod(info cuda.DeviceInfo, float64Samples bool) GramMethod {
+	fullFP64 := info.Minor == 0 && (info.Major == 6 || info.Major == 7 || info.Major == 8 || info.Major == 9 || info.Major == 10)
+	switch {
+	case !fullFP64:
+		return GramGEMM
+	case float64Samples:
+		return GramBlocked
+	}
+	return GramDGEMM
+}
+
+// GPUGramOptions configures a GPUGram.
+type GPUGramOptions struct {
+	// Float64 selects float64 samples, multiplied in float64 (DGEMM or
+	// DSYRK); the default is float32 samples with float32 products.
+	Float64 bool
+	// Method selects the formulation; zero is GramDefault.
+	Method GramMethod
+	// Blocks is GramBlocked's number of row blocks (0 means 2).
+	Blocks int
+	// TF32 lets cuBLAS round float32 inputs to TF32 on tensor cores
+	// (GEMM-based methods only). It is about 5–8× faster and about 100×
+	// less accurate: relative error ~3e-5 to 1e-4 instead of ~2e-7
+	// (docs/perf-gpu.md). Opt-in only; never for whitening.
+	TF32 bool
+}
+
+// gramPackTile is the row alignment, in elements, of GramGEMM's and
+// GramSYRK's packed buffer (32 float32 = 128 bytes).
+const gramPackTile = 32
+
+// GPUGram computes, on a CUDA device, the centred covariance and the
+// uncentred second moment of windows that already live in device memory:
+// the GPU counterpart of [Covariance32], [Covariance64] and
+// [SecondMoment]'s per-window product. It is bound to a channel count and a
+// maximum window length, allocates its buffers once, and allocates nothing
+// per window. All its methods must be called inside the device's Do; it is
+// not safe for concurrent use.
+type GPUGram struct {
+	c, maxN int
+	opt     GPUGramOptions
+	method  GramMethod
+	elem    int         // bytes per input sample
+	pelem   int         // bytes per packed sample
+	ws      cuda.Buffer // packed samples
+	prod    cuda.Buffer // product slices
+	mean    cuda.Buffer // C float64 means
+	fMean   *cuda.Prepared
+	fPack   *cuda.Prepared
+	fFinish *cuda.Prepared
+}
+
+// splitsFor is the number of GPUSplitLen splits of n samples.
+func splitsFor(n int) int { return (n + GPUSplitLen - 1) / GPUSplitLen }
+
+// NewGPUGram compiles the kernels (once per process) and allocates the
+// buffers of a GPUGram for C channels and windows of at most maxN samples.
+// It panics on C < 1, C > 65535, maxN < 1, or TF32 with float64 samples or
+// GramSYRK.
+func NewGPUGram(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, error) {
+	if C < 1 || C > 65535 || maxN < 1 {
+		panic(fmt.Sprintf("linalg: NewGPUGram: C=%d maxN=%d: need 1 ≤ C ≤ 65535 and maxN ≥ 1", C, maxN))
+	}
+	if opt.TF32 && opt.Float64 {
+		panic("linalg: NewGPUGram: TF32 needs float32 samples")
+	}
+	method := opt.Method
+	switch {
+	case method == GramDefault && opt.TF32:
+		method = GramGEMM
+	case method == GramDefault:
+		method = defaultGramMethod(c.Device().Info(), opt.Float64)
+	}
+	if method < GramSplit || method > GramDGEMM {
+		panic(fmt.Sprintf("linalg: NewGPUGram: unknown method %v", opt.Method))
+	}
+	if opt.TF32 && (opt.Float64 || method == GramSYRK || method == GramDGEMM) {
+		panic("linalg: NewGPUGram: TF32 needs float32 samples and a GEMM method")
+	}
+	if method == GramSYRK && !opt.Float64 {
+		panic("linalg: NewGPUGram: GramSYRK is float64 only (float32 SYRK is not accurate to 1e-6)")
+	}
+	if opt.Blocks < 0 {
+		panic(fmt.Sprintf("linalg: NewGPUGram: %d blocks", opt.Blocks))
+	}
+	g := &GPUGram{c: C, maxN: maxN, opt: opt, method: method, elem: 4, pelem: 4}
+	in := "_f32"
+	if opt.Float64 {
+		g.elem, g.pelem, in = 8, 8, "_f64"
+	}
+	pack, finish := "pack"+in, "finish"+in
+	switch method {
+	case GramDGEMM:
+		g.pelem, finish = 8, "finish_f64"
+		if !opt.Float64 {
+			pack = "pack_f32_f64"
+		}
+	}
+	var wsElems, prodElems int
+	switch method {
+	case GramSplit:
+		s := splitsFor(maxN)
+		wsElems, prodElems = s*C*GPUSplitLen, s*C*C
+	default: // GEMM, blocked, SYRK, DGEMM, in place (which packs for covariances)
+		wsElems, prodElems = C*roundUp(maxN, gramPackTile), C*C
+	}
+	if wsElems > math.MaxInt32 {
+		panic(fmt.Sprintf("linalg: NewGPUGram: C=%d maxN=%d needs %d packed samples, more than 2³¹−1", C, maxN, wsElems))
+	}
+	mod, err := c.Compile("linalg/kernels/gram.cu", gramSource)
+	if err != nil {
+		return nil, err
+	}
+	fns := map[string]*cuda.Function{}
+	for key, name := range map[string]string{"row_means": "row_means" + in, "pack": pack, "finish": finish} {
+		f, err := mod.Function(name)
+		if err != nil {
+			return nil, err
+		}
+		fns[key] = f
+	}
+	if g.ws, err = c.Alloc(wsElems * g.pelem); err == nil {
+		if g.prod, err = c.Alloc(prodElems * g.pelem); err == nil {
+			g.mean, err = c.Alloc(C * 8)
+		}
+	}
+	if err != nil {
+		g.Free(c)
+		return nil, err
+	}
+	var null cuda.DevicePtr
+	g.fMean = fns["row_means"].Prepare(cuda.D1(C), cuda.D1(256), 0,
+		g.mean, null, int64(0), int64(0), int32(0))
+	g.fPack = fns["pack"].Prepare(cuda.Dim3{X: 1, Y: C}, cuda.D1(256), 0,
+		g.ws, null, null, int32(C), int64(0), int64(0), int32(0), int32(0), int32(0))
+	g.fFinish = fns["finish"].Prepare(cuda.D1((C*C+255)/256), cuda.D1(256), 0,
+		null, g.prod, int32(C), int32(0), int64(0), float64(0), float64(0))
+	return g, nil
+}
+
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// C returns the number of channels.
+func (g *GPUGram) C() int { return g.c }
+
+// MaxN returns the largest window length.
+func (g *GPUGram) MaxN() int { return g.maxN }
+
+// Method returns the formulation in use (never GramDefault).
+func (g *GPUGram) Method() GramMethod { return g.method }
+
+// Free releases the device buffers; g must not be used afterwards.
+func (g *GPUGram) Free(c *cuda.Ctx) error {
+	var first error
+	for _, b := range []*cuda.Buffer{&g.ws, &g.prod, &g.mean} {
+		if err := c.Free(*b); err != nil && first == nil {
+			first = err
+		}
+		*b = cuda.Buffer{}
+	}
+	for _, p := range []*cuda.Prepared{g.fMean, g.fPack, g.fFinish} {
+		if p != nil {
+			p.Free()
+		}
+	}
+	g.fMean, g.fPack, g.fFinish = nil, nil, nil
+	return first
+}
+
+// Covariance writes to dst (C×C float64, row-major, on the device) the
+// centred covariance of columns [c0, c1) of the C×ld row-major window x on
+// the device (float32, or float64 with Options.Float64):
+//
+//	dst[i*C+j] = (1/n) Σ_t (x_i(t) − μ_i)(x_j(t) − μ_j),  n = c1 − c0,
+//
+// with the means μ in float64, as [Covariance32] defines it. The work is
+// enqueued on c's stream. It panics unless 0 ≤ c0 < c1 ≤ ld and
+// c1 − c0 ≤ MaxN; x must hold (C−1)·ld + c1 samples.
+func (g *GPUGram) Covariance(c *cuda.Ctx, dst, x cuda.DevicePtr, ld, c0, c1 int) error {
+	return g.product(c, "Covariance", dst, x, ld, c0, c1, true, 0)
+}
+
+// SecondMoment writes to dst (C×C float64 on the device) the uncentred
+// second moment X Xᵀ / n of columns [c0, c1) of x (see Covariance).
+func (g *GPUGram) SecondMoment(c *cuda.Ctx, dst, x cuda.DevicePtr, ld, c0, c1 int) error {
+	return g.product(c, "SecondMoment", dst, x, ld, c0, c1, false, 0)
+}
+
+// AddSecondMoment adds X Xᵀ / n of columns [c0, c1) of x to the C×C
+// float64 sum at dst (see SecondMoment).
+func (g *GPUGram) AddSecondMoment(c *cuda.Ctx, dst, x cuda.DevicePtr, ld, c0, c1 int) error {
+	return g.product(c, "AddSecondMoment", dst, x, ld, c0, c1, false, 1)
+}
+
+// product forms dst = X̃ X̃ᵀ / n + beta·dst, X̃ centred if centred.
+func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c0, c1 int, centred bool, beta float64) error {
+	C := g.c
+	if ld < 1 || c0 < 0 || c1 <= c0 || c1 > ld {
+		panic(fmt.Sprintf("linalg: GPUGram.%s: ld=%d columns [%d, %d): need 0 ≤ c0 < c1 ≤ ld", name, ld, c0, c1))
+	}
+	n := c1 - c0
+	if n > g.maxN {
+		panic(fmt.Sprintf("linalg: GPUGram.%s: %d columns, more than MaxN = %d", name, n, g.maxN))
+	}
+	if x == 0 || dst == 0 {
+		panic(fmt.Sprintf("linalg: GPUGram.%s: null device pointer", name))
+	}
+	if g.ws.Ptr == 0 {
+		panic(fmt.Sprintf("linalg: GPUGram.%s after Free", name))
+	}
+	var mean cuda.DevicePtr
+	if centred {
+		mean = g.mean.Ptr
+		g.fMean.Set(1, x)
+		g.fMean.Set(2, int64(ld))
+		g.fMean.Set(3, int64(c0))
+		g.fMean.Set(4, int32(n))
+		if err := g.fMean.Launch(c); err != nil {
+			return err
+		}
+	}
+	method := g.method
+	if method == GramGEMMInPlace && centred {
+		method = GramGEMM
+	}
+	// Layout of the packed buffer: S slices of W samples per channel.
+	S, W := 1, roundUp(n, gramPackTile)
+	if method == GramSplit {
+		S, W = splitsFor(n), GPUSplitLen
+	}
+	if method != GramGEMMInPlace {
+		g.fPack.SetGrid(cuda.Dim3{X: min((S*W+255)/256, 64), Y: C})
+		g.fPack.Set(1, x)
+		g.fPack.Set(2, mean)
+		g.fPack.Set(4, int64(ld))
+		g.fPack.Set(5, int64(c0))
+		g.fPack.Set(6, int32(n))
+		g.fPack.Set(7, int32(W))
+		g.fPack.Set(8, int32(S))
+		if err := g.fPack.Launch(c); err != nil {
+			return err
+		}
+	}
+	ws, prod := g.ws.Ptr, g.prod.Ptr
+	var err error
+	switch method {
+	case GramSplit:
+		sa, sc := int64(C*W), int64(C*C)
+		switch {
+		case g.opt.Float64:
+			err = c.DgemmStridedBatched(cuda.Trans, cuda.NoTrans, C, C, W, 1, ws, W, sa, ws, W, sa, 0, prod, C, sc, S)
+		case g.opt.TF32:
+			err = c.GemmStridedBatchedEx(cuda.Trans, cuda.NoTrans, C, C, W, 1, ws, cuda.R32F, W, sa, ws, cuda.R32F, W, sa,
+				0, prod, cuda.R32F, C, sc, S, cuda.Compute32FFastTF32)
+		default:
+			err = c.SgemmStridedBatched(cuda.Trans, cuda.NoTrans, C, C, W, 1, ws, W, sa, ws, W, sa, 0, prod, C, sc, S)
+		}
+	case GramGEMM, GramGEMMInPlace:
+		a, lda := ws, W
+		if method == GramGEMMInPlace {
+			a, lda = x.Add(c0*g.elem), ld
+		}
+		switch {
+		case g.opt.Float64:
+			err = c.Dgemm(cuda.Trans, cuda.NoTrans, C, C, n, 1, a, lda, a, lda, 0, prod, C)
+		case g.opt.TF32:
+			err = c.GemmStridedBatchedEx(cuda.Trans, cuda.NoTrans, C, C, n, 1, a, cuda.R32F, lda, 0, a, cuda.R32F, lda, 0,
+				0, prod, cuda.R32F, C, 0, 1, cuda.Compute32FFastTF32)
+		default:
+			err = c.Sgemm(cuda.Trans, cuda.NoTrans, C, C, n, 1, a, lda, a, lda, 0, prod, C)
+		}
+	case GramBlocked:
+		nb := g.opt.Blocks
+		if nb == 0 {
+			nb = 2
+		}
+		nb = min(nb, C)
+		e := g.pelem
+		for p := 0; p < nb && err == nil; p++ {
+			p0, p1 := p*C/nb, (p+1)*C/nb
+			for q := p; q < nb && err == nil; q++ {
+				q0, q1 := q*C/nb, (q+1)*C/nb
+				a, b, out := ws.Add(p0*W*e), ws.Add(q0*W*e), prod.Add((q0*C+p0)*e)
+				switch {
+				case g.opt.Float64:
+					err = c.Dgemm(cuda.Trans, cuda.NoTrans, p1-p0, q1-q0, n, 1, a, W, b, W, 0, out, C)
+				case g.opt.TF32:
+					err = c.GemmStridedBatchedEx(cuda.Trans, cuda.NoTrans, p1-p0, q1-q0, n, 1, a, cuda.R32F, W, 0, b, cuda.R32F, W, 0,
+						0, out, cuda.R32F, C, 0, 1, cuda.Compute32FFastTF32)
+				default:
+					err = c.Sgemm(cuda.Trans, cuda.NoTrans, p1-p0, q1-q0, n, 1, a, W, b, W, 0, out, C)
+				}
+			}
+		}
+	case GramSYRK:
+		err = c.Dsyrk(cuda.Upper, cuda.Trans, C, n, 1, ws, W, 0, prod, C)
+	case GramDGEMM:
+		err = c.Dgemm(cuda.Trans, cuda.NoTrans, C, C, n, 1, ws, W, ws, W, 0, prod, C)
+	}
+	if err != nil {
+		return err
+	}
+	g.fFinish.Set(0, dst)
+	g.fFinish.Set(3, int32(S))
+	g.fFinish.Set(4, int64(C*C))
+	g.fFinish.Set(5, 1/float64(n))
+	g.fFinish.Set(6, beta)
+	return g.fFinish.Launch(c)
+}
+
+// GPUSecondMoment is the GPU counterpart of [SecondMoment]: it accumulates
+// the mean over windows of X_w X_wᵀ / n_w, in float64 on the device, for
+// windows that live in device memory. Its methods must be called inside
+// the device's Do.
+type GPUSecondMoment struct {
+	g   *GPUGram
+	sum cuda.Buffer
+	k   int
+}
+
+// NewGPUSecondMoment returns an empty accumulator for C channels and
+// windows of at most maxN samples (see NewGPUGram for the options).
+func NewGPUSecondMoment(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUSecondMoment, error) {
+	g, err := NewGPUGram(c, C, maxN, opt)
+	if err != nil {
+		return nil, err
+	}
+	m := &GPUSecondMoment{g: g}
+	if m.sum, err = c.Alloc(C * C * 8); err != nil {
+		g.Free(c)
+		return nil, err
+	}
+	if err := m.Reset(c); err != nil {
+		m.Free(c)
+		return nil, err
+	}
+	return m, nil
+}
+
+// Gram returns the GPUGram the accumulator uses.
+func (m *GPUSecondMoment) Gram() *GPUGram { return m.g }
+
+// Windows returns the number of windows added since creation or the last
+// Reset.
+func (m *GPUSecondMoment) Windows() int { return m.k }
+
+// Reset forgets all windows.
+func (m *GPUSecondMoment) Reset(c *cuda.Ctx) error {
+	m.k = 0
+	return c.Memset8(m.sum.Ptr, 0, m.sum.Bytes)
+}
+
+// Add adds the window made of columns [c0, c1) of the C×ld row-major
+// window x on the device (see GPUGram.SecondMoment); the work is enqueued
+// on c's stream.
+func (m *GPUSecondMoment) Add(c *cuda.Ctx, x cuda.DevicePtr, ld, c0, c1 int) error {
+	if err := m.g.AddSecondMoment(c, m.sum.Ptr, x, ld, c0, c1); err != nil {
+		return err
+	}
+	m.k++
+	return nil
+}
+
+// ResultTo waits for the stream and writes to dst (C*C values, host
+// memory) the mean second moment over the windows added; all NaN with no
+// windows, as [SecondMoment.ResultTo].
+func (m *GPUSecondMoment) ResultTo(c *cuda.Ctx, dst []float64) error {
+	C := m.g.c
+	if len(dst) != C*C {
+		panic(fmt.Sprintf("linalg: GPUSecondMoment.ResultTo: len(dst) = %d, want C*C = %d", len(dst), C*C))
+	}
+	if m.k == 0 {
+		for i := range dst {
+			dst[i] = math.NaN()
+		}
+		return c.Sync()
+	}
+	if err := cuda.Download(c, dst, m.sum.Ptr); err != nil {
+		return err
+	}
+	s := 1 / float64(m.k)
+	for i := range dst {
+		dst[i] *= s
+	}
+	return nil
+}
+
+// Free releases the device buffers.
+func (m *GPUSecondMoment) Free(c *cuda.Ctx) error {
+	err := m.g.Free(c)
+	if err2 := c.Free(m.sum); err == nil {
+		err = err2
+	}
+	m.sum = cuda.Buffer{}
+	return err
+}
+
+// poison fills g's buffers with NaN (all bits set), so that a test sees
+// any element a kernel fails to write.
+func (g *GPUGram) poison(c *cuda.Ctx) error {
+	for _, b := range []cuda.Buffer{g.ws, g.prod, g.mean} {
+		if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
