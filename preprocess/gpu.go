@@ -1,0 +1,765 @@
+package preprocess
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"sync"
+	"unsafe"
+
+	"dspk/compute"
+	"dspk/compute/cuda"
+	"dspk/linalg"
+)
+
+//go:embed kernels/preprocess.cu
+var gpuSource string
+
+// Sizes shared with kernels/preprocess.cu.
+const (
+	gpuBlock     = 256 // threads of the CAR, whitening and direct-filter blocks
+	sumThreads   = 128 // threads (channels) of a chan_sums block
+	sumRows      = 256 // rows of the window one chan_sums block adds
+	carTile      = 32  // CAR_TILE
+	hpWarps      = 4   // HP_WARPS
+	whiteTile    = 32  // WHITE_TILE
+	defaultSmem  = 48 << 10
+	maxGPUChan   = 1024 // 32 values per lane in the CAR kernel
+	maxGPUDirect = 8192 // longest window filtered by the direct O(n²) kernel
+)
+
+// gpuTailTol is the share of the summed absolute impulse response of the
+// Butterworth cascade that the GPU's chunked high-pass neglects at the
+// start of every chunk, in each direction.
+const gpuTailTol = 1e-10
+
+// defaultChunk is the number of samples each warp of the chunked
+// high-pass owns per channel (docs/perf-gpu-preprocess.md).
+const defaultChunk = 2048
+
+// carQs are the per-lane value counts the CAR kernel is instantiated for.
+var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
+
+// GPUPreprocessor applies Kilosort4's preprocessing to padded windows of
+// one shape on a CUDA GPU, with the results of [Preprocessor.Run] to about
+// 1e-7 relative: the reference stage (selection, sign, mean, CAR) is
+// bit for bit the CPU's, the high-pass differs by float32 rounding of an
+// intermediate and a neglected start-up transient below 1e-10, and the
+// sparse whitening sums in the CPU's order without fused multiply-adds.
+//
+// It is built once per shape by [NewGPU], owns every device buffer it
+// needs and allocates nothing per window. Windows travel as int16 from
+// pinned host memory (see [GPUPreprocessor.PinnedWindows]) into one of two
+// device input buffers on a copy stream of its own, so the upload of the
+// next window overlaps the processing of the current one:
+//
+//	dev.Do(func(c *cuda.Ctx) error {
+//		g.Upload(c, win[0])
+//		for i := range win {
+//			if i+1 < len(win) {
+//				g.Upload(c, win[i+1]) // copy stream
+//			}
+//			out, err := g.Process(c) // c's stream; win[i] reusable on return
+//			… // use out ([C][T] float32 on the device) on c's stream
+//		}
+//	})
+//
+// [GPUPreprocessor.Run] does one window synchronously from and to host
+// slices, as [Preprocessor.Run] does. The methods that take a *cuda.Ctx
+// must be called inside the device's Do; a GPUPreprocessor is not safe for
+// concurrent use.
+type GPUPreprocessor struct {
+	dev       *compute.Device
+	p         Params
+	c, t, cf  int
+	fast      bool // chunked IIR high-pass; else the direct correlation
+	warm, hpL int  // warm-up and chunk length of the chunked high-pass
+	nsec      int
+	gain      float64 // squared gain of the cascade
+
+	copyStream cuda.Stream
+	uploaded   [2]cuda.Event // upload into in[slot] finished
+	consumed   [2]cuda.Event // in[slot] no longer read
+	in         [2]cuda.Buffer
+	head       int // slot of the oldest upload not yet processed
+	pending    int // uploads not yet processed (0, 1 or 2)
+
+	cmap, sums, x, f, y, z, coef, taps cuda.Buffer
+	wIdx, wVal, wDense                 cuda.Buffer
+	wK                                 int  // entries per row of the whitening set
+	white                              bool // a whitening is set
+	dense                              bool // whiten by dense SGEMM (benchmarks)
+	out                                cuda.DevicePtr
+
+	fSums, fCAR, fFwd, fBwd, fDirect, fWhite *cuda.Prepared
+	whiteFn                                  *cuda.Function
+
+	pinMu  sync.Mutex
+	pinned []*cuda.HostBuffer
+
+	stages []cuda.Event // when not nil, recorded between the stages (benchmarks)
+	closed bool
+}
+
+// NewGPU returns a GPUPreprocessor on the CUDA device dev for the windows
+// that [New](p) accepts: it compiles the kernels (once per process),
+// allocates the device buffers (five [C][T] float32 arrays, two raw
+// windows) and creates its copy stream and events. It returns an error if
+// New(p) would, if dev is not a CUDA device, if C exceeds 1024, if the
+// high-pass needs Kilosort4's cropped taps (short windows) and T exceeds
+// 8192, or if the device fails.
+func NewGPU(dev *compute.Device, p Params) (*GPUPreprocessor, error) {
+	pp, err := New(p)
+	if err != nil {
+		return nil, err
+	}
+	if dev == nil || dev.Kind() != compute.CUDA {
+		name := "nil"
+		if dev != nil {
+			name = dev.String()
+		}
+		return nil, fmt.Errorf("preprocess: NewGPU: device %s is not a CUDA GPU", name)
+	}
+	C, T := pp.c, pp.t
+	if C > maxGPUChan {
+		return nil, fmt.Errorf("preprocess: NewGPU: %d channels, more than the %d the GPU path supports", C, maxGPUChan)
+	}
+	if int64(T)*int64(max(C, p.NChanFile)) > math.MaxInt32 {
+		return nil, fmt.Errorf("preprocess: NewGPU: window of %d samples × %d channels is too large", T, max(C, p.NChanFile))
+	}
+	flt := pp.Filter()
+	g := &GPUPreprocessor{
+		dev: dev, p: pp.Params(), c: C, t: T, cf: p.NChanFile,
+		fast: flt.fast, nsec: len(flt.secs), gain: flt.g2, hpL: defaultChunk,
+	}
+	if g.fast {
+		g.warm = min(roundUp(tailLength(flt.secs, gpuTailTol), 32), T)
+	} else if T > maxGPUDirect {
+		return nil, fmt.Errorf("preprocess: NewGPU: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassHz, T, maxGPUDirect)
+	}
+	err = dev.Do(func(c *cuda.Ctx) error {
+		if err := g.init(c, flt); err != nil {
+			g.release(c)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// roundUp rounds n up to a multiple of m.
+func roundUp(n, m int) int { return (n + m - 1) / m * m }
+
+// tailLength returns the smallest W such that the causal impulse response
+// of the cascade secs from sample W on sums in absolute value to at most
+// tol of the whole (maxImpulse if it never does).
+func tailLength(secs []section, tol float64) int {
+	h := make([]float64, maxImpulse)
+	h[0] = 1
+	for _, s := range secs {
+		s.forward(h)
+	}
+	var total float64
+	for _, v := range h {
+		total += math.Abs(v)
+	}
+	var tail float64
+	for k := len(h) - 1; k >= 0; k-- {
+		tail += math.Abs(h[k])
+		if tail > tol*total {
+			return k + 1
+		}
+	}
+	return 0
+}
+
+// carQ returns the smallest instantiated per-lane count holding C values.
+func carQ(C int) int {
+	for _, q := range carQs {
+		if 32*q >= C {
+			return q
+		}
+	}
+	panic(fmt.Sprintf("preprocess: %d channels for the CAR kernel", C))
+}
+
+// init compiles the kernels, allocates the buffers and prepares the
+// launches.
+func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter) error {
+	C, T, cf := g.c, g.t, g.cf
+	mod, err := c.Compile("preprocess/kernels/preprocess.cu", gpuSource)
+	if err != nil {
+		return err
+	}
+	alloc := func(b *cuda.Buffer, bytes int) {
+		if err == nil {
+			*b, err = c.Alloc(bytes)
+		}
+	}
+	for i := range g.in {
+		alloc(&g.in[i], T*cf*2)
+	}
+	alloc(&g.cmap, C*4)
+	alloc(&g.sums, C*8)
+	alloc(&g.x, C*T*4)
+	alloc(&g.y, C*T*4)
+	if g.fast {
+		alloc(&g.f, C*T*4)
+		alloc(&g.coef, g.nsec*5*8)
+	} else {
+		alloc(&g.taps, T*8)
+	}
+	if err != nil {
+		return err
+	}
+	cmap := make([]int32, C)
+	for i, r := range g.p.ChanMap {
+		cmap[i] = int32(r)
+	}
+	if err := cuda.Upload(c, g.cmap.Ptr, cmap); err != nil {
+		return err
+	}
+	if g.fast {
+		coef := make([]float64, 0, g.nsec*5)
+		for _, s := range flt.secs {
+			coef = append(coef, s.b0, s.b1, s.b2, s.a1, s.a2)
+		}
+		if err := cuda.Upload(c, g.coef.Ptr, coef); err != nil {
+			return err
+		}
+	} else {
+		h := HighpassTaps(g.p.Fs, g.p.HighpassHz, g.p.HighpassOrder, T)
+		if err := cuda.Upload(c, g.taps.Ptr, h); err != nil {
+			return err
+		}
+	}
+	if g.copyStream, err = c.NewStream(); err != nil {
+		return err
+	}
+	for i := range 2 {
+		if g.uploaded[i], err = c.NewEvent(); err != nil {
+			return err
+		}
+		if g.consumed[i], err = c.NewEvent(); err != nil {
+			return err
+		}
+	}
+
+	fn := func(name string, smem int) *cuda.Function {
+		if err != nil {
+			return nil
+		}
+		var f *cuda.Function
+		if f, err = mod.Function(name); err == nil && smem > defaultSmem {
+			err = f.SetMaxDynamicShared(smem)
+		}
+		return f
+	}
+	carSmem := C * (carTile + 1) * 4
+	fSums := fn("chan_sums", 0)
+	fCAR := fn(fmt.Sprintf("car_q%d", carQ(C)), carSmem)
+	g.whiteFn = fn("whiten", C*whiteTile*4)
+	var fFwd, fBwd, fDirect *cuda.Function
+	if g.fast {
+		fFwd = fn(fmt.Sprintf("hp_fwd_%d", g.nsec), 0)
+		fBwd = fn(fmt.Sprintf("hp_bwd_%d", g.nsec), 0)
+	} else {
+		fDirect = fn("hp_direct", T*4)
+	}
+	if err != nil {
+		return err
+	}
+	var null cuda.DevicePtr
+	g.fSums = fSums.Prepare(cuda.Dim3{X: ceilDiv(T, sumRows), Y: ceilDiv(C, sumThreads)}, cuda.D1(sumThreads), 0,
+		g.sums, null, g.cmap, int32(C), int32(cf), int32(T), int32(sumRows))
+	var inv, car int32
+	if g.p.Invert {
+		inv = 1
+	}
+	if g.p.CAR {
+		car = 1
+	}
+	g.fCAR = fCAR.Prepare(cuda.D1(ceilDiv(T, carTile)), cuda.D1(gpuBlock), carSmem,
+		g.x, null, g.cmap, g.sums, int32(C), int32(cf), int32(T), inv, car)
+	if g.fast {
+		g.fFwd = fFwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
+			g.f, g.x, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ceilDiv(C, 32)), float64(1))
+		g.fBwd = fBwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
+			g.y, g.f, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ceilDiv(C, 32)), g.gain)
+		g.setChunk(g.hpL)
+	} else {
+		g.fDirect = fDirect.Prepare(cuda.Dim3{X: ceilDiv(T, gpuBlock), Y: C}, cuda.D1(gpuBlock), T*4,
+			g.y, g.x, g.taps, int32(T))
+	}
+	g.out = g.y.Ptr
+	return nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// setChunk sets the chunk length L (a multiple of 32) of the chunked
+// high-pass.
+func (g *GPUPreprocessor) setChunk(L int) {
+	if L < 32 || L%32 != 0 {
+		panic(fmt.Sprintf("preprocess: chunk length %d", L))
+	}
+	g.hpL = L
+	nchunk := ceilDiv(g.t, L)
+	grid := cuda.D1(ceilDiv(nchunk*ceilDiv(g.c, 32), hpWarps))
+	for _, p := range []*cuda.Prepared{g.fFwd, g.fBwd} {
+		p.SetGrid(grid)
+		p.Set(5, int32(L))
+		p.Set(7, int32(nchunk))
+	}
+}
+
+// release frees everything g holds on the device; zero handles are
+// skipped. It returns the first error.
+func (g *GPUPreprocessor) release(c *cuda.Ctx) error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	bufs := []*cuda.Buffer{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wIdx, &g.wVal, &g.wDense}
+	for _, b := range bufs {
+		keep(c.Free(*b))
+		*b = cuda.Buffer{}
+	}
+	for _, p := range []**cuda.Prepared{&g.fSums, &g.fCAR, &g.fFwd, &g.fBwd, &g.fDirect, &g.fWhite} {
+		if *p != nil {
+			(*p).Free()
+			*p = nil
+		}
+	}
+	for i := range 2 {
+		for _, e := range []*cuda.Event{&g.uploaded[i], &g.consumed[i]} {
+			if *e != 0 {
+				keep(c.DestroyEvent(*e))
+				*e = 0
+			}
+		}
+	}
+	for _, e := range g.stages {
+		keep(c.DestroyEvent(e))
+	}
+	g.stages = nil
+	if g.copyStream != 0 {
+		keep(c.DestroyStream(g.copyStream))
+		g.copyStream = 0
+	}
+	g.pinMu.Lock()
+	for _, h := range g.pinned {
+		keep(c.FreeHost(h))
+	}
+	g.pinned = nil
+	g.pinMu.Unlock()
+	return first
+}
+
+// Close waits for the device, then frees g's device buffers, pinned host
+// buffers (slices from PinnedWindows and PinnedOutput must not be used
+// afterwards), stream and events. Close may be called more than once.
+func (g *GPUPreprocessor) Close() error {
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	return g.dev.Do(func(c *cuda.Ctx) error {
+		err := c.SyncDevice()
+		if err2 := g.release(c); err == nil {
+			err = err2
+		}
+		return err
+	})
+}
+
+// check panics if g was closed.
+func (g *GPUPreprocessor) check(op string) {
+	if g.closed {
+		panic("preprocess: GPUPreprocessor." + op + " after Close")
+	}
+}
+
+// Params returns the parameters g was built with.
+func (g *GPUPreprocessor) Params() Params {
+	p := g.p
+	p.ChanMap = append([]int(nil), p.ChanMap...)
+	return p
+}
+
+// Channels returns C, the number of channels in the output.
+func (g *GPUPreprocessor) Channels() int { return g.c }
+
+// Len returns T, the number of samples of a padded window.
+func (g *GPUPreprocessor) Len() int { return g.t }
+
+// Device returns the device g runs on.
+func (g *GPUPreprocessor) Device() *compute.Device { return g.dev }
+
+// PinnedWindows allocates k pinned host buffers of one raw window each
+// (T·NChanFile int16) and returns a function that hands them out, one per
+// call, for recording.LoaderOptions.Alloc with InFlight = k−1: the loader
+// then reads windows straight into pinned memory, and
+// [GPUPreprocessor.Upload] sends each with one asynchronous copy. The
+// function panics if asked for another length or for more than k buffers.
+// The buffers belong to g and are freed by Close. PinnedWindows must not
+// be called inside the device's Do.
+func (g *GPUPreprocessor) PinnedWindows(k int) (func(n int) []int16, error) {
+	g.check("PinnedWindows")
+	if k < 1 {
+		panic(fmt.Sprintf("preprocess: GPUPreprocessor.PinnedWindows(%d)", k))
+	}
+	n := g.t * g.cf
+	bufs := make([][]int16, 0, k)
+	err := g.dev.Do(func(c *cuda.Ctx) error {
+		for range k {
+			h, err := g.allocPinned(c, n*2)
+			if err != nil {
+				return err
+			}
+			bufs = append(bufs, h.Int16()[:n])
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	next := 0
+	return func(m int) []int16 {
+		if m != n {
+			panic(fmt.Sprintf("preprocess: pinned window of %d values asked for, have %d", m, n))
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if next == len(bufs) {
+			panic(fmt.Sprintf("preprocess: all %d pinned windows handed out", len(bufs)))
+		}
+		next++
+		return bufs[next-1]
+	}, nil
+}
+
+// PinnedOutput allocates a pinned host buffer of C·T float32 for
+// [GPUPreprocessor.Download] at full copy speed. It belongs to g and is
+// freed by Close. PinnedOutput must not be called inside the device's Do.
+func (g *GPUPreprocessor) PinnedOutput() ([]float32, error) {
+	g.check("PinnedOutput")
+	var out []float32
+	err := g.dev.Do(func(c *cuda.Ctx) error {
+		h, err := g.allocPinned(c, g.c*g.t*4)
+		if err == nil {
+			out = h.Float32()[:g.c*g.t]
+		}
+		return err
+	})
+	return out, err
+}
+
+// allocPinned allocates and records a pinned host buffer.
+func (g *GPUPreprocessor) allocPinned(c *cuda.Ctx, bytes int) (*cuda.HostBuffer, error) {
+	h, err := c.AllocHost(bytes)
+	if err != nil {
+		return nil, err
+	}
+	g.pinMu.Lock()
+	g.pinned = append(g.pinned, h)
+	g.pinMu.Unlock()
+	return h, nil
+}
+
+// pinnedOf returns the pinned buffer of g holding the bytes at p, and
+// their offset in it.
+func (g *GPUPreprocessor) pinnedOf(p unsafe.Pointer, bytes int) (*cuda.HostBuffer, int, bool) {
+	a := uintptr(p)
+	g.pinMu.Lock()
+	defer g.pinMu.Unlock()
+	for _, h := range g.pinned {
+		base := uintptr(h.Ptr())
+		if a >= base && a+uintptr(bytes) <= base+uintptr(h.Len()) {
+			return h, int(a - base), true
+		}
+	}
+	return nil, 0, false
+}
+
+// SetWhitening sets the whitening that Process applies after the
+// high-pass (nil: none), uploading it to the device; w may change
+// afterwards without effect. It waits for the work on c's stream first.
+// It panics if w.C ≠ C.
+func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
+	g.check("SetWhitening")
+	if w == nil {
+		g.white = false
+		return nil
+	}
+	if w.C != g.c {
+		panic(fmt.Sprintf("preprocess: GPUPreprocessor.SetWhitening: whitening of %d channels for %d", w.C, g.c))
+	}
+	w.Dense() // panics if w is malformed (indices out of range)
+	C, T := g.c, g.t
+	// Buffers in use by queued work must not be freed or overwritten
+	// before it finishes.
+	if err := c.Sync(); err != nil {
+		return err
+	}
+	if g.z.Ptr == 0 {
+		var err error
+		if g.z, err = c.Alloc(C * T * 4); err != nil {
+			return err
+		}
+	}
+	if g.dense {
+		if g.wDense.Ptr == 0 {
+			var err error
+			if g.wDense, err = c.Alloc(C * C * 4); err != nil {
+				return err
+			}
+		}
+		d := w.Dense()
+		d32 := make([]float32, len(d))
+		for i, v := range d {
+			d32[i] = float32(v)
+		}
+		if err := cuda.Upload(c, g.wDense.Ptr, d32); err != nil {
+			return err
+		}
+		g.white = true
+		return nil
+	}
+	n := max(C*w.K, 1)
+	if g.wIdx.Bytes < n*4 {
+		for _, b := range []*cuda.Buffer{&g.wIdx, &g.wVal} {
+			if err := c.Free(*b); err != nil {
+				return err
+			}
+			*b = cuda.Buffer{}
+			var err error
+			if *b, err = c.Alloc(n * 4); err != nil {
+				return err
+			}
+		}
+	}
+	if err := cuda.Upload(c, g.wIdx.Ptr, w.Index); err != nil {
+		return err
+	}
+	if err := cuda.Upload(c, g.wVal.Ptr, w.Value); err != nil {
+		return err
+	}
+	if g.fWhite != nil {
+		g.fWhite.Free()
+	}
+	g.fWhite = g.whiteFn.Prepare(cuda.D1(ceilDiv(T, whiteTile)), cuda.D1(gpuBlock), C*whiteTile*4,
+		g.z, g.y, g.wIdx, g.wVal, int32(C), int32(w.K), int32(T))
+	g.wK = w.K
+	g.white = true
+	return nil
+}
+
+// Upload enqueues the copy of one padded raw window, src[t*NChanFile+c]
+// for t in [0, T) (a recording.Batch's Data), into the next of g's two
+// device input buffers, on g's copy stream, after the Process that last
+// read that buffer has read it. From a pinned buffer of g
+// ([GPUPreprocessor.PinnedWindows]) the copy is asynchronous and src must
+// stay untouched until the Process of this window returns; from any other
+// memory Upload waits for the copy (at pageable speed). It panics if
+// len(src) ≠ T·NChanFile or two uploaded windows await Process.
+func (g *GPUPreprocessor) Upload(c *cuda.Ctx, src []int16) error {
+	g.check("Upload")
+	n := g.t * g.cf
+	if len(src) != n {
+		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Upload: len(src) = %d, want T·NChanFile = %d·%d", len(src), g.t, g.cf))
+	}
+	if g.pending == 2 {
+		panic("preprocess: GPUPreprocessor.Upload: two uploaded windows await Process")
+	}
+	slot := (g.head + g.pending) % 2
+	cc := c.WithStream(g.copyStream)
+	if err := cc.Wait(g.consumed[slot]); err != nil {
+		return err
+	}
+	var err error
+	if h, off, ok := g.pinnedOf(unsafe.Pointer(&src[0]), n*2); ok {
+		err = cc.CopyHtoD(g.in[slot].Ptr, h, off, n*2)
+	} else {
+		err = cuda.Upload(cc, g.in[slot].Ptr, src)
+	}
+	if err != nil {
+		return err
+	}
+	if err := cc.Record(g.uploaded[slot]); err != nil {
+		return err
+	}
+	g.pending++
+	return nil
+}
+
+// Process enqueues, on c's stream, the preprocessing of the oldest
+// uploaded window not yet processed (see [Preprocessor.Run] for the
+// steps), with the whitening of the last SetWhitening, and returns the
+// device address of the result, [C][T] float32 channel-major. The result
+// stays valid until the next Process; work on other streams that reads it
+// must be ordered by the caller. Process returns once the window's upload
+// has finished, so that its host buffer may be reused. It panics if no
+// window awaits processing.
+func (g *GPUPreprocessor) Process(c *cuda.Ctx) (cuda.DevicePtr, error) {
+	g.check("Process")
+	if g.pending == 0 {
+		panic("preprocess: GPUPreprocessor.Process: no window uploaded")
+	}
+	slot := g.head
+	in := g.in[slot].Ptr
+	if err := c.Wait(g.uploaded[slot]); err != nil {
+		return 0, err
+	}
+	if err := g.mark(c, 0); err != nil {
+		return 0, err
+	}
+	if err := c.Memset8(g.sums.Ptr, 0, g.sums.Bytes); err != nil {
+		return 0, err
+	}
+	g.fSums.Set(1, in)
+	if err := g.fSums.Launch(c); err != nil {
+		return 0, err
+	}
+	if err := g.mark(c, 1); err != nil {
+		return 0, err
+	}
+	g.fCAR.Set(1, in)
+	if err := g.fCAR.Launch(c); err != nil {
+		return 0, err
+	}
+	if err := c.Record(g.consumed[slot]); err != nil {
+		return 0, err
+	}
+	g.head = (g.head + 1) % 2
+	g.pending--
+	if err := g.mark(c, 2); err != nil {
+		return 0, err
+	}
+	if g.fast {
+		if err := g.fFwd.Launch(c); err != nil {
+			return 0, err
+		}
+		if err := g.mark(c, 3); err != nil {
+			return 0, err
+		}
+		if err := g.fBwd.Launch(c); err != nil {
+			return 0, err
+		}
+	} else {
+		if err := g.mark(c, 3); err != nil {
+			return 0, err
+		}
+		if err := g.fDirect.Launch(c); err != nil {
+			return 0, err
+		}
+	}
+	if err := g.mark(c, 4); err != nil {
+		return 0, err
+	}
+	g.out = g.y.Ptr
+	if g.white {
+		var err error
+		if g.dense {
+			err = c.Sgemm(cuda.NoTrans, cuda.NoTrans, g.t, g.c, g.c, 1, g.y.Ptr, g.t, g.wDense.Ptr, g.c, 0, g.z.Ptr, g.t)
+		} else {
+			err = g.fWhite.Launch(c)
+		}
+		if err != nil {
+			return 0, err
+		}
+		g.out = g.z.Ptr
+	}
+	if err := g.mark(c, 5); err != nil {
+		return 0, err
+	}
+	if err := c.EventSync(g.uploaded[slot]); err != nil {
+		return 0, err
+	}
+	return g.out, nil
+}
+
+// stageNames name the intervals between the events of g.stages.
+var stageNames = []string{"sums", "CAR", "hp-forward", "hp-backward", "whiten"}
+
+// mark records stage event i when timing.
+func (g *GPUPreprocessor) mark(c *cuda.Ctx, i int) error {
+	if g.stages == nil {
+		return nil
+	}
+	return c.Record(g.stages[i])
+}
+
+// Output returns the device address of the last Process's result.
+func (g *GPUPreprocessor) Output() cuda.DevicePtr { return g.out }
+
+// Download copies the last Process's result into dst (C·T values,
+// dst[c*T+t]) after the work on c's stream, and waits for it. A dst from
+// [GPUPreprocessor.PinnedOutput] is copied at full speed. It panics if
+// len(dst) ≠ C·T.
+func (g *GPUPreprocessor) Download(c *cuda.Ctx, dst []float32) error {
+	g.check("Download")
+	n := g.c * g.t
+	if len(dst) != n {
+		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Download: len(dst) = %d, want C·T = %d·%d", len(dst), g.c, g.t))
+	}
+	if h, off, ok := g.pinnedOf(unsafe.Pointer(&dst[0]), n*4); ok {
+		if err := c.CopyDtoH(h, off, g.out, n*4); err != nil {
+			return err
+		}
+		return c.SyncOp("preprocess: GPU download")
+	}
+	return cuda.Download(c, dst, g.out)
+}
+
+// Run preprocesses one padded window on the GPU as [Preprocessor.Run]
+// does on the CPU: src holds it interleaved as stored, dst receives the
+// result channel-major, dst[c*T+t], and w (nil: none) whitens it. Run
+// uploads w and src, processes, downloads and waits; src and dst may be
+// any memory (pinned buffers of g are copied faster). It panics as
+// Preprocessor.Run does, or if uploaded windows await Process.
+func (g *GPUPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) error {
+	g.check("Run")
+	C, T := g.c, g.t
+	if len(src) != T*g.cf {
+		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Run: len(src) = %d, want T·NChanFile = %d·%d", len(src), T, g.cf))
+	}
+	if len(dst) != C*T {
+		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Run: len(dst) = %d, want C·T = %d·%d", len(dst), C, T))
+	}
+	if w != nil && w.C != C {
+		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Run: whitening of %d channels for %d", w.C, C))
+	}
+	if g.pending != 0 {
+		panic("preprocess: GPUPreprocessor.Run while uploaded windows await Process")
+	}
+	return g.dev.Do(func(c *cuda.Ctx) error {
+		if err := g.SetWhitening(c, w); err != nil {
+			return err
+		}
+		if err := g.Upload(c, src); err != nil {
+			return err
+		}
+		if _, err := g.Process(c); err != nil {
+			return err
+		}
+		return g.Download(c, dst)
+	})
+}
+
+// poison fills g's device work buffers with NaN (all bits set), so that a
+// test sees any element a kernel fails to write.
+func (g *GPUPreprocessor) poison(c *cuda.Ctx) error {
+	for _, b := range []cuda.Buffer{g.sums, g.x, g.f, g.y, g.z} {
+		if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
