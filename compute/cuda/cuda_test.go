@@ -152,6 +152,10 @@ func TestDevices(t *testing.T) {
 	if d.Info().Name != list[0].Name {
 		t.Errorf("Open(0).Info() = %+v, Devices()[0] = %+v", d.Info(), list[0])
 	}
+	v, err := DriverVersion()
+	if err != nil || v != list[0].DriverVersion {
+		t.Errorf("DriverVersion() = %d, %v; want %d", v, err, list[0].DriverVersion)
+	}
 	ma, mi, err := NVRTCVersion()
 	if err != nil {
 		t.Fatal(err)
@@ -311,6 +315,12 @@ extern "C" __global__ void add_one(float* y, int n) {
 	if (i < n) y[i] += 1.0f;
 }
 extern "C" __global__ void empty() {}
+extern "C" __global__ void big_shared(float* y, int n) {
+	extern __shared__ float sh[];
+	for (int i = threadIdx.x; i < n; i += blockDim.x) sh[i] = (float)i;
+	__syncthreads();
+	if (threadIdx.x == 0) y[0] = sh[n - 1];
+}
 `
 
 // TestLaunch compiles kernels and checks them against the CPU: a scaling
@@ -420,6 +430,81 @@ func TestLaunch(t *testing.T) {
 			t.Errorf("argument %d arrived as %v, want %v", i, got[i], want[i])
 		}
 		return nil
+	})
+}
+
+// TestDynamicShared checks that a launch with 64 KiB of dynamic shared
+// memory is refused until SetMaxDynamicShared allows it, and then runs.
+func TestDynamicShared(t *testing.T) {
+	const bytes = 64 << 10
+	do(t, func(c *Ctx) error {
+		m, err := c.Compile("test.cu", testKernels)
+		if err != nil {
+			return err
+		}
+		f, err := m.Function("big_shared")
+		if err != nil {
+			return err
+		}
+		y, err := c.Alloc(4)
+		if err != nil {
+			return err
+		}
+		defer c.Free(y)
+		if err := c.Launch(f, D1(1), D1(256), bytes, y, int32(bytes/4)); err == nil {
+			t.Error("a launch with 64 KiB of dynamic shared memory was accepted without SetMaxDynamicShared")
+		}
+		if err := f.SetMaxDynamicShared(bytes); err != nil {
+			return err
+		}
+		if err := c.Launch(f, D1(1), D1(256), bytes, y, int32(bytes/4)); err != nil {
+			return err
+		}
+		if err := c.SyncDevice(); err != nil {
+			return err
+		}
+		got := make([]float32, 1)
+		if err := Download(c, got, y.Ptr); err != nil {
+			return err
+		}
+		if got[0] != bytes/4-1 {
+			t.Errorf("y[0] = %v, want %d", got[0], bytes/4-1)
+		}
+		return nil
+	})
+}
+
+// TestClose opens a second Device on the same GPU, gives it a module and a
+// cuBLAS handle, and closes it; the first device keeps working.
+func TestClose(t *testing.T) {
+	device(t)
+	d2, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = d2.Do(func(c *Ctx) error {
+		if _, err := c.Compile("test.cu", testKernels); err != nil {
+			return err
+		}
+		_, err := c.BLASVersion()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d2.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	if err := d2.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	mustPanic(t, "Do after Close", func() { d2.Do(func(*Ctx) error { return nil }) })
+	do(t, func(c *Ctx) error { // the first device is unaffected
+		b, err := c.Alloc(16)
+		if err != nil {
+			return err
+		}
+		return c.Free(b)
 	})
 }
 
