@@ -26,7 +26,10 @@
 //     divide → cast chain with float32 intermediates, as an eager tensor
 //     library computes it, each pass materialised.
 //
-// The CUDA C source of the matching GPU kernel is embedded as
-// TrailingMeanCUDA; its launch geometry is documented at the top of
-// kernels/trailing_mean.cu.
+// On a CUDA GPU, GPUTrailingMean (NewGPUTrailingMean) computes the same
+// means with the same numerics in one kernel launch on device arrays, with
+// the eager formulation beside it (ApplyEager); the CUDA C source is
+// embedded as TrailingMeanCUDA and documented at the top of
+// kernels/trailing_mean.cu. BenchTrailingMean measures either against a
+// copy of the same bytes, for "dspk bench".
 package ops

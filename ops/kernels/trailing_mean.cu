@@ -4,466 +4,737 @@
 //     y[t] = (x[max(0, t-cf+1)] + ... + x[t]) / min(t+1, cf)
 //
 // for float32, binary16 and bfloat16 storage (the 16-bit types travel as
-// unsigned short bit patterns). Sums are carried in float64 from exact
-// float64 differences x[t] - x[t-cf]; each output is rounded to the storage
-// type once (float32: round to nearest; 16-bit types: round-to-odd to float32,
-// then to nearest even, which equals one correct rounding). Same numerics as
-// the CPU implementation in package ops (trailing.go); the CPU and GPU
-// results agree up to the float64 association of the sums.
+// unsigned short bit patterns), any n >= 1 and any cf >= 1. Also the
+// materialised multi-pass "eager" formulation (cast -> cumsum -> pad ->
+// subtract -> divide -> cast), as the baseline, and a test-data generator.
 //
-// Needs no header: compile with NVRTC as is (any sm_53 or newer; the H200 is
-// sm_90).
+// NUMERICS. Samples are widened exactly to float64; the window sum is carried
+// in float64 from the differences x[t] - x[t-cf] (exact for samples within a
+// factor 2^29 of each other), so its error grows like sqrt(n)*2^-53 of the
+// window sums and never loses float32 digits, whatever the row length or
+// offset. Each mean is rounded to the storage type once: float32 by
+// cvt.rn.f32.f64; the 16-bit types by round-to-odd to float32 (truncate,
+// then set the last bit when inexact) followed by round-to-nearest-even to
+// 16 bits, which equals one correct rounding. This is the numerics of the
+// CPU implementation in package ops: the two agree up to the float64
+// association of the sums. (On the H200 float64 runs at half the float32
+// rate, so this costs less than compensated float32 arithmetic would.)
 //
-// LAUNCH GEOMETRY (the Go side mirrors it in ops.TrailingMeanLaunch)
+// LAYOUT. 256 threads per block, 8 consecutive samples per thread: a block
+// owns a chunk of CTM_CHUNK = 2048 samples of one row; chunks = ceil(n/2048)
+// per row, rows*chunks blocks, so long rows spread over the whole GPU.
+// Thread i loads samples 8i..8i+7 of its chunk and the lagged samples
+// x[t-cf] of the same positions with 16-byte vector loads (two per thread
+// for float32, one for 16-bit types); when the chunk, or its lagged range,
+// is not 16-byte aligned, each thread loads the aligned vectors that cover
+// its 8 samples and shifts by the (block-uniform) misalignment. Lagged
+// samples come from L1/L2 (a neighbouring block read them moments before)
+// unless cf is very long. Chunks at the start of a row (t0 < cf) and the
+// short last chunk of a row take a guarded scalar path. Outputs are stored
+// with 16-byte vectors when aligned, otherwise staged through shared memory
+// and stored coalesced. Per thread: 8 running float64 sums; per block: one
+// warp-shuffle scan and one __syncthreads.
 //
-//   CTM_THREADS = 256 threads per block, CTM_ITEMS = 8 consecutive samples
-//   per thread, so one block owns a chunk of CTM_CHUNK = 2048 samples of one
-//   row. chunks = ceil(n / CTM_CHUNK); grid = rows * chunks blocks (1-D,
-//   block b handles row b / chunks, chunk b % chunks), so long rows spread
-//   over the whole GPU. Static shared memory: 21 KB (16-bit types) to 25 KB
-//   (float32) per block; ask for the largest shared-memory carveout
-//   (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT = 100) so that eight
-//   blocks fit on an SM.
+// CARRIED-IN WINDOW SUM. Position t0 of a chunk needs s_in = x[t0-cf] + ...
+// + x[t0-1]:
 //
-//   Every block needs the carried-in window sum s_in = x[t0-cf] + ... +
-//   x[t0-1] (clipped at 0) for its first position t0:
+//   * ctm_direct_<type> (cf <= CTM_CHUNK): s_in is the sum of the lagged
+//     samples of the chunk's first cf positions, which the block loads
+//     anyway: no extra traffic, no communication between blocks.
+//         ctm_direct_<type><<<rows*chunks, 256>>>(y, x, n, cf, chunks)
 //
-//   * cf <= CTM_CHUNK (one launch, "direct"): the block reads the cf samples
-//     before its chunk along with the chunk itself (at most twice the
-//     chunk) and sums them; the lagged samples x[t-cf] come from the same
-//     shared-memory tile.
-//         ctm_<type><<<rows*chunks, 256>>>(y, x, n, cf, chunks, NULL)
+//   * ctm_lookback_<type> (any cf): single-pass chained scan with decoupled
+//     look-back. Each block takes the next chunk from a ticket counter (so a
+//     block only ever waits on blocks that started before it), publishes the
+//     float64 sum D of (x[t] - x[t-cf]) over its chunk, then sums the
+//     published values of the chunks before it in its row (warp 0, 32 at a
+//     time, back to the first one that has published its inclusive prefix),
+//     publishes its own inclusive prefix, and writes its means.
+//         ctm_lookback_<type><<<rows*chunks, 256>>>(y, x, n, cf, chunks,
+//                                                   state, epoch)
+//     state: CTM_STATE_BYTES(rows*chunks) bytes, zeroed once when allocated:
+//     a ticket counter (reset to 0 by the last block), then per chunk a
+//     flag word and two doubles. Flags carry the launch's epoch in their
+//     upper 30 bits (epoch in [1, 2^30), a new one per launch), so the state
+//     needs no clearing between launches.
 //
-//   * cf > CTM_CHUNK (three launches, "two-level"): a first pass writes, per
-//     chunk, D = sum over the chunk of (x[t] - x[t-cf]) in float64; one block
-//     per row turns D in place into its exclusive prefix sums, which are
-//     exactly the s_in of every chunk; then the main kernel runs with them.
-//         ctm_delta_<type><<<rows*chunks, 256>>>(D, x, n, cf, chunks)
-//         ctm_carry_scan<<<rows, 256>>>(D, chunks)
-//         ctm_<type><<<rows*chunks, 256>>>(y, x, n, cf, chunks, D)
-//     D is a float64 device buffer of rows*chunks elements. Reads: x twice
-//     per pass (x[t] and x[t-cf]), so about 4 reads + 1 write of the array.
+// y must not alias x: blocks read samples of chunks other blocks write. For
+// in place the caller copies x to a scratch buffer first. Pointers must be
+// aligned to the element size.
 //
-//   y must not alias x (a block reads samples before its chunk that another
-//   block may already have overwritten); in place needs a scratch copy.
-//   Global loads and stores are coalesced (thread i of the block touches
-//   element i, i+256, ...) and use 16-byte vectors over the 16-byte aligned
-//   part of each range, scalars for the unaligned head and tail.
-//
-// Kernel entry points (extern "C"):
-//   ctm_f32, ctm_f16, ctm_bf16                (y, x, n, cf, chunks, carry)
-//   ctm_delta_f32, ctm_delta_f16, ctm_delta_bf16 (D, x, n, cf, chunks)
-//   ctm_carry_scan                            (D, chunks)
-// n, cf and chunks are long long (int64); carry may be NULL when cf <= 2048.
+// Entry points (extern "C"; n, cf, chunks and counts are long long):
+//   ctm_direct_{f32,f16,bf16}(y, x, n, cf, chunks)
+//   ctm_lookback_{f32,f16,bf16}(y, x, n, cf, chunks, state, epoch)
+//   ctm_eager_widen_{f16,bf16}(a, x, N)           a = float(x)
+//   ctm_eager_cumsum(c, a, n)                     one block per row, float32
+//   ctm_eager_pad(p, c, rows, n, cf)              p[t] = t < cf ? 0 : c[t-cf]
+//   ctm_eager_sub(w, c, p, N)                     w = c - p
+//   ctm_eager_count(count, n, cf)                 count[t] = min(t+1, cf)
+//   ctm_eager_div(m, w, count, rows, n)           m = w / count (broadcast)
+//   ctm_eager_narrow_{f16,bf16}(y, m, N)          y = T(m), nearest even
+//   ctm_fill_{f32,f16,bf16}(y, N, seed, mean, sd) pseudo-normal test data
 
 #define CTM_THREADS 256
 #define CTM_ITEMS 8
 #define CTM_CHUNK (CTM_THREADS * CTM_ITEMS)
 #define CTM_WARPS (CTM_THREADS / 32)
+#define CTM_FULL 0xffffffffu
 
-// One padding word every 32 keeps the blocked accesses to the float tile
-// (thread i touching elements 8i ... 8i+7, or 4 or 8 consecutive ones in
-// the vector loads) free of shared-memory bank conflicts. The staged 16-bit
-// outputs need one padding word every 64 elements (CTM_PAD16).
-#define CTM_PAD(i) ((i) + ((i) >> 5))
-#define CTM_PAD16(i) ((i) + 2 * ((i) >> 6))
+// Minimum resident blocks per multiprocessor asked of the compiler for the
+// fused kernels (a register budget); 1 leaves the choice to the compiler.
+#ifndef CTM_MIN_BLOCKS
+#define CTM_MIN_BLOCKS 1
+#endif
 
 typedef unsigned short ctm_u16;
 typedef long long ctm_i64;
+typedef unsigned long long ctm_u64;
 
 // ---------------------------------------------------------------------------
-// Storage types: load to float (exact) and store from double (one rounding).
+// Memory-model and conversion primitives (inline PTX on the device; the
+// CTM_EMULATE build for host tests provides its own definitions).
 
-// ctm_odd32 rounds v to float32 with round-to-odd and returns the bits.
-__device__ __forceinline__ unsigned ctm_odd32(double v)
+#ifndef CTM_EMULATE
+
+__device__ __forceinline__ unsigned ctm_ld_acquire(const unsigned* p)
 {
-    float f = (float)v;  // round to nearest even
-    double e = v - (double)f;  // exact residual
-    unsigned b = __float_as_uint(f);
-    if (e != 0.0 && (b & 1u) == 0u) {
-        // Step towards v: up in magnitude if e has the sign of f.
-        bool same = (e > 0.0) == ((b >> 31) == 0u);
-        b = same ? b + 1u : b - 1u;
-    }
-    return b;
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
 }
+
+__device__ __forceinline__ void ctm_st_release(unsigned* p, unsigned v)
+{
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+__device__ __forceinline__ double ctm_ld_relaxed(const double* p)
+{
+    double v;
+    asm volatile("ld.relaxed.gpu.global.f64 %0, [%1];" : "=d"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ float ctm_h2f(ctm_u16 h)
+{
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+}
+
+// Packs two float32 values rounded to nearest even: lo in bits 0-15.
+__device__ __forceinline__ unsigned ctm_pack_bf16(float lo, float hi)
+{
+    unsigned r;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+__device__ __forceinline__ unsigned ctm_pack_f16(float lo, float hi)
+{
+    unsigned r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+    return r;
+}
+
+#endif  // CTM_EMULATE
+
+// ctm_odd rounds v to float32 with round-to-odd: truncate, then set the last
+// bit when the truncation was inexact. In float32's normal range v is exact
+// in float32 iff its 29 low fraction bits are zero; below it (|v| < 2^-126)
+// the truncated value is compared with v.
+__device__ __forceinline__ float ctm_odd(double v)
+{
+    const float f = __double2float_rz(v);
+    const unsigned hi = (unsigned)__double2hiint(v), lo = (unsigned)__double2loint(v);
+    unsigned sticky = (lo & 0x1fffffffu) != 0u;
+    if (((hi >> 20) & 0x7ffu) < 1023u - 126u) {
+        sticky = (double)f != v;
+    }
+    return __uint_as_float(__float_as_uint(f) | sticky);
+}
+
+// ---------------------------------------------------------------------------
+// Storage types. VEC is the number of elements in 16 bytes; load widens one
+// element to float (exactly); pack8 rounds 8 means and packs them into a
+// 16-byte vector (16-bit types) or two (float32).
+
+struct alignas(16) ctm_v4 {
+    unsigned x, y, z, w;
+};
 
 struct CtmF32 {
     typedef float T;
-    enum { VEC = 4 };  // elements per 16-byte vector
-    static __device__ __forceinline__ int opad(int i) { return CTM_PAD(i); }
+    enum { VEC = 4 };
     static __device__ __forceinline__ float load(float v) { return v; }
-    static __device__ __forceinline__ float store(double v) { return (float)v; }
+    static __device__ __forceinline__ float round1(double v) { return __double2float_rn(v); }
 };
 
 struct CtmF16 {
     typedef ctm_u16 T;
     enum { VEC = 8 };
-    static __device__ __forceinline__ int opad(int i) { return CTM_PAD16(i); }
-    static __device__ __forceinline__ float load(ctm_u16 v)
+    static __device__ __forceinline__ float load(ctm_u16 v) { return ctm_h2f(v); }
+    static __device__ __forceinline__ unsigned pack(double lo, double hi)
     {
-        float f;
-        asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v));
-        return f;
-    }
-    static __device__ __forceinline__ ctm_u16 store(double v)
-    {
-        float f = __uint_as_float(ctm_odd32(v));
-        ctm_u16 h;
-        asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
-        return h;
+        return ctm_pack_f16(ctm_odd(lo), ctm_odd(hi));
     }
 };
 
 struct CtmBF16 {
     typedef ctm_u16 T;
     enum { VEC = 8 };
-    static __device__ __forceinline__ int opad(int i) { return CTM_PAD16(i); }
-    static __device__ __forceinline__ float load(ctm_u16 v)
+    static __device__ __forceinline__ float load(ctm_u16 v) { return __uint_as_float((unsigned)v << 16); }
+    static __device__ __forceinline__ unsigned pack(double lo, double hi)
     {
-        return __uint_as_float((unsigned)v << 16);
-    }
-    static __device__ __forceinline__ ctm_u16 store(double v)
-    {
-        unsigned b = ctm_odd32(v);
-        if ((b & 0x7fffffffu) > 0x7f800000u) {
-            return (ctm_u16)((b >> 16) | 0x40u);  // quiet NaN
-        }
-        return (ctm_u16)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+        return ctm_pack_bf16(ctm_odd(lo), ctm_odd(hi));
     }
 };
+
+// CtmRound<S>::run rounds the 8 means m to the storage type and packs them
+// into WORDS 32-bit words as they lie in memory (element 2i of a 16-bit
+// type in bits 0-15 of word i).
+template <class S> struct CtmRound;
+
+template <> struct CtmRound<CtmF32> {
+    enum { WORDS = 8 };
+    static __device__ __forceinline__ void run(unsigned* w, const double* m)
+    {
+#pragma unroll
+        for (int j = 0; j < 8; j++) w[j] = __float_as_uint(__double2float_rn(m[j]));
+    }
+};
+
+template <class S> struct CtmRound16 {
+    enum { WORDS = 4 };
+    static __device__ __forceinline__ void run(unsigned* w, const double* m)
+    {
+#pragma unroll
+        for (int i = 0; i < 4; i++) w[i] = S::pack(m[2 * i], m[2 * i + 1]);
+    }
+};
+template <> struct CtmRound<CtmF16> : CtmRound16<CtmF16> {};
+template <> struct CtmRound<CtmBF16> : CtmRound16<CtmBF16> {};
 
 // ---------------------------------------------------------------------------
-// Vector access: a 16-byte vector holds VEC elements.
+// Loading 8 consecutive elements p[0..7] as floats with 16-byte vector loads.
+// M (0 <= M < VEC) is p's misalignment in elements: q = p - M is 16-byte
+// aligned, and the aligned vectors covering p[0..7] are loaded (each holds
+// at least one of the 8, so none reaches past memory the 8 live in).
 
-struct alignas(16) ctm_v4 {
-    unsigned x, y, z, w;
-};
-
-template <class S> struct CtmVec;
-
-template <> struct CtmVec<CtmF32> {
-    static __device__ __forceinline__ void unpack(float* out, ctm_v4 v)
-    {
-        out[0] = __uint_as_float(v.x);
-        out[1] = __uint_as_float(v.y);
-        out[2] = __uint_as_float(v.z);
-        out[3] = __uint_as_float(v.w);
+template <int M>
+__device__ __forceinline__ void ctm_ld8_f32(const float* __restrict__ q, float* o)
+{
+    const ctm_v4* v = (const ctm_v4*)q;
+    const ctm_v4 a = v[0], b = v[1];
+    if (M == 0) {
+        o[0] = __uint_as_float(a.x), o[1] = __uint_as_float(a.y);
+        o[2] = __uint_as_float(a.z), o[3] = __uint_as_float(a.w);
+        o[4] = __uint_as_float(b.x), o[5] = __uint_as_float(b.y);
+        o[6] = __uint_as_float(b.z), o[7] = __uint_as_float(b.w);
+    } else {
+        const ctm_v4 c = v[2];
+        const unsigned w[12] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w};
+#pragma unroll
+        for (int j = 0; j < 8; j++) o[j] = __uint_as_float(w[M + j]);
     }
-    static __device__ __forceinline__ ctm_v4 pack(const float* in)
-    {
-        ctm_v4 v;
-        v.x = __float_as_uint(in[0]);
-        v.y = __float_as_uint(in[1]);
-        v.z = __float_as_uint(in[2]);
-        v.w = __float_as_uint(in[3]);
-        return v;
-    }
-};
+}
 
-// 16-bit storage: a 32-bit word holds two elements, the lower one first.
-template <class S> struct CtmVec16 {
-    static __device__ __forceinline__ void unpack(float* out, ctm_v4 v)
-    {
-        const unsigned w[4] = {v.x, v.y, v.z, v.w};
+// ctm_ld8_u16 returns in w[i] elements 2i (bits 0-15) and 2i+1 (bits 16-31).
+template <int M>
+__device__ __forceinline__ void ctm_ld8_u16(const ctm_u16* __restrict__ q, unsigned* o)
+{
+    const ctm_v4* v = (const ctm_v4*)q;
+    const ctm_v4 a = v[0];
+    if (M == 0) {
+        o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = a.w;
+    } else {
+        const ctm_v4 b = v[1];
+        const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            out[2 * i] = S::load((ctm_u16)(w[i] & 0xffffu));
-            out[2 * i + 1] = S::load((ctm_u16)(w[i] >> 16));
+            if (M % 2 == 0) {
+                o[i] = w[M / 2 + i];
+            } else {
+                o[i] = __byte_perm(w[M / 2 + i], w[M / 2 + i + 1], 0x5432);
+            }
         }
     }
-    static __device__ __forceinline__ ctm_v4 pack(const ctm_u16* in)
+}
+
+template <class S> struct CtmLoad;
+
+template <> struct CtmLoad<CtmF32> {
+    static __device__ __forceinline__ void run(const float* __restrict__ p, float* o)
     {
-        ctm_v4 v;
-        v.x = (unsigned)in[0] | (unsigned)in[1] << 16;
-        v.y = (unsigned)in[2] | (unsigned)in[3] << 16;
-        v.z = (unsigned)in[4] | (unsigned)in[5] << 16;
-        v.w = (unsigned)in[6] | (unsigned)in[7] << 16;
-        return v;
+        const int m = (int)(((ctm_u64)p >> 2) & 3u);
+        const float* q = p - m;
+        switch (m) {
+        case 0: ctm_ld8_f32<0>(q, o); break;
+        case 1: ctm_ld8_f32<1>(q, o); break;
+        case 2: ctm_ld8_f32<2>(q, o); break;
+        default: ctm_ld8_f32<3>(q, o); break;
+        }
     }
 };
-template <> struct CtmVec<CtmF16> : CtmVec16<CtmF16> {};
-template <> struct CtmVec<CtmBF16> : CtmVec16<CtmBF16> {};
 
-__device__ __forceinline__ ctm_i64 ctm_min(ctm_i64 a, ctm_i64 b) { return a < b ? a : b; }
-
-// ctm_load copies row[g+i], i in [0, len), converted to float, into
-// tile[CTM_PAD(o+i)]; positions g+i < 0 (before the row) read as zero.
-// The 16-byte aligned middle of the range is read with vector loads.
-template <class S>
-__device__ void ctm_load(float* tile, int o, const typename S::T* __restrict__ row,
-                         ctm_i64 g, int len)
-{
-    typedef typename S::T T;
-    const int tid = threadIdx.x;
-    int lo = 0;
-    if (g < 0) {
-        lo = (int)ctm_min(len, -g);
-        for (int i = tid; i < lo; i += CTM_THREADS) {
-            tile[CTM_PAD(o + i)] = 0.0f;
+template <class S> struct CtmLoad16 {
+    static __device__ __forceinline__ void run(const ctm_u16* __restrict__ p, float* o)
+    {
+        const int m = (int)(((ctm_u64)p >> 1) & 7u);
+        const ctm_u16* q = p - m;
+        unsigned w[4];
+        switch (m) {
+        case 0: ctm_ld8_u16<0>(q, w); break;
+        case 1: ctm_ld8_u16<1>(q, w); break;
+        case 2: ctm_ld8_u16<2>(q, w); break;
+        case 3: ctm_ld8_u16<3>(q, w); break;
+        case 4: ctm_ld8_u16<4>(q, w); break;
+        case 5: ctm_ld8_u16<5>(q, w); break;
+        case 6: ctm_ld8_u16<6>(q, w); break;
+        default: ctm_ld8_u16<7>(q, w); break;
         }
-    }
-    const T* q = row + (g + lo);  // q[i - lo] is element i of the range
-    // Elements before the first 16-byte boundary at or after q.
-    unsigned mis = (unsigned)((unsigned long long)q & 15u);
-    int head = mis ? (int)((16u - mis) / sizeof(T)) : 0;
-    if (head > len - lo) head = len - lo;
-    int vbeg = lo + head;
-    int nvec = (len - vbeg) / S::VEC;
-    int vend = vbeg + nvec * S::VEC;
-    for (int i = lo + tid; i < vbeg; i += CTM_THREADS) {
-        tile[CTM_PAD(o + i)] = S::load(q[i - lo]);
-    }
-    const ctm_v4* pv = (const ctm_v4*)(q + head);
-    for (int v = tid; v < nvec; v += CTM_THREADS) {
-        float f[S::VEC];
-        CtmVec<S>::unpack(f, pv[v]);
-        int i = vbeg + v * S::VEC;
 #pragma unroll
-        for (int j = 0; j < S::VEC; j++) {
-            tile[CTM_PAD(o + i + j)] = f[j];
+        for (int i = 0; i < 4; i++) {
+            o[2 * i] = S::load((ctm_u16)(w[i] & 0xffffu));
+            o[2 * i + 1] = S::load((ctm_u16)(w[i] >> 16));
         }
     }
-    for (int i = vend + tid; i < len; i += CTM_THREADS) {
-        tile[CTM_PAD(o + i)] = S::load(q[i - lo]);
-    }
-}
-
-// ctm_store writes outs[S::opad(i)], i in [0, len), to row[t0+i], with
-// vector stores over the 16-byte aligned middle.
-template <class S>
-__device__ void ctm_store(typename S::T* __restrict__ row, ctm_i64 t0,
-                          const typename S::T* outs, int len)
-{
-    typedef typename S::T T;
-    const int tid = threadIdx.x;
-    T* p = row + t0;
-    unsigned mis = (unsigned)((unsigned long long)p & 15u);
-    int head = mis ? (int)((16u - mis) / sizeof(T)) : 0;
-    if (head > len) head = len;
-    int nvec = (len - head) / S::VEC;
-    int vend = head + nvec * S::VEC;
-    for (int i = tid; i < head; i += CTM_THREADS) {
-        p[i] = outs[S::opad(i)];
-    }
-    ctm_v4* pv = (ctm_v4*)(p + head);
-    for (int v = tid; v < nvec; v += CTM_THREADS) {
-        T e[S::VEC];
-        int i = head + v * S::VEC;
-#pragma unroll
-        for (int j = 0; j < S::VEC; j++) {
-            e[j] = outs[S::opad(i + j)];
-        }
-        pv[v] = CtmVec<S>::pack(e);
-    }
-    for (int i = vend + tid; i < len; i += CTM_THREADS) {
-        p[i] = outs[S::opad(i)];
-    }
-}
+};
+template <> struct CtmLoad<CtmF16> : CtmLoad16<CtmF16> {};
+template <> struct CtmLoad<CtmBF16> : CtmLoad16<CtmBF16> {};
 
 // ---------------------------------------------------------------------------
-// Block-wide float64 reductions and scans (all threads must call them).
+// Warp-level float64 primitives (all 32 lanes must call them).
 
 __device__ __forceinline__ double ctm_warp_sum(double v)
 {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-        v += __shfl_xor_sync(0xffffffffu, v, o);
-    }
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(CTM_FULL, v, o);
     return v;
 }
 
-// ctm_block_sum returns the sum of v over the block to every thread.
-__device__ double ctm_block_sum(double v, double* warpBuf)
+// ---------------------------------------------------------------------------
+// The fused pass.
+
+// Shared memory of one block.
+template <class S> struct CtmShared {
+    double warpRun[CTM_WARPS];  // per-warp sums of the differences
+    double warpPre[CTM_WARPS];  // per-warp sums of the carried-in samples
+    double prefix;              // look-back: the chunk's carried-in sum
+    ctm_i64 blk;                // look-back: the chunk's ticket
+    // Outputs as they lie in memory, when not stored as vectors.
+    unsigned stage[CTM_CHUNK * sizeof(typename S::T) / 4];
+};
+
+// Per-chunk look-back record.
+struct CtmState {
+    unsigned* counter;
+    unsigned* flags;
+    double* agg;
+    double* incl;
+};
+
+__device__ __forceinline__ CtmState ctm_state(unsigned char* base, ctm_i64 blocks)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    v = ctm_warp_sum(v);
-    if (lane == 0) warpBuf[warp] = v;
-    __syncthreads();
-    double s = 0.0;
-#pragma unroll
-    for (int w = 0; w < CTM_WARPS; w++) s += warpBuf[w];
-    __syncthreads();  // warpBuf may be reused
+    CtmState s;
+    s.counter = (unsigned*)base;
+    s.agg = (double*)(base + 16);
+    s.incl = s.agg + blocks;
+    s.flags = (unsigned*)(s.incl + blocks);
     return s;
 }
 
-// ctm_block_exclusive returns the sum of v over the threads before this one
-// and sets *total to the sum over the block.
-__device__ double ctm_block_exclusive(double v, double* warpBuf, double* total)
+// ctm_lookback returns the sum of the aggregates of chunks c-1, c-2, ... of
+// the row starting at flat chunk index row0, back to the nearest chunk that
+// has published its inclusive prefix (whose prefix it adds instead). Called
+// by all lanes of one warp; the result is valid in every lane.
+__device__ double ctm_lookback(const CtmState& st, ctm_i64 row0, ctm_i64 c, unsigned tag)
 {
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    double inc = v;
+    const int lane = threadIdx.x & 31;
+    double acc = 0.0;
+    for (ctm_i64 p = c - 1 - lane;; p -= 32) {
+        unsigned kind = 2u;  // before the row start: an inclusive prefix of 0
+        double val = 0.0;
+        if (p >= 0) {
+            const ctm_i64 i = row0 + p;
+            unsigned f;
+            do {
+                f = ctm_ld_acquire(st.flags + i);
+            } while ((f >> 2) != tag);
+            kind = f & 3u;
+            val = ctm_ld_relaxed(kind == 2u ? st.incl + i : st.agg + i);
+        }
+        const unsigned incl = __ballot_sync(CTM_FULL, kind == 2u);
+        // Lanes past the nearest inclusive prefix (lane = distance - 1) do
+        // not count.
+        const int first = incl ? __ffs(incl) - 1 : 32;
+        acc += ctm_warp_sum(lane <= first ? val : 0.0);
+        if (incl) return acc;
+    }
+}
+
+template <class S, bool LOOKBACK>
+__device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const typename S::T* __restrict__ x,
+                                         ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
+                                         unsigned epoch)
+{
+    typedef typename S::T T;
+    __shared__ CtmShared<S> sh;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const ctm_i64 blocks = (ctm_i64)gridDim.x;
+
+    CtmState st;
+    ctm_i64 blk;
+    if (LOOKBACK) {
+        st = ctm_state(state, blocks);
+        if (tid == 0) {
+            const unsigned t = atomicAdd(st.counter, 1u);
+            if ((ctm_i64)t == blocks - 1) atomicExch(st.counter, 0u);  // every block has its ticket
+            sh.blk = t;
+        }
+        __syncthreads();
+        blk = sh.blk;
+    } else {
+        blk = blockIdx.x;
+    }
+    const ctm_i64 r = blk / chunks, c = blk - r * chunks;
+    const ctm_i64 t0 = c * CTM_CHUNK;
+    const int len = (int)(n - t0 < CTM_CHUNK ? n - t0 : CTM_CHUNK);
+    const T* xr = x + r * n;
+    T* yr = y + r * n;
+    const int k0 = tid * CTM_ITEMS;
+
+    // The chunk is "fast" when it is full and every lagged sample of it lies
+    // in the row: then no element needs a bound check.
+    const bool fast = len == CTM_CHUNK && t0 >= cf;
+
+    // v[j]: running sum of the differences over this thread's samples 0..j;
+    // pre: sum of the lagged samples of positions k < cf (direct mode's
+    // carried-in sum).
+    double v[CTM_ITEMS];
+    double run = 0.0, pre = 0.0;
+    if (fast) {
+        float xf[CTM_ITEMS], lf[CTM_ITEMS];
+        CtmLoad<S>::run(xr + t0 + k0, xf);
+        CtmLoad<S>::run(xr + t0 + k0 - cf, lf);
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            run += (double)xf[j] - (double)lf[j];
+            v[j] = run;
+        }
+        if (!LOOKBACK && k0 < cf) {
+#pragma unroll
+            for (int j = 0; j < CTM_ITEMS; j++) {
+                if (k0 + j < cf) pre += (double)lf[j];
+            }
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            const int k = k0 + j;
+            const ctm_i64 t = t0 + k, tl = t - cf;
+            // Lagged samples are needed for k < len and, in direct mode, for
+            // the carried-in sum (k < cf, inside the row since cf <= CHUNK).
+            const bool inRow = k < len;
+            const bool needLag = inRow || (!LOOKBACK && k < cf);
+            const double xd = inRow ? (double)S::load(xr[t]) : 0.0;
+            const double ld = (needLag && tl >= 0) ? (double)S::load(xr[tl]) : 0.0;
+            if (inRow) run += xd - ld;
+            v[j] = run;
+            if (!LOOKBACK && k < cf) pre += ld;
+        }
+    }
+
+    // Block scan: exclusive prefix of the thread sums (lanes, then warps),
+    // and the block totals of the differences and of pre.
+    double inc = run;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
-        double u = __shfl_up_sync(0xffffffffu, inc, o);
+        const double u = __shfl_up_sync(CTM_FULL, inc, o);
         if (lane >= o) inc += u;
     }
-    if (lane == 31) warpBuf[warp] = inc;
+    double excl = __shfl_up_sync(CTM_FULL, inc, 1);
+    if (lane == 0) excl = 0.0;
+    if (!LOOKBACK && (ctm_i64)warp * 32 * CTM_ITEMS < cf) {  // warp-uniform
+        pre = ctm_warp_sum(pre);
+    }
+    if (lane == 31) sh.warpRun[warp] = inc;
+    if (lane == 0) sh.warpPre[warp] = pre;
     __syncthreads();
-    double before = 0.0, all = 0.0;
+    double before = 0.0, total = 0.0, sIn = 0.0;
 #pragma unroll
     for (int w = 0; w < CTM_WARPS; w++) {
-        double s = warpBuf[w];
+        const double s = sh.warpRun[w];
         if (w < warp) before += s;
-        all += s;
+        total += s;
+        if (!LOOKBACK) sIn += sh.warpPre[w];
     }
-    __syncthreads();
-    *total = all;
-    return before + inc - v;
+
+    if (LOOKBACK) {
+        if (warp == 0) {
+            const unsigned tag = epoch << 2;
+            double prefix = 0.0;
+            if (c > 0) {
+                if (lane == 0) {
+                    st.agg[blk] = total;
+                    ctm_st_release(st.flags + blk, tag | 1u);
+                }
+                prefix = ctm_lookback(st, blk - c, c, epoch);
+            }
+            if (lane == 0) {
+                st.incl[blk] = prefix + total;
+                ctm_st_release(st.flags + blk, tag | 2u);
+                sh.prefix = prefix;
+            }
+        }
+        __syncthreads();
+        sIn = sh.prefix;
+    }
+    const double base = sIn + (before + excl);
+
+    // Means, rounded once.
+    double m[CTM_ITEMS];
+    if (fast) {
+        const double inv = 1.0 / (double)cf;
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) m[j] = (base + v[j]) * inv;
+    } else {
+        const double inv = 1.0 / (double)cf;
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            const ctm_i64 t = t0 + k0 + j;
+            const double s = base + v[j];
+            m[j] = t < cf ? s / (double)(t + 1) : s * inv;
+        }
+    }
+    enum { WORDS = CtmRound<S>::WORDS };
+    unsigned ow[WORDS];
+    CtmRound<S>::run(ow, m);
+
+    T* yc = yr + t0;
+    if (fast && (((ctm_u64)(yc + k0)) & 15u) == 0u) {  // block-uniform
+        ctm_v4* pv = (ctm_v4*)(yc + k0);
+        pv[0] = ctm_v4{ow[0], ow[1], ow[2], ow[3]};
+        if (WORDS == 8) pv[1] = ctm_v4{ow[WORDS - 4], ow[WORDS - 3], ow[WORDS - 2], ow[WORDS - 1]};
+    } else {
+#pragma unroll
+        for (int i = 0; i < WORDS; i++) sh.stage[tid * WORDS + i] = ow[i];
+        __syncthreads();
+        const T* stage = (const T*)sh.stage;
+        for (int k = tid; k < len; k += CTM_THREADS) yc[k] = stage[k];
+    }
 }
 
 // ---------------------------------------------------------------------------
-// Kernels.
+// The eager formulation: one materialised pass per step, float32
+// intermediates, as an eager tensor library runs it.
 
-// Loads the tile of a block: direct mode, tile[i] = x[t0-cf+i] for
-// i < cf+len (lag of position t0+k at k, sample at cf+k); two-level mode,
-// lag at k and sample at CTM_CHUNK+k. Returns the offset of the samples.
-template <class S>
-__device__ int ctm_tile(float* tile, const typename S::T* __restrict__ row,
-                        ctm_i64 t0, int len, ctm_i64 cf)
+// CTM_FOR loops i over [0, N), grid-stride along x; CTM_FOR_ROWS loops r
+// over [0, rows) along the grid's y.
+#define CTM_FOR(i, N) \
+    for (ctm_i64 i = (ctm_i64)blockIdx.x * blockDim.x + threadIdx.x; i < (N); i += (ctm_i64)gridDim.x * blockDim.x)
+#define CTM_FOR_ROWS(r, rows) for (ctm_i64 r = blockIdx.y; r < (rows); r += gridDim.y)
+
+// ctm_cumsum_row scans one row of n float32 in float32: tiles of 2048, each
+// thread sums its 8 elements sequentially, a warp-shuffle and a shared
+// memory scan combine the threads, and a running float32 total carries
+// from tile to tile.
+__device__ void ctm_cumsum_row(float* __restrict__ c, const float* __restrict__ a, ctm_i64 n)
 {
-    if (cf <= CTM_CHUNK) {
-        ctm_load<S>(tile, 0, row, t0 - cf, (int)cf + len);
-        return (int)cf;
+    __shared__ float warpSum[CTM_WARPS];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    float carry = 0.0f;
+    for (ctm_i64 t0 = 0; t0 < n; t0 += CTM_CHUNK) {
+        float v[CTM_ITEMS];
+        float run = 0.0f;
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            const ctm_i64 t = t0 + tid * CTM_ITEMS + j;
+            run += t < n ? a[t] : 0.0f;
+            v[j] = run;
+        }
+        float inc = run;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const float u = __shfl_up_sync(CTM_FULL, inc, o);
+            if (lane >= o) inc += u;
+        }
+        float excl = __shfl_up_sync(CTM_FULL, inc, 1);
+        if (lane == 0) excl = 0.0f;
+        if (lane == 31) warpSum[warp] = inc;
+        __syncthreads();
+        float before = 0.0f, total = 0.0f;
+#pragma unroll
+        for (int w = 0; w < CTM_WARPS; w++) {
+            if (w < warp) before += warpSum[w];
+            total += warpSum[w];
+        }
+        __syncthreads();
+        const float base = carry + (before + excl);
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            const ctm_i64 t = t0 + tid * CTM_ITEMS + j;
+            if (t < n) c[t] = base + v[j];
+        }
+        carry += total;
     }
-    ctm_load<S>(tile, 0, row, t0 - cf, len);
-    ctm_load<S>(tile, CTM_CHUNK, row, t0, len);
-    return CTM_CHUNK;
 }
 
-template <class S>
-__device__ void ctm_main(typename S::T* __restrict__ y, const typename S::T* __restrict__ x,
-                         ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, const double* __restrict__ carry)
+// ---------------------------------------------------------------------------
+// Test data: y[i] = mean + sd * z, z an approximately standard normal value
+// (sum of four uniforms, centred and scaled) drawn from a hash of (seed, i).
+
+__device__ __forceinline__ ctm_u64 ctm_mix(ctm_u64 z)
 {
-    typedef typename S::T T;
-    __shared__ float tile[CTM_PAD(2 * CTM_CHUNK)];
-    __shared__ T outs[CTM_PAD(CTM_CHUNK)];
-    __shared__ double warpBuf[CTM_WARPS];
-
-    const ctm_i64 blk = blockIdx.x;
-    const ctm_i64 r = blk / chunks, c = blk % chunks;
-    const ctm_i64 t0 = c * CTM_CHUNK;
-    const int len = (int)ctm_min(CTM_CHUNK, n - t0);
-    const T* xr = x + r * n;
-    T* yr = y + r * n;
-
-    const int cur = ctm_tile<S>(tile, xr, t0, len, cf);
-    __syncthreads();
-
-    // Window sum ending just before t0.
-    double sIn;
-    if (carry == 0) {
-        if (cf > CTM_CHUNK) __trap();  // launcher bug: two-level needs carry
-        double acc = 0.0;
-        for (int i = threadIdx.x; i < (int)cf; i += CTM_THREADS) acc += (double)tile[CTM_PAD(i)];
-        sIn = ctm_block_sum(acc, warpBuf);
-    } else {
-        sIn = carry[blk];
-    }
-
-    // Running sums of the differences over this thread's 8 samples.
-    const int k0 = threadIdx.x * CTM_ITEMS;
-    double v[CTM_ITEMS];
-    double run = 0.0;
-#pragma unroll
-    for (int j = 0; j < CTM_ITEMS; j++) {
-        const int k = k0 + j;
-        if (k < len) {
-            run += (double)tile[CTM_PAD(cur + k)] - (double)tile[CTM_PAD(k)];
-        }
-        v[j] = run;
-    }
-    double total;
-    const double base = sIn + ctm_block_exclusive(run, warpBuf, &total);
-
-    const double inv = 1.0 / (double)cf;
-#pragma unroll
-    for (int j = 0; j < CTM_ITEMS; j++) {
-        const int k = k0 + j;
-        if (k < len) {
-            const ctm_i64 t = t0 + k;
-            const double s = base + v[j];
-            const double m = t < cf ? s / (double)(t + 1) : s * inv;
-            outs[S::opad(k)] = S::store(m);
-        }
-    }
-    __syncthreads();
-    ctm_store<S>(yr, t0, outs, len);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
 }
 
-template <class S>
-__device__ void ctm_delta(double* __restrict__ D, const typename S::T* __restrict__ x,
-                          ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+__device__ __forceinline__ float ctm_normalish(ctm_u64 seed, ctm_i64 i)
 {
-    __shared__ float tile[CTM_PAD(2 * CTM_CHUNK)];
-    __shared__ double warpBuf[CTM_WARPS];
-    const ctm_i64 blk = blockIdx.x;
-    const ctm_i64 r = blk / chunks, c = blk % chunks;
-    const ctm_i64 t0 = c * CTM_CHUNK;
-    const int len = (int)ctm_min(CTM_CHUNK, n - t0);
-    const int cur = ctm_tile<S>(tile, x + r * n, t0, len, cf);
-    __syncthreads();
-    double acc = 0.0;
-    for (int k = threadIdx.x; k < len; k += CTM_THREADS) {
-        acc += (double)tile[CTM_PAD(cur + k)] - (double)tile[CTM_PAD(k)];
-    }
-    const double s = ctm_block_sum(acc, warpBuf);
-    if (threadIdx.x == 0) D[blk] = s;
+    const ctm_u64 a = ctm_mix(seed * 0x9e3779b97f4a7c15ull + (ctm_u64)i);
+    const ctm_u64 b = ctm_mix(a + 0x9e3779b97f4a7c15ull);
+    const float u = (float)(a & 0xffffffffu) + (float)(a >> 32) + (float)(b & 0xffffffffu) + (float)(b >> 32);
+    // Four uniforms on [0, 2^32): mean 2^33, SD 2^32/sqrt(3).
+    return (u - 8589934592.0f) * (1.7320508f / 4294967296.0f);
 }
 
 extern "C" {
 
-__global__ void __launch_bounds__(CTM_THREADS)
-ctm_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, const double* carry)
+// --- fused pass -------------------------------------------------------------
+
+__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+ctm_direct_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
 {
-    ctm_main<CtmF32>(y, x, n, cf, chunks, carry);
+    ctm_pass<CtmF32, false>(y, x, n, cf, chunks, 0, 0);
+}
+
+__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+ctm_direct_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+{
+    ctm_pass<CtmF16, false>(y, x, n, cf, chunks, 0, 0);
+}
+
+__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+ctm_direct_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+{
+    ctm_pass<CtmBF16, false>(y, x, n, cf, chunks, 0, 0);
+}
+
+__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+ctm_lookback_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
+                 unsigned epoch)
+{
+    ctm_pass<CtmF32, true>(y, x, n, cf, chunks, state, epoch);
+}
+
+__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+ctm_lookback_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
+                 unsigned epoch)
+{
+    ctm_pass<CtmF16, true>(y, x, n, cf, chunks, state, epoch);
+}
+
+__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+ctm_lookback_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
+                  unsigned epoch)
+{
+    ctm_pass<CtmBF16, true>(y, x, n, cf, chunks, state, epoch);
+}
+
+// --- eager passes -------------------------------------------------------------
+
+__global__ void __launch_bounds__(CTM_THREADS)
+ctm_eager_widen_f16(float* a, const ctm_u16* x, ctm_i64 N)
+{
+    CTM_FOR(i, N) a[i] = CtmF16::load(x[i]);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS)
-ctm_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, const double* carry)
+ctm_eager_widen_bf16(float* a, const ctm_u16* x, ctm_i64 N)
 {
-    ctm_main<CtmF16>(y, x, n, cf, chunks, carry);
+    CTM_FOR(i, N) a[i] = CtmBF16::load(x[i]);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS)
-ctm_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, const double* carry)
+ctm_eager_cumsum(float* c, const float* a, ctm_i64 n)
 {
-    ctm_main<CtmBF16>(y, x, n, cf, chunks, carry);
+    const ctm_i64 r = blockIdx.x;
+    ctm_cumsum_row(c + r * n, a + r * n, n);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS)
-ctm_delta_f32(double* D, const float* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+ctm_eager_pad(float* p, const float* c, ctm_i64 rows, ctm_i64 n, ctm_i64 cf)
 {
-    ctm_delta<CtmF32>(D, x, n, cf, chunks);
+    CTM_FOR_ROWS(r, rows)
+    {
+        float* pr = p + r * n;
+        const float* cr = c + r * n;
+        CTM_FOR(t, n) pr[t] = t < cf ? 0.0f : cr[t - cf];
+    }
 }
 
 __global__ void __launch_bounds__(CTM_THREADS)
-ctm_delta_f16(double* D, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+ctm_eager_sub(float* w, const float* c, const float* p, ctm_i64 N)
 {
-    ctm_delta<CtmF16>(D, x, n, cf, chunks);
+    CTM_FOR(i, N) w[i] = c[i] - p[i];
 }
 
 __global__ void __launch_bounds__(CTM_THREADS)
-ctm_delta_bf16(double* D, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+ctm_eager_count(float* count, ctm_i64 n, ctm_i64 cf)
 {
-    ctm_delta<CtmBF16>(D, x, n, cf, chunks);
+    CTM_FOR(t, n) count[t] = (float)(t + 1 < cf ? t + 1 : cf);
 }
 
-// ctm_carry_scan replaces D[row*chunks + c] by the sum of D over the chunks
-// before c of the same row (exclusive prefix sum, float64); one block per row.
 __global__ void __launch_bounds__(CTM_THREADS)
-ctm_carry_scan(double* D, ctm_i64 chunks)
+ctm_eager_div(float* m, const float* w, const float* count, ctm_i64 rows, ctm_i64 n)
 {
-    __shared__ double warpBuf[CTM_WARPS];
-    double* d = D + (ctm_i64)blockIdx.x * chunks;
-    double running = 0.0;
-    for (ctm_i64 b = 0; b < chunks; b += CTM_THREADS) {
-        const ctm_i64 i = b + threadIdx.x;
-        const double v = i < chunks ? d[i] : 0.0;
-        double total;
-        const double before = ctm_block_exclusive(v, warpBuf, &total);
-        if (i < chunks) d[i] = running + before;
-        running += total;
+    CTM_FOR_ROWS(r, rows)
+    {
+        float* mr = m + r * n;
+        const float* wr = w + r * n;
+        CTM_FOR(t, n) mr[t] = wr[t] / count[t];
+    }
+}
+
+__global__ void __launch_bounds__(CTM_THREADS)
+ctm_eager_narrow_f16(ctm_u16* y, const float* m, ctm_i64 N)
+{
+    CTM_FOR(i, N) y[i] = (ctm_u16)(ctm_pack_f16(m[i], m[i]) & 0xffffu);
+}
+
+__global__ void __launch_bounds__(CTM_THREADS)
+ctm_eager_narrow_bf16(ctm_u16* y, const float* m, ctm_i64 N)
+{
+    CTM_FOR(i, N) y[i] = (ctm_u16)(ctm_pack_bf16(m[i], m[i]) & 0xffffu);
+}
+
+// --- test data ------------------------------------------------------------------
+
+__global__ void __launch_bounds__(CTM_THREADS)
+ctm_fill_f32(float* y, ctm_i64 N, ctm_u64 seed, float mean, float sd)
+{
+    CTM_FOR(i, N) y[i] = mean + sd * ctm_normalish(seed, i);
+}
+
+__global__ void __launch_bounds__(CTM_THREADS)
+ctm_fill_f16(ctm_u16* y, ctm_i64 N, ctm_u64 seed, float mean, float sd)
+{
+    CTM_FOR(i, N)
+    {
+        const float v = mean + sd * ctm_normalish(seed, i);
+        y[i] = (ctm_u16)(ctm_pack_f16(v, v) & 0xffffu);
+    }
+}
+
+__global__ void __launch_bounds__(CTM_THREADS)
+ctm_fill_bf16(ctm_u16* y, ctm_i64 N, ctm_u64 seed, float mean, float sd)
+{
+    CTM_FOR(i, N)
+    {
+        const float v = mean + sd * ctm_normalish(seed, i);
+        y[i] = (ctm_u16)(ctm_pack_bf16(v, v) & 0xffffu);
     }
 }
 

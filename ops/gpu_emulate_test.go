@@ -1,0 +1,96 @@
+package ops
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"unsafe"
+)
+
+// TestTrailingMeanCUDAEmulated runs the CUDA kernels of
+// kernels/trailing_mean.cu on the CPU, compiled as C++ with
+// kernels/emulate.h (a block's threads as OS threads, warp shuffles through
+// barriers, blocks one after another), and checks them against the float64
+// reference like the GPU tests do. It needs g++ (C++20) and skips without
+// it; it checks indexing, unaligned paths, rounding and the look-back
+// protocol on every machine, not concurrency or speed.
+func TestTrailingMeanCUDAEmulated(t *testing.T) {
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++: the CUDA kernels are not emulated")
+	}
+	exe := filepath.Join(t.TempDir(), "emulate")
+	cmd := exec.Command(gxx, "-std=c++20", "-O1", "-pthread", "-o", exe, "emulate.cc")
+	cmd.Dir = "kernels"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the emulator: %v\n%s", err, out)
+	}
+	t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe) })
+	t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe) })
+	t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe) })
+}
+
+// emuShapes are the emulated shapes: edge cases, partial and full chunks,
+// windows of several residues, a window longer than a chunk and one longer
+// than the row.
+var emuShapes = []struct{ rows, n, cf int }{
+	{1, 1, 1}, {1, 7, 3}, {2, 9, 4}, {1, 7, 100}, {3, 1001, 17}, {2, 2049, 100},
+	{3, 3*2048 + 5, 100}, {1, 2 * 2048, 2048}, {2, 4*2048 - 1, 2047}, {3, 3*2048 + 3, 1},
+	{1, 4*2048 + 77, 2*2048 + 5}, {2, 3 * 2048, 10 * 2048},
+}
+
+func testEmulated[T Storage](t *testing.T, exe string) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(12, uint64(len(typeName[T]()))))
+	vec := 16 / elemSize[T]()
+	mis := [][2]int{{0, 0}, {1, 3 % vec}, {3 % vec, 1}, {2, 2}, {vec - 1, 0}, {0, vec - 1}}
+	kinds := []string{"offset", "normal", "wide", "int16"}
+	for si, sh := range emuShapes {
+		x := toStorage[T](gen(rng, kinds[si%len(kinds)], sh.rows*sh.n))
+		src := fromStorage(x)
+		m := mis[si%len(mis)]
+		modes := []string{"lookback"}
+		if sh.cf <= TrailingMeanDirectMax {
+			modes = append(modes, "direct")
+		}
+		for _, mode := range modes {
+			name := fmt.Sprintf("%dx%d/cf%d/%s/x+%d/y+%d", sh.rows, sh.n, sh.cf, mode, m[0], m[1])
+			got := runEmulator(t, exe, mode, x, sh.rows, sh.n, sh.cf, m[0], m[1], 2)
+			t.Run(name, func(t *testing.T) { checkMeans(t, got, src, sh.rows, sh.n, sh.cf) })
+		}
+		if si%3 == 0 {
+			x := toStorage[T](gen(rng, "normal", sh.rows*sh.n))
+			got := runEmulator(t, exe, "eager", x, sh.rows, sh.n, sh.cf, 0, 0, 1)
+			checkEager(t, fmt.Sprintf("eager %dx%d cf %d", sh.rows, sh.n, sh.cf), got, fromStorage(x), sh.rows, sh.n, sh.cf)
+		}
+	}
+}
+
+// runEmulator runs one kernel of the emulator on x and returns its output.
+func runEmulator[T Storage](t *testing.T, exe, mode string, x []T, rows, n, cf, xmis, ymis, reps int) []T {
+	t.Helper()
+	sfx := storageSuffix[T]()
+	es := elemSize[T]()
+	in := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), len(x)*es)
+	args := []string{sfx, mode}
+	for _, v := range []int{rows, n, cf, xmis, ymis, reps} {
+		args = append(args, strconv.Itoa(v))
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Stdin = bytes.NewReader(in)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("emulate %v: %v\n%s", args, err, errb.String())
+	}
+	if out.Len() != len(in) {
+		t.Fatalf("emulate %v: %d bytes out, want %d", args, out.Len(), len(in))
+	}
+	y := make([]T, len(x))
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(y))), len(y)*es), out.Bytes())
+	return y
+}

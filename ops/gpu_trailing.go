@@ -1,0 +1,399 @@
+package ops
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"dspk/compute/cuda"
+)
+
+// GPUTrailingMean is CausalTrailingMean on a CUDA device: an operation bound
+// to a shape [rows, n], a window cf and the storage type T, built once by
+// NewGPUTrailingMean and applied to arrays in device memory. It computes
+// what CausalTrailingMean computes, with the same numerics (float64 window
+// sums carried from exact differences, one rounding to T), in one kernel
+// launch: each block of 256 threads owns 2048 samples of one row, so long
+// rows use the whole GPU. Windows up to TrailingMeanDirectMax take their
+// carried-in sum from the samples each block loads anyway; longer windows
+// chain the blocks of a row with a decoupled look-back scan
+// (kernels/trailing_mean.cu documents both).
+//
+// All methods must be called inside the device's Do, on the Ctx Do hands
+// out; a GPUTrailingMean is not safe for concurrent use.
+type GPUTrailingMean[T Storage] struct {
+	rows, n, cf int
+	chunks      int
+	lookback    bool
+	mod         *cuda.Module
+	fused       *cuda.Prepared
+	state       cuda.Buffer // look-back state (look-back mode only)
+	epoch       uint32
+	scratch     cuda.Buffer // copy of the input for in-place calls
+	eager       *gpuEager
+}
+
+// gpuTrailingOptions are knobs for tests and benchmarks.
+type gpuTrailingOptions struct {
+	// lookback forces the look-back kernel for windows the direct kernel
+	// could take.
+	lookback bool
+	// minBlocks, when > 1, asks the compiler to fit that many blocks of the
+	// fused kernel on a multiprocessor (CTM_MIN_BLOCKS).
+	minBlocks int
+}
+
+// storageSuffix returns the kernel-name suffix of T: "f32", "f16" or "bf16".
+func storageSuffix[T Storage]() string {
+	var z T
+	switch any(z).(type) {
+	case float32:
+		return "f32"
+	case Float16:
+		return "f16"
+	}
+	return "bf16"
+}
+
+// elemSize returns the size of T in bytes.
+func elemSize[T Storage]() int {
+	var z T
+	return int(unsafe.Sizeof(z))
+}
+
+// NewGPUTrailingMean compiles the kernels (once per process and device) and
+// prepares a GPUTrailingMean for [rows, n] arrays of T and windows of cf
+// samples. It panics if rows, n or cf is negative, cf is zero, or the shape
+// needs more than 2³¹−1 blocks of 2048 samples.
+func NewGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int) (*GPUTrailingMean[T], error) {
+	return newGPUTrailingMean[T](c, rows, n, cf, gpuTrailingOptions{})
+}
+
+func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailingOptions) (*GPUTrailingMean[T], error) {
+	checkShape("NewGPUTrailingMean", rows*n, rows*n, rows, n, cf)
+	chunks := (n + TrailingMeanChunk - 1) / TrailingMeanChunk
+	if rows > 0 && chunks > math.MaxInt32/rows {
+		panic(fmt.Sprintf("ops: NewGPUTrailingMean: shape [%d, %d] needs more than 2³¹−1 blocks", rows, n))
+	}
+	g := &GPUTrailingMean[T]{rows: rows, n: n, cf: cf, chunks: chunks,
+		lookback: opt.lookback || cf > TrailingMeanDirectMax}
+	var opts []string
+	if opt.minBlocks > 1 {
+		opts = append(opts, fmt.Sprintf("-DCTM_MIN_BLOCKS=%d", opt.minBlocks))
+	}
+	mod, err := c.Compile("ops/kernels/trailing_mean.cu", TrailingMeanCUDA, opts...)
+	if err != nil {
+		return nil, err
+	}
+	g.mod = mod
+	blocks := rows * chunks
+	if blocks == 0 {
+		return g, nil
+	}
+	var null cuda.DevicePtr
+	sfx := storageSuffix[T]()
+	if g.lookback {
+		f, err := mod.Function("ctm_lookback_" + sfx)
+		if err != nil {
+			return nil, err
+		}
+		if g.state, err = c.Alloc(trailingMeanStateBytes(blocks)); err != nil {
+			return nil, err
+		}
+		if err := c.Memset8(g.state.Ptr, 0, g.state.Bytes); err != nil {
+			g.Free(c)
+			return nil, err
+		}
+		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
+			null, null, int64(n), int64(cf), int64(chunks), g.state, uint32(0))
+	} else {
+		f, err := mod.Function("ctm_direct_" + sfx)
+		if err != nil {
+			return nil, err
+		}
+		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
+			null, null, int64(n), int64(cf), int64(chunks))
+	}
+	return g, nil
+}
+
+// Rows returns the number of rows.
+func (g *GPUTrailingMean[T]) Rows() int { return g.rows }
+
+// N returns the row length.
+func (g *GPUTrailingMean[T]) N() int { return g.n }
+
+// CF returns the window length.
+func (g *GPUTrailingMean[T]) CF() int { return g.cf }
+
+// Lookback reports whether the look-back kernel is used (windows longer
+// than TrailingMeanDirectMax).
+func (g *GPUTrailingMean[T]) Lookback() bool { return g.lookback }
+
+// bytes returns the size of one [rows, n] array of T.
+func (g *GPUTrailingMean[T]) bytes() int { return g.rows * g.n * elemSize[T]() }
+
+// checkPtrs panics on null, misaligned or partially overlapping arrays.
+func (g *GPUTrailingMean[T]) checkPtrs(fn string, dst, src cuda.DevicePtr) {
+	es := uintptr(elemSize[T]())
+	if dst == 0 || src == 0 {
+		panic(fmt.Sprintf("ops: GPUTrailingMean.%s: null device pointer", fn))
+	}
+	if uintptr(dst)%es != 0 || uintptr(src)%es != 0 {
+		panic(fmt.Sprintf("ops: GPUTrailingMean.%s: pointers %#x, %#x not aligned to the %d-byte elements", fn, dst, src, es))
+	}
+	b := cuda.DevicePtr(g.bytes())
+	if dst != src && dst < src+b && src < dst+b {
+		panic(fmt.Sprintf("ops: GPUTrailingMean.%s: dst and src overlap without being equal", fn))
+	}
+	if g.fused == nil && g.mod == nil {
+		panic(fmt.Sprintf("ops: GPUTrailingMean.%s after Free", fn))
+	}
+}
+
+// Apply enqueues on c's stream the causal trailing mean of the [rows, n]
+// array of T at src into the array at dst (both in device memory, aligned
+// to the element size). dst may equal src (in place: the input is first
+// copied to a scratch buffer the GPUTrailingMean allocates on first use and
+// keeps), but must not otherwise overlap it. It panics on null, misaligned
+// or partially overlapping pointers.
+func (g *GPUTrailingMean[T]) Apply(c *cuda.Ctx, dst, src cuda.DevicePtr) error {
+	if g.rows*g.n == 0 {
+		return nil
+	}
+	g.checkPtrs("Apply", dst, src)
+	x := src
+	if dst == src {
+		if g.scratch.Ptr == 0 {
+			var err error
+			if g.scratch, err = c.Alloc(g.bytes()); err != nil {
+				return err
+			}
+		}
+		if err := c.CopyDtoD(g.scratch.Ptr, src, g.bytes()); err != nil {
+			return err
+		}
+		x = g.scratch.Ptr
+	}
+	g.fused.Set(0, dst)
+	g.fused.Set(1, x)
+	if g.lookback {
+		// A new epoch per launch: flags of earlier launches never match.
+		g.epoch++
+		if g.epoch >= 1<<30 {
+			g.epoch = 1
+		}
+		g.fused.Set(6, g.epoch)
+	}
+	return g.fused.Launch(c)
+}
+
+// ApplyHost computes the causal trailing mean of src into dst (host slices
+// of rows·n elements) on the device: it uploads src, applies, downloads dst
+// and waits. dst may be src (then the device computes in place too) but
+// must not otherwise overlap it. The device output buffer is filled with
+// NaN first, so that an element the kernel failed to write reads back as
+// NaN. It allocates and frees its device buffers on every call: a
+// convenience for tests and small jobs, not for streaming.
+func (g *GPUTrailingMean[T]) ApplyHost(c *cuda.Ctx, dst, src []T) error {
+	N := g.rows * g.n
+	if len(dst) != N || len(src) != N {
+		panic(fmt.Sprintf("ops: GPUTrailingMean.ApplyHost: len(dst) = %d, len(src) = %d, want rows·n = %d", len(dst), len(src), N))
+	}
+	if N == 0 {
+		return nil
+	}
+	inPlace := &dst[0] == &src[0]
+	if !inPlace && overlap(dst, src) {
+		panic("ops: GPUTrailingMean.ApplyHost: dst and src overlap without being equal")
+	}
+	in, err := c.Alloc(g.bytes())
+	if err != nil {
+		return err
+	}
+	defer c.Free(in)
+	out := in
+	if !inPlace {
+		if out, err = c.Alloc(g.bytes()); err != nil {
+			return err
+		}
+		defer c.Free(out)
+		if err := c.Memset8(out.Ptr, 0xff, out.Bytes); err != nil {
+			return err
+		}
+	}
+	if err := cuda.Upload(c, in.Ptr, src); err != nil {
+		return err
+	}
+	if err := g.Apply(c, out.Ptr, in.Ptr); err != nil {
+		return err
+	}
+	return cuda.Download(c, dst, out.Ptr)
+}
+
+// Free releases the device buffers and launch blocks; g must not be used
+// afterwards. The compiled module stays cached in the device.
+func (g *GPUTrailingMean[T]) Free(c *cuda.Ctx) error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	keep(c.Free(g.state))
+	keep(c.Free(g.scratch))
+	g.state, g.scratch = cuda.Buffer{}, cuda.Buffer{}
+	if g.fused != nil {
+		g.fused.Free()
+		g.fused = nil
+	}
+	if g.eager != nil {
+		keep(g.eager.free(c))
+		g.eager = nil
+	}
+	g.mod = nil
+	return first
+}
+
+// gpuEager holds the eager formulation's launches and float32 workspace.
+type gpuEager struct {
+	work   cuda.Buffer // [a] c p w [m] (rows·n float32 each), count (n float32)
+	widen  *cuda.Prepared
+	cumsum *cuda.Prepared
+	pad    *cuda.Prepared
+	sub    *cuda.Prepared
+	div    *cuda.Prepared
+	narrow *cuda.Prepared
+}
+
+func (e *gpuEager) free(c *cuda.Ctx) error {
+	for _, p := range []*cuda.Prepared{e.widen, e.cumsum, e.pad, e.sub, e.div, e.narrow} {
+		if p != nil {
+			p.Free()
+		}
+	}
+	return c.Free(e.work)
+}
+
+// Grid sizes of the element-wise kernels (grid-stride loops).
+func gridFlat(N int) cuda.Dim3 {
+	return cuda.D1(max(1, min((N+TrailingMeanThreads-1)/TrailingMeanThreads, 1<<15)))
+}
+
+func gridRows(rows, n int) cuda.Dim3 {
+	return cuda.Dim3{X: max(1, min((n+TrailingMeanThreads-1)/TrailingMeanThreads, 4096)), Y: max(1, min(rows, 65535)), Z: 1}
+}
+
+// ApplyEager enqueues the multi-pass eager formulation of the same mean, as
+// an eager tensor library runs it (CausalTrailingMeanEager on the CPU): one
+// kernel and one materialised float32 array per step — cast to float32
+// (16-bit types), cumsum along rows (float32), pad (shift right by cf),
+// subtract, divide by the window count, cast back. It exists as the
+// baseline of the fused pass; its float32 prefix sums lose digits on long
+// rows with an offset. Its workspace (about 4·rows·n float32) is allocated
+// on first use and kept. dst may equal src.
+func (g *GPUTrailingMean[T]) ApplyEager(c *cuda.Ctx, dst, src cuda.DevicePtr) error {
+	if g.rows*g.n == 0 {
+		return nil
+	}
+	g.checkPtrs("ApplyEager", dst, src)
+	if g.eager == nil {
+		if err := g.newEager(c); err != nil {
+			return err
+		}
+	}
+	e := g.eager
+	if e.widen != nil { // 16-bit: a = float32(src), m → narrow → dst
+		e.widen.Set(1, src)
+		e.narrow.Set(0, dst)
+		if err := e.widen.Launch(c); err != nil {
+			return err
+		}
+	} else { // float32: the cumsum reads src, the division writes dst
+		e.cumsum.Set(1, src)
+		e.div.Set(0, dst)
+	}
+	for _, l := range []*cuda.Prepared{e.cumsum, e.pad, e.sub, e.div} {
+		if err := l.Launch(c); err != nil {
+			return err
+		}
+	}
+	if e.narrow != nil {
+		return e.narrow.Launch(c)
+	}
+	return nil
+}
+
+// newEager allocates the eager workspace and prepares its launches.
+func (g *GPUTrailingMean[T]) newEager(c *cuda.Ctx) error {
+	N, rows, n := g.rows*g.n, g.rows, g.n
+	sixteen := elemSize[T]() == 2
+	// Layout in float32 units of N: [a] c p w [m] then count (n floats).
+	arrays := 3
+	if sixteen {
+		arrays = 5
+	}
+	work, err := c.Alloc(4 * (arrays*N + n))
+	if err != nil {
+		return err
+	}
+	e := &gpuEager{work: work}
+	ws := work.Ptr
+	f4 := func(i int) cuda.DevicePtr { return ws.Add(4 * i * N) }
+	// a and m exist for 16-bit types only (float32 reads src and writes
+	// dst directly).
+	var a, cs, p, w, m, count cuda.DevicePtr
+	if sixteen {
+		a, cs, p, w, m, count = f4(0), f4(1), f4(2), f4(3), f4(4), f4(5)
+	} else {
+		cs, p, w, count = f4(0), f4(1), f4(2), f4(3)
+	}
+	var null cuda.DevicePtr
+	fn := func(name string) *cuda.Function {
+		if err != nil {
+			return nil
+		}
+		var f *cuda.Function
+		f, err = g.mod.Function(name)
+		return f
+	}
+	fCount := fn("ctm_eager_count")
+	fCumsum := fn("ctm_eager_cumsum")
+	fPad := fn("ctm_eager_pad")
+	fSub := fn("ctm_eager_sub")
+	fDiv := fn("ctm_eager_div")
+	var fWiden, fNarrow *cuda.Function
+	if sixteen {
+		fWiden = fn("ctm_eager_widen_" + storageSuffix[T]())
+		fNarrow = fn("ctm_eager_narrow_" + storageSuffix[T]())
+	}
+	if err != nil {
+		c.Free(work)
+		return err
+	}
+	T256 := cuda.D1(TrailingMeanThreads)
+	if err := c.Launch(fCount, gridFlat(n), T256, 0, count, int64(n), int64(g.cf)); err != nil {
+		c.Free(work)
+		return err
+	}
+	if sixteen {
+		e.widen = fWiden.Prepare(gridFlat(N), T256, 0, a, null, int64(N))
+		e.narrow = fNarrow.Prepare(gridFlat(N), T256, 0, null, m, int64(N))
+	}
+	e.cumsum = fCumsum.Prepare(cuda.D1(rows), T256, 0, cs, a, int64(n))
+	e.pad = fPad.Prepare(gridRows(rows, n), T256, 0, p, cs, int64(rows), int64(n), int64(g.cf))
+	e.sub = fSub.Prepare(gridFlat(N), T256, 0, w, cs, p, int64(N))
+	e.div = fDiv.Prepare(gridRows(rows, n), T256, 0, m, w, count, int64(rows), int64(n))
+	g.eager = e
+	return nil
+}
+
+// fill writes N pseudo-normal values mean + sd·z (z from a hash of seed
+// and the index) of type T to dst, for benchmarks.
+func (g *GPUTrailingMean[T]) fill(c *cuda.Ctx, dst cuda.DevicePtr, N int, seed uint64, mean, sd float32) error {
+	f, err := g.mod.Function("ctm_fill_" + storageSuffix[T]())
+	if err != nil {
+		return err
+	}
+	return c.Launch(f, gridFlat(N), cuda.D1(TrailingMeanThreads), 0, dst, int64(N), seed, mean, sd)
+}

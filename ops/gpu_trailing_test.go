@@ -1,0 +1,441 @@
+package ops
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"dspk/compute/cuda"
+)
+
+// GPU tests run the CUDA kernels on the first GPU and skip, saying so, where
+// there is none. They compare with the float64 reference exactly as the CPU
+// tests do (every output a correctly rounded mean, NaN-poisoned outputs),
+// and with the CPU implementation.
+
+var (
+	gpuOnce sync.Once
+	gpuDev  *cuda.Device
+	gpuErr  error
+)
+
+// gpuDevice returns the test GPU, skipping where there is none.
+func gpuDevice(t testing.TB) *cuda.Device {
+	t.Helper()
+	gpuOnce.Do(func() {
+		gpuDev, gpuErr = cuda.Open(0)
+		if gpuErr == nil {
+			gpuErr = cuda.LoadLibraries()
+		}
+	})
+	if errors.Is(gpuErr, cuda.ErrNotFound) {
+		t.Skipf("no CUDA GPU (the GPU tests run on the GPU machine): %v", gpuErr)
+	}
+	if gpuErr != nil {
+		t.Fatalf("opening cuda:0: %v", gpuErr)
+	}
+	return gpuDev
+}
+
+func gpuDo(t testing.TB, f func(c *cuda.Ctx) error) {
+	t.Helper()
+	if err := gpuDevice(t).Do(f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// gpuShapes are the GPU test shapes: the CPU tests' edge cases plus shapes
+// around the 2048-sample chunk, odd row lengths (so that rows start
+// unaligned), windows of every residue modulo the vector width, windows
+// longer than a chunk (look-back) and longer than the row.
+var gpuShapes = []struct{ rows, n, cf int }{
+	{1, 1, 1}, {1, 1, 5}, {3, 1, 1}, {1, 7, 1}, {1, 7, 3}, {1, 7, 7}, {1, 7, 8}, {1, 7, 100},
+	{2, 9, 4}, {5, 33, 8}, {3, 1001, 17}, {2, 15, 16}, {2, 17, 16},
+	{2, 2048, 2048}, {1, 2048, 1}, {2, 2049, 100}, {3, 3*2048 + 5, 100}, {2, 4 * 2048, 2048},
+	{3, 4*2048 + 3, 1}, {2, 5*2048 - 1, 2047}, {3, 3*2048 + 1, 2046}, {2, 6*2048 + 6, 5},
+	{1, 9*2048 + 77, 3*2048 + 5}, {2, 4 * 2048, 10 * 2048}, {1, 20000, 20000}, {4, 4096, 100},
+	{5, 12345, 3}, {3, 70001, 1000}, {2, 50000, 9000}, {16, 5000, 100}, {1, 100003, 7},
+	{1, 40000, 40001}, {7, 20000, 2049},
+}
+
+// gpuModes lists the kernels a shape can take: direct where the window
+// allows it, and the look-back kernel always (forced for short windows).
+func gpuModes(cf int) []gpuTrailingOptions {
+	if cf <= TrailingMeanDirectMax {
+		return []gpuTrailingOptions{{}, {lookback: true}}
+	}
+	return []gpuTrailingOptions{{}}
+}
+
+func modeName(lookback bool) string {
+	if lookback {
+		return "lookback"
+	}
+	return "direct"
+}
+
+func TestGPUTrailingMean(t *testing.T) {
+	gpuDevice(t)
+	t.Run("float32", testGPUTrailing[float32])
+	t.Run("Float16", testGPUTrailing[Float16])
+	t.Run("BFloat16", testGPUTrailing[BFloat16])
+}
+
+func testGPUTrailing[T Storage](t *testing.T) {
+	rng := rand.New(rand.NewPCG(uint64(len(typeName[T]())), 17))
+	kinds := []string{"normal", "offset", "int16", "wide"}
+	for si, sh := range gpuShapes {
+		kind := kinds[si%len(kinds)]
+		x := toStorage[T](gen(rng, kind, sh.rows*sh.n))
+		src := fromStorage(x)
+		cpu := make([]T, len(x))
+		CausalTrailingMean(cpu, x, sh.rows, sh.n, sh.cf)
+		for _, opt := range gpuModes(sh.cf) {
+			name := fmt.Sprintf("%dx%d/cf%d/%s", sh.rows, sh.n, sh.cf, kind)
+			gpuDo(t, func(c *cuda.Ctx) error {
+				g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, opt)
+				if err != nil {
+					return err
+				}
+				defer g.Free(c)
+				name += "/" + modeName(g.Lookback())
+				dst := make([]T, len(x))
+				nanFill(dst)
+				if err := g.ApplyHost(c, dst, x); err != nil {
+					return err
+				}
+				t.Run(name, func(t *testing.T) {
+					checkMeans(t, dst, src, sh.rows, sh.n, sh.cf)
+					checkLikeCPU(t, dst, cpu)
+				})
+				// In place, through the scratch copy; a second launch of
+				// the same op (a new look-back epoch).
+				in := append([]T(nil), x...)
+				if err := g.ApplyHost(c, in, in); err != nil {
+					return err
+				}
+				t.Run(name+"/inplace", func(t *testing.T) {
+					checkMeans(t, in, src, sh.rows, sh.n, sh.cf)
+					if !g.Lookback() {
+						checkIdentical(t, in, dst)
+					}
+				})
+				return nil
+			})
+		}
+	}
+}
+
+// checkLikeCPU fails t unless the GPU result equals the CPU's except, at
+// most, at a few elements within a float64 rounding of a tie (both are
+// correctly rounded means; they may round such a tie differently).
+func checkLikeCPU[T Storage](t *testing.T, gpu, cpu []T) {
+	t.Helper()
+	g, c := fromStorage(gpu), fromStorage(cpu)
+	diff := 0
+	for i := range g {
+		if g[i] != c[i] && !(math.IsNaN(g[i]) && math.IsNaN(c[i])) {
+			diff++
+		}
+	}
+	if diff > 1+len(g)/100000 {
+		t.Errorf("%d of %d elements differ from the CPU implementation", diff, len(g))
+	}
+}
+
+// checkIdentical fails t unless a and b hold the same values (NaN equal to
+// NaN).
+func checkIdentical[T Storage](t *testing.T, a, b []T) {
+	t.Helper()
+	fa, fb := fromStorage(a), fromStorage(b)
+	for i := range fa {
+		if fa[i] != fb[i] && !(math.IsNaN(fa[i]) && math.IsNaN(fb[i])) {
+			t.Fatalf("[%d] = %v, want %v", i, fa[i], fb[i])
+		}
+	}
+}
+
+// TestGPUTrailingMeanUnaligned applies the op to device arrays that start
+// 1 … 7 elements past a 16-byte boundary, so that loads, lagged loads and
+// stores all take their unaligned paths.
+func TestGPUTrailingMeanUnaligned(t *testing.T) {
+	gpuDevice(t)
+	t.Run("float32", testGPUUnaligned[float32])
+	t.Run("Float16", testGPUUnaligned[Float16])
+	t.Run("BFloat16", testGPUUnaligned[BFloat16])
+}
+
+func testGPUUnaligned[T Storage](t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, uint64(len(typeName[T]()))))
+	vec := 16 / elemSize[T]()
+	const rows, n = 3, 3*2048 + 8
+	x := toStorage[T](gen(rng, "offset", rows*n))
+	src := fromStorage(x)
+	es := elemSize[T]()
+	for _, cf := range []int{1, 7, 100, 2048, 5000} {
+		for _, mis := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {vec - 1, 2}, {3 % vec, vec - 1}, {2, 3 % vec}} {
+			gpuDo(t, func(c *cuda.Ctx) error {
+				g, err := NewGPUTrailingMean[T](c, rows, n, cf)
+				if err != nil {
+					return err
+				}
+				defer g.Free(c)
+				bx, err := c.Alloc((rows*n + 16) * es)
+				if err != nil {
+					return err
+				}
+				defer c.Free(bx)
+				by, err := c.Alloc((rows*n + 16) * es)
+				if err != nil {
+					return err
+				}
+				defer c.Free(by)
+				if err := c.Memset8(by.Ptr, 0xff, by.Bytes); err != nil {
+					return err
+				}
+				px, py := bx.Ptr.Add(mis[0]*es), by.Ptr.Add(mis[1]*es)
+				if err := cuda.Upload(c, px, x); err != nil {
+					return err
+				}
+				if err := g.Apply(c, py, px); err != nil {
+					return err
+				}
+				dst := make([]T, len(x))
+				if err := cuda.Download(c, dst, py); err != nil {
+					return err
+				}
+				t.Run(fmt.Sprintf("cf%d/x+%d/y+%d", cf, mis[0], mis[1]), func(t *testing.T) {
+					checkMeans(t, dst, src, rows, n, cf)
+				})
+				return nil
+			})
+		}
+	}
+}
+
+// TestGPUTrailingMeanLongRow is the accuracy requirement on the GPU:
+// one row of 10 000 000 float32 samples with mean 1000 and SD 1 (1 000 000
+// with -short), windows of 100 (direct and look-back) and of the whole row
+// (look-back); every output within 4 float32 ulps of 1000 of the float64
+// reference, and in fact correctly rounded. The eager formulation on the
+// GPU must miss that bound on the same data.
+func TestGPUTrailingMeanLongRow(t *testing.T) {
+	gpuDevice(t)
+	n := 10_000_000
+	if testing.Short() {
+		n = 1_000_000
+	}
+	rng := rand.New(rand.NewPCG(1000, 1))
+	x := toStorage[float32](gen(rng, "offset", n))
+	src := fromStorage(x)
+	bound := 4 * float64(math.Nextafter32(1000, 2000)-1000)
+	maxErr := func(got []float32, ref []float64) (e float64, at int) {
+		for i, v := range got {
+			if d := math.Abs(float64(v) - ref[i]); !(d <= e) {
+				e, at = d, i
+			}
+		}
+		return e, at
+	}
+	for _, cf := range []int{100, n} {
+		ref := make([]float64, n)
+		CausalTrailingMeanRef(ref, src, 1, n, cf)
+		for _, opt := range gpuModes(cf) {
+			gpuDo(t, func(c *cuda.Ctx) error {
+				g, err := newGPUTrailingMean[float32](c, 1, n, cf, opt)
+				if err != nil {
+					return err
+				}
+				defer g.Free(c)
+				dst := make([]float32, n)
+				if err := g.ApplyHost(c, dst, x); err != nil {
+					return err
+				}
+				mode := modeName(g.Lookback())
+				if e, at := maxErr(dst, ref); !(e <= bound) {
+					t.Errorf("%s cf %d: max error %g at %d, bound %g", mode, cf, e, at, bound)
+				} else {
+					t.Logf("%s cf %d: max error %.3g (bound %.3g)", mode, cf, e, bound)
+				}
+				checkMeansRef(t, dst, src, ref, 1, n, cf)
+				if opt.lookback || g.Lookback() {
+					return nil
+				}
+				// The eager formulation on the same data.
+				bx, err := c.Alloc(4 * n)
+				if err != nil {
+					return err
+				}
+				defer c.Free(bx)
+				if err := cuda.Upload(c, bx.Ptr, x); err != nil {
+					return err
+				}
+				if err := g.ApplyEager(c, bx.Ptr, bx.Ptr); err != nil {
+					return err
+				}
+				eager := make([]float32, n)
+				if err := cuda.Download(c, eager, bx.Ptr); err != nil {
+					return err
+				}
+				if e, _ := maxErr(eager, ref); e <= bound {
+					t.Errorf("eager cf %d: max error %g within the bound %g: the data does not stress accumulation", cf, e, bound)
+				} else {
+					t.Logf("eager cf %d: max error %.3g", cf, e)
+				}
+				return nil
+			})
+		}
+	}
+}
+
+// TestGPUTrailingMeanError measures, per storage type, the largest error of
+// the GPU result against the float64 reference, relative to the largest
+// |mean|, on N(0, 1) data with cf = 100, and checks it is the storage
+// type's rounding (at most half a unit in the last place of that scale).
+func TestGPUTrailingMeanError(t *testing.T) {
+	gpuDevice(t)
+	t.Run("float32", testGPUError[float32])
+	t.Run("Float16", testGPUError[Float16])
+	t.Run("BFloat16", testGPUError[BFloat16])
+}
+
+func testGPUError[T Storage](t *testing.T) {
+	const rows, n, cf = 64, 8192, 100
+	rng := rand.New(rand.NewPCG(9, 9))
+	x := toStorage[T](gen(rng, "normal", rows*n))
+	src := fromStorage(x)
+	ref := make([]float64, len(src))
+	CausalTrailingMeanRef(ref, src, rows, n, cf)
+	dst := make([]T, len(x))
+	gpuDo(t, func(c *cuda.Ctx) error {
+		g, err := NewGPUTrailingMean[T](c, rows, n, cf)
+		if err != nil {
+			return err
+		}
+		defer g.Free(c)
+		return g.ApplyHost(c, dst, x)
+	})
+	got := fromStorage(dst)
+	var maxErr, scale float64
+	for i := range got {
+		maxErr = max(maxErr, math.Abs(got[i]-ref[i]))
+		scale = max(scale, math.Abs(ref[i]))
+	}
+	rel := maxErr / scale
+	// Half an ulp at the largest magnitude: 2^-24, 2^-11, 2^-8 relative.
+	bits := map[string]int{"float32": 24, "ops.Float16": 11, "ops.BFloat16": 8}[typeName[T]()]
+	limit := math.Ldexp(1, -bits)
+	t.Logf("%s: max |error| %.3g, relative to max |mean| %.3g: %.3g (limit %.3g)", typeName[T](), maxErr, scale, rel, limit)
+	if !(rel <= limit) {
+		t.Errorf("relative error %.3g above %.3g", rel, limit)
+	}
+}
+
+// TestGPUTrailingMeanEager checks the GPU eager formulation against the
+// reference on short rows, with the CPU eager test's tolerance (a few
+// float32 units of the prefix magnitude), out of place and in place.
+func TestGPUTrailingMeanEager(t *testing.T) {
+	gpuDevice(t)
+	t.Run("float32", testGPUEager[float32])
+	t.Run("Float16", testGPUEager[Float16])
+	t.Run("BFloat16", testGPUEager[BFloat16])
+}
+
+func testGPUEager[T Storage](t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 10))
+	for _, sh := range gpuShapes {
+		x := toStorage[T](gen(rng, "normal", sh.rows*sh.n))
+		src := fromStorage(x)
+		for _, inPlace := range []bool{false, true} {
+			dst := make([]T, len(x))
+			gpuDo(t, func(c *cuda.Ctx) error {
+				g, err := NewGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf)
+				if err != nil {
+					return err
+				}
+				defer g.Free(c)
+				es := elemSize[T]()
+				bx, err := c.Alloc(len(x) * es)
+				if err != nil {
+					return err
+				}
+				defer c.Free(bx)
+				by, err := c.Alloc(len(x) * es)
+				if err != nil {
+					return err
+				}
+				defer c.Free(by)
+				if err := c.Memset8(by.Ptr, 0xff, by.Bytes); err != nil {
+					return err
+				}
+				if err := cuda.Upload(c, bx.Ptr, x); err != nil {
+					return err
+				}
+				out := by.Ptr
+				if inPlace {
+					out = bx.Ptr
+				}
+				if err := g.ApplyEager(c, out, bx.Ptr); err != nil {
+					return err
+				}
+				return cuda.Download(c, dst, out)
+			})
+			checkEager(t, fmt.Sprintf("%dx%d cf %d in place %v", sh.rows, sh.n, sh.cf, inPlace), dst, src, sh.rows, sh.n, sh.cf)
+		}
+	}
+}
+
+// checkEager fails t unless got is within the float32 cumsum's error of the
+// reference (testEager's tolerance).
+func checkEager[T Storage](t *testing.T, name string, dst []T, src []float64, rows, n, cf int) {
+	t.Helper()
+	ref := make([]float64, len(src))
+	CausalTrailingMeanRef(ref, src, rows, n, cf)
+	got := fromStorage(dst)
+	for r := range rows {
+		var prefix float64
+		for tt := range n {
+			i := r*n + tt
+			prefix += math.Abs(src[i])
+			k := float64(min(tt+1, cf))
+			tol := 4*float64(tt+2)*0x1p-24*prefix/k + math.Abs(roundTo[T](ref[i])-ref[i]) + 0x1p-24*math.Abs(ref[i])
+			if !(math.Abs(got[i]-ref[i]) <= tol) {
+				t.Fatalf("%s: [%d, %d] = %v, want %v ± %g", name, r, tt, got[i], ref[i], tol)
+			}
+		}
+	}
+}
+
+// TestGPUTrailingMeanPanics checks the shape and pointer misuse panics,
+// which happen before any device call.
+func TestGPUTrailingMeanPanics(t *testing.T) {
+	g := &GPUTrailingMean[float32]{rows: 2, n: 8, cf: 3, mod: &cuda.Module{}}
+	cases := []struct {
+		name string
+		f    func()
+	}{
+		{"cf 0", func() { NewGPUTrailingMean[float32](nil, 2, 3, 0) }},
+		{"negative rows", func() { NewGPUTrailingMean[Float16](nil, -1, 3, 1) }},
+		{"too many blocks", func() { NewGPUTrailingMean[BFloat16](nil, 1<<21, 1<<21, 1) }},
+		{"null pointer", func() { g.Apply(nil, 0, 64) }},
+		{"misaligned", func() { g.Apply(nil, 64, 66) }},
+		{"overlap", func() { g.Apply(nil, 64, 64+4*15) }},
+		{"eager overlap", func() { g.ApplyEager(nil, 64+4, 64) }},
+		{"host length", func() { g.ApplyHost(nil, make([]float32, 15), make([]float32, 16)) }},
+	}
+	for _, c := range cases {
+		func() {
+			defer func() {
+				if r := recover(); r == nil {
+					t.Errorf("%s: no panic", c.name)
+				} else if s, ok := r.(string); !ok || len(s) < 5 || s[:5] != "ops: " {
+					t.Errorf("%s: panic %v without the ops: prefix", c.name, r)
+				}
+			}()
+			c.f()
+		}()
+	}
+}
