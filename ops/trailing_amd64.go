@@ -10,10 +10,11 @@ package ops
 //
 // Both need AVX2 and F16C (binary16 loads and stores) and an OS that saves
 // the YMM registers; the AVX-512 ones also AVX-512 F, BW and VL and the ZMM
-// state. Rounding to odd differs in one corner: the AVX2 kernels truncate in
-// the float64 domain, which is exact except for float32-subnormal means
-// (|v| < 2⁻¹²⁶, bfloat16 subnormals); the AVX-512 and Go kernels are exact
-// everywhere.
+// state. The rounding of 16-bit outputs is correct everywhere in the Go and
+// AVX-512 kernels (the AVX-512 bfloat16 store rounds in the float64 domain
+// with VGETEXPPD/VRNDSCALEPD/VSCALEFPD); the AVX2 kernels' round-to-odd
+// truncates in the float64 domain, which is exact except for
+// float32-subnormal means (|v| < 2⁻¹²⁶, i.e. bfloat16 subnormals).
 
 // bestISA is the best kernel set this CPU supports.
 var bestISA = func() isa {

@@ -17,6 +17,7 @@
 //	Z13	warm: 8.0 broadcast
 //	Y14	int32 ones
 //	Z15	zero
+//	Z16, Z17	bfloat16 store: exponent clamps −126 and 200
 
 DATA permP<>+0(SB)/8, $0
 DATA permP<>+8(SB)/8, $0
@@ -34,6 +35,12 @@ GLOBL three64<>(SB), RODATA|NOPTR, $8
 DATA seven64<>+0(SB)/8, $7
 GLOBL seven64<>(SB), RODATA|NOPTR, $8
 
+DATA expLo<>+0(SB)/8, $-126.0
+GLOBL expLo<>(SB), RODATA|NOPTR, $8
+
+DATA expHi<>+0(SB)/8, $200.0
+GLOBL expHi<>(SB), RODATA|NOPTR, $8
+
 DATA iota8<>+0(SB)/8, $0.0
 DATA iota8<>+8(SB)/8, $1.0
 DATA iota8<>+16(SB)/8, $2.0
@@ -47,29 +54,9 @@ GLOBL iota8<>(SB), RODATA|NOPTR, $64
 DATA eight8<>+0(SB)/8, $8.0
 GLOBL eight8<>(SB), RODATA|NOPTR, $8
 
-DATA abs8<>+0(SB)/8, $0x7fffffff7fffffff
-DATA abs8<>+8(SB)/8, $0x7fffffff7fffffff
-DATA abs8<>+16(SB)/8, $0x7fffffff7fffffff
-DATA abs8<>+24(SB)/8, $0x7fffffff7fffffff
-GLOBL abs8<>(SB), RODATA|NOPTR, $32
 
-DATA inf8<>+0(SB)/8, $0x7f8000007f800000
-DATA inf8<>+8(SB)/8, $0x7f8000007f800000
-DATA inf8<>+16(SB)/8, $0x7f8000007f800000
-DATA inf8<>+24(SB)/8, $0x7f8000007f800000
-GLOBL inf8<>(SB), RODATA|NOPTR, $32
 
-DATA bias8<>+0(SB)/8, $0x00007fff00007fff
-DATA bias8<>+8(SB)/8, $0x00007fff00007fff
-DATA bias8<>+16(SB)/8, $0x00007fff00007fff
-DATA bias8<>+24(SB)/8, $0x00007fff00007fff
-GLOBL bias8<>(SB), RODATA|NOPTR, $32
 
-DATA qnan8<>+0(SB)/8, $0x0000004000000040
-DATA qnan8<>+8(SB)/8, $0x0000004000000040
-DATA qnan8<>+16(SB)/8, $0x0000004000000040
-DATA qnan8<>+24(SB)/8, $0x0000004000000040
-GLOBL qnan8<>(SB), RODATA|NOPTR, $32
 
 // SETUP loads the permutations, masks and small constants.
 #define SETUP \
@@ -82,7 +69,9 @@ GLOBL qnan8<>(SB), RODATA|NOPTR, $32
 	; MOVL $0xf0, AX \
 	; KMOVW AX, K2 \
 	; VPCMPEQD Y14, Y14, Y14 \
-	; VPSRLD $31, Y14, Y14
+	; VPSRLD $31, Y14, Y14 \
+	; VBROADCASTSD expLo<>(SB), Z16 \
+	; VBROADCASTSD expHi<>(SB), Z17
 
 // SCAN8Z turns the eight differences in Z2 into the running sums from the
 // carry Z0 and moves the carry on, in the order of scan8: within each
@@ -125,19 +114,24 @@ GLOBL qnan8<>(SB), RODATA|NOPTR, $32
 	; VCMPPD $12, Z6, Z2, K3 \
 	; VPORD Y14, Y4, K3, Y4
 
+// STOREZ_BF16 rounds the eight means in Z2 to bfloat16 at P, correctly
+// (nearest even, subnormals included) in the float64 domain: with
+// e' = min(max(exponent, −126), 200), scale to v·2^−e', round to 7
+// fraction bits, scale back; the result is a bfloat16 value held exactly in
+// float64 and float32, whose top 16 bits are the pattern. Inf stays Inf
+// (the upper clamp avoids Inf·2^−Inf), NaN stays NaN.
 #define STOREZ_BF16(P) \
-	ODDZ \
-	; VPAND abs8<>(SB), Y4, Y9 \
-	; VPCMPGTD inf8<>(SB), Y9, K4 \
-	; VPSRLD $16, Y4, Y8 \
-	; VPAND Y14, Y8, Y9 \
-	; VPADDD Y9, Y4, Y9 \
-	; VPADDD bias8<>(SB), Y9, Y9 \
-	; VPSRLD $16, Y9, Y9 \
-	; VPOR qnan8<>(SB), Y8, Y8 \
-	; VMOVDQU32 Y8, K4, Y9 \
-	; VPMOVDW Y9, X9 \
-	; VMOVDQU X9, (P)
+	VGETEXPPD Z2, Z4 \
+	; VMAXPD Z16, Z4, Z4 \
+	; VMINPD Z17, Z4, Z4 \
+	; VSUBPD Z4, Z15, Z5 \
+	; VSCALEFPD Z5, Z2, Z6 \
+	; VRNDSCALEPD $0x78, Z6, Z6 \
+	; VSCALEFPD Z4, Z6, Z6 \
+	; VCVTPD2PS Z6, Y6 \
+	; VPSRLD $16, Y6, Y6 \
+	; VPMOVDW Y6, X6 \
+	; VMOVDQU X6, (P)
 
 #define STOREZ_F16(P) \
 	ODDZ \

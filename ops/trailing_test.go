@@ -514,3 +514,40 @@ func testErrorPerType[T Storage](t *testing.T, halfUlp float64) {
 		t.Errorf("relative error %g exceeds half an ulp %g", maxRel, halfUlp)
 	}
 }
+
+// TestExtremeMeans: bfloat16 and float16 rows of subnormal samples, and
+// bfloat16 rows near the largest finite value (whose means round to Inf),
+// must still come out correctly rounded. The AVX2 kernels are exempt from
+// the bfloat16 subnormal row (documented in trailing_amd64.go).
+func TestExtremeMeans(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	const n = 999
+	row := func(scale float64) []float64 {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = scale * (rng.Float64()*2 - 1)
+		}
+		return x
+	}
+	for _, cf := range []int{1, 3, 10} {
+		for _, im := range impls {
+			// bfloat16: subnormals (below 2^-126), then values near 3.4e38.
+			for ri, scale := range []float64{0x1p-127, 3.39e38} {
+				if im.level == isaAVX2 && ri == 0 {
+					continue
+				}
+				x := toStorage[BFloat16](row(scale))
+				y := make([]BFloat16, n)
+				nanFill(y)
+				trailingMean(y, x, 1, n, cf, false, im.level, 1)
+				checkMeans(t, y, fromStorage(x), 1, n, cf)
+			}
+			// float16: subnormals (below 2^-14).
+			x := toStorage[Float16](row(0x1p-15))
+			y := make([]Float16, n)
+			nanFill(y)
+			trailingMean(y, x, 1, n, cf, false, im.level, 1)
+			checkMeans(t, y, fromStorage(x), 1, n, cf)
+		}
+	}
+}

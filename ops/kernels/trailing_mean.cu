@@ -323,7 +323,7 @@ template <class S> struct CtmShared {
     double prefix;              // look-back: the chunk's carried-in sum
     ctm_i64 blk;                // look-back: the chunk's ticket
     // Outputs as they lie in memory, when not stored as vectors.
-    unsigned stage[CTM_CHUNK * sizeof(typename S::T) / 4];
+    alignas(16) unsigned stage[CTM_CHUNK * sizeof(typename S::T) / 4];
 };
 
 // Per-chunk look-back record.
@@ -461,17 +461,20 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
     if (lane == 31) sh.warpRun[warp] = inc;
     if (lane == 0) sh.warpPre[warp] = pre;
     __syncthreads();
-    double before = 0.0, total = 0.0, sIn = 0.0;
-#pragma unroll
-    for (int w = 0; w < CTM_WARPS; w++) {
-        const double s = sh.warpRun[w];
-        if (w < warp) before += s;
-        total += s;
-        if (!LOOKBACK) sIn += sh.warpPre[w];
+    // Sums over the warps before this one, and (direct mode) over the warps
+    // holding positions k < cf; loop bounds are warp-uniform.
+    double before = 0.0, sIn = 0.0;
+    for (int w = 0; w < warp; w++) before += sh.warpRun[w];
+    if (!LOOKBACK) {
+        const int preWarps = (int)(cf < CTM_CHUNK ? (cf + 32 * CTM_ITEMS - 1) / (32 * CTM_ITEMS) : CTM_WARPS);
+        for (int w = 0; w < preWarps; w++) sIn += sh.warpPre[w];
     }
 
     if (LOOKBACK) {
         if (warp == 0) {
+            double total = 0.0;
+#pragma unroll
+            for (int w = 0; w < CTM_WARPS; w++) total += sh.warpRun[w];
             const unsigned tag = epoch << 2;
             double prefix = 0.0;
             if (c > 0) {
@@ -517,8 +520,9 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
         pv[0] = ctm_v4{ow[0], ow[1], ow[2], ow[3]};
         if (WORDS == 8) pv[1] = ctm_v4{ow[WORDS - 4], ow[WORDS - 3], ow[WORDS - 2], ow[WORDS - 1]};
     } else {
-#pragma unroll
-        for (int i = 0; i < WORDS; i++) sh.stage[tid * WORDS + i] = ow[i];
+        ctm_v4* sv = (ctm_v4*)sh.stage + tid * (WORDS / 4);
+        sv[0] = ctm_v4{ow[0], ow[1], ow[2], ow[3]};
+        if (WORDS == 8) sv[1] = ctm_v4{ow[WORDS - 4], ow[WORDS - 3], ow[WORDS - 2], ow[WORDS - 1]};
         __syncthreads();
         const T* stage = (const T*)sh.stage;
         for (int k = tid; k < len; k += CTM_THREADS) yc[k] = stage[k];
