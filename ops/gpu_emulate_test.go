@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -16,22 +17,31 @@ import (
 // kernels/emulate.h (a block's threads as OS threads, warp shuffles through
 // barriers, blocks one after another), and checks them against the float64
 // reference like the GPU tests do. It needs g++ (C++20) and skips without
-// it; it checks indexing, unaligned paths, rounding and the look-back
-// protocol on every machine, not concurrency or speed.
+// it; it checks indexing, unaligned paths, chunk groups, rounding and the
+// look-back protocol on every machine, not concurrency or speed.
 func TestTrailingMeanCUDAEmulated(t *testing.T) {
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++: the CUDA kernels are not emulated")
 	}
-	exe := filepath.Join(t.TempDir(), "emulate")
-	cmd := exec.Command(gxx, "-std=c++20", "-O1", "-pthread", "-o", exe, "emulate.cc")
-	cmd.Dir = "kernels"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building the emulator: %v\n%s", err, out)
+	dir := t.TempDir()
+	// The default build, and one with three chunks per block (groups that
+	// straddle rows, a partial last group).
+	for _, build := range []struct{ name, flags string }{{"default", ""}, {"group3", "-DCTM_GROUP_F32=3 -DCTM_GROUP_16=3"}} {
+		exe := filepath.Join(dir, "emulate-"+build.name)
+		args := []string{"-std=c++20", "-O1", "-o", exe}
+		args = append(args, strings.Fields(build.flags)...)
+		cmd := exec.Command(gxx, append(args, "emulate.cc")...)
+		cmd.Dir = "kernels"
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("building the emulator %s: %v\n%s", build.name, err, out)
+		}
+		t.Run(build.name, func(t *testing.T) {
+			t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe) })
+			t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe) })
+			t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe) })
+		})
 	}
-	t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe) })
-	t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe) })
-	t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe) })
 }
 
 // emuShapes are the emulated shapes: edge cases, partial and full chunks,

@@ -16,8 +16,8 @@ var TrailingMeanCUDA string
 const (
 	// TrailingMeanThreads is the block size of every trailing-mean kernel.
 	TrailingMeanThreads = 256
-	// TrailingMeanChunk is the number of samples of one row a block of the
-	// fused pass owns.
+	// TrailingMeanChunk is the number of samples of one row in a chunk, the
+	// unit of work of the fused pass (a block handles one or two).
 	TrailingMeanChunk = 2048
 	// TrailingMeanDirectMax is the longest window the direct kernels take
 	// (its carried-in sum comes from the chunk's own lagged samples); longer
@@ -25,7 +25,7 @@ const (
 	TrailingMeanDirectMax = TrailingMeanChunk
 )
 
-// trailingMeanStateBytes is the size of the look-back state of a launch of
-// blocks blocks: a 16-byte counter slot, then per block two float64 and a
-// flag word (ctm_state in the CUDA source).
-func trailingMeanStateBytes(blocks int) int { return 16 + 20*blocks }
+// trailingMeanStateBytes is the size of the look-back state of a launch
+// over total chunks: a 16-byte counter slot, then per chunk two float64 and
+// a flag word (ctm_state in the CUDA source).
+func trailingMeanStateBytes(total int) int { return 16 + 20*total }

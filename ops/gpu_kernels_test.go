@@ -24,6 +24,12 @@ func TestTrailingMeanCUDASource(t *testing.T) {
 	if got := define("CTM_THREADS") * define("CTM_ITEMS"); got != TrailingMeanChunk {
 		t.Errorf("CTM_CHUNK = %d, TrailingMeanChunk = %d", got, TrailingMeanChunk)
 	}
+	if got := define("CTM_GROUP_F32"); got != trailingMeanGroup32 {
+		t.Errorf("CTM_GROUP_F32 = %d, trailingMeanGroup32 = %d", got, trailingMeanGroup32)
+	}
+	if got := define("CTM_GROUP_16"); got != trailingMeanGroup16 {
+		t.Errorf("CTM_GROUP_16 = %d, trailingMeanGroup16 = %d", got, trailingMeanGroup16)
+	}
 	var names []string
 	for _, s := range []string{"f32", "f16", "bf16"} {
 		names = append(names, "ctm_direct_"+s, "ctm_lookback_"+s, "ctm_fill_"+s)

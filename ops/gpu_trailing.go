@@ -13,8 +13,8 @@ import (
 // NewGPUTrailingMean and applied to arrays in device memory. It computes
 // what CausalTrailingMean computes, with the same numerics (float64 window
 // sums carried from exact differences, one rounding to T), in one kernel
-// launch: each block of 256 threads owns 2048 samples of one row, so long
-// rows use the whole GPU. Windows up to TrailingMeanDirectMax take their
+// launch: each block of 256 threads owns one or two chunks of 2048 samples
+// of one row, so long rows use the whole GPU. Windows up to TrailingMeanDirectMax take their
 // carried-in sum from the samples each block loads anyway; longer windows
 // chain the blocks of a row with a decoupled look-back scan
 // (kernels/trailing_mean.cu documents both).
@@ -41,6 +41,27 @@ type gpuTrailingOptions struct {
 	// minBlocks, when > 1, asks the compiler to fit that many blocks of the
 	// fused kernel on a multiprocessor (CTM_MIN_BLOCKS).
 	minBlocks int
+	// group, when > 0, is the number of chunks per block of the fused
+	// kernel instead of the default (CTM_GROUP_F32 or CTM_GROUP_16).
+	group int
+}
+
+// Chunks per block of the fused kernels by default (CTM_GROUP_F32 and
+// CTM_GROUP_16 in the CUDA source).
+const (
+	trailingMeanGroup32 = 1
+	trailingMeanGroup16 = 2
+)
+
+// group returns the chunks per block of the fused kernel for T.
+func (o gpuTrailingOptions) groupFor(elem int) int {
+	switch {
+	case o.group > 0:
+		return o.group
+	case elem == 4:
+		return trailingMeanGroup32
+	}
+	return trailingMeanGroup16
 }
 
 // storageSuffix returns the kernel-name suffix of T: "f32", "f16" or "bf16".
@@ -81,15 +102,20 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 	if opt.minBlocks > 1 {
 		opts = append(opts, fmt.Sprintf("-DCTM_MIN_BLOCKS=%d", opt.minBlocks))
 	}
+	group := opt.groupFor(elemSize[T]())
+	if opt.group > 0 {
+		opts = append(opts, fmt.Sprintf("-DCTM_GROUP_F32=%d", group), fmt.Sprintf("-DCTM_GROUP_16=%d", group))
+	}
 	mod, err := c.Compile("ops/kernels/trailing_mean.cu", TrailingMeanCUDA, opts...)
 	if err != nil {
 		return nil, err
 	}
 	g.mod = mod
-	blocks := rows * chunks
-	if blocks == 0 {
+	total := rows * chunks
+	if total == 0 {
 		return g, nil
 	}
+	blocks := (total + group - 1) / group
 	var null cuda.DevicePtr
 	sfx := storageSuffix[T]()
 	if g.lookback {
@@ -97,7 +123,7 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 		if err != nil {
 			return nil, err
 		}
-		if g.state, err = c.Alloc(trailingMeanStateBytes(blocks)); err != nil {
+		if g.state, err = c.Alloc(trailingMeanStateBytes(total)); err != nil {
 			return nil, err
 		}
 		if err := c.Memset8(g.state.Ptr, 0, g.state.Bytes); err != nil {
@@ -105,14 +131,14 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 			return nil, err
 		}
 		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
-			null, null, int64(n), int64(cf), int64(chunks), g.state, uint32(0))
+			null, null, int64(n), int64(cf), 1/float64(cf), int64(chunks), int64(total), g.state, uint32(0))
 	} else {
 		f, err := mod.Function("ctm_direct_" + sfx)
 		if err != nil {
 			return nil, err
 		}
 		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
-			null, null, int64(n), int64(cf), int64(chunks))
+			null, null, int64(n), int64(cf), 1/float64(cf), int64(chunks), int64(total))
 	}
 	return g, nil
 }
@@ -183,7 +209,7 @@ func (g *GPUTrailingMean[T]) Apply(c *cuda.Ctx, dst, src cuda.DevicePtr) error {
 		if g.epoch >= 1<<30 {
 			g.epoch = 1
 		}
-		g.fused.Set(6, g.epoch)
+		g.fused.Set(8, g.epoch)
 	}
 	return g.fused.Launch(c)
 }

@@ -10,7 +10,9 @@
 // (epochs 1, 2, …, so look-back state left by one launch is reused by the
 // next) and the last output is written. Build:
 //
-//     g++ -std=c++20 -O1 -pthread -o emulate emulate.cc
+//     g++ -std=c++20 -O1 -o emulate emulate.cc
+//
+// (-DCTM_GROUP_F32=G and -DCTM_GROUP_16=G select other chunk groupings.)
 
 #include "emulate.h"
 
@@ -65,22 +67,24 @@ int main(int argc, char** argv)
         std::fprintf(stderr, "emulate: short input\n");
         return 2;
     }
-    const i64 chunks = chunksOf(n), blocks = rows * chunks;
+    const i64 chunks = chunksOf(n), total = rows * chunks;
+    const i64 group = type == "f32" ? CTM_GROUP_F32 : CTM_GROUP_16;
+    const i64 blocks = (total + group - 1) / group;
     if (mode == "direct" || mode == "lookback") {
-        std::vector<unsigned char> state(16 + 20 * blocks, 0);
+        std::vector<unsigned char> state(16 + 20 * total, 0);
         for (i64 rep = 1; rep <= reps; rep++) {
             std::memset(y, 0xff, N * es);
             const unsigned epoch = (unsigned)rep;
             auto* st = state.data();
             emuLaunch(grid1(blocks), [&] {
                 if (mode == "direct") {
-                    if (type == "f32") ctm_direct_f32((float*)y, (const float*)x, n, cf, chunks);
-                    if (type == "f16") ctm_direct_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, chunks);
-                    if (type == "bf16") ctm_direct_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, chunks);
+                    if (type == "f32") ctm_direct_f32((float*)y, (const float*)x, n, cf, 1.0 / (double)cf, chunks, total);
+                    if (type == "f16") ctm_direct_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total);
+                    if (type == "bf16") ctm_direct_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total);
                 } else {
-                    if (type == "f32") ctm_lookback_f32((float*)y, (const float*)x, n, cf, chunks, st, epoch);
-                    if (type == "f16") ctm_lookback_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, chunks, st, epoch);
-                    if (type == "bf16") ctm_lookback_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, chunks, st, epoch);
+                    if (type == "f32") ctm_lookback_f32((float*)y, (const float*)x, n, cf, 1.0 / (double)cf, chunks, total, st, epoch);
+                    if (type == "f16") ctm_lookback_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total, st, epoch);
+                    if (type == "bf16") ctm_lookback_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total, st, epoch);
                 }
             });
             if (((unsigned*)st)[0] != 0) {

@@ -20,19 +20,23 @@
 // association of the sums. (On the H200 float64 runs at half the float32
 // rate, so this costs less than compensated float32 arithmetic would.)
 //
-// LAYOUT. 256 threads per block, 8 consecutive samples per thread: a block
-// owns a chunk of CTM_CHUNK = 2048 samples of one row; chunks = ceil(n/2048)
-// per row, rows*chunks blocks, so long rows spread over the whole GPU.
-// Thread i loads samples 8i..8i+7 of its chunk and the lagged samples
-// x[t-cf] of the same positions with 16-byte vector loads (two per thread
-// for float32, one for 16-bit types); when the chunk, or its lagged range,
-// is not 16-byte aligned, each thread loads the aligned vectors that cover
-// its 8 samples and shifts by the (block-uniform) misalignment. Lagged
-// samples come from L1/L2 (a neighbouring block read them moments before)
-// unless cf is very long. Chunks at the start of a row (t0 < cf) and the
-// short last chunk of a row take a guarded scalar path. Outputs are stored
-// with 16-byte vectors when aligned, otherwise staged through shared memory
-// and stored coalesced. Per thread: 8 running float64 sums; per block: one
+// LAYOUT. 256 threads per block, 8 consecutive samples per thread: a chunk
+// is CTM_CHUNK = 2048 samples of one row; chunks = ceil(n/2048) per row,
+// total = rows*chunks, so long rows spread over the whole GPU. A block
+// handles G consecutive chunks (flat index row*chunks + c; G = CTM_GROUP_F32
+// = 1 for float32, CTM_GROUP_16 = 2 for the 16-bit types) and issues the
+// loads of all of them before processing them in order, so that enough
+// bytes are in flight; grid = ceil(total/G) blocks. For each chunk, thread
+// i loads samples 8i..8i+7 and the lagged samples x[t-cf] of the same
+// positions with 16-byte vector loads (two per thread for float32, one for
+// 16-bit types); when the chunk, or its lagged range, is not 16-byte
+// aligned, each thread loads the aligned vectors that cover its 8 samples
+// and shifts by the (block-uniform) misalignment. Lagged samples come from
+// L1/L2 (a neighbouring block read them moments before) unless cf is very
+// long. Chunks at the start of a row (t0 < cf) and the short last chunk of
+// a row take a guarded scalar path. Outputs are stored with 16-byte vectors
+// when aligned, otherwise staged through shared memory and stored
+// coalesced. Per thread: 8 running float64 sums; per chunk: one
 // warp-shuffle scan and one __syncthreads.
 //
 // CARRIED-IN WINDOW SUM. Position t0 of a chunk needs s_in = x[t0-cf] + ...
@@ -41,20 +45,23 @@
 //   * ctm_direct_<type> (cf <= CTM_CHUNK): s_in is the sum of the lagged
 //     samples of the chunk's first cf positions, which the block loads
 //     anyway: no extra traffic, no communication between blocks.
-//         ctm_direct_<type><<<rows*chunks, 256>>>(y, x, n, cf, chunks)
+//         ctm_direct_<type><<<ceil(total/G), 256>>>(y, x, n, cf, 1.0/cf,
+//                                                   chunks, total)
 //
 //   * ctm_lookback_<type> (any cf): single-pass chained scan with decoupled
-//     look-back. Each block takes the next chunk from a ticket counter (so a
-//     block only ever waits on blocks that started before it), publishes the
-//     float64 sum D of (x[t] - x[t-cf]) over its chunk, then sums the
-//     published values of the chunks before it in its row (warp 0, 32 at a
-//     time, back to the first one that has published its inclusive prefix),
-//     publishes its own inclusive prefix, and writes its means.
-//         ctm_lookback_<type><<<rows*chunks, 256>>>(y, x, n, cf, chunks,
-//                                                   state, epoch)
-//     state: CTM_STATE_BYTES(rows*chunks) bytes, zeroed once when allocated:
-//     a ticket counter (reset to 0 by the last block), then per chunk a
-//     flag word and two doubles. Flags carry the launch's epoch in their
+//     look-back. Each block takes the next G chunks from a ticket counter
+//     (so a block only ever waits on blocks that started before it); for
+//     each chunk it publishes the float64 sum D of (x[t] - x[t-cf]) over
+//     the chunk, then sums the published values of the chunks before it in
+//     its row (warp 0, 32 at a time, back to the first one that has
+//     published its inclusive prefix), publishes its own inclusive prefix,
+//     and writes its means.
+//         ctm_lookback_<type><<<ceil(total/G), 256>>>(y, x, n, cf, 1.0/cf,
+//                                                     chunks, total, state,
+//                                                     epoch)
+//     state: 16 + 20*total bytes, zeroed once when allocated: a ticket
+//     counter (reset to 0 by the last block), then per chunk two doubles
+//     and a flag word. Flags carry the launch's epoch in their
 //     upper 30 bits (epoch in [1, 2^30), a new one per launch), so the state
 //     needs no clearing between launches.
 //
@@ -62,9 +69,10 @@
 // in place the caller copies x to a scratch buffer first. Pointers must be
 // aligned to the element size.
 //
-// Entry points (extern "C"; n, cf, chunks and counts are long long):
-//   ctm_direct_{f32,f16,bf16}(y, x, n, cf, chunks)
-//   ctm_lookback_{f32,f16,bf16}(y, x, n, cf, chunks, state, epoch)
+// Entry points (extern "C"; n, cf, chunks, total and counts are long long,
+// inv = 1.0/cf a double, epoch an unsigned):
+//   ctm_direct_{f32,f16,bf16}(y, x, n, cf, inv, chunks, total)
+//   ctm_lookback_{f32,f16,bf16}(y, x, n, cf, inv, chunks, total, state, epoch)
 //   ctm_eager_widen_{f16,bf16}(a, x, N)           a = float(x)
 //   ctm_eager_cumsum(c, a, n)                     one block per row, float32
 //   ctm_eager_pad(p, c, rows, n, cf)              p[t] = t < cf ? 0 : c[t-cf]
@@ -84,6 +92,17 @@
 // fused kernels (a register budget); 1 leaves the choice to the compiler.
 #ifndef CTM_MIN_BLOCKS
 #define CTM_MIN_BLOCKS 1
+#endif
+
+// Chunks per block of the fused kernels (CTM_GROUP_F32 for float32,
+// CTM_GROUP_16 for the 16-bit types): a block loads the samples of all its
+// chunks before processing them one by one, so that more bytes are in
+// flight per block.
+#ifndef CTM_GROUP_F32
+#define CTM_GROUP_F32 1
+#endif
+#ifndef CTM_GROUP_16
+#define CTM_GROUP_16 2
 #endif
 
 typedef unsigned short ctm_u16;
@@ -146,9 +165,8 @@ __device__ __forceinline__ unsigned ctm_pack_f16(float lo, float hi)
 __device__ __forceinline__ float ctm_odd(double v)
 {
     const float f = __double2float_rz(v);
-    const unsigned hi = (unsigned)__double2hiint(v), lo = (unsigned)__double2loint(v);
-    unsigned sticky = (lo & 0x1fffffffu) != 0u;
-    if (((hi >> 20) & 0x7ffu) < 1023u - 126u) {
+    unsigned sticky = ((unsigned)__double2loint(v) & 0x1fffffffu) != 0u;
+    if (fabsf(f) < 1.17549435e-38f) {  // |v| < 2^-126 (truncation never crosses it)
         sticky = (double)f != v;
     }
     return __uint_as_float(__float_as_uint(f) | sticky);
@@ -216,30 +234,29 @@ template <> struct CtmRound<CtmF16> : CtmRound16<CtmF16> {};
 template <> struct CtmRound<CtmBF16> : CtmRound16<CtmBF16> {};
 
 // ---------------------------------------------------------------------------
-// Loading 8 consecutive elements p[0..7] as floats with 16-byte vector loads.
-// M (0 <= M < VEC) is p's misalignment in elements: q = p - M is 16-byte
-// aligned, and the aligned vectors covering p[0..7] are loaded (each holds
-// at least one of the 8, so none reaches past memory the 8 live in).
+// Loading 8 consecutive elements p[0..7] with 16-byte vector loads, as the
+// 32-bit words they occupy (CtmWords<S>::N of them: 8 for float32, 4 for the
+// 16-bit types, element 2i in bits 0-15 of word i). M (0 <= M < VEC) is p's
+// misalignment in elements: q = p - M is 16-byte aligned, and the aligned
+// vectors covering p[0..7] are loaded (each holds at least one of the 8, so
+// none reaches past the memory the 8 live in).
 
 template <int M>
-__device__ __forceinline__ void ctm_ld8_f32(const float* __restrict__ q, float* o)
+__device__ __forceinline__ void ctm_ld8_f32(const float* __restrict__ q, unsigned* o)
 {
     const ctm_v4* v = (const ctm_v4*)q;
     const ctm_v4 a = v[0], b = v[1];
     if (M == 0) {
-        o[0] = __uint_as_float(a.x), o[1] = __uint_as_float(a.y);
-        o[2] = __uint_as_float(a.z), o[3] = __uint_as_float(a.w);
-        o[4] = __uint_as_float(b.x), o[5] = __uint_as_float(b.y);
-        o[6] = __uint_as_float(b.z), o[7] = __uint_as_float(b.w);
+        o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = a.w;
+        o[4] = b.x, o[5] = b.y, o[6] = b.z, o[7] = b.w;
     } else {
         const ctm_v4 c = v[2];
         const unsigned w[12] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w};
 #pragma unroll
-        for (int j = 0; j < 8; j++) o[j] = __uint_as_float(w[M + j]);
+        for (int j = 0; j < 8; j++) o[j] = w[M + j];
     }
 }
 
-// ctm_ld8_u16 returns in w[i] elements 2i (bits 0-15) and 2i+1 (bits 16-31).
 template <int M>
 __device__ __forceinline__ void ctm_ld8_u16(const ctm_u16* __restrict__ q, unsigned* o)
 {
@@ -261,10 +278,11 @@ __device__ __forceinline__ void ctm_ld8_u16(const ctm_u16* __restrict__ q, unsig
     }
 }
 
-template <class S> struct CtmLoad;
+template <class S> struct CtmWords;
 
-template <> struct CtmLoad<CtmF32> {
-    static __device__ __forceinline__ void run(const float* __restrict__ p, float* o)
+template <> struct CtmWords<CtmF32> {
+    enum { N = 8 };
+    static __device__ __forceinline__ void load(const float* __restrict__ p, unsigned* o)
     {
         const int m = (int)(((ctm_u64)p >> 2) & 3u);
         const float* q = p - m;
@@ -275,33 +293,41 @@ template <> struct CtmLoad<CtmF32> {
         default: ctm_ld8_f32<3>(q, o); break;
         }
     }
+    // Element j of the 8 as a float.
+    static __device__ __forceinline__ float get(const unsigned* w, int j) { return __uint_as_float(w[j]); }
 };
 
-template <class S> struct CtmLoad16 {
-    static __device__ __forceinline__ void run(const ctm_u16* __restrict__ p, float* o)
+template <class S> struct CtmWords16 {
+    enum { N = 4 };
+    static __device__ __forceinline__ void load(const ctm_u16* __restrict__ p, unsigned* o)
     {
         const int m = (int)(((ctm_u64)p >> 1) & 7u);
         const ctm_u16* q = p - m;
-        unsigned w[4];
         switch (m) {
-        case 0: ctm_ld8_u16<0>(q, w); break;
-        case 1: ctm_ld8_u16<1>(q, w); break;
-        case 2: ctm_ld8_u16<2>(q, w); break;
-        case 3: ctm_ld8_u16<3>(q, w); break;
-        case 4: ctm_ld8_u16<4>(q, w); break;
-        case 5: ctm_ld8_u16<5>(q, w); break;
-        case 6: ctm_ld8_u16<6>(q, w); break;
-        default: ctm_ld8_u16<7>(q, w); break;
-        }
-#pragma unroll
-        for (int i = 0; i < 4; i++) {
-            o[2 * i] = S::load((ctm_u16)(w[i] & 0xffffu));
-            o[2 * i + 1] = S::load((ctm_u16)(w[i] >> 16));
+        case 0: ctm_ld8_u16<0>(q, o); break;
+        case 1: ctm_ld8_u16<1>(q, o); break;
+        case 2: ctm_ld8_u16<2>(q, o); break;
+        case 3: ctm_ld8_u16<3>(q, o); break;
+        case 4: ctm_ld8_u16<4>(q, o); break;
+        case 5: ctm_ld8_u16<5>(q, o); break;
+        case 6: ctm_ld8_u16<6>(q, o); break;
+        default: ctm_ld8_u16<7>(q, o); break;
         }
     }
+    static __device__ __forceinline__ float get(const unsigned* w, int j)
+    {
+        return S::load((ctm_u16)(j % 2 ? w[j / 2] >> 16 : w[j / 2] & 0xffffu));
+    }
 };
-template <> struct CtmLoad<CtmF16> : CtmLoad16<CtmF16> {};
-template <> struct CtmLoad<CtmBF16> : CtmLoad16<CtmBF16> {};
+template <> struct CtmWords<CtmF16> : CtmWords16<CtmF16> {};
+
+// bfloat16 is the top half of a float32: no conversion instruction needed.
+template <> struct CtmWords<CtmBF16> : CtmWords16<CtmBF16> {
+    static __device__ __forceinline__ float get(const unsigned* w, int j)
+    {
+        return __uint_as_float(j % 2 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16);
+    }
+};
 
 // ---------------------------------------------------------------------------
 // Warp-level float64 primitives (all 32 lanes must call them).
@@ -321,7 +347,7 @@ template <class S> struct CtmShared {
     double warpRun[CTM_WARPS];  // per-warp sums of the differences
     double warpPre[CTM_WARPS];  // per-warp sums of the carried-in samples
     double prefix;              // look-back: the chunk's carried-in sum
-    ctm_i64 blk;                // look-back: the chunk's ticket
+    ctm_i64 blk;                // look-back: the block's ticket
     // Outputs as they lie in memory, when not stored as vectors.
     alignas(16) unsigned stage[CTM_CHUNK * sizeof(typename S::T) / 4];
 };
@@ -373,59 +399,57 @@ __device__ double ctm_lookback(const CtmState& st, ctm_i64 row0, ctm_i64 c, unsi
     }
 }
 
+// Where a chunk lies: flat index blk = row * chunks + c.
+struct CtmChunk {
+    ctm_i64 blk, r, c, t0;
+    int len;
+    bool fast;  // full, and every lagged sample in the row: no bound checks
+};
+
+__device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+{
+    CtmChunk k;
+    k.blk = blk;
+    k.r = blk / chunks;
+    k.c = blk - k.r * chunks;
+    k.t0 = k.c * CTM_CHUNK;
+    k.len = (int)(n - k.t0 < CTM_CHUNK ? n - k.t0 : CTM_CHUNK);
+    k.fast = k.len == CTM_CHUNK && k.t0 >= cf;
+    return k;
+}
+
+// ctm_one computes the means of one chunk. xw and lw hold, for a fast
+// chunk, this thread's 8 samples and their 8 lagged samples as loaded by
+// CtmWords<S>::load; other chunks load with bound checks here. All threads
+// of the block call it with the same chunk.
 template <class S, bool LOOKBACK>
-__device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const typename S::T* __restrict__ x,
-                                         ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
-                                         unsigned epoch)
+__device__ __forceinline__ void ctm_one(CtmShared<S>& sh, typename S::T* __restrict__ y,
+                                        const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
+                                        double inv, const CtmChunk& ck, const unsigned* xw,
+                                        const unsigned* lw, const CtmState& st, unsigned epoch)
 {
     typedef typename S::T T;
-    __shared__ CtmShared<S> sh;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const ctm_i64 blocks = (ctm_i64)gridDim.x;
-
-    CtmState st;
-    ctm_i64 blk;
-    if (LOOKBACK) {
-        st = ctm_state(state, blocks);
-        if (tid == 0) {
-            const unsigned t = atomicAdd(st.counter, 1u);
-            if ((ctm_i64)t == blocks - 1) atomicExch(st.counter, 0u);  // every block has its ticket
-            sh.blk = t;
-        }
-        __syncthreads();
-        blk = sh.blk;
-    } else {
-        blk = blockIdx.x;
-    }
-    const ctm_i64 r = blk / chunks, c = blk - r * chunks;
-    const ctm_i64 t0 = c * CTM_CHUNK;
-    const int len = (int)(n - t0 < CTM_CHUNK ? n - t0 : CTM_CHUNK);
-    const T* xr = x + r * n;
-    T* yr = y + r * n;
+    const ctm_i64 t0 = ck.t0;
+    const int len = ck.len;
+    const T* xr = x + ck.r * n;
     const int k0 = tid * CTM_ITEMS;
-
-    // The chunk is "fast" when it is full and every lagged sample of it lies
-    // in the row: then no element needs a bound check.
-    const bool fast = len == CTM_CHUNK && t0 >= cf;
 
     // v[j]: running sum of the differences over this thread's samples 0..j;
     // pre: sum of the lagged samples of positions k < cf (direct mode's
     // carried-in sum).
     double v[CTM_ITEMS];
     double run = 0.0, pre = 0.0;
-    if (fast) {
-        float xf[CTM_ITEMS], lf[CTM_ITEMS];
-        CtmLoad<S>::run(xr + t0 + k0, xf);
-        CtmLoad<S>::run(xr + t0 + k0 - cf, lf);
+    if (ck.fast) {
 #pragma unroll
         for (int j = 0; j < CTM_ITEMS; j++) {
-            run += (double)xf[j] - (double)lf[j];
+            run += (double)CtmWords<S>::get(xw, j) - (double)CtmWords<S>::get(lw, j);
             v[j] = run;
         }
         if (!LOOKBACK && k0 < cf) {
 #pragma unroll
             for (int j = 0; j < CTM_ITEMS; j++) {
-                if (k0 + j < cf) pre += (double)lf[j];
+                if (k0 + j < cf) pre += (double)CtmWords<S>::get(lw, j);
             }
         }
     } else {
@@ -477,16 +501,16 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
             for (int w = 0; w < CTM_WARPS; w++) total += sh.warpRun[w];
             const unsigned tag = epoch << 2;
             double prefix = 0.0;
-            if (c > 0) {
+            if (ck.c > 0) {
                 if (lane == 0) {
-                    st.agg[blk] = total;
-                    ctm_st_release(st.flags + blk, tag | 1u);
+                    st.agg[ck.blk] = total;
+                    ctm_st_release(st.flags + ck.blk, tag | 1u);
                 }
-                prefix = ctm_lookback(st, blk - c, c, epoch);
+                prefix = ctm_lookback(st, ck.blk - ck.c, ck.c, epoch);
             }
             if (lane == 0) {
-                st.incl[blk] = prefix + total;
-                ctm_st_release(st.flags + blk, tag | 2u);
+                st.incl[ck.blk] = prefix + total;
+                ctm_st_release(st.flags + ck.blk, tag | 2u);
                 sh.prefix = prefix;
             }
         }
@@ -497,12 +521,10 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
 
     // Means, rounded once.
     double m[CTM_ITEMS];
-    if (fast) {
-        const double inv = 1.0 / (double)cf;
+    if (ck.fast) {
 #pragma unroll
         for (int j = 0; j < CTM_ITEMS; j++) m[j] = (base + v[j]) * inv;
     } else {
-        const double inv = 1.0 / (double)cf;
 #pragma unroll
         for (int j = 0; j < CTM_ITEMS; j++) {
             const ctm_i64 t = t0 + k0 + j;
@@ -514,8 +536,8 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
     unsigned ow[WORDS];
     CtmRound<S>::run(ow, m);
 
-    T* yc = yr + t0;
-    if (fast && (((ctm_u64)(yc + k0)) & 15u) == 0u) {  // block-uniform
+    T* yc = y + ck.r * n + t0;
+    if (ck.fast && (((ctm_u64)(yc + k0)) & 15u) == 0u) {  // block-uniform
         ctm_v4* pv = (ctm_v4*)(yc + k0);
         pv[0] = ctm_v4{ow[0], ow[1], ow[2], ow[3]};
         if (WORDS == 8) pv[1] = ctm_v4{ow[WORDS - 4], ow[WORDS - 3], ow[WORDS - 2], ow[WORDS - 1]};
@@ -526,6 +548,52 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
         __syncthreads();
         const T* stage = (const T*)sh.stage;
         for (int k = tid; k < len; k += CTM_THREADS) yc[k] = stage[k];
+    }
+}
+
+// ctm_pass is the fused pass of one block: G consecutive chunks (flat
+// indices G*b ... G*b+G-1, b the block index or, in look-back mode, the
+// block's ticket), whose samples are all loaded first so that G chunks'
+// loads are in flight at once, then processed one after another. inv is
+// 1/cf (rounded to float64), total is rows*chunks.
+template <class S, bool LOOKBACK, int G>
+__device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const typename S::T* __restrict__ x,
+                                         ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total,
+                                         unsigned char* state, unsigned epoch)
+{
+    __shared__ CtmShared<S> sh;
+    const int tid = threadIdx.x;
+
+    const CtmState st = ctm_state(state, total);  // unused in direct mode
+    ctm_i64 b;
+    if (LOOKBACK) {
+        if (tid == 0) {
+            const unsigned t = atomicAdd(st.counter, 1u);
+            if (t == gridDim.x - 1) atomicExch(st.counter, 0u);  // every block has its ticket
+            sh.blk = t;
+        }
+        __syncthreads();
+        b = sh.blk;
+    } else {
+        b = blockIdx.x;
+    }
+    enum { W = CtmWords<S>::N };
+    unsigned xw[G][W], lw[G][W];
+    CtmChunk ck[G];
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        ck[g] = ctm_chunk(b * G + g, n, cf, chunks);
+        if (ck[g].blk < total && ck[g].fast) {
+            const typename S::T* p = x + ck[g].r * n + ck[g].t0 + tid * CTM_ITEMS;
+            CtmWords<S>::load(p, xw[g]);
+            CtmWords<S>::load(p - cf, lw[g]);
+        }
+    }
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        if (ck[g].blk >= total) break;
+        if (g > 0) __syncthreads();  // shared memory of the previous chunk is free
+        ctm_one<S, LOOKBACK>(sh, y, x, n, cf, inv, ck[g], xw[g], lw[g], st, epoch);
     }
 }
 
@@ -609,42 +677,42 @@ extern "C" {
 // --- fused pass -------------------------------------------------------------
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_direct_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+ctm_direct_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total)
 {
-    ctm_pass<CtmF32, false>(y, x, n, cf, chunks, 0, 0);
+    ctm_pass<CtmF32, false, CTM_GROUP_F32>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_direct_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+ctm_direct_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total)
 {
-    ctm_pass<CtmF16, false>(y, x, n, cf, chunks, 0, 0);
+    ctm_pass<CtmF16, false, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_direct_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+ctm_direct_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total)
 {
-    ctm_pass<CtmBF16, false>(y, x, n, cf, chunks, 0, 0);
+    ctm_pass<CtmBF16, false, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_lookback_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
-                 unsigned epoch)
+ctm_lookback_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks,
+                 ctm_i64 total, unsigned char* state, unsigned epoch)
 {
-    ctm_pass<CtmF32, true>(y, x, n, cf, chunks, state, epoch);
+    ctm_pass<CtmF32, true, CTM_GROUP_F32>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_lookback_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
-                 unsigned epoch)
+ctm_lookback_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks,
+                 ctm_i64 total, unsigned char* state, unsigned epoch)
 {
-    ctm_pass<CtmF16, true>(y, x, n, cf, chunks, state, epoch);
+    ctm_pass<CtmF16, true, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_lookback_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks, unsigned char* state,
-                  unsigned epoch)
+ctm_lookback_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks,
+                 ctm_i64 total, unsigned char* state, unsigned epoch)
 {
-    ctm_pass<CtmBF16, true>(y, x, n, cf, chunks, state, epoch);
+    ctm_pass<CtmBF16, true, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
 
 // --- eager passes -------------------------------------------------------------
