@@ -17,12 +17,11 @@ var gpuSource string
 
 // Sizes shared with kernels/preprocess.cu.
 const (
-	gpuBlock     = 256 // threads of the CAR, whitening and direct-filter blocks
+	gpuBlock     = 256 // threads of the CAR and direct-filter blocks
 	sumThreads   = 128 // threads (channels) of a chan_sums block
 	sumRows      = 256 // rows of the window one chan_sums block adds
 	carTile      = 32  // CAR_TILE
 	hpWarps      = 4   // HP_WARPS
-	whiteTile    = 32  // WHITE_TILE
 	defaultSmem  = 48 << 10
 	maxGPUChan   = 1024 // 32 values per lane in the CAR kernel
 	maxGPUDirect = 8192 // longest window filtered by the direct O(n²) kernel
@@ -33,11 +32,20 @@ const (
 // start of every chunk, in each direction.
 const gpuTailTol = 1e-10
 
-// defaultChunk is the number of samples each warp of the chunked
-// high-pass owns per channel (docs/perf-gpu-preprocess.md).
-const defaultChunk = 2048
+// gpuConfig selects among the kernel variants (measured in
+// docs/perf-gpu-preprocess.md); every variant computes the same result.
+type gpuConfig struct {
+	carCPW    int  // CAR: columns a warp takes at once (1 or 2)
+	carBits   int  // CAR: key bits found per warp reduction (1 or 2)
+	whiteCols int  // sparse whitening: columns per lane (1, 2 or 4)
+	chunk     int  // high-pass chunk length, a multiple of 32; 0: one warp per scheduler
+	dense     bool // whiten by a dense cuBLAS SGEMM instead
+}
 
-// carQs are the per-lane value counts the CAR kernel is instantiated for.
+// defaultGPUConfig is the fastest configuration measured on an H200.
+var defaultGPUConfig = gpuConfig{carCPW: 2, carBits: 2, whiteCols: 4, chunk: 0}
+
+// carQs are the per-lane value counts the CAR kernel is built for.
 var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 
 // GPUPreprocessor applies Kilosort4's preprocessing to padded windows of
@@ -72,10 +80,11 @@ type GPUPreprocessor struct {
 	dev       *compute.Device
 	p         Params
 	c, t, cf  int
-	fast      bool // chunked IIR high-pass; else the direct correlation
-	warm, hpL int  // warm-up and chunk length of the chunked high-pass
-	nsec      int
+	cfg       gpuConfig
+	fast      bool    // chunked IIR high-pass; else the direct correlation
+	warm, hpL int     // warm-up and chunk length of the chunked high-pass
 	gain      float64 // squared gain of the cascade
+	whiteCols int     // columns per lane of the whitening kernel in use
 
 	copyStream cuda.Stream
 	uploaded   [2]cuda.Event // upload into in[slot] finished
@@ -84,15 +93,13 @@ type GPUPreprocessor struct {
 	head       int // slot of the oldest upload not yet processed
 	pending    int // uploads not yet processed (0, 1 or 2)
 
-	cmap, sums, x, f, y, z, coef, taps cuda.Buffer
-	wIdx, wVal, wDense                 cuda.Buffer
-	wK                                 int  // entries per row of the whitening set
-	white                              bool // a whitening is set
-	dense                              bool // whiten by dense SGEMM (benchmarks)
-	out                                cuda.DevicePtr
+	cmap, sums, mean, x, f, y, z, coef, taps cuda.Buffer
+	wPairs, wDense                           cuda.Buffer
+	white                                    bool // a whitening is set
+	out                                      cuda.DevicePtr
 
-	fSums, fCAR, fFwd, fBwd, fDirect, fWhite *cuda.Prepared
-	whiteFn                                  *cuda.Function
+	fSums, fMeans, fCAR, fFwd, fBwd, fDirect, fWhite *cuda.Prepared
+	whiteFn                                          *cuda.Function
 
 	pinMu  sync.Mutex
 	pinned []*cuda.HostBuffer
@@ -102,13 +109,18 @@ type GPUPreprocessor struct {
 }
 
 // NewGPU returns a GPUPreprocessor on the CUDA device dev for the windows
-// that [New](p) accepts: it compiles the kernels (once per process),
-// allocates the device buffers (five [C][T] float32 arrays, two raw
-// windows) and creates its copy stream and events. It returns an error if
-// New(p) would, if dev is not a CUDA device, if C exceeds 1024, if the
-// high-pass needs Kilosort4's cropped taps (short windows) and T exceeds
-// 8192, or if the device fails.
+// that [New](p) accepts: it compiles the kernels for the shape (once per
+// process), allocates the device buffers (up to five [C][T] float32
+// arrays and two raw windows) and creates its copy stream and events. It
+// returns an error if New(p) would, if dev is not a CUDA device, if C
+// exceeds 1024, if the high-pass needs Kilosort4's cropped taps (short
+// windows) and T exceeds 8192, or if the device fails.
 func NewGPU(dev *compute.Device, p Params) (*GPUPreprocessor, error) {
+	return newGPU(dev, p, defaultGPUConfig)
+}
+
+// newGPU is NewGPU with a choice of kernel variants.
+func newGPU(dev *compute.Device, p Params, cfg gpuConfig) (*GPUPreprocessor, error) {
 	pp, err := New(p)
 	if err != nil {
 		return nil, err
@@ -129,16 +141,24 @@ func NewGPU(dev *compute.Device, p Params) (*GPUPreprocessor, error) {
 	}
 	flt := pp.Filter()
 	g := &GPUPreprocessor{
-		dev: dev, p: pp.Params(), c: C, t: T, cf: p.NChanFile,
-		fast: flt.fast, nsec: len(flt.secs), gain: flt.g2, hpL: defaultChunk,
+		dev: dev, p: pp.Params(), c: C, t: T, cf: p.NChanFile, cfg: cfg,
+		fast: flt.fast, gain: flt.g2,
 	}
 	if g.fast {
 		g.warm = min(roundUp(tailLength(flt.secs, gpuTailTol), 32), T)
 	} else if T > maxGPUDirect {
 		return nil, fmt.Errorf("preprocess: NewGPU: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassHz, T, maxGPUDirect)
 	}
+	if C > 1023 {
+		g.cfg.carBits = 1 // packed counts hold at most 1023
+	}
+	info := dev.CUDA().Info()
+	g.whiteCols = max(1, g.cfg.whiteCols)
+	for g.whiteCols > 1 && C*32*g.whiteCols*4 > info.MaxSharedPerBlock {
+		g.whiteCols /= 2
+	}
 	err = dev.Do(func(c *cuda.Ctx) error {
-		if err := g.init(c, flt); err != nil {
+		if err := g.init(c, flt, info.SMs); err != nil {
 			g.release(c)
 			return err
 		}
@@ -188,9 +208,19 @@ func carQ(C int) int {
 
 // init compiles the kernels, allocates the buffers and prepares the
 // launches.
-func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter) error {
+func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	C, T, cf := g.c, g.t, g.cf
-	mod, err := c.Compile("preprocess/kernels/preprocess.cu", gpuSource)
+	opts := []string{
+		fmt.Sprintf("-DCAR_Q=%d", carQ(C)),
+		fmt.Sprintf("-DCAR_CPW=%d", g.cfg.carCPW),
+		fmt.Sprintf("-DCAR_BITS=%d", g.cfg.carBits),
+		fmt.Sprintf("-DWHITE_NCOL=%d", g.whiteCols),
+	}
+	if g.fast {
+		order := g.p.HighpassOrder
+		opts = append(opts, fmt.Sprintf("-DHP_NB=%d", order/2), fmt.Sprintf("-DHP_ODD=%d", order%2))
+	}
+	mod, err := c.Compile("preprocess/kernels/preprocess.cu", gpuSource, opts...)
 	if err != nil {
 		return err
 	}
@@ -204,11 +234,12 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter) error {
 	}
 	alloc(&g.cmap, C*4)
 	alloc(&g.sums, C*8)
+	alloc(&g.mean, C*4)
 	alloc(&g.x, C*T*4)
 	alloc(&g.y, C*T*4)
 	if g.fast {
 		alloc(&g.f, C*T*4)
-		alloc(&g.coef, g.nsec*5*8)
+		alloc(&g.coef, len(flt.secs)*5*8)
 	} else {
 		alloc(&g.taps, T*8)
 	}
@@ -223,7 +254,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter) error {
 		return err
 	}
 	if g.fast {
-		coef := make([]float64, 0, g.nsec*5)
+		coef := make([]float64, 0, len(flt.secs)*5)
 		for _, s := range flt.secs {
 			coef = append(coef, s.b0, s.b1, s.b2, s.a1, s.a2)
 		}
@@ -260,12 +291,13 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter) error {
 	}
 	carSmem := C * (carTile + 1) * 4
 	fSums := fn("chan_sums", 0)
-	fCAR := fn(fmt.Sprintf("car_q%d", carQ(C)), carSmem)
-	g.whiteFn = fn("whiten", C*whiteTile*4)
+	fMeans := fn("chan_means", 0)
+	fCAR := fn("car_entry", carSmem)
+	g.whiteFn = fn("whiten", C*32*g.whiteCols*4)
 	var fFwd, fBwd, fDirect *cuda.Function
 	if g.fast {
-		fFwd = fn(fmt.Sprintf("hp_fwd_%d", g.nsec), 0)
-		fBwd = fn(fmt.Sprintf("hp_bwd_%d", g.nsec), 0)
+		fFwd = fn("hp_fwd", 0)
+		fBwd = fn("hp_bwd", 0)
 	} else {
 		fDirect = fn("hp_direct", T*4)
 	}
@@ -282,20 +314,34 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter) error {
 	if g.p.CAR {
 		car = 1
 	}
+	g.fMeans = fMeans.Prepare(cuda.D1(ceilDiv(C, 128)), cuda.D1(128), 0, g.mean, g.sums, int32(C), int32(T), inv)
 	g.fCAR = fCAR.Prepare(cuda.D1(ceilDiv(T, carTile)), cuda.D1(gpuBlock), carSmem,
-		g.x, null, g.cmap, g.sums, int32(C), int32(cf), int32(T), inv, car)
+		g.x, null, g.cmap, g.mean, int32(C), int32(cf), int32(T), inv, car)
 	if g.fast {
+		ngroup := ceilDiv(C, 32)
 		g.fFwd = fFwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
-			g.f, g.x, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ceilDiv(C, 32)), float64(1))
+			g.f, g.x, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ngroup), float64(1))
 		g.fBwd = fBwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
-			g.y, g.f, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ceilDiv(C, 32)), g.gain)
-		g.setChunk(g.hpL)
+			g.y, g.f, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ngroup), g.gain)
+		L := g.cfg.chunk
+		if L == 0 {
+			L = autoChunk(C, T, sms)
+		}
+		g.setChunk(L)
 	} else {
 		g.fDirect = fDirect.Prepare(cuda.Dim3{X: ceilDiv(T, gpuBlock), Y: C}, cuda.D1(gpuBlock), T*4,
 			g.y, g.x, g.taps, int32(T))
 	}
 	g.out = g.y.Ptr
 	return nil
+}
+
+// autoChunk returns the chunk length that gives the high-pass about one
+// warp per scheduler (four per multiprocessor), so that no warp waits for
+// another: the time is about (warm-up + chunk) steps of one warp.
+func autoChunk(C, T, sms int) int {
+	chunks := max(1, 4*max(sms, 1)/ceilDiv(C, 32))
+	return max(64, roundUp(ceilDiv(T, chunks), 32))
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
@@ -325,12 +371,12 @@ func (g *GPUPreprocessor) release(c *cuda.Ctx) error {
 			first = err
 		}
 	}
-	bufs := []*cuda.Buffer{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wIdx, &g.wVal, &g.wDense}
+	bufs := []*cuda.Buffer{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.mean, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wPairs, &g.wDense}
 	for _, b := range bufs {
 		keep(c.Free(*b))
 		*b = cuda.Buffer{}
 	}
-	for _, p := range []**cuda.Prepared{&g.fSums, &g.fCAR, &g.fFwd, &g.fBwd, &g.fDirect, &g.fWhite} {
+	for _, p := range []**cuda.Prepared{&g.fSums, &g.fMeans, &g.fCAR, &g.fFwd, &g.fBwd, &g.fDirect, &g.fWhite} {
 		if *p != nil {
 			(*p).Free()
 			*p = nil
@@ -501,7 +547,7 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 	if w.C != g.c {
 		panic(fmt.Sprintf("preprocess: GPUPreprocessor.SetWhitening: whitening of %d channels for %d", w.C, g.c))
 	}
-	w.Dense() // panics if w is malformed (indices out of range)
+	d := w.Dense() // panics if w is malformed (indices out of range)
 	C, T := g.c, g.t
 	// Buffers in use by queued work must not be freed or overwritten
 	// before it finishes.
@@ -514,14 +560,13 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 			return err
 		}
 	}
-	if g.dense {
+	if g.cfg.dense {
 		if g.wDense.Ptr == 0 {
 			var err error
 			if g.wDense, err = c.Alloc(C * C * 4); err != nil {
 				return err
 			}
 		}
-		d := w.Dense()
 		d32 := make([]float32, len(d))
 		for i, v := range d {
 			d32[i] = float32(v)
@@ -532,31 +577,30 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 		g.white = true
 		return nil
 	}
-	n := max(C*w.K, 1)
-	if g.wIdx.Bytes < n*4 {
-		for _, b := range []*cuda.Buffer{&g.wIdx, &g.wVal} {
-			if err := c.Free(*b); err != nil {
-				return err
-			}
-			*b = cuda.Buffer{}
-			var err error
-			if *b, err = c.Alloc(n * 4); err != nil {
-				return err
-			}
+	// Pairs column | weight bits << 32, one 8-byte load per entry.
+	pairs := make([]uint64, C*w.K)
+	for i, col := range w.Index {
+		pairs[i] = uint64(uint32(col)) | uint64(math.Float32bits(w.Value[i]))<<32
+	}
+	if g.wPairs.Bytes < max(len(pairs), 1)*8 {
+		if err := c.Free(g.wPairs); err != nil {
+			return err
+		}
+		g.wPairs = cuda.Buffer{}
+		var err error
+		if g.wPairs, err = c.Alloc(max(len(pairs), 1) * 8); err != nil {
+			return err
 		}
 	}
-	if err := cuda.Upload(c, g.wIdx.Ptr, w.Index); err != nil {
-		return err
-	}
-	if err := cuda.Upload(c, g.wVal.Ptr, w.Value); err != nil {
+	if err := cuda.Upload(c, g.wPairs.Ptr, pairs); err != nil {
 		return err
 	}
 	if g.fWhite != nil {
 		g.fWhite.Free()
 	}
-	g.fWhite = g.whiteFn.Prepare(cuda.D1(ceilDiv(T, whiteTile)), cuda.D1(gpuBlock), C*whiteTile*4,
-		g.z, g.y, g.wIdx, g.wVal, int32(C), int32(w.K), int32(T))
-	g.wK = w.K
+	tw := 32 * g.whiteCols
+	g.fWhite = g.whiteFn.Prepare(cuda.D1(ceilDiv(T, tw)), cuda.D1(128*g.whiteCols), C*tw*4,
+		g.z, g.y, g.wPairs, int32(C), int32(w.K), int32(T))
 	g.white = true
 	return nil
 }
@@ -627,6 +671,9 @@ func (g *GPUPreprocessor) Process(c *cuda.Ctx) (cuda.DevicePtr, error) {
 	if err := g.fSums.Launch(c); err != nil {
 		return 0, err
 	}
+	if err := g.fMeans.Launch(c); err != nil {
+		return 0, err
+	}
 	if err := g.mark(c, 1); err != nil {
 		return 0, err
 	}
@@ -666,7 +713,7 @@ func (g *GPUPreprocessor) Process(c *cuda.Ctx) (cuda.DevicePtr, error) {
 	g.out = g.y.Ptr
 	if g.white {
 		var err error
-		if g.dense {
+		if g.cfg.dense {
 			err = c.Sgemm(cuda.NoTrans, cuda.NoTrans, g.t, g.c, g.c, 1, g.y.Ptr, g.t, g.wDense.Ptr, g.c, 0, g.z.Ptr, g.t)
 		} else {
 			err = g.fWhite.Launch(c)
@@ -756,7 +803,7 @@ func (g *GPUPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) e
 // poison fills g's device work buffers with NaN (all bits set), so that a
 // test sees any element a kernel fails to write.
 func (g *GPUPreprocessor) poison(c *cuda.Ctx) error {
-	for _, b := range []cuda.Buffer{g.sums, g.x, g.f, g.y, g.z} {
+	for _, b := range []cuda.Buffer{g.sums, g.mean, g.x, g.f, g.y, g.z} {
 		if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 			return err
 		}

@@ -32,12 +32,12 @@ func gpuBenchData() ([]int16, *linalg.Whitening) {
 
 // newBenchGPU returns a GPUPreprocessor for the NP1 window with k pinned
 // windows holding copies of the benchmark window.
-func newBenchGPU(b *testing.B, k int) (*GPUPreprocessor, [][]int16) {
+func newBenchGPU(b *testing.B, k int, cfg gpuConfig) (*GPUPreprocessor, [][]int16) {
 	dev := testGPU(b)
 	src, _ := gpuBenchData()
 	p := DefaultParams()
 	p.ChanMap, p.NChanFile = iota(384), 385
-	g, err := NewGPU(dev, p)
+	g, err := newGPU(dev, p, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -56,29 +56,41 @@ func newBenchGPU(b *testing.B, k int) (*GPUPreprocessor, [][]int16) {
 
 func unsafePointer(x []int16) unsafe.Pointer { return unsafe.Pointer(&x[0]) }
 
-// BenchmarkGPUPreprocess times the device work of one NP1 window (sums,
-// CAR, forward and backward high-pass, whitening) with CUDA events
-// between the stages, uploading from pinned memory before each window.
+// BenchmarkGPUPreprocess times the device work of one NP1 window (sums
+// and means, CAR, forward and backward high-pass, whitening) with CUDA
+// events between the stages, uploading from pinned memory before each
+// window, for the default configuration and for each kernel variant.
 // Metrics are milliseconds per window on the device, total and by stage.
 func BenchmarkGPUPreprocess(b *testing.B) {
+	d := defaultGPUConfig
+	with := func(f func(c *gpuConfig)) gpuConfig {
+		c := d
+		f(&c)
+		return c
+	}
 	for _, tc := range []struct {
 		name  string
 		white bool
-		dense bool
-		chunk int
+		cfg   gpuConfig
 	}{
-		{"sparse-whiten", true, false, defaultChunk},
-		{"dense-whiten", true, true, defaultChunk},
-		{"no-whiten", false, false, defaultChunk},
-		{"chunk512", false, false, 512},
-		{"chunk1024", false, false, 1024},
-		{"chunk4096", false, false, 4096},
+		{"default", true, d},
+		{"no-whiten", false, d},
+		{"dense-whiten", true, with(func(c *gpuConfig) { c.dense = true })},
+		{"white-cols1", true, with(func(c *gpuConfig) { c.whiteCols = 1 })},
+		{"white-cols2", true, with(func(c *gpuConfig) { c.whiteCols = 2 })},
+		{"white-cols4", true, with(func(c *gpuConfig) { c.whiteCols = 4 })},
+		{"car-cpw1-bits1", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 1, 1 })},
+		{"car-cpw2-bits1", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 2, 1 })},
+		{"car-cpw1-bits2", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 1, 2 })},
+		{"car-cpw2-bits2", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 2, 2 })},
+		{"chunk-auto", false, with(func(c *gpuConfig) { c.chunk = 0 })},
+		{"chunk512", false, with(func(c *gpuConfig) { c.chunk = 512 })},
+		{"chunk1024", false, with(func(c *gpuConfig) { c.chunk = 1024 })},
+		{"chunk2048", false, with(func(c *gpuConfig) { c.chunk = 2048 })},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			g, wins := newBenchGPU(b, 1)
+			g, wins := newBenchGPU(b, 1, tc.cfg)
 			_, w := gpuBenchData()
-			g.dense = tc.dense
-			g.setChunk(tc.chunk)
 			var total float64
 			stage := make([]float64, len(stageNames))
 			err := g.dev.Do(func(c *cuda.Ctx) error {
@@ -131,6 +143,7 @@ func BenchmarkGPUPreprocess(b *testing.B) {
 			}
 			n := float64(b.N)
 			b.ReportMetric(total/n, "device-ms")
+			b.ReportMetric(float64(g.hpL), "chunk")
 			for i, s := range stageNames {
 				b.ReportMetric(stage[i]/n, s+"-ms")
 			}
@@ -143,7 +156,7 @@ func BenchmarkGPUPreprocess(b *testing.B) {
 // memory by the wall clock; the metric is GB/s.
 func BenchmarkGPUUpload(b *testing.B) {
 	b.Run("pinned", func(b *testing.B) {
-		g, wins := newBenchGPU(b, 1)
+		g, wins := newBenchGPU(b, 1, defaultGPUConfig)
 		bytes := len(wins[0]) * 2
 		var total float64
 		err := g.dev.Do(func(c *cuda.Ctx) error {
@@ -185,7 +198,7 @@ func BenchmarkGPUUpload(b *testing.B) {
 		b.ReportMetric(float64(bytes)/(total/float64(b.N)*1e-3)/1e9, "GB/s")
 	})
 	b.Run("pageable", func(b *testing.B) {
-		g, _ := newBenchGPU(b, 1)
+		g, _ := newBenchGPU(b, 1, defaultGPUConfig)
 		src, _ := gpuBenchData()
 		b.SetBytes(int64(len(src) * 2))
 		err := g.dev.Do(func(c *cuda.Ctx) error {
@@ -216,7 +229,7 @@ func BenchmarkGPUOverlap(b *testing.B) {
 			name = "pipelined"
 		}
 		b.Run(name, func(b *testing.B) {
-			g, wins := newBenchGPU(b, windows)
+			g, wins := newBenchGPU(b, windows, defaultGPUConfig)
 			_, w := gpuBenchData()
 			err := g.dev.Do(func(c *cuda.Ctx) error {
 				if err := g.SetWhitening(c, w); err != nil {
@@ -274,7 +287,7 @@ func BenchmarkGPUOverlap(b *testing.B) {
 // from and to pinned host buffers (upload, process, download of 92 MB of
 // float32, wait).
 func BenchmarkGPURun(b *testing.B) {
-	g, wins := newBenchGPU(b, 1)
+	g, wins := newBenchGPU(b, 1, defaultGPUConfig)
 	_, w := gpuBenchData()
 	dst, err := g.PinnedOutput()
 	if err != nil {

@@ -90,7 +90,7 @@ func compareGPU(t *testing.T, name string, got, want []float32) {
 	for i, w := range want {
 		g := got[i]
 		if math.IsNaN(float64(g)) {
-			t.Fatalf("%s: element %d (row %d) not written (NaN)", name, i, i)
+			t.Fatalf("%s: element %d not written (NaN)", name, i)
 		}
 		d := float64(g) - float64(w)
 		d2 += d * d
@@ -274,6 +274,93 @@ func TestGPUChunks(t *testing.T) {
 	}
 }
 
+// TestGPUVariants checks every combination of the CAR and whitening
+// kernel variants, with automatic and fixed chunk lengths, against the CPU, on odd channel
+// counts (7, 513: fewer whitening columns per lane fit in shared memory)
+// and 384.
+func TestGPUVariants(t *testing.T) {
+	dev := testGPU(t)
+	var cfgs []gpuConfig
+	chunks := []int{0, 512, 96, 2048}
+	for _, cpw := range []int{1, 2} {
+		for _, bits := range []int{1, 2} {
+			for _, cols := range []int{1, 2, 4} {
+				cfgs = append(cfgs, gpuConfig{carCPW: cpw, carBits: bits, whiteCols: cols, chunk: chunks[len(cfgs)%len(chunks)]})
+			}
+		}
+	}
+	for k, cfg := range cfgs {
+		for i, sz := range []struct{ C, cf, T int }{{7, 9, 3001}, {384, 385, 2200}, {513, 520, 2500}, {64, 64, 777}} {
+			t.Run(fmt.Sprintf("%+v/C%d_T%d", cfg, sz.C, sz.T), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(k), uint64(i)))
+				p := gpuParams(rng, sz.C, sz.cf, sz.T, i%2 == 1, true)
+				pp, err := New(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				g, err := newGPU(dev, p, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer g.Close()
+				src := extremeWindow(rng, g.t, g.cf)
+				w := randWhiteningK(rng, sz.C, min(32, sz.C))
+				dst := nanSlice(g.c * g.t)
+				if err := dev.Do(g.poison); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.Run(dst, src, w); err != nil {
+					t.Fatal(err)
+				}
+				want := make([]float32, g.c*g.t)
+				pp.Run(want, src, w)
+				compareGPU(t, "output", dst, want)
+				checkReferenceStage(t, dev, g, pp, src)
+			})
+		}
+	}
+}
+
+// TestGPUVariantsFull runs every variant combination on one full NP1
+// window (384 of 385 channels, T = 60122) with whitening against the CPU.
+func TestGPUVariantsFull(t *testing.T) {
+	dev := testGPU(t)
+	rng := rand.New(rand.NewPCG(81, 82))
+	p := DefaultParams()
+	p.ChanMap, p.NChanFile = rng.Perm(385)[:384], 385
+	pp, err := New(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := p.T()
+	src := extremeWindow(rng, T, 385)
+	w := randWhiteningK(rng, 384, 32)
+	want := make([]float32, 384*T)
+	pp.Run(want, src, w)
+	for _, cpw := range []int{1, 2} {
+		for _, bits := range []int{1, 2} {
+			for _, cols := range []int{1, 2, 4} {
+				cfg := gpuConfig{carCPW: cpw, carBits: bits, whiteCols: cols}
+				g, err := newGPU(dev, p, cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dst := nanSlice(384 * T)
+				if err := dev.Do(g.poison); err != nil {
+					t.Fatal(err)
+				}
+				if err := g.Run(dst, src, w); err != nil {
+					t.Fatal(err)
+				}
+				compareGPU(t, fmt.Sprintf("%+v", cfg), dst, want)
+				if err := g.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+}
+
 // TestGPUDenseWhitening checks the cuBLAS SGEMM whitening against the CPU.
 func TestGPUDenseWhitening(t *testing.T) {
 	dev := testGPU(t)
@@ -284,11 +371,10 @@ func TestGPUDenseWhitening(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := NewGPU(dev, p)
+		g, err := newGPU(dev, p, gpuConfig{carCPW: 1, carBits: 1, whiteCols: 1, dense: true})
 		if err != nil {
 			t.Fatal(err)
 		}
-		g.dense = true
 		src := extremeWindow(rng, g.t, g.cf)
 		w := randWhiteningK(rng, sz.C, min(32, sz.C))
 		dst := nanSlice(g.c * g.t)

@@ -7,13 +7,19 @@
 // reference stage is float32 channel-major, x[c*T + t] for the C mapped
 // channels. Deterministic: integer sums are exact whatever the order, and
 // every float sum runs in a fixed order.
+//
+// The shape-dependent kernels are instantiated for one configuration per
+// module, chosen with -D options:
+//   CAR_Q, CAR_CPW, CAR_BITS  the CAR kernel "car" (see car below);
+//   HP_NB, HP_ODD             the high-pass kernels "hp_fwd", "hp_bwd";
+//   WHITE_NCOL                the whitening kernel "whiten".
 
 #define FULL_MASK 0xffffffffu
 
 __device__ __forceinline__ int pp_imin(int a, int b) { return a < b ? a : b; }
 
 // ---------------------------------------------------------------------------
-// Channel sums.
+// Channel sums and means.
 //
 // chan_sums adds the samples of mapped channel i over the rows
 // [blockIdx.x*rows, +rows) of the window into sum[i], an int64 (as
@@ -36,6 +42,17 @@ extern "C" __global__ void chan_sums(unsigned long long* __restrict__ sum, const
     atomicAdd(&sum[i], (unsigned long long)(long long)acc);
 }
 
+// chan_means writes mean[i] = float32(±sum[i]/T), the sign flipped if
+// invert, in float64 as the CPU does. Any 1-D launch covering C threads.
+extern "C" __global__ void chan_means(float* __restrict__ mean, const unsigned long long* __restrict__ sum, int C,
+                                      int T, int invert) {
+    const int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= C) return;
+    double m = (double)(long long)sum[i] / (double)T;
+    if (invert) m = -m;
+    mean[i] = (float)m;
+}
+
 // ---------------------------------------------------------------------------
 // Reference stage: selection, sign, mean removal and the lower-median CAR.
 
@@ -51,26 +68,52 @@ __device__ __forceinline__ float funkey(unsigned k) {
     return __uint_as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
 }
 
-// CAR_TILE is the number of time columns of one block of car_q*.
+// count_below returns how many of the Q keys are below cand, summed in
+// four independent partial counts.
+template <int Q>
+__device__ __forceinline__ unsigned count_below(const unsigned (&key)[Q], unsigned cand) {
+    unsigned c[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+    for (int q = 0; q < Q; ++q) c[q & 3] += key[q] < cand ? 1u : 0u;
+    return (c[0] + c[1]) + (c[2] + c[3]);
+}
+
+// count_below3 returns, packed in 10-bit fields (the last 12 bits), how
+// many of the Q keys are below base+1·step, base+2·step and base+3·step.
+template <int Q>
+__device__ __forceinline__ unsigned count_below3(const unsigned (&key)[Q], unsigned c1, unsigned c2, unsigned c3) {
+    unsigned c[2] = {0u, 0u};
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+        const unsigned k = key[q];
+        c[q & 1] += (k < c1 ? 1u : 0u) + (k < c2 ? 1024u : 0u) + (k < c3 ? 1048576u : 0u);
+    }
+    return c[0] + c[1];
+}
+
+// CAR_TILE is the number of time columns of one block of car.
 #define CAR_TILE 32
 
 // car converts, centres and (if doCAR) references the CAR_TILE time
 // columns [blockIdx.x*CAR_TILE, +CAR_TILE) of the window into
 // out[c*T + t]:
 //
-//   v_c = sign*raw[t*cf + map[c]] - mean_c   (float32, mean_c = float32(sign*sum_c/T))
-//   out = v_c - median_c'(v_c')              (lower median, rank (C-1)/2)
+//   v_c = sign*raw[t*cf + map[c]] - mean[c]   (float32)
+//   out = v_c - median_c'(v_c')               (lower median, rank (C-1)/2)
 //
-// One warp per column at a time; lane l holds channels l, l+32, … (Q of
-// them, C <= 32*Q). The lower median is found exactly by building its
-// order-preserving key bit by bit from the top: bit b is set when fewer
-// than rank+1 values have keys below the prefix with bit b set, each
-// count one warp reduction. The block's columns are staged in dynamic
-// shared memory [C][CAR_TILE+1] and written out row by row (coalesced).
-// Block: any multiple of 32 threads; dynamic shared C*(CAR_TILE+1)*4 bytes.
-template <int Q>
+// A warp takes CPW columns at a time; lane l holds channels l, l+32, …
+// (Q of them, C <= 32*Q). The lower median is found exactly by building
+// its order-preserving key from the top, BITS bits per warp reduction:
+// with BITS = 1, bit b is set when at most rank keys lie below the prefix
+// with bit b set; with BITS = 2 the next two bits are the number of the
+// three candidates prefix+1,2,3·2^b with at most rank keys below (the
+// three counts packed in one reduction: C <= 1023). The block's columns
+// are staged in dynamic shared memory [C][CAR_TILE+1] and written out row
+// by row (coalesced). Block: a multiple of 32 threads; dynamic shared
+// C*(CAR_TILE+1)*4 bytes.
+template <int Q, int CPW, int BITS>
 __device__ void car(float* __restrict__ out, const short* __restrict__ raw, const int* __restrict__ map,
-                    const unsigned long long* __restrict__ sum, int C, int cf, int T, int invert, int doCAR) {
+                    const float* __restrict__ means, int C, int cf, int T, int invert, int doCAR) {
     extern __shared__ float smem[];
     float* tile = smem; // [C][CAR_TILE+1]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
@@ -81,48 +124,69 @@ __device__ void car(float* __restrict__ out, const short* __restrict__ raw, cons
 #pragma unroll
     for (int q = 0; q < Q; ++q) {
         const int i = lane + 32 * q;
-        row[q] = 0;
-        mean[q] = 0.0f;
-        if (i < C) {
-            row[q] = map[i];
-            double m = (double)(long long)sum[i] / (double)T;
-            if (invert) m = -m;
-            mean[q] = (float)m;
-        }
+        row[q] = i < C ? map[i] : 0;
+        mean[q] = i < C ? means[i] : 0.0f;
     }
-    const int rank = (C - 1) / 2;
-    for (int col = warp; col < CAR_TILE; col += nw) {
-        const int t = t0 + col;
-        if (t >= T) break; // the same for the whole warp
-        const short* src = raw + (long long)t * cf;
-        float v[Q];
-        unsigned key[Q];
+    const unsigned rank = (unsigned)(C - 1) / 2;
+    for (int col0 = warp * CPW; col0 < CAR_TILE; col0 += nw * CPW) {
+        if (t0 + col0 >= T) break; // the same for the whole warp
+        float v[CPW][Q];
+        unsigned key[CPW][Q];
 #pragma unroll
-        for (int q = 0; q < Q; ++q) {
-            const int i = lane + 32 * q;
-            v[q] = 0.0f;
-            key[q] = 0xffffffffu; // above every finite key: never counted
-            if (i < C) {
-                v[q] = sign * (float)src[row[q]] - mean[q];
-                key[q] = fkey(v[q]);
+        for (int j = 0; j < CPW; ++j) {
+            const int t = pp_imin(t0 + col0 + j, T - 1); // a column past T is computed, not stored
+            const short* src = raw + (long long)t * cf;
+#pragma unroll
+            for (int q = 0; q < Q; ++q) {
+                const int i = lane + 32 * q;
+                v[j][q] = 0.0f;
+                key[j][q] = 0xffffffffu; // above every finite key: never counted
+                if (i < C) {
+                    v[j][q] = sign * (float)src[row[q]] - mean[q];
+                    key[j][q] = fkey(v[j][q]);
+                }
             }
         }
-        float med = 0.0f;
+        float med[CPW];
+#pragma unroll
+        for (int j = 0; j < CPW; ++j) med[j] = 0.0f;
         if (doCAR) {
-            unsigned P = 0;
-            for (int b = 31; b >= 0; --b) {
-                const unsigned cand = P | (1u << b);
-                unsigned cnt = 0;
+            unsigned P[CPW];
 #pragma unroll
-                for (int q = 0; q < Q; ++q) cnt += key[q] < cand ? 1u : 0u;
-                if (__reduce_add_sync(FULL_MASK, cnt) <= (unsigned)rank) P = cand;
+            for (int j = 0; j < CPW; ++j) P[j] = 0u;
+            if (BITS == 1) {
+                for (int b = 31; b >= 0; --b) {
+#pragma unroll
+                    for (int j = 0; j < CPW; ++j) {
+                        const unsigned cand = P[j] | (1u << b);
+                        if (__reduce_add_sync(FULL_MASK, count_below<Q>(key[j], cand)) <= rank) P[j] = cand;
+                    }
+                }
+            } else {
+                for (int b = 30; b >= 0; b -= 2) {
+#pragma unroll
+                    for (int j = 0; j < CPW; ++j) {
+                        const unsigned s = 1u << b;
+                        const unsigned n = __reduce_add_sync(FULL_MASK, count_below3<Q>(key[j], P[j] | s, P[j] | (2u * s), P[j] | (3u * s)));
+                        const unsigned d = ((n & 1023u) <= rank ? 1u : 0u) + (((n >> 10) & 1023u) <= rank ? 1u : 0u) +
+                                           ((n >> 20) <= rank ? 1u : 0u);
+                        P[j] |= d << b;
+                    }
+                }
             }
-            med = funkey(P);
+#pragma unroll
+            for (int j = 0; j < CPW; ++j) med[j] = funkey(P[j]);
         }
 #pragma unroll
-        for (int q = 0; q < Q; ++q) {
-            const int i = lane + 32 * q;
-            if (i < C) tile[i * (CAR_TILE + 1) + col] = v[q] - med;
+        for (int j = 0; j < CPW; ++j) {
+            const int col = col0 + j;
+            if (t0 + col < T) {
+#pragma unroll
+                for (int q = 0; q < Q; ++q) {
+                    const int i = lane + 32 * q;
+                    if (i < C) tile[i * (CAR_TILE + 1) + col] = v[j][q] - med[j];
+                }
+            }
         }
     }
     __syncthreads();
@@ -132,20 +196,12 @@ __device__ void car(float* __restrict__ out, const short* __restrict__ raw, cons
     }
 }
 
-#define CAR_ENTRY(Q)                                                                                       \
-    extern "C" __global__ void car_q##Q(float* out, const short* raw, const int* map,                      \
-                                        const unsigned long long* sum, int C, int cf, int T, int invert,   \
-                                        int doCAR) {                                                       \
-        car<Q>(out, raw, map, sum, C, cf, T, invert, doCAR);                                               \
-    }
-CAR_ENTRY(1)
-CAR_ENTRY(2)
-CAR_ENTRY(4)
-CAR_ENTRY(8)
-CAR_ENTRY(12)
-CAR_ENTRY(16)
-CAR_ENTRY(24)
-CAR_ENTRY(32)
+#ifdef CAR_Q
+extern "C" __global__ void car_entry(float* out, const short* raw, const int* map, const float* means, int C, int cf,
+                                     int T, int invert, int doCAR) {
+    car<CAR_Q, CAR_CPW, CAR_BITS>(out, raw, map, means, C, cf, T, invert, doCAR);
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // High-pass, fast path: the Butterworth cascade run forward, then backward,
@@ -163,11 +219,70 @@ CAR_ENTRY(32)
 // One warp per (chunk, group of 32 channels): lane l runs channel
 // 32*group + l, so the warp walks 32 rows in step. Inputs and outputs go
 // through a per-warp shared tile [32][33] so that global accesses are
-// whole rows of 32 consecutive samples. coef holds the NS sections as
-// (b0, b1, b2, a1, a2), a first-order section having b2 = a2 = 0.
+// whole rows of 32 consecutive samples; the next tile's inputs are loaded
+// into registers while the current one is filtered. The cascade has NB
+// biquads then, if ODD, one first-order section; coef holds each section
+// as (b0, b1, b2, a1, a2), a first-order one with b2 = a2 = 0.
 #define HP_WARPS 4
 
-template <int NS, bool BWD>
+template <int NB, bool ODD>
+struct Cascade {
+    static constexpr int NS = NB + (ODD ? 1 : 0);
+    double b0[NS], b1[NS], b2[NS], a1[NS], a2[NS];
+    double x1[NS], x2[NS], y1[NS], y2[NS];
+
+    __device__ __forceinline__ void init(const double* __restrict__ coef) {
+#pragma unroll
+        for (int q = 0; q < NS; ++q) {
+            b0[q] = coef[5 * q];
+            b1[q] = coef[5 * q + 1];
+            b2[q] = coef[5 * q + 2];
+            a1[q] = coef[5 * q + 3];
+            a2[q] = coef[5 * q + 4];
+            x1[q] = x2[q] = y1[q] = y2[q] = 0.0;
+        }
+    }
+
+    // step feeds one sample through the cascade. The terms that do not
+    // depend on the new input or the last output are formed first, so
+    // the recurrence costs one fused multiply-add per section.
+    __device__ __forceinline__ double step(double v) {
+#pragma unroll
+        for (int q = 0; q < NB; ++q) {
+            const double u = __fma_rn(b2[q], x2[q], __fma_rn(b1[q], x1[q], -a2[q] * y2[q]));
+            const double y = __fma_rn(-a1[q], y1[q], __fma_rn(b0[q], v, u));
+            x2[q] = x1[q];
+            x1[q] = v;
+            y2[q] = y1[q];
+            y1[q] = y;
+            v = y;
+        }
+        if (ODD) {
+            const double y = __fma_rn(-a1[NB], y1[NB], __fma_rn(b0[NB], v, b1[NB] * x1[NB]));
+            x1[NB] = v;
+            y1[NB] = y;
+            v = y;
+        }
+        return v;
+    }
+};
+
+// hp_fetch loads the inputs of steps [s0, s0+cnt) of the warp's 32 rows
+// into pre[m] (row m, lane = step).
+__device__ __forceinline__ void hp_fetch(float (&pre)[32], const float* __restrict__ src, int C, int n, int g,
+                                         int lane, int p0, int dir, int s0, int cnt) {
+    int p = p0 + dir * (s0 + lane);
+    if (p < 0) p += n;
+    if (p >= n) p -= n;
+    const bool ok = lane < cnt;
+#pragma unroll
+    for (int m = 0; m < 32; ++m) {
+        const int c = 32 * g + m;
+        pre[m] = (ok && c < C) ? src[(long long)c * n + p] : 0.0f;
+    }
+}
+
+template <int NB, bool ODD, bool BWD>
 __device__ void hp_pass(float* __restrict__ dst, const float* __restrict__ src, const double* __restrict__ coef,
                         int C, int n, int L, int W, int nchunk, int ngroup, double gain) {
     __shared__ float tiles[HP_WARPS][32][33];
@@ -183,46 +298,28 @@ __device__ void hp_pass(float* __restrict__ dst, const float* __restrict__ src, 
     const int p0 = BWD ? a + len - 1 + W : a - W;
     const int dir = BWD ? -1 : 1;
 
-    double b0[NS], b1[NS], b2[NS], a1[NS], a2[NS];
-    double x1[NS], x2[NS], y1[NS], y2[NS];
-#pragma unroll
-    for (int q = 0; q < NS; ++q) {
-        b0[q] = coef[5 * q];
-        b1[q] = coef[5 * q + 1];
-        b2[q] = coef[5 * q + 2];
-        a1[q] = coef[5 * q + 3];
-        a2[q] = coef[5 * q + 4];
-        x1[q] = x2[q] = y1[q] = y2[q] = 0.0;
-    }
+    Cascade<NB, ODD> cs;
+    cs.init(coef);
+    float pre[32];
+    hp_fetch(pre, src, C, n, g, lane, p0, dir, 0, pp_imin(32, steps));
     for (int s0 = 0; s0 < steps; s0 += 32) {
         const int cnt = pp_imin(32, steps - s0);
-        // Load: row m of the tile is channel 32*g+m, lane = step.
-        {
-            int p = p0 + dir * (s0 + lane);
-            if (p < 0) p += n;
-            if (p >= n) p -= n;
-            for (int m = 0; m < 32; ++m) {
-                const int c = 32 * g + m;
-                float v = 0.0f;
-                if (c < C && lane < cnt) v = src[(long long)c * n + p];
-                tile[m][lane] = v;
-            }
-        }
-        __syncwarp();
-        // Run: lane = channel, along its row of the tile.
-        for (int k = 0; k < cnt; ++k) {
-            double v = (double)tile[lane][k];
 #pragma unroll
-            for (int q = 0; q < NS; ++q) {
-                const double t = b0[q] * v + b1[q] * x1[q] + b2[q] * x2[q] - a2[q] * y2[q];
-                const double y = t - a1[q] * y1[q];
-                x2[q] = x1[q];
-                x1[q] = v;
-                y2[q] = y1[q];
-                y1[q] = y;
-                v = y;
+        for (int m = 0; m < 32; ++m) tile[m][lane] = pre[m];
+        __syncwarp();
+        if (s0 + 32 < steps) hp_fetch(pre, src, C, n, g, lane, p0, dir, s0 + 32, pp_imin(32, steps - s0 - 32));
+        // Run: lane = channel, along its row of the tile.
+        if (cnt == 32) {
+#pragma unroll
+            for (int k = 0; k < 32; ++k) {
+                const double y = cs.step((double)tile[lane][k]);
+                tile[lane][k] = BWD ? (float)(gain * y) : (float)y;
             }
-            tile[lane][k] = BWD ? (float)(gain * v) : (float)v;
+        } else {
+            for (int k = 0; k < cnt; ++k) {
+                const double y = cs.step((double)tile[lane][k]);
+                tile[lane][k] = BWD ? (float)(gain * y) : (float)y;
+            }
         }
         __syncwarp();
         // Store the steps past the warm-up.
@@ -230,6 +327,7 @@ __device__ void hp_pass(float* __restrict__ dst, const float* __restrict__ src, 
             const int s = s0 + lane;
             if (lane < cnt && s >= W) {
                 const int p = p0 + dir * s; // in [a, a+len)
+#pragma unroll 8
                 for (int m = 0; m < 32; ++m) {
                     const int c = 32 * g + m;
                     if (c < C) dst[(long long)c * n + p] = tile[m][lane];
@@ -240,23 +338,16 @@ __device__ void hp_pass(float* __restrict__ dst, const float* __restrict__ src, 
     }
 }
 
-#define HP_ENTRY(NS)                                                                                         \
-    extern "C" __global__ void hp_fwd_##NS(float* dst, const float* src, const double* coef, int C, int n,   \
-                                           int L, int W, int nchunk, int ngroup, double gain) {              \
-        hp_pass<NS, false>(dst, src, coef, C, n, L, W, nchunk, ngroup, gain);                                \
-    }                                                                                                        \
-    extern "C" __global__ void hp_bwd_##NS(float* dst, const float* src, const double* coef, int C, int n,   \
-                                           int L, int W, int nchunk, int ngroup, double gain) {              \
-        hp_pass<NS, true>(dst, src, coef, C, n, L, W, nchunk, ngroup, gain);                                 \
-    }
-HP_ENTRY(1)
-HP_ENTRY(2)
-HP_ENTRY(3)
-HP_ENTRY(4)
-HP_ENTRY(5)
-HP_ENTRY(6)
-HP_ENTRY(7)
-HP_ENTRY(8)
+#ifdef HP_NB
+extern "C" __global__ void hp_fwd(float* dst, const float* src, const double* coef, int C, int n, int L, int W,
+                                  int nchunk, int ngroup, double gain) {
+    hp_pass<HP_NB, (HP_ODD != 0), false>(dst, src, coef, C, n, L, W, nchunk, ngroup, gain);
+}
+extern "C" __global__ void hp_bwd(float* dst, const float* src, const double* coef, int C, int n, int L, int W,
+                                  int nchunk, int ngroup, double gain) {
+    hp_pass<HP_NB, (HP_ODD != 0), true>(dst, src, coef, C, n, L, W, nchunk, ngroup, gain);
+}
+#endif
 
 // ---------------------------------------------------------------------------
 // High-pass, direct path (short windows, where Kilosort4's cropped taps
@@ -287,32 +378,57 @@ extern "C" __global__ void hp_direct(float* __restrict__ dst, const float* __res
 }
 
 // ---------------------------------------------------------------------------
-// Whitening with a sparse operator of K entries per row:
+// Whitening with a sparse operator of K entries per row, given as pairs
+// iw[c*K+k] = column | float32 bits of the weight << 32:
 //
-//   dst[c*T + t] = sum_k val[c*K+k] * src[idx[c*K+k]*T + t]
+//   dst[c*T + t] = sum_k w[c*K+k] * src[col[c*K+k]*T + t]
 //
 // in float32, each product rounded and then added in the order k = 0, 1, …
 // (no fused multiply-add), exactly as linalg.Whitening.Apply. One block per
-// WHITE_TILE columns: the columns of every channel are staged in dynamic
-// shared memory [C][WHITE_TILE], then warp w forms output rows w, w+nw, …,
-// lane = column. Block: any multiple of 32 threads; dynamic shared
-// C*WHITE_TILE*4 bytes.
-#define WHITE_TILE 32
-
-extern "C" __global__ void whiten(float* __restrict__ dst, const float* __restrict__ src,
-                                  const int* __restrict__ idx, const float* __restrict__ val, int C, int K, int T) {
+// 32*NCOL columns: the columns of every channel are staged in dynamic
+// shared memory [C][32*NCOL], then warp w forms output rows w, w+nw, …,
+// lane l the columns l, l+32, …, so that each pair fetched serves NCOL
+// products. Block: a multiple of 32 threads; dynamic shared
+// C*32*NCOL*4 bytes.
+template <int NCOL>
+__device__ void whiten_t(float* __restrict__ dst, const float* __restrict__ src, const unsigned long long* __restrict__ iw,
+                         int C, int K, int T) {
     extern __shared__ float smem[];
-    float* tile = smem; // [C][WHITE_TILE]
+    constexpr int TW = 32 * NCOL;
+    float* tile = smem; // [C][TW]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const int t = blockIdx.x * WHITE_TILE + lane;
-    const bool ok = t < T;
-    for (int i = warp; i < C; i += nw) tile[i * WHITE_TILE + lane] = ok ? src[(long long)i * T + t] : 0.0f;
+    const int tb = blockIdx.x * TW;
+    for (int i = warp; i < C; i += nw) {
+#pragma unroll
+        for (int u = 0; u < NCOL; ++u) {
+            const int t = tb + lane + 32 * u;
+            tile[i * TW + lane + 32 * u] = t < T ? src[(long long)i * T + t] : 0.0f;
+        }
+    }
     __syncthreads();
     for (int c = warp; c < C; c += nw) {
-        const int* ix = idx + (long long)c * K;
-        const float* w = val + (long long)c * K;
-        float acc = 0.0f;
-        for (int k = 0; k < K; ++k) acc = __fadd_rn(acc, __fmul_rn(__ldg(w + k), tile[__ldg(ix + k) * WHITE_TILE + lane]));
-        if (ok) dst[(long long)c * T + t] = acc;
+        const unsigned long long* e = iw + (long long)c * K;
+        float acc[NCOL];
+#pragma unroll
+        for (int u = 0; u < NCOL; ++u) acc[u] = 0.0f;
+#pragma unroll 4
+        for (int k = 0; k < K; ++k) {
+            const unsigned long long p = __ldg(e + k);
+            const float w = __uint_as_float((unsigned)(p >> 32));
+            const float* r = tile + (int)(unsigned)p * TW + lane;
+#pragma unroll
+            for (int u = 0; u < NCOL; ++u) acc[u] = __fadd_rn(acc[u], __fmul_rn(w, r[32 * u]));
+        }
+#pragma unroll
+        for (int u = 0; u < NCOL; ++u) {
+            const int t = tb + lane + 32 * u;
+            if (t < T) dst[(long long)c * T + t] = acc[u];
+        }
     }
 }
+
+#ifdef WHITE_NCOL
+extern "C" __global__ void whiten(float* dst, const float* src, const unsigned long long* iw, int C, int K, int T) {
+    whiten_t<WHITE_NCOL>(dst, src, iw, C, K, T);
+}
+#endif
