@@ -154,7 +154,7 @@ __device__ void car(float* __restrict__ out, const short* __restrict__ raw, cons
             unsigned P[CPW];
 #pragma unroll
             for (int j = 0; j < CPW; ++j) P[j] = 0u;
-            if (BITS == 1) {
+            if constexpr (BITS == 1) {
                 for (int b = 31; b >= 0; --b) {
 #pragma unroll
                     for (int j = 0; j < CPW; ++j) {
@@ -257,7 +257,7 @@ struct Cascade {
             y1[q] = y;
             v = y;
         }
-        if (ODD) {
+        if constexpr (ODD) {
             const double y = __fma_rn(-a1[NB], y1[NB], __fma_rn(b0[NB], v, b1[NB] * x1[NB]));
             x1[NB] = v;
             y1[NB] = y;
