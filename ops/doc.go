@@ -20,7 +20,7 @@
 //
 //   - CausalTrailingMean: the fused single pass (running window sum updated
 //     with x[t] − x[t−cf]), rows and row segments spread over goroutines,
-//     with an AVX2 kernel on amd64 and a plain Go kernel elsewhere;
+//     with AVX-512 or AVX2 kernels on amd64 and plain Go kernels elsewhere;
 //   - CausalTrailingMeanRef: the plain float64 definition, the reference;
 //   - CausalTrailingMeanEager: the multi-pass cumsum → pad → subtract →
 //     divide → cast chain with float32 intermediates, as an eager tensor

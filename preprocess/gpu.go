@@ -50,10 +50,11 @@ var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 
 // GPUPreprocessor applies Kilosort4's preprocessing to padded windows of
 // one shape on a CUDA GPU, with the results of [Preprocessor.Run] to about
-// 1e-7 relative: the reference stage (selection, sign, mean, CAR) is
-// bit for bit the CPU's, the high-pass differs by float32 rounding of an
-// intermediate and a neglected start-up transient below 1e-10, and the
-// sparse whitening sums in the CPU's order without fused multiply-adds.
+// 1e-7 relative (the largest difference about 1e-6 of the RMS): the
+// reference stage (selection, sign, mean, CAR) is bit for bit the CPU's,
+// the high-pass differs by float32 rounding of an intermediate and a
+// neglected start-up transient below 1e-10, and the sparse whitening sums
+// in the CPU's order without fused multiply-adds.
 //
 // It is built once per shape by [NewGPU], owns every device buffer it
 // needs and allocates nothing per window. Windows travel as int16 from
@@ -113,7 +114,7 @@ type GPUPreprocessor struct {
 // process), allocates the device buffers (up to five [C][T] float32
 // arrays and two raw windows) and creates its copy stream and events. It
 // returns an error if New(p) would, if dev is not a CUDA device, if C
-// exceeds 1024, if the high-pass needs Kilosort4's cropped taps (short
+// exceeds 1024 (or the device's shared memory), if the high-pass needs Kilosort4's cropped taps (short
 // windows) and T exceeds 8192, or if the device fails.
 func NewGPU(dev *compute.Device, p Params) (*GPUPreprocessor, error) {
 	return newGPU(dev, p, defaultGPUConfig)
@@ -153,6 +154,9 @@ func newGPU(dev *compute.Device, p Params, cfg gpuConfig) (*GPUPreprocessor, err
 		g.cfg.carBits = 1 // packed counts hold at most 1023
 	}
 	info := dev.CUDA().Info()
+	if need := C * (carTile + 1) * 4; need > info.MaxSharedPerBlock {
+		return nil, fmt.Errorf("preprocess: NewGPU: %d channels need %d bytes of shared memory per block, %s has %d", C, need, dev, info.MaxSharedPerBlock)
+	}
 	g.whiteCols = max(1, g.cfg.whiteCols)
 	for g.whiteCols > 1 && C*32*g.whiteCols*4 > info.MaxSharedPerBlock {
 		g.whiteCols /= 2
