@@ -1,4 +1,4 @@
-// Kernels of preprocess's GPU path (gpu.go): Kilosort4's per-window
+// Kernels of preprocess's GPU path (gpu_preprocess.go): Kilosort4's per-window
 // preprocessing (kilosort4.md §4). Compiled at run time by NVRTC; entry
 // points are extern "C". No headers: NVRTC provides the device builtins.
 //
@@ -212,8 +212,8 @@ extern "C" __global__ void car_entry(float* out, const short* raw, const int* ma
 // cascade from zero state over W + len steps: forward over positions
 // a-W … a+len-1, backward over a+len-1+W … a, positions taken modulo n
 // (W <= n), and writes the last len outputs. The neglected start-up
-// transient is below the impulse response's tail beyond W (gpu.go picks
-// W for 1e-10 of its absolute sum). The forward pass writes float32 into
+// transient is below the impulse response's tail beyond W
+// (gpu_preprocess.go picks W for 1e-10 of its absolute sum). The forward pass writes float32 into
 // a scratch row; the backward pass reads it and writes gain*y.
 //
 // One warp per (chunk, group of 32 channels): lane l runs channel

@@ -42,8 +42,14 @@ type gpuConfig struct {
 	dense     bool // whiten by a dense cuBLAS SGEMM instead
 }
 
-// defaultGPUConfig is the fastest configuration measured on an H200.
-var defaultGPUConfig = gpuConfig{carCPW: 2, carBits: 2, whiteCols: 4, chunk: 0}
+// defaultGPUConfig is the fastest configuration measured on an H200 for
+// one NP1 window (docs/perf-gpu-preprocess.md): CAR 0.232 ms with two
+// columns per warp and one key bit per reduction (0.246–0.285 ms for the
+// others), high-pass 0.293 ms with 512-sample chunks (0.380 ms with one
+// warp per scheduler, 0.515 ms with 2048), sparse whitening 0.371 ms with
+// four columns per lane (0.547 and 0.970 ms with two and one; dense SGEMM
+// 0.410 ms).
+var defaultGPUConfig = gpuConfig{carCPW: 2, carBits: 1, whiteCols: 4, chunk: 512}
 
 // carQs are the per-lane value counts the CAR kernel is built for.
 var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
