@@ -1,5 +1,5 @@
 // Package preprocess provides Kilosort4's per-window preprocessing on the
-// CPU: channel-map selection and int16 → float32 conversion, optional sign
+// CPU and, through [NewGPU], on an NVIDIA GPU: channel-map selection and int16 → float32 conversion, optional sign
 // inversion, per-channel mean removal, common average referencing by the
 // lower median across channels, the zero-phase Butterworth high-pass that
 // Kilosort4 applies as a circular correlation over the padded window, and

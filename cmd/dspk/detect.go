@@ -77,17 +77,19 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	}
 	defer dev.Close()
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
-	if dev.Kind() != compute.CPU {
-		fmt.Fprintf(log, "note: detection on the GPU is not implemented yet; the passes run on the CPU\n")
-	}
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
 	p, err := pipeline.New(rec, pr, cfg)
 	if err != nil {
 		return nil, err
 	}
+	defer p.Close()
+	used, err := useDevice(p, dev, log)
+	if err != nil {
+		return nil, err
+	}
 	p.Progress = newBar()
-	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: "cpu", DatPath: datPath(rec)}
+	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: used, DatPath: datPath(rec)}
 	if df.templates != "" {
 		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
 		if err != nil {
@@ -96,6 +98,19 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
 	return p.WriteDetections(context.Background(), opt)
+}
+
+// useDevice puts the pipeline's preprocessing on dev when it is a GPU and
+// says where each stage runs.
+func useDevice(p *pipeline.Pipeline, dev *compute.Device, log io.Writer) (string, error) {
+	if dev.Kind() == compute.CPU {
+		return dev.String(), nil
+	}
+	if err := p.UseGPU(dev); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(log, "note: preprocessing runs on %s; detection on the GPU is not implemented yet and runs on the CPU\n", dev.Spec())
+	return fmt.Sprintf("preprocessing %s, detection cpu", dev), nil
 }
 
 // datPath is the raw file Phy should read for rec.

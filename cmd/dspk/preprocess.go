@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"dspk/compute"
 	"dspk/export"
 	"dspk/linalg"
 	"dspk/pipeline"
@@ -32,6 +33,7 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 			var pf pipelineFlags
 			pf.register(fs)
 			out := fs.String("o", "", "output folder (required)")
+			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
 			save := fs.Bool("save-data", false, "also write the whitened recording as int16 ×200 (temp_wh.dat) and params.py")
 			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists")
 			return func(args []string) error {
@@ -49,6 +51,18 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 				p, err := pipeline.New(rec, pr, pf.config())
 				if err != nil {
 					return err
+				}
+				dev, reason, err := compute.Open(*device)
+				if err != nil {
+					return err
+				}
+				defer dev.Close()
+				defer p.Close() // before dev.Close
+				fmt.Fprintf(cmdErr, "device: %s (%s)\n", dev, reason)
+				if dev.Kind() != compute.CPU {
+					if err := p.UseGPU(dev); err != nil {
+						return err
+					}
 				}
 				p.Progress = newBar()
 				return preprocessRun(p, rec, *out, *save, *overwrite)
