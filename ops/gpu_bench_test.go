@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"dspk/compute"
 	"dspk/compute/cuda"
 )
 
@@ -29,7 +30,7 @@ func (bc gpuBenchCase) name() string {
 	if bc.opt.group > 0 {
 		s += fmt.Sprintf("/group%d", bc.opt.group)
 	}
-	if bc.opt.minBlocks > 1 {
+	if bc.opt.minBlocks > 0 {
 		s += fmt.Sprintf("/minblocks%d", bc.opt.minBlocks)
 	}
 	return s
@@ -48,7 +49,8 @@ func (bc gpuBenchCase) run(c *cuda.Ctx, reps int) (gpuBench, error) {
 // gpuBenchCases are the shapes ([4096, 8192] and [16, 1 000 000],
 // cf = 100, float32 and bfloat16, with the eager formulation), the prefix
 // mean of long rows (look-back), the look-back kernel forced on a short
-// window, unaligned rows, and the chunks-per-block variants.
+// window, unaligned rows, the longest direct window, and the
+// chunks-per-block and register-budget variants.
 var gpuBenchCases = []gpuBenchCase{
 	{4096, 8192, 100, "f32", gpuTrailingOptions{}, true},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{}, true},
@@ -59,14 +61,22 @@ var gpuBenchCases = []gpuBenchCase{
 	{16, 1_000_000, 1_000_000, "bf16", gpuTrailingOptions{}, false},
 	{4096, 8192, 100, "f32", gpuTrailingOptions{lookback: true}, false},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{lookback: true}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{lookback: true}, false},
 	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{lookback: true}, false},
 	{4096, 8191, 100, "f32", gpuTrailingOptions{}, false},
 	{4096, 8191, 100, "bf16", gpuTrailingOptions{}, false},
-	{4096, 8192, 100, "f32", gpuTrailingOptions{group: 2}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 1}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 4}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 4}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{group: 4}, false},
+	{4096, 8192, 2048, "bf16", gpuTrailingOptions{}, false},
+	// Chunks per block and register budgets (defaults: float32 1 chunk,
+	// 16-bit 2 chunks, 5 blocks per multiprocessor).
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 1}, false},
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 6}, false},
+	{4096, 8192, 100, "f32", gpuTrailingOptions{group: 2, minBlocks: 4}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 1, minBlocks: 6}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 1}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 6}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 4, minBlocks: 1}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{group: 1, minBlocks: 6}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 6}, false},
 }
 
 func BenchmarkGPUTrailingMean(b *testing.B) {
@@ -125,4 +135,41 @@ func BenchmarkGPUCopy2GiB(b *testing.B) {
 		b.ReportMetric(2*bytes/s/1e9, "GB/s")
 		return nil
 	})
+}
+
+// TestGPUBenchTrailingMean runs the "dspk bench" hook on the GPU.
+func TestGPUBenchTrailingMean(t *testing.T) {
+	gpuDevice(t)
+	dev, _, err := compute.Open("cuda:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.Close()
+	for _, st := range []string{"float32", "bf16", "f16"} {
+		gbps, cp, err := BenchTrailingMean(dev, 256, 8192, 100, st, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s [256, 8192]: %.0f GB/s, copy %.0f GB/s", st, gbps, cp)
+		if !(gbps > 0 && cp > 0) {
+			t.Errorf("%s: rates %v, %v", st, gbps, cp)
+		}
+	}
+}
+
+// TestBenchTrailingMeanCPU runs the "dspk bench" hook on the CPU (a nil
+// device) and checks its argument errors.
+func TestBenchTrailingMeanCPU(t *testing.T) {
+	gbps, cp, err := BenchTrailingMean(nil, 8, 4096, 100, "bfloat16", 1)
+	if err != nil || !(gbps > 0 && cp > 0) {
+		t.Fatalf("BenchTrailingMean: %v, %v, %v", gbps, cp, err)
+	}
+	for _, bad := range []struct {
+		storage          string
+		rows, n, cf, rep int
+	}{{"float64", 1, 1, 1, 1}, {"f32", 0, 1, 1, 1}, {"f32", 1, 1, 0, 1}, {"f32", 1, 1, 1, 0}} {
+		if _, _, err := BenchTrailingMean(nil, bad.rows, bad.n, bad.cf, bad.storage, bad.rep); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
+	}
 }

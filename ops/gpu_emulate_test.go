@@ -70,7 +70,7 @@ func testEmulated[T Storage](t *testing.T, exe string) {
 		for _, mode := range modes {
 			name := fmt.Sprintf("%dx%d/cf%d/%s/x+%d/y+%d", sh.rows, sh.n, sh.cf, mode, m[0], m[1])
 			got := runEmulator(t, exe, mode, x, sh.rows, sh.n, sh.cf, m[0], m[1], 2)
-			t.Run(name, func(t *testing.T) { checkMeans(t, got, src, sh.rows, sh.n, sh.cf) })
+			t.Run(name, func(t *testing.T) { checkMeansFP32(t, got, src, sh.rows, sh.n, sh.cf) })
 		}
 		if si%3 == 0 {
 			x := toStorage[T](gen(rng, "normal", sh.rows*sh.n))

@@ -11,13 +11,19 @@ import (
 // GPUTrailingMean is CausalTrailingMean on a CUDA device: an operation bound
 // to a shape [rows, n], a window cf and the storage type T, built once by
 // NewGPUTrailingMean and applied to arrays in device memory. It computes
-// what CausalTrailingMean computes, with the same numerics (float64 window
-// sums carried from exact differences, one rounding to T), in one kernel
-// launch: each block of 256 threads owns one or two chunks of 2048 samples
-// of one row, so long rows use the whole GPU. Windows up to TrailingMeanDirectMax take their
-// carried-in sum from the samples each block loads anyway; longer windows
-// chain the blocks of a row with a decoupled look-back scan
-// (kernels/trailing_mean.cu documents both).
+// the same means in one kernel launch, each block of 256 threads owning one
+// or two chunks of 2048 samples of a row, so long rows use the whole GPU.
+// Windows up to TrailingMeanDirectMax take each chunk's carried-in sum from
+// the samples its block loads anyway; longer windows chain the chunks of a
+// row with a decoupled look-back scan.
+//
+// Arithmetic is float32, compensated where errors would otherwise grow
+// along the row: a mean is within a few float32 units of the magnitudes
+// summed in its own 2048-sample chunk, whatever the row length (10⁷
+// samples of mean 1000 and SD 1: within one float32 unit of the mean), and
+// is rounded once to T. It is therefore not always the correctly rounded
+// mean CausalTrailingMean returns (float64 conversions are slow on the
+// GPU); kernels/trailing_mean.cu states the numerics.
 //
 // All methods must be called inside the device's Do, on the Ctx Do hands
 // out; a GPUTrailingMean is not safe for concurrent use.
@@ -38,11 +44,13 @@ type gpuTrailingOptions struct {
 	// lookback forces the look-back kernel for windows the direct kernel
 	// could take.
 	lookback bool
-	// minBlocks, when > 1, asks the compiler to fit that many blocks of the
-	// fused kernel on a multiprocessor (CTM_MIN_BLOCKS).
+	// minBlocks, when > 0, asks the compiler to fit that many blocks of the
+	// fused kernel on a multiprocessor instead of the default
+	// (CTM_MIN_BLOCKS).
 	minBlocks int
-	// group, when > 0, is the number of chunks per block of the fused
-	// kernel instead of the default (CTM_GROUP_F32 or CTM_GROUP_16).
+	// group, when > 0, is the number of chunks per block of the direct
+	// kernel instead of the default (CTM_GROUP_F32 or CTM_GROUP_16); the
+	// look-back kernel always takes one.
 	group int
 }
 
@@ -99,7 +107,7 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 	g := &GPUTrailingMean[T]{rows: rows, n: n, cf: cf, chunks: chunks,
 		lookback: opt.lookback || cf > TrailingMeanDirectMax}
 	var opts []string
-	if opt.minBlocks > 1 {
+	if opt.minBlocks > 0 {
 		opts = append(opts, fmt.Sprintf("-DCTM_MIN_BLOCKS=%d", opt.minBlocks))
 	}
 	group := opt.groupFor(elemSize[T]())
@@ -115,7 +123,10 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 	if total == 0 {
 		return g, nil
 	}
-	blocks := (total + group - 1) / group
+	blocks := total // look-back: one chunk per block
+	if !g.lookback {
+		blocks = (total + group - 1) / group
+	}
 	var null cuda.DevicePtr
 	sfx := storageSuffix[T]()
 	if g.lookback {
@@ -131,14 +142,14 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 			return nil, err
 		}
 		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
-			null, null, int64(n), int64(cf), 1/float64(cf), int64(chunks), int64(total), g.state, uint32(0))
+			null, null, int64(n), int64(cf), float32(1/float64(cf)), int64(chunks), int64(total), g.state, uint32(0))
 	} else {
 		f, err := mod.Function("ctm_direct_" + sfx)
 		if err != nil {
 			return nil, err
 		}
 		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
-			null, null, int64(n), int64(cf), 1/float64(cf), int64(chunks), int64(total))
+			null, null, int64(n), int64(cf), float32(1/float64(cf)), int64(chunks), int64(total))
 	}
 	return g, nil
 }

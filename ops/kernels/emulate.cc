@@ -68,7 +68,8 @@ int main(int argc, char** argv)
         return 2;
     }
     const i64 chunks = chunksOf(n), total = rows * chunks;
-    const i64 group = type == "f32" ? CTM_GROUP_F32 : CTM_GROUP_16;
+    // Direct kernels take CTM_GROUP_* chunks per block, look-back kernels one.
+    const i64 group = mode == "lookback" ? 1 : type == "f32" ? CTM_GROUP_F32 : CTM_GROUP_16;
     const i64 blocks = (total + group - 1) / group;
     if (mode == "direct" || mode == "lookback") {
         std::vector<unsigned char> state(16 + 20 * total, 0);
@@ -78,13 +79,13 @@ int main(int argc, char** argv)
             auto* st = state.data();
             emuLaunch(grid1(blocks), [&] {
                 if (mode == "direct") {
-                    if (type == "f32") ctm_direct_f32((float*)y, (const float*)x, n, cf, 1.0 / (double)cf, chunks, total);
-                    if (type == "f16") ctm_direct_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total);
-                    if (type == "bf16") ctm_direct_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total);
+                    if (type == "f32") ctm_direct_f32((float*)y, (const float*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
+                    if (type == "f16") ctm_direct_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
+                    if (type == "bf16") ctm_direct_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
                 } else {
-                    if (type == "f32") ctm_lookback_f32((float*)y, (const float*)x, n, cf, 1.0 / (double)cf, chunks, total, st, epoch);
-                    if (type == "f16") ctm_lookback_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total, st, epoch);
-                    if (type == "bf16") ctm_lookback_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, 1.0 / (double)cf, chunks, total, st, epoch);
+                    if (type == "f32") ctm_lookback_f32((float*)y, (const float*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
+                    if (type == "f16") ctm_lookback_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
+                    if (type == "bf16") ctm_lookback_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
                 }
             });
             if (((unsigned*)st)[0] != 0) {

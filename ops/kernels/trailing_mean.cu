@@ -8,36 +8,46 @@
 // materialised multi-pass "eager" formulation (cast -> cumsum -> pad ->
 // subtract -> divide -> cast), as the baseline, and a test-data generator.
 //
-// NUMERICS. Samples are widened exactly to float64; the window sum is carried
-// in float64 from the differences x[t] - x[t-cf] (exact for samples within a
-// factor 2^29 of each other), so its error grows like sqrt(n)*2^-53 of the
-// window sums and never loses float32 digits, whatever the row length or
-// offset. Each mean is rounded to the storage type once: float32 by
-// cvt.rn.f32.f64; the 16-bit types by round-to-odd to float32 (truncate,
-// then set the last bit when inexact) followed by round-to-nearest-even to
-// 16 bits, which equals one correct rounding. This is the numerics of the
-// CPU implementation in package ops: the two agree up to the float64
-// association of the sums. (On the H200 float64 runs at half the float32
-// rate, so this costs less than compensated float32 arithmetic would.)
+// NUMERICS: float32 arithmetic, compensated where errors would otherwise
+// accumulate along the row. Within a chunk of 2048 samples the differences
+// x[t] - x[t-cf] and their running sums are plain float32 (8 per thread,
+// then a warp-shuffle scan and a block scan: at most 24 roundings deep).
+// The chunk's carried-in window sum s_in is exact to about 2^-44 of the
+// magnitudes it sums: the direct kernels recompute it from the chunk's own
+// cf lagged samples with TwoSum-compensated float32 pairs; the look-back
+// kernels add, in float64, the published sums of the chunks before, each
+// the compensated sum of the exact differences (TwoSum per pair). s_in is
+// added last, as a float32 pair, the mean s / k is the product with 1/k
+// corrected once by an FMA residual, and the result is rounded once to the
+// storage type (cvt.rn). So the error of a mean is a few float32 units of
+// the magnitudes summed within its own chunk and does not grow with the row
+// length: on 10^7 samples of mean 1000 and SD 1 it stays within a float32
+// unit of the mean (fp32Tolerance in the tests states the bound).
+//
+// Why not float64 as on the CPU: float32<->float64 conversions issue at a
+// low rate on the H200. A float64 version of this kernel (samples widened,
+// sums carried in float64, round-to-odd stores) ran at 0.33 G samples/ms:
+// 62 % of copy bandwidth for float32 and 26 % for bfloat16, limited by its
+// three conversions per sample; the float32 version needs none.
 //
 // LAYOUT. 256 threads per block, 8 consecutive samples per thread: a chunk
 // is CTM_CHUNK = 2048 samples of one row; chunks = ceil(n/2048) per row,
-// total = rows*chunks, so long rows spread over the whole GPU. A block
-// handles G consecutive chunks (flat index row*chunks + c; G = CTM_GROUP_F32
-// = 1 for float32, CTM_GROUP_16 = 2 for the 16-bit types) and issues the
-// loads of all of them before processing them in order, so that enough
-// bytes are in flight; grid = ceil(total/G) blocks. For each chunk, thread
-// i loads samples 8i..8i+7 and the lagged samples x[t-cf] of the same
-// positions with 16-byte vector loads (two per thread for float32, one for
-// 16-bit types); when the chunk, or its lagged range, is not 16-byte
-// aligned, each thread loads the aligned vectors that cover its 8 samples
-// and shifts by the (block-uniform) misalignment. Lagged samples come from
-// L1/L2 (a neighbouring block read them moments before) unless cf is very
-// long. Chunks at the start of a row (t0 < cf) and the short last chunk of
-// a row take a guarded scalar path. Outputs are stored with 16-byte vectors
-// when aligned, otherwise staged through shared memory and stored
-// coalesced. Per thread: 8 running float64 sums; per chunk: one
-// warp-shuffle scan and one __syncthreads.
+// total = rows*chunks, so long rows spread over the whole GPU. A direct
+// block handles G consecutive chunks (flat index row*chunks + c; G =
+// CTM_GROUP_F32 for float32, CTM_GROUP_16 for the 16-bit types) and issues
+// the loads of all of them before processing them in order, so that more
+// bytes are in flight; grid = ceil(total/G) blocks. A look-back block
+// handles one chunk (grid = total). For each chunk, thread i loads samples
+// 8i..8i+7 and the lagged samples x[t-cf] of the same positions with
+// 16-byte vector loads (two per thread for float32, one for 16-bit types);
+// when the chunk, or its lagged range, is not 16-byte aligned, each thread
+// loads the aligned vectors that cover its 8 samples and shifts by the
+// (block-uniform) misalignment. Lagged samples come from L1/L2 (a
+// neighbouring block read them moments before) unless cf is very long.
+// Chunks at the start of a row (t0 < cf) and the short last chunk of a row
+// take a guarded scalar path. Outputs are stored with 16-byte vectors when
+// aligned, otherwise staged through shared memory and stored coalesced. Per
+// chunk: one warp-shuffle scan and one __syncthreads (two with look-back).
 //
 // CARRIED-IN WINDOW SUM. Position t0 of a chunk needs s_in = x[t0-cf] + ...
 // + x[t0-1]:
@@ -49,14 +59,15 @@
 //                                                   chunks, total)
 //
 //   * ctm_lookback_<type> (any cf): single-pass chained scan with decoupled
-//     look-back. Each block takes the next G chunks from a ticket counter
-//     (so a block only ever waits on blocks that started before it); for
-//     each chunk it publishes the float64 sum D of (x[t] - x[t-cf]) over
-//     the chunk, then sums the published values of the chunks before it in
-//     its row (warp 0, 32 at a time, back to the first one that has
-//     published its inclusive prefix), publishes its own inclusive prefix,
-//     and writes its means.
-//         ctm_lookback_<type><<<ceil(total/G), 256>>>(y, x, n, cf, 1.0/cf,
+//     look-back. Each block takes the next chunk from a ticket counter (so
+//     a block only ever waits on blocks that started before it), publishes
+//     the float64 sum D of (x[t] - x[t-cf]) over the chunk, then sums the
+//     published values of the chunks before it in its row (warp 0, 32 at a
+//     time, back to the first one that has published its inclusive prefix),
+//     publishes its own inclusive prefix, and writes its means. (With
+//     several chunks per block a chunk's sum would wait for its block's
+//     earlier chunks' look-backs: the chain would serialise.)
+//         ctm_lookback_<type><<<total, 256>>>(y, x, n, cf, 1.0/cf,
 //                                                     chunks, total, state,
 //                                                     epoch)
 //     state: 16 + 20*total bytes, zeroed once when allocated: a ticket
@@ -70,7 +81,7 @@
 // aligned to the element size.
 //
 // Entry points (extern "C"; n, cf, chunks, total and counts are long long,
-// inv = 1.0/cf a double, epoch an unsigned):
+// inv = 1/cf rounded to float, epoch an unsigned):
 //   ctm_direct_{f32,f16,bf16}(y, x, n, cf, inv, chunks, total)
 //   ctm_lookback_{f32,f16,bf16}(y, x, n, cf, inv, chunks, total, state, epoch)
 //   ctm_eager_widen_{f16,bf16}(a, x, N)           a = float(x)
@@ -89,12 +100,13 @@
 #define CTM_FULL 0xffffffffu
 
 // Minimum resident blocks per multiprocessor asked of the compiler for the
-// fused kernels (a register budget); 1 leaves the choice to the compiler.
+// fused kernels: a register budget (5 blocks of 256 threads: 48 registers,
+// which these kernels fit without spilling); 1 leaves it to the compiler.
 #ifndef CTM_MIN_BLOCKS
-#define CTM_MIN_BLOCKS 1
+#define CTM_MIN_BLOCKS 5
 #endif
 
-// Chunks per block of the fused kernels (CTM_GROUP_F32 for float32,
+// Chunks per block of the direct kernels (CTM_GROUP_F32 for float32,
 // CTM_GROUP_16 for the 16-bit types): a block loads the samples of all its
 // chunks before processing them one by one, so that more bytes are in
 // flight per block.
@@ -158,20 +170,6 @@ __device__ __forceinline__ unsigned ctm_pack_f16(float lo, float hi)
 
 #endif  // CTM_EMULATE
 
-// ctm_odd rounds v to float32 with round-to-odd: truncate, then set the last
-// bit when the truncation was inexact. In float32's normal range v is exact
-// in float32 iff its 29 low fraction bits are zero; below it (|v| < 2^-126)
-// the truncated value is compared with v.
-__device__ __forceinline__ float ctm_odd(double v)
-{
-    const float f = __double2float_rz(v);
-    unsigned sticky = ((unsigned)__double2loint(v) & 0x1fffffffu) != 0u;
-    if (fabsf(f) < 1.17549435e-38f) {  // |v| < 2^-126 (truncation never crosses it)
-        sticky = (double)f != v;
-    }
-    return __uint_as_float(__float_as_uint(f) | sticky);
-}
-
 // ---------------------------------------------------------------------------
 // Storage types. VEC is the number of elements in 16 bytes; load widens one
 // element to float (exactly); pack8 rounds 8 means and packs them into a
@@ -185,46 +183,39 @@ struct CtmF32 {
     typedef float T;
     enum { VEC = 4 };
     static __device__ __forceinline__ float load(float v) { return v; }
-    static __device__ __forceinline__ float round1(double v) { return __double2float_rn(v); }
 };
 
 struct CtmF16 {
     typedef ctm_u16 T;
     enum { VEC = 8 };
     static __device__ __forceinline__ float load(ctm_u16 v) { return ctm_h2f(v); }
-    static __device__ __forceinline__ unsigned pack(double lo, double hi)
-    {
-        return ctm_pack_f16(ctm_odd(lo), ctm_odd(hi));
-    }
+    static __device__ __forceinline__ unsigned pack(float lo, float hi) { return ctm_pack_f16(lo, hi); }
 };
 
 struct CtmBF16 {
     typedef ctm_u16 T;
     enum { VEC = 8 };
     static __device__ __forceinline__ float load(ctm_u16 v) { return __uint_as_float((unsigned)v << 16); }
-    static __device__ __forceinline__ unsigned pack(double lo, double hi)
-    {
-        return ctm_pack_bf16(ctm_odd(lo), ctm_odd(hi));
-    }
+    static __device__ __forceinline__ unsigned pack(float lo, float hi) { return ctm_pack_bf16(lo, hi); }
 };
 
-// CtmRound<S>::run rounds the 8 means m to the storage type and packs them
-// into WORDS 32-bit words as they lie in memory (element 2i of a 16-bit
-// type in bits 0-15 of word i).
+// CtmRound<S>::run rounds the 8 float32 means m to the storage type (nearest
+// even) and packs them into WORDS 32-bit words as they lie in memory
+// (element 2i of a 16-bit type in bits 0-15 of word i).
 template <class S> struct CtmRound;
 
 template <> struct CtmRound<CtmF32> {
     enum { WORDS = 8 };
-    static __device__ __forceinline__ void run(unsigned* w, const double* m)
+    static __device__ __forceinline__ void run(unsigned* w, const float* m)
     {
 #pragma unroll
-        for (int j = 0; j < 8; j++) w[j] = __float_as_uint(__double2float_rn(m[j]));
+        for (int j = 0; j < 8; j++) w[j] = __float_as_uint(m[j]);
     }
 };
 
 template <class S> struct CtmRound16 {
     enum { WORDS = 4 };
-    static __device__ __forceinline__ void run(unsigned* w, const double* m)
+    static __device__ __forceinline__ void run(unsigned* w, const float* m)
     {
 #pragma unroll
         for (int i = 0; i < 4; i++) w[i] = S::pack(m[2 * i], m[2 * i + 1]);
@@ -344,9 +335,10 @@ __device__ __forceinline__ double ctm_warp_sum(double v)
 
 // Shared memory of one block.
 template <class S> struct CtmShared {
-    double warpRun[CTM_WARPS];  // per-warp sums of the differences
-    double warpPre[CTM_WARPS];  // per-warp sums of the carried-in samples
-    double prefix;              // look-back: the chunk's carried-in sum
+    float warpRunF[CTM_WARPS];  // per-warp sums of the differences
+    float warpPreH[CTM_WARPS];  // per-warp compensated sums (s_in or the
+    float warpPreL[CTM_WARPS];  //   chunk's exact sum), float32 pairs
+    float prefixH, prefixL;     // look-back: the chunk's s_in as a pair
     ctm_i64 blk;                // look-back: the block's ticket
     // Outputs as they lie in memory, when not stored as vectors.
     alignas(16) unsigned stage[CTM_CHUNK * sizeof(typename S::T) / 4];
@@ -418,126 +410,18 @@ __device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf
     return k;
 }
 
-// ctm_one computes the means of one chunk. xw and lw hold, for a fast
-// chunk, this thread's 8 samples and their 8 lagged samples as loaded by
-// CtmWords<S>::load; other chunks load with bound checks here. All threads
-// of the block call it with the same chunk.
-template <class S, bool LOOKBACK>
-__device__ __forceinline__ void ctm_one(CtmShared<S>& sh, typename S::T* __restrict__ y,
-                                        const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
-                                        double inv, const CtmChunk& ck, const unsigned* xw,
-                                        const unsigned* lw, const CtmState& st, unsigned epoch)
+// ctm_store writes this thread's rounded outputs ow (words as they lie in
+// memory) to its 8 positions of the chunk at yc: 16-byte vector stores for
+// a full chunk that is 16-byte aligned, otherwise staged through shared
+// memory and stored coalesced, len elements.
+template <class S>
+__device__ __forceinline__ void ctm_store(CtmShared<S>& sh, typename S::T* __restrict__ yc, bool fast, int len,
+                                          const unsigned* ow)
 {
     typedef typename S::T T;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const ctm_i64 t0 = ck.t0;
-    const int len = ck.len;
-    const T* xr = x + ck.r * n;
-    const int k0 = tid * CTM_ITEMS;
-
-    // v[j]: running sum of the differences over this thread's samples 0..j;
-    // pre: sum of the lagged samples of positions k < cf (direct mode's
-    // carried-in sum).
-    double v[CTM_ITEMS];
-    double run = 0.0, pre = 0.0;
-    if (ck.fast) {
-#pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) {
-            run += (double)CtmWords<S>::get(xw, j) - (double)CtmWords<S>::get(lw, j);
-            v[j] = run;
-        }
-        if (!LOOKBACK && k0 < cf) {
-#pragma unroll
-            for (int j = 0; j < CTM_ITEMS; j++) {
-                if (k0 + j < cf) pre += (double)CtmWords<S>::get(lw, j);
-            }
-        }
-    } else {
-#pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) {
-            const int k = k0 + j;
-            const ctm_i64 t = t0 + k, tl = t - cf;
-            // Lagged samples are needed for k < len and, in direct mode, for
-            // the carried-in sum (k < cf, inside the row since cf <= CHUNK).
-            const bool inRow = k < len;
-            const bool needLag = inRow || (!LOOKBACK && k < cf);
-            const double xd = inRow ? (double)S::load(xr[t]) : 0.0;
-            const double ld = (needLag && tl >= 0) ? (double)S::load(xr[tl]) : 0.0;
-            if (inRow) run += xd - ld;
-            v[j] = run;
-            if (!LOOKBACK && k < cf) pre += ld;
-        }
-    }
-
-    // Block scan: exclusive prefix of the thread sums (lanes, then warps),
-    // and the block totals of the differences and of pre.
-    double inc = run;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const double u = __shfl_up_sync(CTM_FULL, inc, o);
-        if (lane >= o) inc += u;
-    }
-    double excl = __shfl_up_sync(CTM_FULL, inc, 1);
-    if (lane == 0) excl = 0.0;
-    if (!LOOKBACK && (ctm_i64)warp * 32 * CTM_ITEMS < cf) {  // warp-uniform
-        pre = ctm_warp_sum(pre);
-    }
-    if (lane == 31) sh.warpRun[warp] = inc;
-    if (lane == 0) sh.warpPre[warp] = pre;
-    __syncthreads();
-    // Sums over the warps before this one, and (direct mode) over the warps
-    // holding positions k < cf; loop bounds are warp-uniform.
-    double before = 0.0, sIn = 0.0;
-    for (int w = 0; w < warp; w++) before += sh.warpRun[w];
-    if (!LOOKBACK) {
-        const int preWarps = (int)(cf < CTM_CHUNK ? (cf + 32 * CTM_ITEMS - 1) / (32 * CTM_ITEMS) : CTM_WARPS);
-        for (int w = 0; w < preWarps; w++) sIn += sh.warpPre[w];
-    }
-
-    if (LOOKBACK) {
-        if (warp == 0) {
-            double total = 0.0;
-#pragma unroll
-            for (int w = 0; w < CTM_WARPS; w++) total += sh.warpRun[w];
-            const unsigned tag = epoch << 2;
-            double prefix = 0.0;
-            if (ck.c > 0) {
-                if (lane == 0) {
-                    st.agg[ck.blk] = total;
-                    ctm_st_release(st.flags + ck.blk, tag | 1u);
-                }
-                prefix = ctm_lookback(st, ck.blk - ck.c, ck.c, epoch);
-            }
-            if (lane == 0) {
-                st.incl[ck.blk] = prefix + total;
-                ctm_st_release(st.flags + ck.blk, tag | 2u);
-                sh.prefix = prefix;
-            }
-        }
-        __syncthreads();
-        sIn = sh.prefix;
-    }
-    const double base = sIn + (before + excl);
-
-    // Means, rounded once.
-    double m[CTM_ITEMS];
-    if (ck.fast) {
-#pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) m[j] = (base + v[j]) * inv;
-    } else {
-#pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) {
-            const ctm_i64 t = t0 + k0 + j;
-            const double s = base + v[j];
-            m[j] = t < cf ? s / (double)(t + 1) : s * inv;
-        }
-    }
     enum { WORDS = CtmRound<S>::WORDS };
-    unsigned ow[WORDS];
-    CtmRound<S>::run(ow, m);
-
-    T* yc = y + ck.r * n + t0;
-    if (ck.fast && (((ctm_u64)(yc + k0)) & 15u) == 0u) {  // block-uniform
+    const int tid = threadIdx.x, k0 = tid * CTM_ITEMS;
+    if (fast && (((ctm_u64)(yc + k0)) & 15u) == 0u) {  // block-uniform
         ctm_v4* pv = (ctm_v4*)(yc + k0);
         pv[0] = ctm_v4{ow[0], ow[1], ow[2], ow[3]};
         if (WORDS == 8) pv[1] = ctm_v4{ow[WORDS - 4], ow[WORDS - 3], ow[WORDS - 2], ow[WORDS - 1]};
@@ -551,21 +435,223 @@ __device__ __forceinline__ void ctm_one(CtmShared<S>& sh, typename S::T* __restr
     }
 }
 
-// ctm_pass is the fused pass of one block: G consecutive chunks (flat
-// indices G*b ... G*b+G-1, b the block index or, in look-back mode, the
-// block's ticket), whose samples are all loaded first so that G chunks'
-// loads are in flight at once, then processed one after another. inv is
-// 1/cf (rounded to float64), total is rows*chunks.
+// ctm_two_sum returns a + b rounded and sets *e to its exact error.
+__device__ __forceinline__ float ctm_two_sum(float a, float b, float* e)
+{
+    const float s = a + b;
+    const float bb = s - a;
+    *e = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+// ctm_div returns s / k to within about half a float32 unit: the product
+// with the reciprocal, corrected once with its fused-multiply-add residual.
+__device__ __forceinline__ float ctm_div(float s, float k, float invk)
+{
+    const float q = s * invk;
+    return fmaf(fmaf(-q, k, s), invk, q);
+}
+
+// ctm_chunk32 computes the means of one chunk in float32. The differences
+// x[t] - x[t-cf] and their running sums within the chunk (8 per thread,
+// then a warp-shuffle and a block scan) are plain float32. The chunk's
+// carried-in window sum s_in is, in direct mode (cf <= CTM_CHUNK), the
+// compensated (TwoSum) sum of the lagged samples of its first cf
+// positions; in look-back mode, the float64 sum of the published sums of
+// the chunks before it, each of which is computed compensated (the exact
+// difference of each pair by TwoSum, summed by TwoSum in float32 pairs), so
+// that no error accumulates along the row. s_in is added last, as a float32
+// pair, and the mean s / k is the product with 1/k corrected once by an FMA
+// residual, then rounded to the storage type. xw and lw hold, for a fast
+// chunk, this thread's samples and lagged samples as loaded by
+// CtmWords<S>::load; other chunks load with bound checks here. All threads
+// of the block call it with the same chunk.
+template <class S, bool LOOKBACK>
+__device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __restrict__ y,
+                                            const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
+                                            float invf, const CtmChunk& ck, const unsigned* xw,
+                                            const unsigned* lw, const CtmState& st, unsigned epoch)
+{
+    typedef typename S::T T;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const ctm_i64 t0 = ck.t0;
+    const int len = ck.len;
+    const int k0 = tid * CTM_ITEMS;
+    // Positions k < preLen carry s_in in direct mode (cf <= CTM_CHUNK).
+    const int preLen = LOOKBACK ? 0 : (int)cf;
+
+    // v[j]: running sum of the differences over this thread's samples 0..j.
+    // (ph, pl): direct mode, compensated sum of the lagged samples of
+    // positions k < cf; look-back mode, compensated sum of the exact
+    // differences (the chunk's contribution to later chunks' s_in).
+    float v[CTM_ITEMS];
+    float run = 0.0f, ph = 0.0f, pl = 0.0f;
+    if (ck.fast) {
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            const float xs = CtmWords<S>::get(xw, j), ls = CtmWords<S>::get(lw, j);
+            float de;
+            const float d = ctm_two_sum(xs, -ls, &de);
+            run += d;
+            v[j] = run;
+            if (LOOKBACK) {
+                float e;
+                ph = ctm_two_sum(ph, d, &e);
+                pl += e + de;
+            }
+        }
+        if (!LOOKBACK && k0 < preLen) {
+#pragma unroll
+            for (int j = 0; j < CTM_ITEMS; j++) {
+                if (k0 + j < preLen) {
+                    float e;
+                    ph = ctm_two_sum(ph, CtmWords<S>::get(lw, j), &e);
+                    pl += e;
+                }
+            }
+        }
+    } else {
+        const T* xr = x + ck.r * n;
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            const int k = k0 + j;
+            const ctm_i64 t = t0 + k, tl = t - cf;
+            // Lagged samples are needed for k < len and, in direct mode, for
+            // s_in (k < cf, inside the row since cf <= CHUNK).
+            const bool inRow = k < len;
+            const bool needLag = inRow || k < preLen;
+            const float xs = inRow ? S::load(xr[t]) : 0.0f;
+            const float ls = (needLag && tl >= 0) ? S::load(xr[tl]) : 0.0f;
+            if (inRow) {
+                float de;
+                const float d = ctm_two_sum(xs, -ls, &de);
+                run += d;
+                if (LOOKBACK) {
+                    float e;
+                    ph = ctm_two_sum(ph, d, &e);
+                    pl += e + de;
+                }
+            }
+            v[j] = run;
+            if (!LOOKBACK && k < preLen) {
+                float e;
+                ph = ctm_two_sum(ph, ls, &e);
+                pl += e;
+            }
+        }
+    }
+
+    // Block scan of the thread sums; compensated block sum of (ph, pl).
+    float inc = run;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float u = __shfl_up_sync(CTM_FULL, inc, o);
+        if (lane >= o) inc += u;
+    }
+    float excl = __shfl_up_sync(CTM_FULL, inc, 1);
+    if (lane == 0) excl = 0.0f;
+    if (LOOKBACK || warp * 32 * CTM_ITEMS < preLen) {  // warp-uniform
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) {
+            const float oh = __shfl_xor_sync(CTM_FULL, ph, o), ol = __shfl_xor_sync(CTM_FULL, pl, o);
+            float e;
+            ph = ctm_two_sum(ph, oh, &e);
+            pl += ol + e;
+        }
+    }
+    if (lane == 31) sh.warpRunF[warp] = inc;
+    if (lane == 0) {
+        sh.warpPreH[warp] = ph;
+        sh.warpPreL[warp] = pl;
+    }
+    __syncthreads();
+    float before = 0.0f;
+    for (int w = 0; w < warp; w++) before += sh.warpRunF[w];
+    float ch = 0.0f, cl = 0.0f;  // s_in as a float32 pair
+    if (LOOKBACK) {
+        // Warp 0: publish the chunk's sum of differences (float64), add the
+        // published sums before it, publish the inclusive prefix.
+        if (warp == 0) {
+            float th = 0.0f, tl = 0.0f;
+#pragma unroll
+            for (int w = 0; w < CTM_WARPS; w++) {
+                float e;
+                th = ctm_two_sum(th, sh.warpPreH[w], &e);
+                tl += sh.warpPreL[w] + e;
+            }
+            const double total = (double)th + (double)tl;
+            const unsigned tag = epoch << 2;
+            double prefix = 0.0;
+            if (ck.c > 0) {
+                if (lane == 0) {
+                    st.agg[ck.blk] = total;
+                    ctm_st_release(st.flags + ck.blk, tag | 1u);
+                }
+                prefix = ctm_lookback(st, ck.blk - ck.c, ck.c, epoch);
+            }
+            if (lane == 0) {
+                st.incl[ck.blk] = prefix + total;
+                ctm_st_release(st.flags + ck.blk, tag | 2u);
+                const float h = (float)prefix;
+                sh.prefixH = h;
+                sh.prefixL = (float)(prefix - (double)h);
+            }
+        }
+        __syncthreads();
+        ch = sh.prefixH;
+        cl = sh.prefixL;
+    } else {
+        const int preWarps = (preLen + 32 * CTM_ITEMS - 1) / (32 * CTM_ITEMS);
+        for (int w = 0; w < preWarps; w++) {
+            float e;
+            ch = ctm_two_sum(ch, sh.warpPreH[w], &e);
+            cl += sh.warpPreL[w] + e;
+        }
+    }
+    // Window sum at position j: ch + ((before + excl + cl) + v[j]), so that
+    // the large carried-in part is added last, with one rounding.
+    const float base = (before + excl) + cl;
+
+    float m[CTM_ITEMS];
+    if (ck.fast) {
+        const float k = (float)cf;
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) m[j] = ctm_div(ch + (base + v[j]), k, invf);
+    } else {
+#pragma unroll
+        for (int j = 0; j < CTM_ITEMS; j++) {
+            const ctm_i64 t = t0 + k0 + j;
+            const float sum = ch + (base + v[j]);
+            if (t < cf) {
+                const float k = (float)(t + 1);
+                m[j] = ctm_div(sum, k, 1.0f / k);
+            } else {
+                m[j] = ctm_div(sum, (float)cf, invf);
+            }
+        }
+    }
+    enum { WORDS = CtmRound<S>::WORDS };
+    unsigned ow[WORDS];
+    CtmRound<S>::run(ow, m);
+    ctm_store<S>(sh, y + ck.r * n + t0, ck.fast, len, ow);
+}
+
+// ctm_pass is the fused pass of one block. Direct mode: G consecutive
+// chunks (flat indices G*b ... G*b+G-1, b the block index), whose samples
+// are all loaded first so that G chunks' loads are in flight at once, then
+// processed one after another. Look-back mode: one chunk, the block's
+// ticket (with several, a chunk's published sum would wait for its block's
+// earlier chunks' look-backs and the chain would serialise). invf is 1/cf
+// rounded to float32, total is rows*chunks.
 template <class S, bool LOOKBACK, int G>
 __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const typename S::T* __restrict__ x,
-                                         ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total,
+                                         ctm_i64 n, ctm_i64 cf, float invf, ctm_i64 chunks, ctm_i64 total,
                                          unsigned char* state, unsigned epoch)
 {
     __shared__ CtmShared<S> sh;
     const int tid = threadIdx.x;
-
+    enum { W = CtmWords<S>::N };
     const CtmState st = ctm_state(state, total);  // unused in direct mode
-    ctm_i64 b;
     if (LOOKBACK) {
         if (tid == 0) {
             const unsigned t = atomicAdd(st.counter, 1u);
@@ -573,11 +659,17 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
             sh.blk = t;
         }
         __syncthreads();
-        b = sh.blk;
-    } else {
-        b = blockIdx.x;
+        const CtmChunk ck = ctm_chunk(sh.blk, n, cf, chunks);
+        unsigned xw[W], lw[W];
+        if (ck.fast) {
+            const typename S::T* p = x + ck.r * n + ck.t0 + tid * CTM_ITEMS;
+            CtmWords<S>::load(p, xw);
+            CtmWords<S>::load(p - cf, lw);
+        }
+        ctm_chunk32<S, true>(sh, y, x, n, cf, invf, ck, xw, lw, st, epoch);
+        return;
     }
-    enum { W = CtmWords<S>::N };
+    const ctm_i64 b = blockIdx.x;
     unsigned xw[G][W], lw[G][W];
     CtmChunk ck[G];
 #pragma unroll
@@ -593,7 +685,7 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
     for (int g = 0; g < G; g++) {
         if (ck[g].blk >= total) break;
         if (g > 0) __syncthreads();  // shared memory of the previous chunk is free
-        ctm_one<S, LOOKBACK>(sh, y, x, n, cf, inv, ck[g], xw[g], lw[g], st, epoch);
+        ctm_chunk32<S, false>(sh, y, x, n, cf, invf, ck[g], xw[g], lw[g], st, 0);
     }
 }
 
@@ -677,39 +769,39 @@ extern "C" {
 // --- fused pass -------------------------------------------------------------
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_direct_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total)
+ctm_direct_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
 {
     ctm_pass<CtmF32, false, CTM_GROUP_F32>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_direct_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total)
+ctm_direct_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
 {
     ctm_pass<CtmF16, false, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_direct_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks, ctm_i64 total)
+ctm_direct_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
 {
     ctm_pass<CtmBF16, false, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_lookback_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks,
+ctm_lookback_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks,
                  ctm_i64 total, unsigned char* state, unsigned epoch)
 {
     ctm_pass<CtmF32, true, CTM_GROUP_F32>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_lookback_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks,
+ctm_lookback_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks,
                  ctm_i64 total, unsigned char* state, unsigned epoch)
 {
     ctm_pass<CtmF16, true, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
-ctm_lookback_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, double inv, ctm_i64 chunks,
+ctm_lookback_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks,
                  ctm_i64 total, unsigned char* state, unsigned epoch)
 {
     ctm_pass<CtmBF16, true, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, state, epoch);
