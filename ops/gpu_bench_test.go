@@ -73,7 +73,7 @@ var gpuBenchCases = []gpuBenchCase{
 	{4096, 8192, 100, "f32", gpuTrailingOptions{group: 2, minBlocks: 4}, false},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 1, minBlocks: 6}, false},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 1}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 6}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 4}, false},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 4, minBlocks: 1}, false},
 	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{group: 1, minBlocks: 6}, false},
 	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 6}, false},

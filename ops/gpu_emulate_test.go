@@ -62,6 +62,8 @@ func testEmulated[T Storage](t *testing.T, exe string) {
 	for si, sh := range emuShapes {
 		x := toStorage[T](gen(rng, kinds[si%len(kinds)], sh.rows*sh.n))
 		src := fromStorage(x)
+		cpu := make([]T, len(x))
+		CausalTrailingMean(cpu, x, sh.rows, sh.n, sh.cf)
 		m := mis[si%len(mis)]
 		modes := []string{"lookback"}
 		if sh.cf <= TrailingMeanDirectMax {
@@ -70,7 +72,10 @@ func testEmulated[T Storage](t *testing.T, exe string) {
 		for _, mode := range modes {
 			name := fmt.Sprintf("%dx%d/cf%d/%s/x+%d/y+%d", sh.rows, sh.n, sh.cf, mode, m[0], m[1])
 			got := runEmulator(t, exe, mode, x, sh.rows, sh.n, sh.cf, m[0], m[1], 2)
-			t.Run(name, func(t *testing.T) { checkMeansFP32(t, got, src, sh.rows, sh.n, sh.cf) })
+			t.Run(name, func(t *testing.T) {
+				checkMeansFP32(t, got, src, sh.rows, sh.n, sh.cf)
+				checkAgreeCPU(t, got, cpu, src, sh.rows, sh.n, sh.cf)
+			})
 		}
 		if si%3 == 0 {
 			x := toStorage[T](gen(rng, "normal", sh.rows*sh.n))

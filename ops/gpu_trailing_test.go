@@ -205,12 +205,28 @@ func checkAgreeCPU[T Storage](t *testing.T, gpu, cpu []T, src []float64, rows, n
 			same++
 			continue
 		}
-		ulp := roundTo[T](math.Abs(c[i])+tol[i]) - roundTo[T](math.Abs(c[i])-tol[i])
-		if !(math.Abs(g[i]-c[i]) <= 2*tol[i]+ulp) {
+		// Both round (nearly) the same mean: one unit of T apart at most,
+		// plus the float32 bound.
+		if !(math.Abs(g[i]-c[i]) <= 2*tol[i]+ulpOf[T](max(math.Abs(g[i]), math.Abs(c[i])))) {
 			t.Fatalf("[%d]: GPU %v, CPU %v: further apart than the float32 bound %.3g", i, g[i], c[i], tol[i])
 		}
 	}
 	t.Logf("%d of %d elements identical to the CPU's", same, len(g))
+}
+
+// ulpOf returns the spacing of T's values just above |v| (v rounded to T).
+func ulpOf[T Storage](v float64) float64 {
+	a := toStorage[T]([]float64{math.Abs(v)})
+	lo := fromStorage(a)[0]
+	switch p := any(&a[0]).(type) {
+	case *float32:
+		*p = math.Nextafter32(*p, float32(math.Inf(1)))
+	case *Float16:
+		*p++
+	case *BFloat16:
+		*p++
+	}
+	return fromStorage(a)[0] - lo
 }
 
 // checkIdentical fails t unless a and b hold the same values (NaN equal to

@@ -336,6 +336,7 @@ __device__ __forceinline__ double ctm_warp_sum(double v)
 // Shared memory of one block.
 template <class S> struct CtmShared {
     float warpRunF[CTM_WARPS];  // per-warp sums of the differences
+    float warpRunL[CTM_WARPS];  //   and their low parts (guarded chunks)
     float warpPreH[CTM_WARPS];  // per-warp compensated sums (s_in or the
     float warpPreL[CTM_WARPS];  //   chunk's exact sum), float32 pairs
     float prefixH, prefixL;     // look-back: the chunk's s_in as a pair
@@ -452,6 +453,14 @@ __device__ __forceinline__ float ctm_div(float s, float k, float invk)
     return fmaf(fmaf(-q, k, s), invk, q);
 }
 
+// ctm_div2 returns (sh + sl) / k likewise, sl (|sl| <= ulp(sh)) folded into
+// the residual.
+__device__ __forceinline__ float ctm_div2(float sh, float sl, float k, float invk)
+{
+    const float q = sh * invk;
+    return fmaf(fmaf(-q, k, sh) + sl, invk, q);
+}
+
 // ctm_chunk32 computes the means of one chunk in float32. The differences
 // x[t] - x[t-cf] and their running sums within the chunk (8 per thread,
 // then a warp-shuffle and a block scan) are plain float32. The chunk's
@@ -484,8 +493,11 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     // (ph, pl): direct mode, compensated sum of the lagged samples of
     // positions k < cf; look-back mode, compensated sum of the exact
     // differences (the chunk's contribution to later chunks' s_in).
-    float v[CTM_ITEMS];
-    float run = 0.0f, ph = 0.0f, pl = 0.0f;
+    // Guarded chunks (row starts, where the window sums grow from zero and
+    // the running sums are as large as the means' sums; short last chunks)
+    // carry the running sums compensated: vl[j] is the low part of v[j].
+    float v[CTM_ITEMS], vl[CTM_ITEMS];
+    float run = 0.0f, runL = 0.0f, ph = 0.0f, pl = 0.0f;
     if (ck.fast) {
 #pragma unroll
         for (int j = 0; j < CTM_ITEMS; j++) {
@@ -523,16 +535,17 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
             const float xs = inRow ? S::load(xr[t]) : 0.0f;
             const float ls = (needLag && tl >= 0) ? S::load(xr[tl]) : 0.0f;
             if (inRow) {
-                float de;
+                float de, e;
                 const float d = ctm_two_sum(xs, -ls, &de);
-                run += d;
+                run = ctm_two_sum(run, d, &e);
+                runL += e + de;
                 if (LOOKBACK) {
-                    float e;
                     ph = ctm_two_sum(ph, d, &e);
                     pl += e + de;
                 }
             }
             v[j] = run;
+            vl[j] = runL;
             if (!LOOKBACK && k < preLen) {
                 float e;
                 ph = ctm_two_sum(ph, ls, &e);
@@ -541,15 +554,28 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
         }
     }
 
-    // Block scan of the thread sums; compensated block sum of (ph, pl).
-    float inc = run;
+    // Block scan of the thread sums (float32 pairs in guarded chunks, the
+    // branch is block-uniform); compensated block sum of (ph, pl).
+    float inc = run, incL = runL;
+    if (ck.fast) {
 #pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const float u = __shfl_up_sync(CTM_FULL, inc, o);
-        if (lane >= o) inc += u;
+        for (int o = 1; o < 32; o <<= 1) {
+            const float u = __shfl_up_sync(CTM_FULL, inc, o);
+            if (lane >= o) inc += u;
+        }
+    } else {
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const float u = __shfl_up_sync(CTM_FULL, inc, o), ul = __shfl_up_sync(CTM_FULL, incL, o);
+            if (lane >= o) {
+                float e;
+                inc = ctm_two_sum(inc, u, &e);
+                incL += ul + e;
+            }
+        }
     }
-    float excl = __shfl_up_sync(CTM_FULL, inc, 1);
-    if (lane == 0) excl = 0.0f;
+    float excl = __shfl_up_sync(CTM_FULL, inc, 1), exclL = __shfl_up_sync(CTM_FULL, incL, 1);
+    if (lane == 0) excl = exclL = 0.0f;
     if (LOOKBACK || warp * 32 * CTM_ITEMS < preLen) {  // warp-uniform
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {
@@ -559,14 +585,25 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
             pl += ol + e;
         }
     }
-    if (lane == 31) sh.warpRunF[warp] = inc;
+    if (lane == 31) {
+        sh.warpRunF[warp] = inc;
+        sh.warpRunL[warp] = incL;
+    }
     if (lane == 0) {
         sh.warpPreH[warp] = ph;
         sh.warpPreL[warp] = pl;
     }
     __syncthreads();
-    float before = 0.0f;
-    for (int w = 0; w < warp; w++) before += sh.warpRunF[w];
+    float before = 0.0f, beforeL = 0.0f;
+    if (ck.fast) {
+        for (int w = 0; w < warp; w++) before += sh.warpRunF[w];
+    } else {
+        for (int w = 0; w < warp; w++) {
+            float e;
+            before = ctm_two_sum(before, sh.warpRunF[w], &e);
+            beforeL += sh.warpRunL[w] + e;
+        }
+    }
     float ch = 0.0f, cl = 0.0f;  // s_in as a float32 pair
     if (LOOKBACK) {
         // Warp 0: publish the chunk's sum of differences (float64), add the
@@ -608,25 +645,32 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
             cl += sh.warpPreL[w] + e;
         }
     }
-    // Window sum at position j: ch + ((before + excl + cl) + v[j]), so that
-    // the large carried-in part is added last, with one rounding.
-    const float base = (before + excl) + cl;
-
     float m[CTM_ITEMS];
     if (ck.fast) {
+        // Window sum at position j: ch + ((before + excl + cl) + v[j]), so
+        // that the large carried-in part is added last, with one rounding.
+        const float base = (before + excl) + cl;
         const float k = (float)cf;
 #pragma unroll
         for (int j = 0; j < CTM_ITEMS; j++) m[j] = ctm_div(ch + (base + v[j]), k, invf);
     } else {
+        // The same sum in float32 pairs, rounded once, divided with its low
+        // part in the residual.
+        float e;
+        const float bh = ctm_two_sum(before, excl, &e);
+        const float bl = (beforeL + exclL) + e + cl;
 #pragma unroll
         for (int j = 0; j < CTM_ITEMS; j++) {
             const ctm_i64 t = t0 + k0 + j;
-            const float sum = ch + (base + v[j]);
+            float e1, e2;
+            const float a = ctm_two_sum(bh, v[j], &e1);
+            const float sumH = ctm_two_sum(ch, a, &e2);
+            const float sumL = ((bl + vl[j]) + e1) + e2;
             if (t < cf) {
                 const float k = (float)(t + 1);
-                m[j] = ctm_div(sum, k, 1.0f / k);
+                m[j] = ctm_div2(sumH, sumL, k, 1.0f / k);
             } else {
-                m[j] = ctm_div(sum, (float)cf, invf);
+                m[j] = ctm_div2(sumH, sumL, (float)cf, invf);
             }
         }
     }
