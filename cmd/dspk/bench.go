@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"dspk/compute"
 	"dspk/detect"
 	"dspk/linalg"
 	"dspk/ops"
@@ -32,6 +33,7 @@ dspk bench -ops covariance,trailing -reps 10`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
 			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
+			device := fs.String("device", "auto", "device of the trailing-mean benchmark: auto, cpu or cuda:N (the other ops run on the CPU)")
 			return func(args []string) error {
 				if len(args) != 0 {
 					return usagef("bench takes no arguments")
@@ -39,7 +41,13 @@ dspk bench -ops covariance,trailing -reps 10`,
 				if *reps < 1 {
 					return usagef("-reps must be at least 1")
 				}
-				return bench(strings.Split(*which, ","), *reps)
+				dev, reason, err := compute.Open(*device)
+				if err != nil {
+					return err
+				}
+				defer dev.Close()
+				fmt.Fprintf(cmdErr, "device: %s (%s)\n", dev, reason)
+				return bench(strings.Split(*which, ","), *reps, dev)
 			}
 		},
 	})
@@ -58,9 +66,9 @@ func median(reps int, fn func()) time.Duration {
 	return d[reps/2]
 }
 
-func bench(which []string, reps int) error {
+func bench(which []string, reps int, dev *compute.Device) error {
 	w := cmdOut
-	fmt.Fprintf(w, "dspk %s bench, CPU (pure Go), %d repetitions, medians\n\n", version, reps)
+	fmt.Fprintf(w, "dspk %s bench, %d repetitions, medians\n\n", version, reps)
 	fmt.Fprintf(w, "%-34s %12s  %s\n", "op", "time", "throughput")
 	for _, op := range which {
 		var err error
@@ -74,7 +82,7 @@ func bench(which []string, reps int) error {
 				err = benchWindow(reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"))
 			}
 		case "trailing":
-			benchTrailing(reps)
+			err = benchTrailing(dev, reps)
 		default:
 			return usagef("unknown op %q", op)
 		}
@@ -191,29 +199,25 @@ func benchWindow(reps int, pre, det bool) error {
 	return nil
 }
 
-func benchTrailing(reps int) {
-	const rows, n, cf = 4096, 8192, 100
-	src := make([]float32, rows*n)
-	rng := rand.New(rand.NewPCG(1, 4))
-	for i := range src {
-		src[i] = float32(rng.NormFloat64())
+// benchTrailing measures the causal trailing mean on dev against a copy
+// of the same bytes on the same device.
+func benchTrailing(dev *compute.Device, reps int) error {
+	for _, c := range []struct {
+		rows, n int
+		typ     string
+	}{{4096, 8192, "float32"}, {4096, 8192, "bfloat16"}, {16, 1000000, "float32"}, {16, 1000000, "bfloat16"}} {
+		const cf = 100
+		bw, copyBW, err := ops.BenchTrailingMean(dev, c.rows, c.n, cf, c.typ, reps)
+		if err != nil {
+			return err
+		}
+		bytes := float64(c.rows*c.n) * 2 * 2
+		if c.typ == "float32" {
+			bytes *= 2
+		}
+		d := time.Duration(bytes / (bw * 1e9) * float64(time.Second))
+		row(fmt.Sprintf("trailing mean [%d, %d] %s", c.rows, c.n, c.typ), d,
+			fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s) on %s", bw, 100*bw/copyBW, copyBW, dev.Spec()))
 	}
-	dst := make([]float32, rows*n)
-	bytes := float64(2 * 4 * rows * n)
-	dc := median(reps, func() { copy(dst, src) })
-	copyBW := bytes / dc.Seconds() / 1e9
-	row("copy [4096, 8192] float32", dc, fmt.Sprintf("%.1f GB/s (read + write)", copyBW))
-	d := median(reps, func() { ops.CausalTrailingMean(dst, src, rows, n, cf) })
-	bw := bytes / d.Seconds() / 1e9
-	row("trailing mean [4096, 8192] f32, cf 100", d, fmt.Sprintf("%.1f GB/s, %.0f%% of copy", bw, 100*bw/copyBW))
-	bsrc := make([]ops.BFloat16, rows*n)
-	for i := range bsrc {
-		bsrc[i] = ops.BFloat16FromFloat32(src[i])
-	}
-	bdst := make([]ops.BFloat16, rows*n)
-	db := median(reps, func() { copy(bdst, bsrc) })
-	bcopy := bytes / 2 / db.Seconds() / 1e9
-	d = median(reps, func() { ops.CausalTrailingMean(bdst, bsrc, rows, n, cf) })
-	bw = bytes / 2 / d.Seconds() / 1e9
-	row("trailing mean [4096, 8192] bf16, cf 100", d, fmt.Sprintf("%.1f GB/s, %.0f%% of copy (%.1f GB/s)", bw, 100*bw/bcopy, bcopy))
+	return nil
 }
