@@ -45,7 +45,8 @@ type Stats struct {
 	Spikes int64
 }
 
-func (s *Stats) add(o Stats) {
+// Add adds the counts of o to s (to total the work of several windows).
+func (s *Stats) Add(o Stats) {
 	s.Columns += o.Columns
 	s.ConvFlops += o.ConvFlops
 	s.BlockBounds += o.BlockBounds
@@ -229,7 +230,7 @@ func (d *Detector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) S
 	d.wg.Wait()
 	var st Stats
 	for _, w := range d.ws[:nw] {
-		st.add(w.st)
+		st.Add(w.st)
 	}
 	if dst.Len() == 0 {
 		dst.NC, dst.P = d.nc, d.p

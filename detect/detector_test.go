@@ -538,8 +538,8 @@ func TestConvMatchesDirect(t *testing.T) {
 
 func TestStatsAdd(t *testing.T) {
 	var s Stats
-	s.add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	s.add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
+	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
 	if s != (Stats{2, 4, 6, 8, 10, 12, 14, 16, 18}) {
 		t.Errorf("%+v", s)
 	}

@@ -65,13 +65,7 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 	err = p.each(ctx, "detection", nil, w, func(win recording.Window, x []float32) error {
 		buf.Reset()
 		st := d.Detect(&buf, x, win.OwnStart, win.Owned())
-		total.Columns += st.Columns
-		total.ConvFlops += st.ConvFlops
-		total.BoundEvals += st.BoundEvals
-		total.Survivors += st.Survivors
-		total.ShapeEvals += st.ShapeEvals
-		total.Strong += st.Strong
-		total.Spikes += st.Spikes
+		total.Add(st)
 		return sink(win, &buf)
 	})
 	return total, err
