@@ -1,39 +1,17 @@
 package linalg
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"dspk/compute/cuda"
-)
-
-var (
-	gpuOnce sync.Once
-	gpuDev  *cuda.Device
-	gpuErr  error
+	"dspk/internal/gputest"
 )
 
 // gpuDevice returns the test GPU, skipping where there is none.
-func gpuDevice(t testing.TB) *cuda.Device {
-	t.Helper()
-	gpuOnce.Do(func() {
-		gpuDev, gpuErr = cuda.Open(0)
-		if gpuErr == nil {
-			gpuErr = cuda.LoadLibraries()
-		}
-	})
-	if errors.Is(gpuErr, cuda.ErrNotFound) {
-		t.Skipf("no CUDA GPU: %v", gpuErr)
-	}
-	if gpuErr != nil {
-		t.Fatalf("opening cuda:0: %v", gpuErr)
-	}
-	return gpuDev
-}
+func gpuDevice(t testing.TB) *cuda.Device { return gputest.Device(t).CUDA() }
 
 func gpuDo(t testing.TB, f func(c *cuda.Ctx) error) {
 	t.Helper()

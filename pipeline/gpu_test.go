@@ -2,13 +2,11 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"math"
 	"testing"
 
-	"dspk/compute"
-	"dspk/compute/cuda"
 	"dspk/detect"
+	"dspk/internal/gputest"
 	"dspk/recording"
 )
 
@@ -16,14 +14,7 @@ import (
 // and on the CPU: the whitening statistic agrees to 1e-5 relative and the
 // detections agree except for ties flipped by last-bit differences.
 func TestGPUPipelineMatchesCPU(t *testing.T) {
-	dev, _, err := compute.Open("cuda:0")
-	if errors.Is(err, cuda.ErrNotFound) {
-		t.Skipf("no CUDA GPU: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
+	dev := gputest.Device(t)
 	rec := simRecording(t, 4.2, 8)
 	ctx := context.Background()
 	type result struct {

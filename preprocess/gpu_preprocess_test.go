@@ -8,33 +8,17 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync"
 	"testing"
 
 	"dspk/compute"
 	"dspk/compute/cuda"
+	"dspk/internal/gputest"
 	"dspk/linalg"
 	"dspk/recording"
 )
 
-var (
-	gpuOnce sync.Once
-	gpuDev  *compute.Device
-	gpuErr  error
-)
-
 // testGPU returns the test GPU, skipping the test where there is none.
-func testGPU(t testing.TB) *compute.Device {
-	t.Helper()
-	gpuOnce.Do(func() { gpuDev, _, gpuErr = compute.Open("cuda:0") })
-	if errors.Is(gpuErr, cuda.ErrNotFound) {
-		t.Skipf("no CUDA GPU: %v", gpuErr)
-	}
-	if gpuErr != nil {
-		t.Fatalf("opening cuda:0: %v", gpuErr)
-	}
-	return gpuDev
-}
+func testGPU(t testing.TB) *compute.Device { return gputest.Device(t) }
 
 // gpuTol bounds both the relative error ‖Δ‖/‖ref‖ of a window and its
 // largest absolute error relative to the reference's RMS.
