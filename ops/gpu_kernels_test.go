@@ -21,8 +21,17 @@ func TestTrailingMeanCUDASource(t *testing.T) {
 	if got := define("CTM_THREADS"); got != TrailingMeanThreads {
 		t.Errorf("CTM_THREADS = %d, TrailingMeanThreads = %d", got, TrailingMeanThreads)
 	}
-	if got := define("CTM_THREADS") * define("CTM_ITEMS"); got != TrailingMeanChunk {
+	if got := define("CTM_CHUNK"); got != TrailingMeanChunk {
 		t.Errorf("CTM_CHUNK = %d, TrailingMeanChunk = %d", got, TrailingMeanChunk)
+	}
+	if got := define("CTM_THREADS") * define("CTM_ITEMS"); got != TrailingMeanChunk {
+		t.Errorf("CTM_THREADS·CTM_ITEMS = %d, TrailingMeanChunk = %d", got, TrailingMeanChunk)
+	}
+	if got := define("CTM_ITEMS_F32"); got != trailingMeanItems32 {
+		t.Errorf("CTM_ITEMS_F32 = %d, trailingMeanItems32 = %d", got, trailingMeanItems32)
+	}
+	if got := define("CTM_ITEMS_16"); got != trailingMeanItems16 {
+		t.Errorf("CTM_ITEMS_16 = %d, trailingMeanItems16 = %d", got, trailingMeanItems16)
 	}
 	if got := define("CTM_GROUP_F32"); got != trailingMeanGroup32 {
 		t.Errorf("CTM_GROUP_F32 = %d, trailingMeanGroup32 = %d", got, trailingMeanGroup32)
@@ -39,7 +48,16 @@ func TestTrailingMeanCUDASource(t *testing.T) {
 	}
 	names = append(names, "ctm_eager_cumsum", "ctm_eager_pad", "ctm_eager_sub", "ctm_eager_count", "ctm_eager_div")
 	for _, name := range names {
-		if !regexp.MustCompile(`__global__ void __launch_bounds__\(CTM_THREADS(, CTM_MIN_BLOCKS)?\)\n` + name + `\(`).MatchString(TrailingMeanCUDA) {
+		bounds := `CTM_THREADS`
+		if strings.HasPrefix(name, "ctm_direct_") || strings.HasPrefix(name, "ctm_lookback_") {
+			// The fused kernels: blocks of TrailingMeanChunk/items threads.
+			sz := "16"
+			if strings.HasSuffix(name, "_f32") {
+				sz = "F32"
+			}
+			bounds = `CTM_THREADS_` + sz + `, CTM_MINB_` + sz
+		}
+		if !regexp.MustCompile(`__global__ void __launch_bounds__\(` + bounds + `\)\n` + name + `\(`).MatchString(TrailingMeanCUDA) {
 			t.Errorf("entry point %s not found in the CUDA source", name)
 		}
 	}

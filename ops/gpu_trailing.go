@@ -11,7 +11,8 @@ import (
 // GPUTrailingMean is CausalTrailingMean on a CUDA device: an operation bound
 // to a shape [rows, n], a window cf and the storage type T, built once by
 // NewGPUTrailingMean and applied to arrays in device memory. It computes
-// the same means in one kernel launch, each block of 256 threads owning one
+// the same means in one kernel launch, each block (256 threads of 8 samples
+// for float32, 128 threads of 16 samples for the 16-bit types) owning one
 // or two chunks of 2048 samples of a row, so long rows use the whole GPU.
 // Windows up to TrailingMeanDirectMax take each chunk's carried-in sum from
 // the samples its block loads anyway; longer windows chain the chunks of a
@@ -52,6 +53,10 @@ type gpuTrailingOptions struct {
 	// kernel instead of the default (CTM_GROUP_F32 or CTM_GROUP_16); the
 	// look-back kernel always takes one.
 	group int
+	// items, when > 0, is the number of samples per thread of the fused
+	// kernels (8 or 16; the block has TrailingMeanChunk/items threads)
+	// instead of the default (CTM_ITEMS_F32 or CTM_ITEMS_16).
+	items int
 }
 
 // Chunks per block of the fused kernels by default (CTM_GROUP_F32 and
@@ -61,7 +66,27 @@ const (
 	trailingMeanGroup16 = 2
 )
 
-// group returns the chunks per block of the fused kernel for T.
+// Samples per thread of the fused kernels by default (CTM_ITEMS_F32 and
+// CTM_ITEMS_16 in the CUDA source).
+const (
+	trailingMeanItems32 = 8
+	trailingMeanItems16 = 16
+)
+
+// itemsFor returns the samples per thread of the fused kernel for
+// elements of elem bytes.
+func (o gpuTrailingOptions) itemsFor(elem int) int {
+	switch {
+	case o.items > 0:
+		return o.items
+	case elem == 4:
+		return trailingMeanItems32
+	}
+	return trailingMeanItems16
+}
+
+// groupFor returns the chunks per block of the fused kernel for elements
+// of elem bytes.
 func (o gpuTrailingOptions) groupFor(elem int) int {
 	switch {
 	case o.group > 0:
@@ -114,6 +139,14 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 	if opt.group > 0 {
 		opts = append(opts, fmt.Sprintf("-DCTM_GROUP_F32=%d", group), fmt.Sprintf("-DCTM_GROUP_16=%d", group))
 	}
+	items := opt.itemsFor(elemSize[T]())
+	if items != 8 && items != 16 {
+		panic(fmt.Sprintf("ops: NewGPUTrailingMean: %d samples per thread, want 8 or 16", items))
+	}
+	if opt.items > 0 {
+		opts = append(opts, fmt.Sprintf("-DCTM_ITEMS_F32=%d", items), fmt.Sprintf("-DCTM_ITEMS_16=%d", items))
+	}
+	threads := TrailingMeanChunk / items
 	mod, err := c.Compile("ops/kernels/trailing_mean.cu", TrailingMeanCUDA, opts...)
 	if err != nil {
 		return nil, err
@@ -141,14 +174,14 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 			g.Free(c)
 			return nil, err
 		}
-		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
+		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(threads), 0,
 			null, null, int64(n), int64(cf), float32(1/float64(cf)), int64(chunks), int64(total), g.state, uint32(0))
 	} else {
 		f, err := mod.Function("ctm_direct_" + sfx)
 		if err != nil {
 			return nil, err
 		}
-		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(TrailingMeanThreads), 0,
+		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(threads), 0,
 			null, null, int64(n), int64(cf), float32(1/float64(cf)), int64(chunks), int64(total))
 	}
 	return g, nil

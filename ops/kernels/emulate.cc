@@ -12,7 +12,8 @@
 //
 //     g++ -std=c++20 -O1 -o emulate emulate.cc
 //
-// (-DCTM_GROUP_F32=G and -DCTM_GROUP_16=G select other chunk groupings.)
+// (-DCTM_GROUP_F32=G and -DCTM_GROUP_16=G select other chunk groupings,
+// -DCTM_ITEMS_F32=N and -DCTM_ITEMS_16=N other samples per thread.)
 
 #include "emulate.h"
 
@@ -87,7 +88,7 @@ int main(int argc, char** argv)
                     if (type == "f16") ctm_lookback_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
                     if (type == "bf16") ctm_lookback_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
                 }
-            });
+            }, type == "f32" ? CTM_THREADS_F32 : CTM_THREADS_16);
             if (((unsigned*)st)[0] != 0) {
                 std::fprintf(stderr, "emulate: ticket counter %u after the launch, want 0\n", ((unsigned*)st)[0]);
                 return 1;

@@ -33,7 +33,7 @@ struct ctm_dim3 {
 inline thread_local ctm_dim3 threadIdx, blockIdx;
 inline ctm_dim3 gridDim, blockDim;
 
-// Emulated block: 256 threads, 8 warps, as fibers.
+// Emulated blocks: up to 256 threads (8 warps), as fibers; 256 by default.
 inline constexpr int kThreads = 256;
 
 // EmuBarrier is a barrier of count fibers: arriving fibers yield to the
@@ -223,13 +223,13 @@ inline unsigned ctm_pack_bf16(float lo, float hi) { return emuF2BF(lo) | (unsign
 
 inline unsigned ctm_pack_f16(float lo, float hi) { return emuF2H(lo) | (unsigned)emuF2H(hi) << 16; }
 
-// emuLaunch runs body on a grid of blocks of kThreads threads, one block at
-// a time in block order (x fastest), the threads of a block as fibers
-// scheduled round-robin.
-inline void emuLaunch(ctm_dim3 grid, const std::function<void()>& body)
+// emuLaunch runs body on a grid of blocks of threads threads (a multiple of
+// 32, at most kThreads), one block at a time in block order (x fastest),
+// the threads of a block as fibers scheduled round-robin.
+inline void emuLaunch(ctm_dim3 grid, const std::function<void()>& body, int threads = kThreads)
 {
     gridDim = grid;
-    blockDim = ctm_dim3{(unsigned)kThreads, 1, 1};
+    blockDim = ctm_dim3{(unsigned)threads, 1, 1};
     constexpr size_t stackBytes = 256 << 10;
     struct Fiber {
         ucontext_t ctx;
@@ -239,17 +239,17 @@ inline void emuLaunch(ctm_dim3 grid, const std::function<void()>& body)
     };
     static thread_local const std::function<void()>* emuBody;
     static thread_local Fiber* emuCur;
-    std::vector<Fiber> fibers(kThreads);
-    for (int t = 0; t < kThreads; t++) fibers[t].stack.reset(new char[stackBytes]);
+    std::vector<Fiber> fibers(threads);
+    for (int t = 0; t < threads; t++) fibers[t].stack.reset(new char[stackBytes]);
     emuBody = &body;
     for (unsigned by = 0; by < grid.y; by++) {
         for (unsigned bx = 0; bx < grid.x; bx++) {
-            EmuBarrier blockBar(kThreads);
-            std::vector<EmuWarp> warps(kThreads / 32);
+            EmuBarrier blockBar(threads);
+            std::vector<EmuWarp> warps(threads / 32);
             emuBlockBarrier = &blockBar;
             emuWarps = warps.data();
             blockIdx = ctm_dim3{bx, by, 0};
-            for (int t = 0; t < kThreads; t++) {
+            for (int t = 0; t < threads; t++) {
                 Fiber& f = fibers[t];
                 f.done = false;
                 f.tid = t;
@@ -262,9 +262,9 @@ inline void emuLaunch(ctm_dim3 grid, const std::function<void()>& body)
                     emuCur->done = true;
                 }, 0);
             }
-            for (int live = kThreads; live > 0;) {
+            for (int live = threads; live > 0;) {
                 live = 0;
-                for (int t = 0; t < kThreads; t++) {
+                for (int t = 0; t < threads; t++) {
                     Fiber& f = fibers[t];
                     if (f.done) continue;
                     emuCur = &f;

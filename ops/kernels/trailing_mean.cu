@@ -99,16 +99,37 @@
 
 #define CTM_THREADS 256
 #define CTM_ITEMS 8
-#define CTM_CHUNK (CTM_THREADS * CTM_ITEMS)
+#define CTM_CHUNK 2048
 #define CTM_WARPS (CTM_THREADS / 32)
 #define CTM_FULL 0xffffffffu
 
-// Minimum resident blocks per multiprocessor asked of the compiler for the
-// fused kernels: a register budget (5 blocks of 256 threads: 48 registers,
-// which these kernels fit without spilling); 1 leaves it to the compiler.
+// Samples per thread of the fused kernels (CTM_ITEMS_F32 for float32,
+// CTM_ITEMS_16 for the 16-bit types): 8 or 16. A chunk is always CTM_CHUNK
+// samples, so a fused block has CTM_CHUNK / items threads (256 or 128).
+// More samples per thread spread the per-chunk work (index arithmetic, the
+// scans, the barrier) over more samples and put more bytes in flight per
+// thread.
+#ifndef CTM_ITEMS_F32
+#define CTM_ITEMS_F32 8
+#endif
+#ifndef CTM_ITEMS_16
+#define CTM_ITEMS_16 16
+#endif
+#define CTM_THREADS_F32 (CTM_CHUNK / CTM_ITEMS_F32)
+#define CTM_THREADS_16 (CTM_CHUNK / CTM_ITEMS_16)
+static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 || CTM_ITEMS_16 == 16),
+              "trailing_mean.cu: CTM_ITEMS_F32 and CTM_ITEMS_16 must be 8 or 16");
+
+// Minimum resident threads per multiprocessor asked of the compiler for the
+// fused kernels, in units of 256 threads: a register budget (5: 48
+// registers per thread, which the 8-sample kernels fit without spilling);
+// 1 leaves it to the compiler. CTM_MINB_F32 and CTM_MINB_16 are the same
+// budget in blocks.
 #ifndef CTM_MIN_BLOCKS
 #define CTM_MIN_BLOCKS 5
 #endif
+#define CTM_MINB_F32 (CTM_MIN_BLOCKS * CTM_THREADS / CTM_THREADS_F32)
+#define CTM_MINB_16 (CTM_MIN_BLOCKS * CTM_THREADS / CTM_THREADS_16)
 
 // Chunks per block of the direct kernels (CTM_GROUP_F32 for float32,
 // CTM_GROUP_16 for the 16-bit types): a block loads the samples of all its
@@ -203,110 +224,110 @@ struct CtmBF16 {
     static __device__ __forceinline__ unsigned pack(float lo, float hi) { return ctm_pack_bf16(lo, hi); }
 };
 
-// CtmRound<S>::run rounds the 8 float32 means m to the storage type (nearest
-// even) and packs them into WORDS 32-bit words as they lie in memory
-// (element 2i of a 16-bit type in bits 0-15 of word i).
+// CtmRound<S>::run<N> rounds the N float32 means m to the storage type
+// (nearest even) and packs them into N*WORDS8/8 32-bit words as they lie in
+// memory (element 2i of a 16-bit type in bits 0-15 of word i).
 template <class S> struct CtmRound;
 
 template <> struct CtmRound<CtmF32> {
-    enum { WORDS = 8 };
-    static __device__ __forceinline__ void run(unsigned* w, const float* m)
+    enum { WORDS8 = 8 };
+    template <int N> static __device__ __forceinline__ void run(unsigned* w, const float* m)
     {
 #pragma unroll
-        for (int j = 0; j < 8; j++) w[j] = __float_as_uint(m[j]);
+        for (int j = 0; j < N; j++) w[j] = __float_as_uint(m[j]);
     }
 };
 
 template <class S> struct CtmRound16 {
-    enum { WORDS = 4 };
-    static __device__ __forceinline__ void run(unsigned* w, const float* m)
+    enum { WORDS8 = 4 };
+    template <int N> static __device__ __forceinline__ void run(unsigned* w, const float* m)
     {
 #pragma unroll
-        for (int i = 0; i < 4; i++) w[i] = S::pack(m[2 * i], m[2 * i + 1]);
+        for (int i = 0; i < N / 2; i++) w[i] = S::pack(m[2 * i], m[2 * i + 1]);
     }
 };
 template <> struct CtmRound<CtmF16> : CtmRound16<CtmF16> {};
 template <> struct CtmRound<CtmBF16> : CtmRound16<CtmBF16> {};
 
 // ---------------------------------------------------------------------------
-// Loading 8 consecutive elements p[0..7] with 16-byte vector loads, as the
-// 32-bit words they occupy (CtmWords<S>::N of them: 8 for float32, 4 for the
-// 16-bit types, element 2i in bits 0-15 of word i). M (0 <= M < VEC) is p's
+// Loading N (8 or 16) consecutive elements p[0..N-1] with 16-byte vector
+// loads, as the 32-bit words they occupy (N for float32, N/2 for the 16-bit
+// types, element 2i in bits 0-15 of word i). M (0 <= M < VEC) is p's
 // misalignment in elements: q = p - M is 16-byte aligned, and the aligned
-// vectors covering p[0..7] are loaded (each holds at least one of the 8, so
-// none reaches past the memory the 8 live in).
+// vectors covering p[0..N-1] are loaded (each holds at least one of the N,
+// so none reaches past the memory the N live in).
 
-template <int M>
-__device__ __forceinline__ void ctm_ld8_f32(const float* __restrict__ q, unsigned* o)
+template <int M, int N>
+__device__ __forceinline__ void ctm_ldn_f32(const float* __restrict__ q, unsigned* o)
 {
+    enum { NV = N / 4 + (M != 0) };
     const ctm_v4* v = (const ctm_v4*)q;
-    const ctm_v4 a = v[0], b = v[1];
-    if (M == 0) {
-        o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = a.w;
-        o[4] = b.x, o[5] = b.y, o[6] = b.z, o[7] = b.w;
-    } else {
-        const ctm_v4 c = v[2];
-        const unsigned w[12] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w, c.x, c.y, c.z, c.w};
+    unsigned w[4 * NV];
 #pragma unroll
-        for (int j = 0; j < 8; j++) o[j] = w[M + j];
+    for (int i = 0; i < NV; i++) {
+        const ctm_v4 a = v[i];
+        w[4 * i] = a.x, w[4 * i + 1] = a.y, w[4 * i + 2] = a.z, w[4 * i + 3] = a.w;
     }
+#pragma unroll
+    for (int j = 0; j < N; j++) o[j] = w[M + j];
 }
 
-template <int M>
-__device__ __forceinline__ void ctm_ld8_u16(const ctm_u16* __restrict__ q, unsigned* o)
+template <int M, int N>
+__device__ __forceinline__ void ctm_ldn_u16(const ctm_u16* __restrict__ q, unsigned* o)
 {
+    enum { NV = N / 8 + (M != 0) };
     const ctm_v4* v = (const ctm_v4*)q;
-    const ctm_v4 a = v[0];
-    if (M == 0) {
-        o[0] = a.x, o[1] = a.y, o[2] = a.z, o[3] = a.w;
-    } else {
-        const ctm_v4 b = v[1];
-        const unsigned w[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+    unsigned w[4 * NV];
 #pragma unroll
-        for (int i = 0; i < 4; i++) {
-            if (M % 2 == 0) {
-                o[i] = w[M / 2 + i];
-            } else {
-                o[i] = __byte_perm(w[M / 2 + i], w[M / 2 + i + 1], 0x5432);
-            }
+    for (int i = 0; i < NV; i++) {
+        const ctm_v4 a = v[i];
+        w[4 * i] = a.x, w[4 * i + 1] = a.y, w[4 * i + 2] = a.z, w[4 * i + 3] = a.w;
+    }
+#pragma unroll
+    for (int i = 0; i < N / 2; i++) {
+        if (M % 2 == 0) {
+            o[i] = w[M / 2 + i];
+        } else {
+            o[i] = __byte_perm(w[M / 2 + i], w[M / 2 + i + 1], 0x5432);
         }
     }
 }
 
+// CtmWords<S>: WORDS8 words hold 8 elements; load<N> loads p[0..N-1]
+// (N*WORDS8/8 words); get returns element j of the loaded words as a float.
 template <class S> struct CtmWords;
 
 template <> struct CtmWords<CtmF32> {
-    enum { N = 8 };
-    static __device__ __forceinline__ void load(const float* __restrict__ p, unsigned* o)
+    enum { WORDS8 = 8 };
+    template <int N> static __device__ __forceinline__ void load(const float* __restrict__ p, unsigned* o)
     {
         const int m = (int)(((ctm_u64)p >> 2) & 3u);
         const float* q = p - m;
         switch (m) {
-        case 0: ctm_ld8_f32<0>(q, o); break;
-        case 1: ctm_ld8_f32<1>(q, o); break;
-        case 2: ctm_ld8_f32<2>(q, o); break;
-        default: ctm_ld8_f32<3>(q, o); break;
+        case 0: ctm_ldn_f32<0, N>(q, o); break;
+        case 1: ctm_ldn_f32<1, N>(q, o); break;
+        case 2: ctm_ldn_f32<2, N>(q, o); break;
+        default: ctm_ldn_f32<3, N>(q, o); break;
         }
     }
-    // Element j of the 8 as a float.
     static __device__ __forceinline__ float get(const unsigned* w, int j) { return __uint_as_float(w[j]); }
 };
 
 template <class S> struct CtmWords16 {
-    enum { N = 4 };
-    static __device__ __forceinline__ void load(const ctm_u16* __restrict__ p, unsigned* o)
+    enum { WORDS8 = 4 };
+    template <int N> static __device__ __forceinline__ void load(const ctm_u16* __restrict__ p, unsigned* o)
     {
         const int m = (int)(((ctm_u64)p >> 1) & 7u);
         const ctm_u16* q = p - m;
         switch (m) {
-        case 0: ctm_ld8_u16<0>(q, o); break;
-        case 1: ctm_ld8_u16<1>(q, o); break;
-        case 2: ctm_ld8_u16<2>(q, o); break;
-        case 3: ctm_ld8_u16<3>(q, o); break;
-        case 4: ctm_ld8_u16<4>(q, o); break;
-        case 5: ctm_ld8_u16<5>(q, o); break;
-        case 6: ctm_ld8_u16<6>(q, o); break;
-        default: ctm_ld8_u16<7>(q, o); break;
+        case 0: ctm_ldn_u16<0, N>(q, o); break;
+        case 1: ctm_ldn_u16<1, N>(q, o); break;
+        case 2: ctm_ldn_u16<2, N>(q, o); break;
+        case 3: ctm_ldn_u16<3, N>(q, o); break;
+        case 4: ctm_ldn_u16<4, N>(q, o); break;
+        case 5: ctm_ldn_u16<5, N>(q, o); break;
+        case 6: ctm_ldn_u16<6, N>(q, o); break;
+        default: ctm_ldn_u16<7, N>(q, o); break;
         }
     }
     static __device__ __forceinline__ float get(const unsigned* w, int j)
@@ -322,6 +343,14 @@ template <> struct CtmWords<CtmBF16> : CtmWords16<CtmBF16> {
     {
         return __uint_as_float(j % 2 ? w[j / 2] & 0xffff0000u : w[j / 2] << 16);
     }
+};
+
+// CtmItems<S>: samples per thread of the fused kernels for S.
+template <class S> struct CtmItems {
+    enum { N = CTM_ITEMS_16 };
+};
+template <> struct CtmItems<CtmF32> {
+    enum { N = CTM_ITEMS_F32 };
 };
 
 // ---------------------------------------------------------------------------
@@ -343,6 +372,7 @@ template <class S> struct CtmShared {
     float warpRunL[CTM_WARPS];  //   and their low parts (guarded chunks)
     float warpPreH[CTM_WARPS];  // per-warp compensated sums (s_in or the
     float warpPreL[CTM_WARPS];  //   chunk's exact sum), float32 pairs
+                                // (CTM_WARPS: the most warps of a block)
     float prefixH, prefixL;     // look-back: the chunk's s_in as a pair
     ctm_i64 blk;                // look-back: the block's ticket
     // Outputs as they lie in memory, when not stored as vectors.
@@ -406,9 +436,11 @@ struct CtmChunk {
 __device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
 {
     CtmChunk k;
+    // blk < rows*chunks < 2^31 (checked by the host): 32-bit division.
+    const unsigned r = (unsigned)blk / (unsigned)chunks;
     k.blk = blk;
-    k.r = blk / chunks;
-    k.c = blk - k.r * chunks;
+    k.r = r;
+    k.c = (unsigned)blk - r * (unsigned)chunks;
     k.t0 = k.c * CTM_CHUNK;
     k.len = (int)(n - k.t0 < CTM_CHUNK ? n - k.t0 : CTM_CHUNK);
     k.fast = k.len == CTM_CHUNK && k.t0 >= cf;
@@ -416,27 +448,29 @@ __device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf
 }
 
 // ctm_store writes this thread's rounded outputs ow (words as they lie in
-// memory) to its 8 positions of the chunk at yc: 16-byte vector stores for
-// a full chunk that is 16-byte aligned, otherwise staged through shared
+// memory) to its ITEMS positions of the chunk at yc: 16-byte vector stores
+// for a full chunk that is 16-byte aligned, otherwise staged through shared
 // memory and stored coalesced, len elements.
-template <class S>
+template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_store(CtmShared<S>& sh, typename S::T* __restrict__ yc, bool fast, int len,
                                           const unsigned* ow)
 {
     typedef typename S::T T;
-    enum { WORDS = CtmRound<S>::WORDS };
-    const int tid = threadIdx.x, k0 = tid * CTM_ITEMS;
-    if (fast && (((ctm_u64)(yc + k0)) & 15u) == 0u) {  // block-uniform
-        ctm_v4* pv = (ctm_v4*)(yc + k0);
-        pv[0] = ctm_v4{ow[0], ow[1], ow[2], ow[3]};
-        if (WORDS == 8) pv[1] = ctm_v4{ow[WORDS - 4], ow[WORDS - 3], ow[WORDS - 2], ow[WORDS - 1]};
+    constexpr int VECS = ITEMS * (int)CtmRound<S>::WORDS8 / 32, THREADS = CTM_CHUNK / ITEMS;
+    const int tid = threadIdx.x, k0 = tid * ITEMS;
+    ctm_v4* dst;
+    const bool direct = fast && (((ctm_u64)(yc + k0)) & 15u) == 0u;  // block-uniform
+    if (direct) {
+        dst = (ctm_v4*)(yc + k0);
     } else {
-        ctm_v4* sv = (ctm_v4*)sh.stage + tid * (WORDS / 4);
-        sv[0] = ctm_v4{ow[0], ow[1], ow[2], ow[3]};
-        if (WORDS == 8) sv[1] = ctm_v4{ow[WORDS - 4], ow[WORDS - 3], ow[WORDS - 2], ow[WORDS - 1]};
+        dst = (ctm_v4*)sh.stage + tid * VECS;
+    }
+#pragma unroll
+    for (int i = 0; i < VECS; i++) dst[i] = ctm_v4{ow[4 * i], ow[4 * i + 1], ow[4 * i + 2], ow[4 * i + 3]};
+    if (!direct) {
         __syncthreads();
         const T* stage = (const T*)sh.stage;
-        for (int k = tid; k < len; k += CTM_THREADS) yc[k] = stage[k];
+        for (int k = tid; k < len; k += THREADS) yc[k] = stage[k];
     }
 }
 
@@ -479,17 +513,18 @@ __device__ __forceinline__ float ctm_div2(float sh, float sl, float k, float inv
 // chunk, this thread's samples and lagged samples as loaded by
 // CtmWords<S>::load; other chunks load with bound checks here. All threads
 // of the block call it with the same chunk.
-template <class S, bool LOOKBACK>
+template <class S, bool LOOKBACK, int ITEMS>
 __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                             const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
                                             float invf, const CtmChunk& ck, const unsigned* xw,
                                             const unsigned* lw, const CtmState& st, unsigned epoch)
 {
     typedef typename S::T T;
+    enum { WARPS = CTM_CHUNK / ITEMS / 32 };
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     const ctm_i64 t0 = ck.t0;
     const int len = ck.len;
-    const int k0 = tid * CTM_ITEMS;
+    const int k0 = tid * ITEMS;
     // Positions k < preLen carry s_in in direct mode (cf <= CTM_CHUNK).
     const int preLen = LOOKBACK ? 0 : (int)cf;
 
@@ -500,11 +535,11 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     // Guarded chunks (row starts, where the window sums grow from zero and
     // the running sums are as large as the means' sums; short last chunks)
     // carry the running sums compensated: vl[j] is the low part of v[j].
-    float v[CTM_ITEMS], vl[CTM_ITEMS];
+    float v[ITEMS], vl[ITEMS];
     float run = 0.0f, runL = 0.0f, ph = 0.0f, pl = 0.0f;
     if (ck.fast) {
 #pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) {
+        for (int j = 0; j < ITEMS; j++) {
             const float xs = CtmWords<S>::get(xw, j), ls = CtmWords<S>::get(lw, j);
             float de;
             const float d = ctm_two_sum(xs, -ls, &de);
@@ -518,7 +553,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
         }
         if (!LOOKBACK && k0 < preLen) {
 #pragma unroll
-            for (int j = 0; j < CTM_ITEMS; j++) {
+            for (int j = 0; j < ITEMS; j++) {
                 if (k0 + j < preLen) {
                     float e;
                     ph = ctm_two_sum(ph, CtmWords<S>::get(lw, j), &e);
@@ -529,7 +564,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     } else {
         const T* xr = x + ck.r * n;
 #pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) {
+        for (int j = 0; j < ITEMS; j++) {
             const int k = k0 + j;
             const ctm_i64 t = t0 + k, tl = t - cf;
             // Lagged samples are needed for k < len and, in direct mode, for
@@ -580,7 +615,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     }
     float excl = __shfl_up_sync(CTM_FULL, inc, 1), exclL = __shfl_up_sync(CTM_FULL, incL, 1);
     if (lane == 0) excl = exclL = 0.0f;
-    if (LOOKBACK || warp * 32 * CTM_ITEMS < preLen) {  // warp-uniform
+    if (LOOKBACK || warp * 32 * ITEMS < preLen) {  // warp-uniform
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {
             const float oh = __shfl_xor_sync(CTM_FULL, ph, o), ol = __shfl_xor_sync(CTM_FULL, pl, o);
@@ -615,7 +650,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
         if (warp == 0) {
             float th = 0.0f, tl = 0.0f;
 #pragma unroll
-            for (int w = 0; w < CTM_WARPS; w++) {
+            for (int w = 0; w < WARPS; w++) {
                 float e;
                 th = ctm_two_sum(th, sh.warpPreH[w], &e);
                 tl += sh.warpPreL[w] + e;
@@ -642,21 +677,21 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
         ch = sh.prefixH;
         cl = sh.prefixL;
     } else {
-        const int preWarps = (preLen + 32 * CTM_ITEMS - 1) / (32 * CTM_ITEMS);
+        const int preWarps = (preLen + 32 * ITEMS - 1) / (32 * ITEMS);
         for (int w = 0; w < preWarps; w++) {
             float e;
             ch = ctm_two_sum(ch, sh.warpPreH[w], &e);
             cl += sh.warpPreL[w] + e;
         }
     }
-    float m[CTM_ITEMS];
+    float m[ITEMS];
     if (ck.fast) {
         // Window sum at position j: ch + ((before + excl + cl) + v[j]), so
         // that the large carried-in part is added last, with one rounding.
         const float base = (before + excl) + cl;
         const float k = (float)cf;
 #pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) m[j] = ctm_div(ch + (base + v[j]), k, invf);
+        for (int j = 0; j < ITEMS; j++) m[j] = ctm_div(ch + (base + v[j]), k, invf);
     } else {
         // The same sum in float32 pairs, rounded once, divided with its low
         // part in the residual.
@@ -664,7 +699,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
         const float bh = ctm_two_sum(before, excl, &e);
         const float bl = (beforeL + exclL) + e + cl;
 #pragma unroll
-        for (int j = 0; j < CTM_ITEMS; j++) {
+        for (int j = 0; j < ITEMS; j++) {
             const ctm_i64 t = t0 + k0 + j;
             float e1, e2;
             const float a = ctm_two_sum(bh, v[j], &e1);
@@ -678,10 +713,9 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
             }
         }
     }
-    enum { WORDS = CtmRound<S>::WORDS };
-    unsigned ow[WORDS];
-    CtmRound<S>::run(ow, m);
-    ctm_store<S>(sh, y + ck.r * n + t0, ck.fast, len, ow);
+    unsigned ow[ITEMS * (int)CtmRound<S>::WORDS8 / 8];
+    CtmRound<S>::template run<ITEMS>(ow, m);
+    ctm_store<S, ITEMS>(sh, y + ck.r * n + t0, ck.fast, len, ow);
 }
 
 // ctm_pass is the fused pass of one block. Direct mode: G consecutive
@@ -698,7 +732,7 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
 {
     __shared__ CtmShared<S> sh;
     const int tid = threadIdx.x;
-    enum { W = CtmWords<S>::N };
+    constexpr int ITEMS = CtmItems<S>::N, W = ITEMS * (int)CtmWords<S>::WORDS8 / 8;
     const CtmState st = ctm_state(state, total);  // unused in direct mode
     if (LOOKBACK) {
         if (tid == 0) {
@@ -710,11 +744,11 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
         const CtmChunk ck = ctm_chunk(sh.blk, n, cf, chunks);
         unsigned xw[W], lw[W];
         if (ck.fast) {
-            const typename S::T* p = x + ck.r * n + ck.t0 + tid * CTM_ITEMS;
-            CtmWords<S>::load(p, xw);
-            CtmWords<S>::load(p - cf, lw);
+            const typename S::T* p = x + ck.r * n + ck.t0 + tid * ITEMS;
+            CtmWords<S>::template load<ITEMS>(p, xw);
+            CtmWords<S>::template load<ITEMS>(p - cf, lw);
         }
-        ctm_chunk32<S, true>(sh, y, x, n, cf, invf, ck, xw, lw, st, epoch);
+        ctm_chunk32<S, true, ITEMS>(sh, y, x, n, cf, invf, ck, xw, lw, st, epoch);
         return;
     }
     const ctm_i64 b = blockIdx.x;
@@ -724,16 +758,16 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
     for (int g = 0; g < G; g++) {
         ck[g] = ctm_chunk(b * G + g, n, cf, chunks);
         if (ck[g].blk < total && ck[g].fast) {
-            const typename S::T* p = x + ck[g].r * n + ck[g].t0 + tid * CTM_ITEMS;
-            CtmWords<S>::load(p, xw[g]);
-            CtmWords<S>::load(p - cf, lw[g]);
+            const typename S::T* p = x + ck[g].r * n + ck[g].t0 + tid * ITEMS;
+            CtmWords<S>::template load<ITEMS>(p, xw[g]);
+            CtmWords<S>::template load<ITEMS>(p - cf, lw[g]);
         }
     }
 #pragma unroll
     for (int g = 0; g < G; g++) {
         if (ck[g].blk >= total) break;
         if (g > 0) __syncthreads();  // shared memory of the previous chunk is free
-        ctm_chunk32<S, false>(sh, y, x, n, cf, invf, ck[g], xw[g], lw[g], st, 0);
+        ctm_chunk32<S, false, ITEMS>(sh, y, x, n, cf, invf, ck[g], xw[g], lw[g], st, 0);
     }
 }
 
@@ -816,39 +850,39 @@ extern "C" {
 
 // --- fused pass -------------------------------------------------------------
 
-__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+__global__ void __launch_bounds__(CTM_THREADS_F32, CTM_MINB_F32)
 ctm_direct_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
 {
     ctm_pass<CtmF32, false, CTM_GROUP_F32>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
-__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+__global__ void __launch_bounds__(CTM_THREADS_16, CTM_MINB_16)
 ctm_direct_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
 {
     ctm_pass<CtmF16, false, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
-__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+__global__ void __launch_bounds__(CTM_THREADS_16, CTM_MINB_16)
 ctm_direct_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
 {
     ctm_pass<CtmBF16, false, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, 0, 0);
 }
 
-__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+__global__ void __launch_bounds__(CTM_THREADS_F32, CTM_MINB_F32)
 ctm_lookback_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks,
                  ctm_i64 total, unsigned char* state, unsigned epoch)
 {
     ctm_pass<CtmF32, true, CTM_GROUP_F32>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
 
-__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+__global__ void __launch_bounds__(CTM_THREADS_16, CTM_MINB_16)
 ctm_lookback_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks,
                  ctm_i64 total, unsigned char* state, unsigned epoch)
 {
     ctm_pass<CtmF16, true, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
 
-__global__ void __launch_bounds__(CTM_THREADS, CTM_MIN_BLOCKS)
+__global__ void __launch_bounds__(CTM_THREADS_16, CTM_MINB_16)
 ctm_lookback_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks,
                  ctm_i64 total, unsigned char* state, unsigned epoch)
 {
