@@ -33,6 +33,12 @@ func (bc gpuBenchCase) name() string {
 	if bc.opt.minBlocks > 0 {
 		s += fmt.Sprintf("/minblocks%d", bc.opt.minBlocks)
 	}
+	if bc.opt.items > 0 {
+		s += fmt.Sprintf("/items%d", bc.opt.items)
+	}
+	if bc.opt.persist > 0 {
+		s += fmt.Sprintf("/persist%d", bc.opt.persist)
+	}
 	return s
 }
 
@@ -61,22 +67,33 @@ var gpuBenchCases = []gpuBenchCase{
 	{16, 1_000_000, 1_000_000, "bf16", gpuTrailingOptions{}, false},
 	{4096, 8192, 100, "f32", gpuTrailingOptions{lookback: true}, false},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{lookback: true}, false},
-	{16, 1_000_000, 100, "f32", gpuTrailingOptions{lookback: true}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{lookback: true}, false},
 	{4096, 8191, 100, "f32", gpuTrailingOptions{}, false},
 	{4096, 8191, 100, "bf16", gpuTrailingOptions{}, false},
 	{4096, 8192, 2048, "bf16", gpuTrailingOptions{}, false},
-	// Chunks per block and register budgets (defaults: float32 1 chunk,
-	// 16-bit 2 chunks, 5 blocks per multiprocessor).
-	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 1}, false},
-	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 6}, false},
-	{4096, 8192, 100, "f32", gpuTrailingOptions{group: 2, minBlocks: 4}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 1, minBlocks: 6}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 1}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2, minBlocks: 4}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 4, minBlocks: 1}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{group: 1, minBlocks: 6}, false},
-	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 6}, false},
+	// Variants: samples per thread, chunks per block, register budgets,
+	// persistent direct kernels (defaults: float32 8 samples a thread, 1
+	// chunk a block, minBlocks 6; 16-bit 16 samples, 1 chunk, minBlocks 5
+	// (×256 threads per multiprocessor); not persistent).
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 5}, false},
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 7}, false},
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 4, items: 16}, false},
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 4, persist: 4}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 6}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 4}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 6, items: 8}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{items: 8}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 4, persist: 8}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 5}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 7}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 4, items: 16}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 4, persist: 4}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{group: 2}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 6}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 4}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 6, items: 8}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{items: 8}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 4, persist: 8}, false},
 }
 
 func BenchmarkGPUTrailingMean(b *testing.B) {

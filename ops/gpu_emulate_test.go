@@ -28,11 +28,13 @@ func TestTrailingMeanCUDAEmulated(t *testing.T) {
 	// The default build, one with three chunks per block (groups that
 	// straddle rows, a partial last group), and one with the other number
 	// of samples per thread for each type (16 for float32, 8 for the 16-bit
-	// types).
+	// types), and persistent direct kernels (3 blocks taking every third
+	// group).
 	for _, build := range []struct{ name, flags string }{
 		{"default", ""},
 		{"group3", "-DCTM_GROUP_F32=3 -DCTM_GROUP_16=3"},
 		{"items", "-DCTM_ITEMS_F32=16 -DCTM_ITEMS_16=8 -DCTM_GROUP_F32=2 -DCTM_GROUP_16=1"},
+		{"persist", "-DCTM_PERSIST=1 -DCTM_GROUP_F32=2"},
 	} {
 		exe := filepath.Join(dir, "emulate-"+build.name)
 		args := []string{"-std=c++20", "-O1", "-o", exe}

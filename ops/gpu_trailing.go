@@ -45,9 +45,9 @@ type gpuTrailingOptions struct {
 	// lookback forces the look-back kernel for windows the direct kernel
 	// could take.
 	lookback bool
-	// minBlocks, when > 0, asks the compiler to fit that many blocks of the
-	// fused kernel on a multiprocessor instead of the default
-	// (CTM_MIN_BLOCKS).
+	// minBlocks, when > 0, asks the compiler to fit minBlocks·256 threads
+	// of the fused kernel on a multiprocessor (its register budget)
+	// instead of the default (CTM_MIN_BLOCKS_F32 or CTM_MIN_BLOCKS_16).
 	minBlocks int
 	// group, when > 0, is the number of chunks per block of the direct
 	// kernel instead of the default (CTM_GROUP_F32 or CTM_GROUP_16); the
@@ -57,13 +57,18 @@ type gpuTrailingOptions struct {
 	// kernels (8 or 16; the block has TrailingMeanChunk/items threads)
 	// instead of the default (CTM_ITEMS_F32 or CTM_ITEMS_16).
 	items int
+	// persist, when > 0, makes the direct kernel persistent (CTM_PERSIST):
+	// persist blocks per multiprocessor, each taking every gridDim-th
+	// group of chunks and loading the next group before it processes the
+	// current one.
+	persist int
 }
 
 // Chunks per block of the fused kernels by default (CTM_GROUP_F32 and
 // CTM_GROUP_16 in the CUDA source).
 const (
 	trailingMeanGroup32 = 1
-	trailingMeanGroup16 = 2
+	trailingMeanGroup16 = 1
 )
 
 // Samples per thread of the fused kernels by default (CTM_ITEMS_F32 and
@@ -147,6 +152,9 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 		opts = append(opts, fmt.Sprintf("-DCTM_ITEMS_F32=%d", items), fmt.Sprintf("-DCTM_ITEMS_16=%d", items))
 	}
 	threads := TrailingMeanChunk / items
+	if opt.persist > 0 {
+		opts = append(opts, "-DCTM_PERSIST=1")
+	}
 	mod, err := c.Compile("ops/kernels/trailing_mean.cu", TrailingMeanCUDA, opts...)
 	if err != nil {
 		return nil, err
@@ -159,6 +167,9 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 	blocks := total // look-back: one chunk per block
 	if !g.lookback {
 		blocks = (total + group - 1) / group
+		if opt.persist > 0 {
+			blocks = min(blocks, opt.persist*c.Device().Info().SMs)
+		}
 	}
 	var null cuda.DevicePtr
 	sfx := storageSuffix[T]()

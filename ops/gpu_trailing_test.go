@@ -243,8 +243,9 @@ func checkIdentical[T Storage](t *testing.T, a, b []T) {
 }
 
 // TestGPUTrailingMeanGroups runs the fused kernels built with other numbers
-// of chunks per block (the benchmarks compare them) on shapes whose groups
-// straddle rows.
+// of chunks per block, samples per thread and persistent direct kernels
+// (the benchmarks compare them) on shapes whose groups straddle rows, and
+// one with more groups than a persistent grid has blocks.
 func TestGPUTrailingMeanGroups(t *testing.T) {
 	gpuDevice(t)
 	t.Run("float32", testGPUGroups[float32])
@@ -253,31 +254,57 @@ func TestGPUTrailingMeanGroups(t *testing.T) {
 
 func testGPUGroups[T Storage](t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, uint64(len(typeName[T]()))))
-	for _, sh := range []struct{ rows, n, cf int }{{3, 3*2048 + 5, 100}, {5, 2 * 2048, 7}, {2, 5*2048 + 1, 3000}} {
-		x := toStorage[T](gen(rng, "offset", sh.rows*sh.n))
-		src := fromStorage(x)
-		for _, group := range []int{1, 2, 3, 4} {
-			for _, lookback := range []bool{false, true} {
-				opt := gpuTrailingOptions{group: group, lookback: lookback}
-				if group == 2 {
-					opt.minBlocks = 4
-				}
-				dst := make([]T, len(x))
-				gpuDo(t, func(c *cuda.Ctx) error {
-					g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, opt)
-					if err != nil {
-						return err
-					}
-					defer g.Free(c)
-					return g.ApplyHost(c, dst, x)
-				})
-				lb := lookback || sh.cf > TrailingMeanDirectMax
-				t.Run(fmt.Sprintf("%dx%d/cf%d/group%d/%s", sh.rows, sh.n, sh.cf, group, modeName(lb)), func(t *testing.T) {
-					checkMeansFP32(t, dst, src, sh.rows, sh.n, sh.cf)
-				})
+	var opts []gpuTrailingOptions
+	for _, group := range []int{1, 2, 3, 4} {
+		for _, lookback := range []bool{false, true} {
+			opt := gpuTrailingOptions{group: group, lookback: lookback}
+			if group == 2 {
+				opt.minBlocks = 4
 			}
+			opts = append(opts, opt)
 		}
 	}
+	opts = append(opts, gpuTrailingOptions{items: 8}, gpuTrailingOptions{items: 16},
+		gpuTrailingOptions{items: 16, lookback: true}, gpuTrailingOptions{persist: 1},
+		gpuTrailingOptions{persist: 1, group: 2}, gpuTrailingOptions{persist: 2, items: 8},
+		gpuTrailingOptions{persist: 2, items: 16, group: 3})
+	for _, sh := range []struct{ rows, n, cf int }{{3, 3*2048 + 5, 100}, {5, 2 * 2048, 7}, {2, 5*2048 + 1, 3000}, {64, 4*2048 + 7, 100}} {
+		x := toStorage[T](gen(rng, "offset", sh.rows*sh.n))
+		src := fromStorage(x)
+		for _, opt := range opts {
+			dst := make([]T, len(x))
+			gpuDo(t, func(c *cuda.Ctx) error {
+				g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, opt)
+				if err != nil {
+					return err
+				}
+				defer g.Free(c)
+				return g.ApplyHost(c, dst, x)
+			})
+			lb := opt.lookback || sh.cf > TrailingMeanDirectMax
+			t.Run(fmt.Sprintf("%dx%d/cf%d/%s/%s", sh.rows, sh.n, sh.cf, optName(opt), modeName(lb)), func(t *testing.T) {
+				checkMeansFP32(t, dst, src, sh.rows, sh.n, sh.cf)
+			})
+		}
+	}
+}
+
+// optName names the kernel options opt sets (besides lookback).
+func optName(opt gpuTrailingOptions) string {
+	s := "default"
+	if opt.group > 0 {
+		s = fmt.Sprintf("group%d", opt.group)
+	}
+	if opt.minBlocks > 0 {
+		s += fmt.Sprintf("/minblocks%d", opt.minBlocks)
+	}
+	if opt.items > 0 {
+		s += fmt.Sprintf("/items%d", opt.items)
+	}
+	if opt.persist > 0 {
+		s += fmt.Sprintf("/persist%d", opt.persist)
+	}
+	return s
 }
 
 // TestGPUTrailingMeanUnaligned applies the op to device arrays that start

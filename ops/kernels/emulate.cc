@@ -13,7 +13,8 @@
 //     g++ -std=c++20 -O1 -o emulate emulate.cc
 //
 // (-DCTM_GROUP_F32=G and -DCTM_GROUP_16=G select other chunk groupings,
-// -DCTM_ITEMS_F32=N and -DCTM_ITEMS_16=N other samples per thread.)
+// -DCTM_ITEMS_F32=N and -DCTM_ITEMS_16=N other samples per thread,
+// -DCTM_PERSIST=1 persistent direct kernels on at most 3 blocks.)
 
 #include "emulate.h"
 
@@ -71,7 +72,10 @@ int main(int argc, char** argv)
     const i64 chunks = chunksOf(n), total = rows * chunks;
     // Direct kernels take CTM_GROUP_* chunks per block, look-back kernels one.
     const i64 group = mode == "lookback" ? 1 : type == "f32" ? CTM_GROUP_F32 : CTM_GROUP_16;
-    const i64 blocks = (total + group - 1) / group;
+    i64 blocks = (total + group - 1) / group;
+    // Persistent direct kernels: fewer blocks than groups, so that each
+    // block takes several.
+    if (CTM_PERSIST && mode == "direct") blocks = std::min<i64>(blocks, 3);
     if (mode == "direct" || mode == "lookback") {
         std::vector<unsigned char> state(16 + 20 * total, 0);
         for (i64 rep = 1; rep <= reps; rep++) {

@@ -121,15 +121,24 @@ static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 
               "trailing_mean.cu: CTM_ITEMS_F32 and CTM_ITEMS_16 must be 8 or 16");
 
 // Minimum resident threads per multiprocessor asked of the compiler for the
-// fused kernels, in units of 256 threads: a register budget (5: 48
-// registers per thread, which the 8-sample kernels fit without spilling);
-// 1 leaves it to the compiler. CTM_MINB_F32 and CTM_MINB_16 are the same
-// budget in blocks.
-#ifndef CTM_MIN_BLOCKS
-#define CTM_MIN_BLOCKS 5
+// fused kernels, in units of 256 threads (CTM_MIN_BLOCKS_F32 for float32,
+// CTM_MIN_BLOCKS_16 for the 16-bit types; CTM_MIN_BLOCKS sets both): a
+// register budget (6: 40 registers per thread, 5: 48); 1 leaves it to
+// the compiler. The defaults are the fastest measured on the H200 (float32
+// 6, 16-bit 5). CTM_MINB_F32 and CTM_MINB_16 are the same budgets in
+// blocks.
+#ifdef CTM_MIN_BLOCKS
+#define CTM_MIN_BLOCKS_F32 CTM_MIN_BLOCKS
+#define CTM_MIN_BLOCKS_16 CTM_MIN_BLOCKS
 #endif
-#define CTM_MINB_F32 (CTM_MIN_BLOCKS * CTM_THREADS / CTM_THREADS_F32)
-#define CTM_MINB_16 (CTM_MIN_BLOCKS * CTM_THREADS / CTM_THREADS_16)
+#ifndef CTM_MIN_BLOCKS_F32
+#define CTM_MIN_BLOCKS_F32 6
+#endif
+#ifndef CTM_MIN_BLOCKS_16
+#define CTM_MIN_BLOCKS_16 5
+#endif
+#define CTM_MINB_F32 (CTM_MIN_BLOCKS_F32 * CTM_THREADS / CTM_THREADS_F32)
+#define CTM_MINB_16 (CTM_MIN_BLOCKS_16 * CTM_THREADS / CTM_THREADS_16)
 
 // Chunks per block of the direct kernels (CTM_GROUP_F32 for float32,
 // CTM_GROUP_16 for the 16-bit types): a block loads the samples of all its
@@ -139,7 +148,16 @@ static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 
 #define CTM_GROUP_F32 1
 #endif
 #ifndef CTM_GROUP_16
-#define CTM_GROUP_16 2
+#define CTM_GROUP_16 1
+#endif
+
+// CTM_PERSIST 1 makes the direct kernels persistent: launched with fewer
+// blocks than groups of chunks (a few per multiprocessor), each block
+// takes every gridDim.x-th group and loads the next group's samples before
+// it processes the current one (software pipelining), so that loads stay
+// in flight while it computes. 0: one group per block.
+#ifndef CTM_PERSIST
+#define CTM_PERSIST 0
 #endif
 
 typedef unsigned short ctm_u16;
@@ -430,6 +448,7 @@ __device__ double ctm_lookback(const CtmState& st, ctm_i64 row0, ctm_i64 c, unsi
 struct CtmChunk {
     ctm_i64 blk, r, c, t0;
     int len;
+    bool full;  // CTM_CHUNK samples: vector loads and stores
     bool fast;  // full, and every lagged sample in the row: no bound checks
 };
 
@@ -443,8 +462,39 @@ __device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf
     k.c = (unsigned)blk - r * (unsigned)chunks;
     k.t0 = k.c * CTM_CHUNK;
     k.len = (int)(n - k.t0 < CTM_CHUNK ? n - k.t0 : CTM_CHUNK);
-    k.fast = k.len == CTM_CHUNK && k.t0 >= cf;
+    k.full = k.len == CTM_CHUNK;
+    k.fast = k.full && k.t0 >= cf;
     return k;
+}
+
+// ctm_load_chunk loads this thread's ITEMS samples of the full chunk ck
+// and their lagged samples (zero before the row start) as the words
+// CtmWords<S>::load gives: vector loads, except for the lagged samples of
+// threads whose first lagged sample lies before the row start (the first
+// threads of a row's first chunks), which load them one by one.
+template <class S, int ITEMS>
+__device__ __forceinline__ void ctm_load_chunk(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
+                                               const CtmChunk& ck, unsigned* xw, unsigned* lw)
+{
+    typedef typename S::T T;
+    const T* row = x + ck.r * n;
+    const ctm_i64 ts = ck.t0 + threadIdx.x * ITEMS;
+    CtmWords<S>::template load<ITEMS>(row + ts, xw);
+    if (ts >= cf) {
+        CtmWords<S>::template load<ITEMS>(row + ts - cf, lw);
+    } else if constexpr (sizeof(T) == 4) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const ctm_i64 i = ts + j - cf;
+            lw[j] = i >= 0 ? __float_as_uint(row[i]) : 0u;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS / 2; j++) {
+            const ctm_i64 i = ts + 2 * j - cf;
+            lw[j] = (i >= 0 ? (unsigned)row[i] : 0u) | (i + 1 >= 0 ? (unsigned)row[i + 1] << 16 : 0u);
+        }
+    }
 }
 
 // ctm_store writes this thread's rounded outputs ow (words as they lie in
@@ -568,11 +618,18 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
             const int k = k0 + j;
             const ctm_i64 t = t0 + k, tl = t - cf;
             // Lagged samples are needed for k < len and, in direct mode, for
-            // s_in (k < cf, inside the row since cf <= CHUNK).
+            // s_in (k < cf, inside the row since cf <= CHUNK). A full chunk
+            // has them in xw and lw (ctm_load_chunk).
             const bool inRow = k < len;
             const bool needLag = inRow || k < preLen;
-            const float xs = inRow ? S::load(xr[t]) : 0.0f;
-            const float ls = (needLag && tl >= 0) ? S::load(xr[tl]) : 0.0f;
+            float xs, ls;
+            if (ck.full) {  // block-uniform
+                xs = CtmWords<S>::get(xw, j);
+                ls = CtmWords<S>::get(lw, j);
+            } else {
+                xs = inRow ? S::load(xr[t]) : 0.0f;
+                ls = (needLag && tl >= 0) ? S::load(xr[tl]) : 0.0f;
+            }
             if (inRow) {
                 float de, e;
                 const float d = ctm_two_sum(xs, -ls, &de);
@@ -715,7 +772,23 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     }
     unsigned ow[ITEMS * (int)CtmRound<S>::WORDS8 / 8];
     CtmRound<S>::template run<ITEMS>(ow, m);
-    ctm_store<S, ITEMS>(sh, y + ck.r * n + t0, ck.fast, len, ow);
+    ctm_store<S, ITEMS>(sh, y + ck.r * n + t0, ck.full, len, ow);
+}
+
+// ctm_load_group locates the G chunks of group b (flat indices G*b ...
+// G*b+G-1) and loads this thread's samples and lagged samples of those that
+// are full (ctm_load_chunk; a short last chunk of a row loads with bound
+// checks in ctm_chunk32).
+template <class S, int G, int ITEMS, int W>
+__device__ __forceinline__ void ctm_load_group(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
+                                               ctm_i64 chunks, ctm_i64 total, ctm_i64 b, CtmChunk* ck,
+                                               unsigned (*xw)[W], unsigned (*lw)[W])
+{
+#pragma unroll
+    for (int g = 0; g < G; g++) {
+        ck[g] = ctm_chunk(b * G + g, n, cf, chunks);
+        if (ck[g].blk < total && ck[g].full) ctm_load_chunk<S, ITEMS>(x, n, cf, ck[g], xw[g], lw[g]);
+    }
 }
 
 // ctm_pass is the fused pass of one block. Direct mode: G consecutive
@@ -743,31 +816,40 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
         __syncthreads();
         const CtmChunk ck = ctm_chunk(sh.blk, n, cf, chunks);
         unsigned xw[W], lw[W];
-        if (ck.fast) {
-            const typename S::T* p = x + ck.r * n + ck.t0 + tid * ITEMS;
-            CtmWords<S>::template load<ITEMS>(p, xw);
-            CtmWords<S>::template load<ITEMS>(p - cf, lw);
-        }
+        if (ck.full) ctm_load_chunk<S, ITEMS>(x, n, cf, ck, xw, lw);
         ctm_chunk32<S, true, ITEMS>(sh, y, x, n, cf, invf, ck, xw, lw, st, epoch);
         return;
     }
-    const ctm_i64 b = blockIdx.x;
+    // Direct mode: group b (chunks G*b ... G*b+G-1). Persistent
+    // (CTM_PERSIST): the block takes groups blockIdx.x, +gridDim.x, ...
+    // and issues the loads of its next group before processing the
+    // current one.
+    const ctm_i64 groups = (total + G - 1) / G;
+    ctm_i64 b = blockIdx.x;
     unsigned xw[G][W], lw[G][W];
     CtmChunk ck[G];
+    ctm_load_group<S, G, ITEMS>(x, n, cf, chunks, total, b, ck, xw, lw);
+    for (;;) {
+        const ctm_i64 nb = b + gridDim.x;
+        const bool more = CTM_PERSIST && nb < groups;  // block-uniform
+        unsigned nxw[G][W], nlw[G][W];
+        CtmChunk nck[G];
+        if (more) ctm_load_group<S, G, ITEMS>(x, n, cf, chunks, total, nb, nck, nxw, nlw);
 #pragma unroll
-    for (int g = 0; g < G; g++) {
-        ck[g] = ctm_chunk(b * G + g, n, cf, chunks);
-        if (ck[g].blk < total && ck[g].fast) {
-            const typename S::T* p = x + ck[g].r * n + ck[g].t0 + tid * ITEMS;
-            CtmWords<S>::template load<ITEMS>(p, xw[g]);
-            CtmWords<S>::template load<ITEMS>(p - cf, lw[g]);
+        for (int g = 0; g < G; g++) {
+            if (ck[g].blk >= total) break;
+            if (g > 0) __syncthreads();  // shared memory of the previous chunk is free
+            ctm_chunk32<S, false, ITEMS>(sh, y, x, n, cf, invf, ck[g], xw[g], lw[g], st, 0);
         }
-    }
+        if (!more) break;
+        __syncthreads();
+        b = nb;
 #pragma unroll
-    for (int g = 0; g < G; g++) {
-        if (ck[g].blk >= total) break;
-        if (g > 0) __syncthreads();  // shared memory of the previous chunk is free
-        ctm_chunk32<S, false, ITEMS>(sh, y, x, n, cf, invf, ck[g], xw[g], lw[g], st, 0);
+        for (int g = 0; g < G; g++) {
+            ck[g] = nck[g];
+#pragma unroll
+            for (int i = 0; i < W; i++) xw[g][i] = nxw[g][i], lw[g][i] = nlw[g][i];
+        }
     }
 }
 
