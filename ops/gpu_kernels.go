@@ -14,10 +14,12 @@ var TrailingMeanCUDA string
 
 // Launch constants of TrailingMeanCUDA (CTM_THREADS and CTM_CHUNK there).
 const (
-	// TrailingMeanThreads is the block size of every trailing-mean kernel.
+	// TrailingMeanThreads is the block size of the trailing-mean kernels,
+	// except the fused kernels of the 16-bit types, whose blocks have
+	// TrailingMeanChunk/16 = 128 threads of 16 samples each.
 	TrailingMeanThreads = 256
 	// TrailingMeanChunk is the number of samples of one row in a chunk, the
-	// unit of work of the fused pass (a block handles one or two).
+	// unit of work of the fused pass (a block handles one by default).
 	TrailingMeanChunk = 2048
 	// TrailingMeanDirectMax is the longest window the direct kernels take
 	// (its carried-in sum comes from the chunk's own lagged samples); longer

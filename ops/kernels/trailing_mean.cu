@@ -10,8 +10,9 @@
 //
 // NUMERICS: float32 arithmetic, compensated where errors would otherwise
 // accumulate along the row. Within a chunk of 2048 samples the differences
-// x[t] - x[t-cf] and their running sums are plain float32 (8 per thread,
-// then a warp-shuffle scan and a block scan: at most 24 roundings deep),
+// x[t] - x[t-cf] and their running sums are plain float32 (8 or 16 per
+// thread, then a warp-shuffle scan and a block scan: at most 27 roundings
+// deep),
 // except in guarded chunks (row starts, where the window sums grow from
 // zero and the running sums are as large as the window sums; short last
 // chunks), which carry them as TwoSum-compensated float32 pairs.
@@ -34,24 +35,31 @@
 // 62 % of copy bandwidth for float32 and 26 % for bfloat16, limited by its
 // three conversions per sample; the float32 version needs none.
 //
-// LAYOUT. 256 threads per block, 8 consecutive samples per thread: a chunk
-// is CTM_CHUNK = 2048 samples of one row; chunks = ceil(n/2048) per row,
-// total = rows*chunks, so long rows spread over the whole GPU. A direct
-// block handles G consecutive chunks (flat index row*chunks + c; G =
-// CTM_GROUP_F32 for float32, CTM_GROUP_16 for the 16-bit types) and issues
-// the loads of all of them before processing them in order, so that more
-// bytes are in flight; grid = ceil(total/G) blocks. A look-back block
-// handles one chunk (grid = total). For each chunk, thread i loads samples
-// 8i..8i+7 and the lagged samples x[t-cf] of the same positions with
-// 16-byte vector loads (two per thread for float32, one for 16-bit types);
-// when the chunk, or its lagged range, is not 16-byte aligned, each thread
-// loads the aligned vectors that cover its 8 samples and shifts by the
-// (block-uniform) misalignment. Lagged samples come from L1/L2 (a
-// neighbouring block read them moments before) unless cf is very long.
-// Chunks at the start of a row (t0 < cf) and the short last chunk of a row
-// take a guarded scalar path. Outputs are stored with 16-byte vectors when
-// aligned, otherwise staged through shared memory and stored coalesced. Per
-// chunk: one warp-shuffle scan and one __syncthreads (two with look-back).
+// LAYOUT. A chunk is CTM_CHUNK = 2048 samples of one row; chunks =
+// ceil(n/2048) per row, total = rows*chunks, so long rows spread over the
+// whole GPU. A block has CTM_CHUNK/I threads of I consecutive samples each
+// (I = CTM_ITEMS_F32 = 8 for float32: 256 threads; CTM_ITEMS_16 = 16 for
+// the 16-bit types: 128 threads, so that a thread's samples are two 16-byte
+// vectors and the per-chunk work is spread over twice the samples). A
+// direct block handles G consecutive chunks (flat index row*chunks + c; G =
+// CTM_GROUP_F32 for float32, CTM_GROUP_16 for the 16-bit types, 1 by
+// default: the H200 ran 2 and 4 slower) and issues the loads of all of them
+// before processing them in order; grid = ceil(total/G) blocks (or, with
+// CTM_PERSIST, a few per multiprocessor, looping; also slower on the
+// H200). A look-back block handles one chunk (grid = total). For each full
+// chunk, thread i loads samples I*i..I*i+I-1 and the lagged samples x[t-cf]
+// of the same positions with 16-byte vector loads; when the chunk, or its
+// lagged range, is not 16-byte aligned, each thread loads the aligned
+// vectors that cover its samples and shifts by the (block-uniform)
+// misalignment. Threads whose lagged samples start before the row (the
+// first cf/I threads of a row's first chunk) load those one by one, zero
+// before the row. Lagged samples come from L1/L2 (a neighbouring block
+// read them moments before) unless cf is very long. Chunks at the start of
+// a row (t0 < cf) take the compensated arithmetic (below); the short last
+// chunk of a row also loads with bound checks. Outputs of full chunks are
+// stored with 16-byte vectors when aligned, otherwise staged through shared
+// memory and stored coalesced. Per chunk: one warp-shuffle scan and one
+// __syncthreads (two with look-back).
 //
 // CARRIED-IN WINDOW SUM. Position t0 of a chunk needs s_in = x[t0-cf] + ...
 // + x[t0-1]:
@@ -59,8 +67,8 @@
 //   * ctm_direct_<type> (cf <= CTM_CHUNK): s_in is the sum of the lagged
 //     samples of the chunk's first cf positions, which the block loads
 //     anyway: no extra traffic, no communication between blocks.
-//         ctm_direct_<type><<<ceil(total/G), 256>>>(y, x, n, cf, 1.0/cf,
-//                                                   chunks, total)
+//         ctm_direct_<type><<<ceil(total/G), 2048/I>>>(y, x, n, cf, 1.0/cf,
+//                                                      chunks, total)
 //
 //   * ctm_lookback_<type> (any cf): single-pass chained scan with decoupled
 //     look-back. Each block takes the next chunk from a ticket counter (so
@@ -71,7 +79,7 @@
 //     publishes its own inclusive prefix, and writes its means. (With
 //     several chunks per block a chunk's sum would wait for its block's
 //     earlier chunks' look-backs: the chain would serialise.)
-//         ctm_lookback_<type><<<total, 256>>>(y, x, n, cf, 1.0/cf,
+//         ctm_lookback_<type><<<total, 2048/I>>>(y, x, n, cf, 1.0/cf,
 //                                                     chunks, total, state,
 //                                                     epoch)
 //     state: 16 + 20*total bytes, zeroed once when allocated: a ticket
@@ -559,10 +567,10 @@ __device__ __forceinline__ float ctm_div2(float sh, float sl, float k, float inv
 // difference of each pair by TwoSum, summed by TwoSum in float32 pairs), so
 // that no error accumulates along the row. s_in is added last, as a float32
 // pair, and the mean s / k is the product with 1/k corrected once by an FMA
-// residual, then rounded to the storage type. xw and lw hold, for a fast
+// residual, then rounded to the storage type. xw and lw hold, for a full
 // chunk, this thread's samples and lagged samples as loaded by
-// CtmWords<S>::load; other chunks load with bound checks here. All threads
-// of the block call it with the same chunk.
+// ctm_load_chunk; a short last chunk loads with bound checks here. All
+// threads of the block call it with the same chunk.
 template <class S, bool LOOKBACK, int ITEMS>
 __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                             const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
