@@ -186,8 +186,8 @@ func TemplatesFromClips(clips []float32, prm Params, windows int) (*Templates, e
 	if n < need {
 		return nil, fmt.Errorf("detect: only %d isolated single-channel peaks above %g SD in %d whitened windows; "+
 			"learning %d universal templates needs at least %d. Noise-like data usually means a wrong channel count "+
-			"or data type; otherwise lower Th_single_ch (the single-channel threshold) or supply a templates file "+
-			"(wTEMP/wPCA .npz)", n, prm.ThSingleCh, windows, prm.NTemplates, need)
+			"or data type; otherwise learn from more windows (a smaller nskip; dspk -nskip), lower Th_single_ch "+
+			"(dspk -th-single-ch) or supply a templates file (wTEMP/wPCA .npz; dspk -templates)", n, prm.ThSingleCh, windows, prm.NTemplates, need)
 	}
 	basis, _ := linalg.PCABasis(clips, n, nt, prm.NPCs)
 	km, err := linalg.KMeans(clips, n, nt, prm.NTemplates, linalg.KMeansOptions{Seed: prm.Seed})

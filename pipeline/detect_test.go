@@ -11,7 +11,10 @@ import (
 
 	"dspk/compare"
 	"dspk/detect"
+	"dspk/export"
+	"dspk/probe"
 	"dspk/recording"
+	"dspk/sim"
 )
 
 // TestDetectionQuality is the acceptance test of detection: on a simulated
@@ -184,5 +187,50 @@ func TestBadInputLeavesNothing(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 1 {
 		t.Fatalf("refused run left %v", left)
+	}
+}
+
+// TestFewChannels runs the whole detection on a tetrode-like probe, where
+// Kilosort4's 10 nearest channels are clipped to the 4 there are: the
+// per-spike arrays must have 4 channel columns.
+func TestFewChannels(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.Seconds = 6
+	cfg.Seed = 2
+	cfg.Units = 30
+	cfg.Probe = &probe.Probe{Name: "tetrode", X: []float64{0, 10, 0, 10}, Y: []float64{0, 0, 10, 10},
+		Shank: []int{0, 0, 0, 0}, ChanMap: []int{0, 1, 2, 3}, NChanFile: 5}
+	rec, err := sim.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := shortConfig()
+	c.NSkip = 1
+	p, err := New(rec, rec.Probe(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "det")
+	sum, err := p.WriteDetections(context.Background(), FolderOptions{Out: out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Spikes == 0 {
+		t.Fatal("no spikes on the tetrode")
+	}
+	for name, want := range map[string][]int{
+		"pc_features.npy":    {sum.Spikes, 6, 4},
+		"spike_channels.npy": {sum.Spikes, 4},
+		"channel_map.npy":    {4},
+	} {
+		f, err := os.Open(filepath.Join(out, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, shape, err := export.ReadNPYHeader(f)
+		f.Close()
+		if err != nil || !reflect.DeepEqual(shape, want) {
+			t.Errorf("%s: shape %v (%v), want %v", name, shape, err, want)
+		}
 	}
 }

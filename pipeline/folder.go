@@ -84,7 +84,12 @@ func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Sum
 		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
 	}
 
-	sw, err := newSpikeWriters(od, prm.NearestChans, tm.P)
+	g, err := p.Grid()
+	if err != nil {
+		return nil, err
+	}
+	// The grid clips nearest_chans to the channels there are.
+	sw, err := newSpikeWriters(od, g.NC, tm.P)
 	if err != nil {
 		return nil, err
 	}
@@ -102,10 +107,6 @@ func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Sum
 		return nil, err
 	}
 	if err := sw.finish(od); err != nil {
-		return nil, err
-	}
-	g, err := p.Grid()
-	if err != nil {
 		return nil, err
 	}
 	sum.Centres = g.F()

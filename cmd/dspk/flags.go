@@ -15,6 +15,8 @@ type pipelineFlags struct {
 	noCAR      bool
 	highpass   float64
 	batch      int
+	nskip      int
+	thSingle   float64
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -25,6 +27,8 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noCAR, "no-car", false, "skip the common average reference")
 	fs.Float64Var(&f.highpass, "highpass", d.HighpassHz, "high-pass cut-off in Hz")
 	fs.IntVar(&f.batch, "batch", d.NT, "samples owned by each window (Kilosort4's batch_size)")
+	fs.IntVar(&f.nskip, "nskip", d.NSkip, "use every nskip-th window for whitening and template learning (Kilosort4's nskip)")
+	fs.Float64Var(&f.thSingle, "th-single-ch", d.ThSingleCh, "threshold in whitened SD of the single-channel peaks that teach the templates (Th_single_ch)")
 }
 
 func (f *pipelineFlags) config() pipeline.Config {
@@ -34,5 +38,7 @@ func (f *pipelineFlags) config() pipeline.Config {
 	c.CAR = !f.noCAR
 	c.HighpassHz = f.highpass
 	c.NT = f.batch
+	c.NSkip = f.nskip
+	c.ThSingleCh = f.thSingle
 	return c
 }
