@@ -30,6 +30,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"dspk/pipeline"
 )
 
 // version is the dspk release; set at link time with -ldflags "-X main.version=…".
@@ -61,6 +63,7 @@ func main() {
 
 // run executes dspk with args and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	pipeline.Version = version
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stderr)
 		if len(args) == 0 {
