@@ -7,47 +7,47 @@ import "fmt"
 // defaults.
 type Params struct {
 	// NT is the template length in samples (nt, odd).
-	NT int
+	NT int `json:"nt"`
 	// NT0Min is the trough index within a template (nt0min).
-	NT0Min int
+	NT0Min int `json:"nt0min"`
 	// ThUniversal is the detection threshold on the best template
 	// response, in whitened SD (Th_universal).
-	ThUniversal float64
+	ThUniversal float64 `json:"Th_universal"`
 	// ThSingleCh is the threshold on |x| for the single-channel peaks
 	// whose clips teach the templates (Th_single_ch).
-	ThSingleCh float64
+	ThSingleCh float64 `json:"Th_single_ch"`
 	// NTemplates is the number of universal temporal templates K
 	// (n_templates).
-	NTemplates int
+	NTemplates int `json:"n_templates"`
 	// NPCs is the number of PCA components P of the feature basis
 	// (n_pcs).
-	NPCs int
+	NPCs int `json:"n_pcs"`
 	// TemplateSizes is the number S of spatial footprint sizes
 	// (template_sizes); sizes are MinTemplateSize·(s+1) µm.
-	TemplateSizes int
+	TemplateSizes int `json:"template_sizes"`
 	// MinTemplateSize is the smallest footprint size σ in µm
 	// (min_template_size).
-	MinTemplateSize float64
+	MinTemplateSize float64 `json:"min_template_size"`
 	// NearestChans is the number of channels per centre nC
 	// (nearest_chans); clipped to the number of channels.
-	NearestChans int
+	NearestChans int `json:"nearest_chans"`
 	// NearestTemplates is the number of centres nC2 over which a
 	// detection must be the maximum (nearest_templates); clipped to the
 	// number of centres.
-	NearestTemplates int
+	NearestTemplates int `json:"nearest_templates"`
 	// MaxChannelDistance drops centres farther than this from every
 	// channel, in µm (max_channel_distance).
-	MaxChannelDistance float64
+	MaxChannelDistance float64 `json:"max_channel_distance"`
 	// Dmin is the vertical centre step ×2 in µm; 0 means the median
 	// spacing of the distinct channel depths (dmin = None).
-	Dmin float64
+	Dmin float64 `json:"dmin"`
 	// Dminx is the horizontal centre step ×2 in µm (dminx).
-	Dminx float64
+	Dminx float64 `json:"dminx"`
 	// MaxClips bounds the clips collected to learn templates (500 000
 	// in Kilosort4, hard-coded there).
-	MaxClips int
+	MaxClips int `json:"max_clips"`
 	// Seed seeds the k-means initialisation of template learning.
-	Seed uint64
+	Seed uint64 `json:"seed"`
 }
 
 // DefaultParams returns Kilosort4's defaults: nt 61, nt0min 20,

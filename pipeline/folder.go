@@ -146,9 +146,7 @@ func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Sum
 	if datPath == "" {
 		datPath = p.rec.Name()
 	}
-	if abs, err := filepath.Abs(datPath); err == nil {
-		datPath = abs
-	}
+	datPath = absPath(datPath)
 	err = export.WriteParamsPy(od.Path("params.py"), export.ParamsPy{
 		DatPath: []string{datPath}, NChannelsDat: p.rec.Channels(), DType: "int16",
 		SampleRate: p.rec.SampleRate(), HPFiltered: false,
@@ -172,10 +170,12 @@ func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Sum
 		"host":         host,
 		"gomaxprocs":   runtime.GOMAXPROCS(0),
 		"input": map[string]any{
-			"path": p.rec.Name(), "format": p.rec.Format(), "channels": p.rec.Channels(),
+			"path": absPath(p.rec.Name()), "format": p.rec.Format(), "channels": p.rec.Channels(),
 			"sample_rate": p.rec.SampleRate(), "samples": p.rec.Samples(),
 		},
-		"probe":             map[string]any{"name": p.probe.Name, "summary": p.probe.Summary(), "sites": C},
+		"probe": map[string]any{"name": p.probe.Name, "summary": p.probe.Summary(), "sites": C},
+		"grid": map[string]any{"dmin": g.Dmin, "dminx": g.Dminx, "candidates": g.Candidates, "centres": g.F(),
+			"nearest_chans": g.NC, "nearest_templates": g.NC2},
 		"config":            p.cfg,
 		"detection":         prm,
 		"templates":         templatesSource(opt),
@@ -303,4 +303,12 @@ func (sw *spikeWriters) close() {
 		a.Close()
 	}
 	sw.all = nil
+}
+
+// absPath returns path made absolute where possible.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
