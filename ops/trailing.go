@@ -243,7 +243,9 @@ func rowPass[T Storage](k *kernel[T], y, x []T, t0, t1, cf int, inPlace bool, he
 	}
 	// hist[0:cf] holds the original samples [b−cf, b) (zeros before the
 	// row start), hist[cf:cf+B] the block [b, b+B) being processed.
-	B := min(max(inPlaceBlock, cf), t1-t0)
+	// B is a multiple of laneChunk (inPlaceBlock is one), so that the lane
+	// kernels' chunks start where they start out of place.
+	B := min((max(inPlaceBlock, cf)+laneChunk-1)/laneChunk*laneChunk, t1-t0)
 	if cap(hist) < cf+B {
 		hist = make([]T, cf+B)
 	}

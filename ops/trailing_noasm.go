@@ -12,3 +12,6 @@ var (
 	kernelsF16  = [...]*kernel[Float16]{isaGo: &kernelF16Go, isaAVX2: nil, isaAVX512: nil}
 	kernelsBF16 = [...]*kernel[BFloat16]{isaGo: &kernelBF16Go, isaAVX2: nil, isaAVX512: nil}
 )
+
+// No float32-lane kernels without the assembly.
+const lanesF16, lanesBF16 = false, false

@@ -1,0 +1,167 @@
+package ops
+
+import "math"
+
+// The float32-lane kernels of the 16-bit steady state (positions t ≥ cf).
+//
+// The float64-lane kernels (trailing_kernels.go) carry eight positions per
+// 512-bit vector and round every mean correctly; for 16-bit storage that
+// costs more than a cycle per element. These carry sixteen positions per
+// vector in float32, which halves the instructions per element:
+//
+//	d[j] = x[j] − lag[j]                    float32, j = 0 … 15
+//	p = inclusive prefix sums of d           four shift-and-add steps:
+//	                                         p[j] += p[j−k] (or + 0) for k = 1, 2, 4, 8
+//	c32 = float32(s)                         s: the float64 carry (window sum)
+//	mean[j] = (c32 + p[j]) · float32(1/cf)   float32
+//	y[j] = mean[j] rounded to nearest even   one rounding to 16 bits
+//	s += float64(p[15])                      the carry moves on in float64
+//
+// Every operation rounds to float32 where written, in this order, in the Go
+// model (steadyBF16Lanes, steadyF16Lanes) and in the AVX-512 kernels
+// (trailing_lanes_amd64.s), which give identical bits. The stored value is
+// the float32 mean rounded once to 16 bits; it differs from the correctly
+// rounded exact mean only where that lies within the float32 error below of
+// a rounding midpoint of the 16-bit grid (then by one unit).
+//
+// Error of the float32 mean, with M the largest |sample| of the row and k
+// the window count: c32 and the final add and multiply each contribute
+// about 2⁻²⁴·M; the prefix sums of a block (magnitudes ≤ 32·M) up to
+// 5·2⁻²⁴·32·M/k; and the carry, which takes p[15] with that same error per
+// block, random-walks like √(blocks)·2⁻²⁴·32·M/k. When the differences and
+// their prefix sums are exact in float32 (16-bit samples of one binade, as
+// with a DC offset: mean 1000, SD 1), only the first three terms remain.
+//
+// A chunk of laneChunk positions whose float32 means are not all normal or
+// zero (an overflowed sum near the largest bfloat16, an Inf or NaN sample,
+// a float32-subnormal mean, which VCVTNEPS2BF16 would flush to zero) is
+// recomputed with the float64-lane Go kernel from the chunk's carried-in
+// sum, so such data gets the correctly rounded float64 results.
+
+// laneChunk is the length of the chunks the lane kernels are called on, a
+// multiple of 16; the in-place path's blocks are multiples of it, so that
+// in place and out of place group positions identically.
+const laneChunk = 1 << 12
+
+// laneFunc is a float32-lane steady kernel on len(y) positions, a multiple
+// of 16: it returns the carried sum and whether every float32 mean was
+// normal or zero.
+type laneFunc[T Storage] func(y, x, lag []T, s float64, inv float32) (float64, bool)
+
+// steadyLanes runs the lane kernel on chunks of laneChunk positions, redoes
+// a chunk with the float64 kernel exact where the lane kernel reports a
+// non-normal mean, and finishes the last len(y) mod 16 positions with
+// exact.
+func steadyLanes[T Storage](lanes laneFunc[T], exact func(y, x, lag []T, s, inv float64) float64, y, x, lag []T, s, inv float64) float64 {
+	n := len(y)
+	x, lag = x[:n], lag[:n]
+	inv32 := float32(inv)
+	for len(y) >= 16 {
+		m := min(len(y), laneChunk) &^ 15
+		s1, ok := lanes(y[:m], x[:m], lag[:m], s, inv32)
+		if !ok {
+			s1 = exact(y[:m], x[:m], lag[:m], s, inv)
+		}
+		s = s1
+		y, x, lag = y[m:], x[m:], lag[m:]
+	}
+	if len(y) > 0 {
+		s = exact(y, x, lag, s, inv)
+	}
+	return s
+}
+
+// scan16 replaces d by its inclusive prefix sums in the order of the
+// AVX-512 kernels: four steps d[j] += d[j−k] (d[j] + 0 for j < k), each
+// from the previous step's values.
+func scan16(d *[16]float32) {
+	for k := 1; k < 16; k <<= 1 {
+		for j := 15; j >= k; j-- {
+			d[j] = float32(d[j] + d[j-k])
+		}
+		for j := range k {
+			d[j] = float32(d[j] + 0)
+		}
+	}
+}
+
+// laneMeans turns the prefix sums d into means (c32 + d[j])·inv in place
+// and reports whether all are normal or zero float32 values.
+func laneMeans(d *[16]float32, c32, inv float32) bool {
+	ok := true
+	for j := range d {
+		m := float32(float32(c32+d[j]) * inv)
+		d[j] = m
+		b := math.Float32bits(m) & 0x7fffffff
+		if b >= 0x7f800000 || b != 0 && b < 0x00800000 {
+			ok = false
+		}
+	}
+	return ok
+}
+
+// steadyBF16Lanes is the Go model of the bfloat16 lane kernel.
+func steadyBF16Lanes(y, x, lag []BFloat16, s float64, inv float32) (float64, bool) {
+	n := len(y)
+	x, lag = x[:n], lag[:n]
+	ok := true
+	var d [16]float32
+	for i := 0; i+16 <= n; i += 16 {
+		xx, ll, yy := x[i:i+16:i+16], lag[i:i+16:i+16], y[i:i+16:i+16]
+		for j := range d {
+			d[j] = float32(math.Float32frombits(uint32(xx[j])<<16) - math.Float32frombits(uint32(ll[j])<<16))
+		}
+		scan16(&d)
+		c32 := float32(s)
+		s += float64(d[15])
+		if !laneMeans(&d, c32, inv) {
+			ok = false
+		}
+		for j := range d {
+			yy[j] = BFloat16(f32toBF16(math.Float32bits(d[j])))
+		}
+	}
+	return s, ok
+}
+
+// steadyF16Lanes is the Go model of the binary16 lane kernel.
+func steadyF16Lanes(y, x, lag []Float16, s float64, inv float32) (float64, bool) {
+	tab := f16table()
+	n := len(y)
+	x, lag = x[:n], lag[:n]
+	ok := true
+	var d [16]float32
+	for i := 0; i+16 <= n; i += 16 {
+		xx, ll, yy := x[i:i+16:i+16], lag[i:i+16:i+16], y[i:i+16:i+16]
+		for j := range d {
+			d[j] = float32(tab[xx[j]] - tab[ll[j]])
+		}
+		scan16(&d)
+		c32 := float32(s)
+		s += float64(d[15])
+		if !laneMeans(&d, c32, inv) {
+			ok = false
+		}
+		for j := range d {
+			yy[j] = Float16(f32toF16(math.Float32bits(d[j])))
+		}
+	}
+	return s, ok
+}
+
+// Kernel sets of the Go model of the lane kernels (warm-up and sums as the
+// float64-lane Go kernels), against which the tests check the assembly.
+var (
+	kernelBF16Lanes = kernel[BFloat16]{
+		steady: func(y, x, lag []BFloat16, s, inv float64) float64 {
+			return steadyLanes(steadyBF16Lanes, steadyBF16Go, y, x, lag, s, inv)
+		},
+		warm: warmBF16Go, sum: sumBF16,
+	}
+	kernelF16Lanes = kernel[Float16]{
+		steady: func(y, x, lag []Float16, s, inv float64) float64 {
+			return steadyLanes(steadyF16Lanes, steadyF16Go, y, x, lag, s, inv)
+		},
+		warm: warmF16Go, sum: sumF16,
+	}
+)

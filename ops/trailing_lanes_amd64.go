@@ -1,0 +1,50 @@
+//go:build amd64 && !noasm
+
+package ops
+
+// The AVX-512 float32-lane kernels (trailing_lanes_amd64.s) replace the
+// float64-lane AVX-512 steady kernels for 16-bit storage where the CPU also
+// has AVX-512 DQ (VFPCLASSPS) and, for bfloat16, AVX512_BF16
+// (VCVTNEPS2BF16). The AVX2 and plain Go kernel sets keep the float64 lanes
+// and round every mean correctly.
+
+// hasAVX512DQ reports AVX-512 DQ (CPUID leaf 7, EBX bit 17).
+func hasAVX512DQ() bool
+
+// hasAVX512BF16 reports AVX512_BF16 (CPUID leaf 7 subleaf 1, EAX bit 5).
+func hasAVX512BF16() bool
+
+// The lane kernels take n > 0, a multiple of 16.
+
+//go:noescape
+func steadyBF16Lanes512(y, x, lag *BFloat16, n int, s float64, inv float32) (float64, bool)
+
+//go:noescape
+func steadyF16Lanes512(y, x, lag *Float16, n int, s float64, inv float32) (float64, bool)
+
+// Which 16-bit types the AVX-512 kernel set runs with float32 lanes.
+var (
+	lanesF16  = bestISA == isaAVX512 && hasAVX512DQ()
+	lanesBF16 = lanesF16 && hasAVX512BF16()
+)
+
+func steadyBF16Lanes512Go(y, x, lag []BFloat16, s float64, inv float32) (float64, bool) {
+	return steadyBF16Lanes512(&y[0], &x[0], &lag[0], len(y), s, inv)
+}
+
+func steadyF16Lanes512Go(y, x, lag []Float16, s float64, inv float32) (float64, bool) {
+	return steadyF16Lanes512(&y[0], &x[0], &lag[0], len(y), s, inv)
+}
+
+func init() {
+	if lanesF16 {
+		kernelsF16[isaAVX512].steady = func(y, x, lag []Float16, s, inv float64) float64 {
+			return steadyLanes(steadyF16Lanes512Go, steadyF16Go, y, x, lag, s, inv)
+		}
+	}
+	if lanesBF16 {
+		kernelsBF16[isaAVX512].steady = func(y, x, lag []BFloat16, s, inv float64) float64 {
+			return steadyLanes(steadyBF16Lanes512Go, steadyBF16Go, y, x, lag, s, inv)
+		}
+	}
+}
