@@ -13,7 +13,9 @@
 // identity and cf ≥ n is the running prefix mean. Storage may be float32,
 // Float16 or BFloat16; sums are carried in float64 (exact differences of
 // float32 samples, no growth of the error with the row length) and each
-// output is rounded to the storage type once.
+// output is rounded to the storage type once (for the 16-bit types on
+// AVX-512 CPUs, the mean of float32 lanes with a float64 carry is rounded:
+// see CausalTrailingMean).
 //
 // Three formulations are exported so that tests and benchmarks can compare
 // them:

@@ -697,3 +697,34 @@ func TestExtremeMeans(t *testing.T) {
 		}
 	}
 }
+
+// TestCf1Copies: a window of one sample copies the input exactly (up to
+// the sign of zero), for every storage type and kernel set (the float32-lane
+// kernels hand cf = 1 to the float64 path). The 16-bit rows span 2⁻²⁰ to
+// 2¹⁴, whose differences float64 holds exactly; float32 rows are integers
+// (float32 samples 2³⁰ apart in magnitude have inexact float64 differences).
+func TestCf1Copies(t *testing.T) {
+	t.Run("float32", testCf1Copies[float32])
+	t.Run("Float16", testCf1Copies[Float16])
+	t.Run("BFloat16", testCf1Copies[BFloat16])
+}
+
+func testCf1Copies[T Storage](t *testing.T) {
+	const rows, n = 3, 1001
+	kind := "wide"
+	if laneSlack[T](1, 1, 1) == 0 {
+		kind = "int16"
+	}
+	x := toStorage[T](gen(rand.New(rand.NewPCG(31, 32)), kind, rows*n))
+	src := fromStorage(x)
+	for _, im := range impls {
+		dst := make([]T, len(x))
+		nanFill(dst)
+		trailingMean(dst, x, rows, n, 1, false, im.level, 2)
+		for i, v := range fromStorage(dst) {
+			if v != src[i] {
+				t.Fatalf("%s: [%d] = %v, input %v", im.name, i, v, src[i])
+			}
+		}
+	}
+}
