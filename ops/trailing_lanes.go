@@ -32,11 +32,16 @@ import "math"
 // their prefix sums are exact in float32 (16-bit samples of one binade, as
 // with a DC offset: mean 1000, SD 1), only the first three terms remain.
 //
-// A chunk of laneChunk positions whose float32 means are not all normal or
-// zero (an overflowed sum near the largest bfloat16, an Inf or NaN sample,
-// a float32-subnormal mean, which VCVTNEPS2BF16 would flush to zero) is
-// recomputed with the float64-lane Go kernel from the chunk's carried-in
-// sum, so such data gets the correctly rounded float64 results.
+// For bfloat16, a chunk of laneChunk positions whose float32 means are not
+// all normal or zero (an overflowed sum near the largest bfloat16, an Inf
+// or NaN sample, a float32-subnormal mean, which VCVTNEPS2BF16 would flush
+// to zero) is recomputed with the float64-lane kernel from the chunk's
+// carried-in sum, so such data gets the correctly rounded float64 results.
+// Binary16 needs no such check (and the kernel saves its two instructions
+// per 16 positions): its samples, at most 65504 in magnitude and multiples
+// of 2⁻²⁴, can neither overflow a float32 sum nor make a nonzero mean
+// smaller than 2⁻⁵⁵; an Inf or NaN sample gives non-finite outputs, as
+// CausalTrailingMean documents.
 
 // laneChunk is the length of the chunks the lane kernels are called on, a
 // multiple of 16; the in-place path's blocks are multiples of it, so that
@@ -128,12 +133,12 @@ func steadyBF16Lanes(y, x, lag []BFloat16, s float64, inv float32) (float64, boo
 	return s, ok
 }
 
-// steadyF16Lanes is the Go model of the binary16 lane kernel.
+// steadyF16Lanes is the Go model of the binary16 lane kernel; it never
+// reports a flagged mean.
 func steadyF16Lanes(y, x, lag []Float16, s float64, inv float32) (float64, bool) {
 	tab := f16table()
 	n := len(y)
 	x, lag = x[:n], lag[:n]
-	ok := true
 	var d [16]float32
 	for i := 0; i+16 <= n; i += 16 {
 		xx, ll, yy := x[i:i+16:i+16], lag[i:i+16:i+16], y[i:i+16:i+16]
@@ -143,14 +148,12 @@ func steadyF16Lanes(y, x, lag []Float16, s float64, inv float32) (float64, bool)
 		scan16(&d)
 		c32 := float32(s)
 		s += float64(d[15])
-		if !laneMeans(&d, c32, inv) {
-			ok = false
-		}
+		laneMeans(&d, c32, inv) // binary16 means are never flagged
 		for j := range d {
 			yy[j] = Float16(f32toF16(math.Float32bits(d[j])))
 		}
 	}
-	return s, ok
+	return s, true
 }
 
 // Kernel sets of the Go model of the lane kernels (warm-up and sums as the

@@ -36,15 +36,17 @@ func steadyF16Lanes512Go(y, x, lag []Float16, s float64, inv float32) (float64, 
 	return steadyF16Lanes512(&y[0], &x[0], &lag[0], len(y), s, inv)
 }
 
+// The float64-lane AVX-512 kernels finish the tails and redo flagged chunks;
+// they give the bits of the Go kernels the model uses (TestAsmLikeGo).
 func init() {
 	if lanesF16 {
 		kernelsF16[isaAVX512].steady = func(y, x, lag []Float16, s, inv float64) float64 {
-			return steadyLanes(steadyF16Lanes512Go, steadyF16Go, y, x, lag, s, inv)
+			return steadyLanes(steadyF16Lanes512Go, steadyF16Asm512, y, x, lag, s, inv)
 		}
 	}
 	if lanesBF16 {
 		kernelsBF16[isaAVX512].steady = func(y, x, lag []BFloat16, s, inv float64) float64 {
-			return steadyLanes(steadyBF16Lanes512Go, steadyBF16Go, y, x, lag, s, inv)
+			return steadyLanes(steadyBF16Lanes512Go, steadyBF16Asm512, y, x, lag, s, inv)
 		}
 	}
 }

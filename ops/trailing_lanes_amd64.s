@@ -43,6 +43,16 @@
 	; VFPCLASSPSZ $0xb9, V, K1 \
 	; KORW K1, K2, K2
 
+// MEANS16NF is MEANS16 without the flags.
+#define MEANS16NF(V, T, XT, U, XU) \
+	VCVTSD2SS X0, X0, XU \
+	; VBROADCASTSS XU, U \
+	; VALIGND $15, V, V, T \
+	; VCVTSS2SD XT, XT, XT \
+	; VADDSD XT, X0, X0 \
+	; VADDPS U, V, V \
+	; VMULPS Z1, V, V
+
 // LOAD_BF16(P, V) loads sixteen bfloat16 at P as float32 into V.
 #define LOAD_BF16(P, V) \
 	VPMOVZXWD P, V \
@@ -57,13 +67,15 @@
 	; SCAN16(V, T) \
 	; MEANS16(V, T, XT, U, XU)
 
-// BLOCK_F16 is BLOCK_BF16 for binary16.
+// BLOCK_F16 is BLOCK_BF16 for binary16, without the flags: binary16
+// samples cannot make a float32 sum overflow or a mean subnormal, and
+// VCVTPS2PH rounds subnormal float32 values correctly.
 #define BLOCK_F16(OFF, V, W, T, XT, U, XU) \
 	VCVTPH2PS OFF(SI)(BX*1), V \
 	; VCVTPH2PS OFF(DX)(BX*1), W \
 	; VSUBPS W, V, V \
 	; SCAN16(V, T) \
-	; MEANS16(V, T, XT, U, XU)
+	; MEANS16NF(V, T, XT, U, XU)
 
 // VCVTNEPS2BF16 Z2, Y2 and Z7, Y7 (AVX512_BF16, not known to the Go
 // assembler): nearest even; its flushing of subnormals never applies, as
