@@ -42,9 +42,12 @@ const (
 //
 //	dst[r*n+t] = (src[r*n+t-k+1] + … + src[r*n+t]) / k,  k = min(t+1, cf)
 //
-// Any n ≥ 1 and cf ≥ 1 are allowed: cf = 1 copies, cf ≥ n gives the running
-// prefix mean. The window sum is carried in float64 and updated with the
-// exact difference x[t] − x[t−cf] of float32-representable samples; its
+// Any n ≥ 1 and cf ≥ 1 are allowed: cf = 1 copies (exactly whenever the
+// difference below is exact), cf ≥ n gives the running prefix mean. The
+// window sum is carried in float64 and updated with the difference
+// x[t] − x[t−cf] of float32-representable samples, which is exact when
+// their exponents differ by less than 29 (always for data converted from
+// integers of up to 24 bits, such as recordings); its
 // rounding error grows only like √n·2⁻⁵³ relative to the window sums, so
 // every float32 output is the correctly rounded mean for all practical
 // lengths (10⁷ samples: within 10⁻⁸ of the exact mean in units of the
