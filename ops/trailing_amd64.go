@@ -74,66 +74,6 @@ func steadyF16AVX2(y, x, lag *Float16, n int, s, inv float64) float64
 //go:noescape
 func warmF16AVX2(y, x *Float16, n int, s, c0 float64) float64
 
-func steadyF32Asm(y, x, lag []float32, s, inv float64) float64 {
-	n := len(y)
-	x, lag = x[:n], lag[:n]
-	if m := n &^ 7; m > 0 {
-		s = steadyF32AVX2(&y[0], &x[0], &lag[0], m, s, inv)
-		y, x, lag = y[m:], x[m:], lag[m:]
-	}
-	return steadyF32Go(y, x, lag, s, inv)
-}
-
-func warmF32Asm(y, x []float32, t0 int, s float64) float64 {
-	n := len(y)
-	x = x[:n]
-	if m := n &^ 7; m > 0 {
-		s = warmF32AVX2(&y[0], &x[0], m, s, float64(t0+1))
-		y, x, t0 = y[m:], x[m:], t0+m
-	}
-	return warmF32Go(y, x, t0, s)
-}
-
-func steadyBF16Asm(y, x, lag []BFloat16, s, inv float64) float64 {
-	n := len(y)
-	x, lag = x[:n], lag[:n]
-	if m := n &^ 7; m > 0 {
-		s = steadyBF16AVX2(&y[0], &x[0], &lag[0], m, s, inv)
-		y, x, lag = y[m:], x[m:], lag[m:]
-	}
-	return steadyBF16Go(y, x, lag, s, inv)
-}
-
-func warmBF16Asm(y, x []BFloat16, t0 int, s float64) float64 {
-	n := len(y)
-	x = x[:n]
-	if m := n &^ 7; m > 0 {
-		s = warmBF16AVX2(&y[0], &x[0], m, s, float64(t0+1))
-		y, x, t0 = y[m:], x[m:], t0+m
-	}
-	return warmBF16Go(y, x, t0, s)
-}
-
-func steadyF16Asm(y, x, lag []Float16, s, inv float64) float64 {
-	n := len(y)
-	x, lag = x[:n], lag[:n]
-	if m := n &^ 7; m > 0 {
-		s = steadyF16AVX2(&y[0], &x[0], &lag[0], m, s, inv)
-		y, x, lag = y[m:], x[m:], lag[m:]
-	}
-	return steadyF16Go(y, x, lag, s, inv)
-}
-
-func warmF16Asm(y, x []Float16, t0 int, s float64) float64 {
-	n := len(y)
-	x = x[:n]
-	if m := n &^ 7; m > 0 {
-		s = warmF16AVX2(&y[0], &x[0], m, s, float64(t0+1))
-		y, x, t0 = y[m:], x[m:], t0+m
-	}
-	return warmF16Go(y, x, t0, s)
-}
-
 //go:noescape
 func steadyF32AVX512(y, x, lag *float32, n int, s, inv float64) float64
 
@@ -152,62 +92,49 @@ func steadyF16AVX512(y, x, lag *Float16, n int, s, inv float64) float64
 //go:noescape
 func warmF16AVX512(y, x *Float16, n int, s, c0 float64) float64
 
-func steadyF32Asm512(y, x, lag []float32, s, inv float64) float64 {
-	n := len(y)
-	x, lag = x[:n], lag[:n]
-	if m := n &^ 7; m > 0 {
-		s = steadyF32AVX512(&y[0], &x[0], &lag[0], m, s, inv)
-		y, x, lag = y[m:], x[m:], lag[m:]
+// The Go-facing kernels: each hands its assembly kernel the largest
+// multiple of eight positions and finishes the tail with the Go kernel.
+var (
+	steadyF32Asm     = steadyAsm(steadyF32AVX2, steadyF32Go)
+	warmF32Asm       = warmAsm(warmF32AVX2, warmF32Go)
+	steadyBF16Asm    = steadyAsm(steadyBF16AVX2, steadyBF16Go)
+	warmBF16Asm      = warmAsm(warmBF16AVX2, warmBF16Go)
+	steadyF16Asm     = steadyAsm(steadyF16AVX2, steadyF16Go)
+	warmF16Asm       = warmAsm(warmF16AVX2, warmF16Go)
+	steadyF32Asm512  = steadyAsm(steadyF32AVX512, steadyF32Go)
+	warmF32Asm512    = warmAsm(warmF32AVX512, warmF32Go)
+	steadyBF16Asm512 = steadyAsm(steadyBF16AVX512, steadyBF16Go)
+	warmBF16Asm512   = warmAsm(warmBF16AVX512, warmBF16Go)
+	steadyF16Asm512  = steadyAsm(steadyF16AVX512, steadyF16Go)
+	warmF16Asm512    = warmAsm(warmF16AVX512, warmF16Go)
+)
+
+// steadyAsm returns the steady kernel that runs k over the largest
+// multiple of eight positions and g over the rest.
+func steadyAsm[T Storage](k func(y, x, lag *T, n int, s, inv float64) float64,
+	g func(y, x, lag []T, s, inv float64) float64) func(y, x, lag []T, s, inv float64) float64 {
+	return func(y, x, lag []T, s, inv float64) float64 {
+		n := len(y)
+		x, lag = x[:n], lag[:n]
+		if m := n &^ 7; m > 0 {
+			s = k(&y[0], &x[0], &lag[0], m, s, inv)
+			y, x, lag = y[m:], x[m:], lag[m:]
+		}
+		return g(y, x, lag, s, inv)
 	}
-	return steadyF32Go(y, x, lag, s, inv)
 }
 
-func warmF32Asm512(y, x []float32, t0 int, s float64) float64 {
-	n := len(y)
-	x = x[:n]
-	if m := n &^ 7; m > 0 {
-		s = warmF32AVX512(&y[0], &x[0], m, s, float64(t0+1))
-		y, x, t0 = y[m:], x[m:], t0+m
+// warmAsm returns the warm-up kernel that runs k over the largest multiple
+// of eight positions and g over the rest.
+func warmAsm[T Storage](k func(y, x *T, n int, s, c0 float64) float64,
+	g func(y, x []T, t0 int, s float64) float64) func(y, x []T, t0 int, s float64) float64 {
+	return func(y, x []T, t0 int, s float64) float64 {
+		n := len(y)
+		x = x[:n]
+		if m := n &^ 7; m > 0 {
+			s = k(&y[0], &x[0], m, s, float64(t0+1))
+			y, x, t0 = y[m:], x[m:], t0+m
+		}
+		return g(y, x, t0, s)
 	}
-	return warmF32Go(y, x, t0, s)
-}
-
-func steadyBF16Asm512(y, x, lag []BFloat16, s, inv float64) float64 {
-	n := len(y)
-	x, lag = x[:n], lag[:n]
-	if m := n &^ 7; m > 0 {
-		s = steadyBF16AVX512(&y[0], &x[0], &lag[0], m, s, inv)
-		y, x, lag = y[m:], x[m:], lag[m:]
-	}
-	return steadyBF16Go(y, x, lag, s, inv)
-}
-
-func warmBF16Asm512(y, x []BFloat16, t0 int, s float64) float64 {
-	n := len(y)
-	x = x[:n]
-	if m := n &^ 7; m > 0 {
-		s = warmBF16AVX512(&y[0], &x[0], m, s, float64(t0+1))
-		y, x, t0 = y[m:], x[m:], t0+m
-	}
-	return warmBF16Go(y, x, t0, s)
-}
-
-func steadyF16Asm512(y, x, lag []Float16, s, inv float64) float64 {
-	n := len(y)
-	x, lag = x[:n], lag[:n]
-	if m := n &^ 7; m > 0 {
-		s = steadyF16AVX512(&y[0], &x[0], &lag[0], m, s, inv)
-		y, x, lag = y[m:], x[m:], lag[m:]
-	}
-	return steadyF16Go(y, x, lag, s, inv)
-}
-
-func warmF16Asm512(y, x []Float16, t0 int, s float64) float64 {
-	n := len(y)
-	x = x[:n]
-	if m := n &^ 7; m > 0 {
-		s = warmF16AVX512(&y[0], &x[0], m, s, float64(t0+1))
-		y, x, t0 = y[m:], x[m:], t0+m
-	}
-	return warmF16Go(y, x, t0, s)
 }
