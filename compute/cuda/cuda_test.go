@@ -470,6 +470,14 @@ func TestDynamicShared(t *testing.T) {
 		if got[0] != bytes/4-1 {
 			t.Errorf("y[0] = %v, want %d", got[0], bytes/4-1)
 		}
+		a, err := f.Attributes()
+		if err != nil {
+			return err
+		}
+		t.Logf("big_shared: %+v", a)
+		if a.Registers < 1 || a.Registers > 255 || a.MaxThreads < 256 || a.LocalBytes < 0 || a.SharedBytes < 0 {
+			t.Errorf("attributes %+v", a)
+		}
 		return nil
 	})
 }

@@ -49,6 +49,7 @@ var (
 	cuModuleUnload              uintptr
 	cuModuleGetFunction         uintptr
 	cuFuncSetAttribute          uintptr
+	cuFuncGetAttribute          uintptr
 	cuLaunchKernel              uintptr
 	cuStreamBeginCapture        uintptr
 	cuStreamEndCapture          uintptr
@@ -105,6 +106,7 @@ var driverLib = &library{
 		{name: "cuModuleUnload", addr: &cuModuleUnload},
 		{name: "cuModuleGetFunction", addr: &cuModuleGetFunction},
 		{name: "cuFuncSetAttribute", addr: &cuFuncSetAttribute},
+		{name: "cuFuncGetAttribute", addr: &cuFuncGetAttribute},
 		{name: "cuLaunchKernel", addr: &cuLaunchKernel},
 		{name: "cuStreamBeginCapture_v2", addr: &cuStreamBeginCapture},
 		{name: "cuStreamEndCapture", addr: &cuStreamEndCapture},
@@ -128,6 +130,10 @@ const (
 	eventDefault           = 0 // CU_EVENT_DEFAULT
 	captureModeThreadLocal = 1 // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
 
+	funcAttrMaxThreads       = 0 // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+	funcAttrSharedBytes      = 1 // CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES
+	funcAttrLocalBytes       = 3 // CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES
+	funcAttrNumRegs          = 4 // CU_FUNC_ATTRIBUTE_NUM_REGS
 	funcAttrMaxDynamicShared = 8 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
 )
 

@@ -100,6 +100,9 @@ func (p *Prepared) Set(i int, v any) {
 // SetGrid changes the grid size.
 func (p *Prepared) SetGrid(grid Dim3) { p.grid = grid }
 
+// Function returns the kernel p launches.
+func (p *Prepared) Function() *Function { return p.f }
+
 // Launch enqueues the kernel on c's stream. A bad configuration is reported
 // at once; a fault inside the kernel surfaces at the next synchronisation
 // (at once with DSPK_CUDA_SYNC=1).

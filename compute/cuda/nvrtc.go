@@ -297,3 +297,32 @@ func (m *Module) Function(name string) (*Function, error) {
 func (f *Function) SetMaxDynamicShared(bytes int) error {
 	return f.dev.cur.do("cuFuncSetAttribute", f.name, cuFuncSetAttribute, f.h, funcAttrMaxDynamicShared, uintptr(bytes))
 }
+
+// FuncAttributes are what the compiler gave a kernel.
+type FuncAttributes struct {
+	// Registers is the number of registers per thread.
+	Registers int
+	// LocalBytes is the local memory per thread (spills, local arrays).
+	LocalBytes int
+	// SharedBytes is the static shared memory per block.
+	SharedBytes int
+	// MaxThreads is the largest block the kernel can be launched with.
+	MaxThreads int
+}
+
+// Attributes returns f's registers, local and static shared memory and
+// largest block. It must be called inside Do.
+func (f *Function) Attributes() (FuncAttributes, error) {
+	var a FuncAttributes
+	for _, q := range []struct {
+		attr int
+		dst  *int
+	}{{funcAttrNumRegs, &a.Registers}, {funcAttrLocalBytes, &a.LocalBytes}, {funcAttrSharedBytes, &a.SharedBytes}, {funcAttrMaxThreads, &a.MaxThreads}} {
+		var v int32
+		if err := f.dev.cur.do("cuFuncGetAttribute", f.name, cuFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(q.attr), f.h); err != nil {
+			return a, err
+		}
+		*q.dst = int(v)
+	}
+	return a, nil
+}
