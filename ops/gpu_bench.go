@@ -89,6 +89,8 @@ type gpuBench struct {
 	Fused, Eager, Copy float64
 	// Lookback reports which fused kernel ran.
 	Lookback bool
+	// Kernel is what the compiler gave the fused kernel.
+	Kernel cuda.FuncAttributes
 }
 
 // GBps returns bytes per second, in GB/s, at s seconds per call.
@@ -107,6 +109,9 @@ func benchGPUTrailing[T Storage](c *cuda.Ctx, rows, n, cf, reps int, opt gpuTrai
 	res := gpuBench{Bytes: 2 * float64(g.bytes()), Lookback: g.lookback}
 	if g.rows*g.n == 0 {
 		return res, nil
+	}
+	if res.Kernel, err = g.kernelAttributes(); err != nil {
+		return res, err
 	}
 	x, err := c.Alloc(g.bytes())
 	if err != nil {

@@ -55,8 +55,7 @@ func (bc gpuBenchCase) run(c *cuda.Ctx, reps int) (gpuBench, error) {
 // gpuBenchCases are the shapes ([4096, 8192] and [16, 1 000 000],
 // cf = 100, float32 and bfloat16, with the eager formulation), the prefix
 // mean of long rows (look-back), the look-back kernel forced on a short
-// window, unaligned rows, the longest direct window, and the
-// chunks-per-block and register-budget variants.
+// window, unaligned rows, the longest direct window, and the variants.
 var gpuBenchCases = []gpuBenchCase{
 	{4096, 8192, 100, "f32", gpuTrailingOptions{}, true},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{}, true},
@@ -70,30 +69,23 @@ var gpuBenchCases = []gpuBenchCase{
 	{4096, 8191, 100, "f32", gpuTrailingOptions{}, false},
 	{4096, 8191, 100, "bf16", gpuTrailingOptions{}, false},
 	{4096, 8192, 2048, "bf16", gpuTrailingOptions{}, false},
-	// Variants: samples per thread, chunks per block, register budgets,
-	// persistent direct kernels (defaults: float32 8 samples a thread, 1
-	// chunk a block, minBlocks 6; 16-bit 16 samples, 1 chunk, minBlocks 5
-	// (×256 threads per multiprocessor); not persistent).
-	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 5}, false},
-	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 7}, false},
-	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 4, items: 16}, false},
+	// Variants: register budgets (minBlocks ×256 threads per
+	// multiprocessor; defaults float32 7, 16-bit 5), samples per thread
+	// (float32 8, 16-bit 16), chunks per block (1), persistent blocks.
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 6}, false},
+	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 8}, false},
 	{4096, 8192, 100, "f32", gpuTrailingOptions{minBlocks: 4, persist: 4}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{group: 2}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 6}, false},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 4}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 6, items: 8}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 6}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 7}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 8}, false},
 	{4096, 8192, 100, "bf16", gpuTrailingOptions{items: 8}, false},
-	{4096, 8192, 100, "bf16", gpuTrailingOptions{minBlocks: 4, persist: 8}, false},
-	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 5}, false},
-	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 7}, false},
-	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 4, items: 16}, false},
-	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 4, persist: 4}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{group: 2}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 6}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 6}, false},
+	{16, 1_000_000, 100, "f32", gpuTrailingOptions{minBlocks: 8}, false},
 	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 4}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 6, items: 8}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{items: 8}, false},
-	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 4, persist: 8}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 6}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 7}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{minBlocks: 8}, false},
 }
 
 func BenchmarkGPUTrailingMean(b *testing.B) {
@@ -110,6 +102,8 @@ func BenchmarkGPUTrailingMean(b *testing.B) {
 				b.ReportMetric(cp, "copyGB/s")
 				b.ReportMetric(fused/cp, "of-copy")
 				b.ReportMetric(fused/4270, "of-4270")
+				b.ReportMetric(float64(r.Kernel.Registers), "regs")
+				b.ReportMetric(float64(r.Kernel.LocalBytes), "local-B")
 				if r.Eager > 0 {
 					b.ReportMetric(r.GBps(r.Eager), "eagerGB/s")
 					b.ReportMetric(r.Eager/r.Fused, "x-eager")

@@ -59,6 +59,11 @@ var emuShapes = []struct{ rows, n, cf int }{
 	{1, 1, 1}, {1, 7, 3}, {2, 9, 4}, {1, 7, 100}, {3, 1001, 17}, {2, 2049, 100},
 	{3, 3*2048 + 5, 100}, {1, 2 * 2048, 2048}, {2, 4*2048 - 1, 2047}, {3, 3*2048 + 3, 1},
 	{1, 4*2048 + 77, 2*2048 + 5}, {2, 3 * 2048, 10 * 2048},
+	// Whole 16-byte vectors per row: full first chunks with wide-range
+	// data, a row shorter than its window, the longest direct window, a
+	// window of one.
+	{3, 4 * 2048, 1000}, {2, 2*2048 + 8, 100}, {3, 4096, 1000}, {5, 2048 + 16, 7},
+	{2, 64, 100}, {3, 3*2048 + 8, 2048}, {1, 8, 1}, {4, 2048, 1}, {2, 8200, 333},
 }
 
 func testEmulated[T Storage](t *testing.T, exe string) {

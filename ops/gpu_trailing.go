@@ -13,7 +13,7 @@ import (
 // NewGPUTrailingMean and applied to arrays in device memory. It computes
 // the same means in one kernel launch, each block (256 threads of 8 samples
 // for float32, 128 threads of 16 samples for the 16-bit types) owning one
-// or two chunks of 2048 samples of a row, so long rows use the whole GPU.
+// chunk of 2048 samples of a row, so long rows use the whole GPU.
 // Windows up to TrailingMeanDirectMax take each chunk's carried-in sum from
 // the samples its block loads anyway; longer windows chain the chunks of a
 // row with a decoupled look-back scan.
@@ -192,7 +192,14 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 		if err != nil {
 			return nil, err
 		}
-		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(threads), 0,
+		grid := cuda.D1(blocks)
+		if group == 1 && opt.persist == 0 {
+			// One chunk per block: chunk along x, row along y and z (the
+			// kernel locates its chunk without a division).
+			y := min(rows, 65535)
+			grid = cuda.Dim3{X: chunks, Y: y, Z: (rows + y - 1) / y}
+		}
+		g.fused = f.Prepare(grid, cuda.D1(threads), 0,
 			null, null, int64(n), int64(cf), float32(1/float64(cf)), int64(chunks), int64(total))
 	}
 	return g, nil
@@ -477,4 +484,13 @@ func (g *GPUTrailingMean[T]) fill(c *cuda.Ctx, dst cuda.DevicePtr, N int, seed u
 		return err
 	}
 	return c.Launch(f, gridFlat(N), cuda.D1(TrailingMeanThreads), 0, dst, int64(N), seed, mean, sd)
+}
+
+// kernelAttributes returns what the compiler gave the fused kernel (for
+// benchmarks).
+func (g *GPUTrailingMean[T]) kernelAttributes() (cuda.FuncAttributes, error) {
+	if g.fused == nil {
+		return cuda.FuncAttributes{}, nil
+	}
+	return g.fused.Function().Attributes()
 }

@@ -59,6 +59,13 @@ var gpuShapes = []struct{ rows, n, cf int }{
 	{1, 9*2048 + 77, 3*2048 + 5}, {2, 4 * 2048, 10 * 2048}, {1, 20000, 20000}, {4, 4096, 100},
 	{5, 12345, 3}, {3, 70001, 1000}, {2, 50000, 9000}, {16, 5000, 100}, {1, 100003, 7},
 	{1, 40000, 40001}, {7, 20000, 2049},
+	// Whole 16-byte vectors per row (aligned loads and stores throughout):
+	// full first chunks with wide-range data, the longest direct window, a
+	// row shorter than its window.
+	// (Data kinds cycle normal, offset, int16, wide: both wide shapes
+	// below get wide data.)
+	{5, 8200, 333}, {9, 4096, 2048}, {3, 70000, 1000}, {6, 3*2048 + 8, 2000}, {2, 16, 100},
+	{4, 2048, 1}, {2, 10240, 2047},
 }
 
 // gpuModes lists the kernels a shape can take: direct where the window
@@ -70,8 +77,9 @@ func gpuModes(cf int) []gpuTrailingOptions {
 	return []gpuTrailingOptions{{}}
 }
 
-func modeName(lookback bool) string {
-	if lookback {
+// modeName names the kernel g runs: "direct" or "lookback".
+func modeName[T Storage](g *GPUTrailingMean[T]) string {
+	if g.Lookback() {
 		return "lookback"
 	}
 	return "direct"
@@ -101,7 +109,7 @@ func testGPUTrailing[T Storage](t *testing.T) {
 					return err
 				}
 				defer g.Free(c)
-				name += "/" + modeName(g.Lookback())
+				name += "/" + modeName(g)
 				dst := make([]T, len(x))
 				nanFill(dst)
 				if err := g.ApplyHost(c, dst, x); err != nil {
@@ -267,22 +275,25 @@ func testGPUGroups[T Storage](t *testing.T) {
 	opts = append(opts, gpuTrailingOptions{items: 8}, gpuTrailingOptions{items: 16},
 		gpuTrailingOptions{items: 16, lookback: true}, gpuTrailingOptions{persist: 1},
 		gpuTrailingOptions{persist: 1, group: 2}, gpuTrailingOptions{persist: 2, items: 8},
-		gpuTrailingOptions{persist: 2, items: 16, group: 3})
-	for _, sh := range []struct{ rows, n, cf int }{{3, 3*2048 + 5, 100}, {5, 2 * 2048, 7}, {2, 5*2048 + 1, 3000}, {64, 4*2048 + 7, 100}} {
+		gpuTrailingOptions{persist: 2, items: 16, group: 3}, gpuTrailingOptions{minBlocks: 8},
+		gpuTrailingOptions{minBlocks: 6, items: 8})
+	for _, sh := range []struct{ rows, n, cf int }{{3, 3*2048 + 5, 100}, {5, 2 * 2048, 7}, {2, 5*2048 + 1, 3000},
+		{64, 4*2048 + 7, 100}, {64, 4*2048 + 8, 100}, {300, 3*2048 + 16, 2048}, {1000, 2048 + 8, 500}} {
 		x := toStorage[T](gen(rng, "offset", sh.rows*sh.n))
 		src := fromStorage(x)
 		for _, opt := range opts {
 			dst := make([]T, len(x))
+			mode := ""
 			gpuDo(t, func(c *cuda.Ctx) error {
 				g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, opt)
 				if err != nil {
 					return err
 				}
 				defer g.Free(c)
+				mode = modeName(g)
 				return g.ApplyHost(c, dst, x)
 			})
-			lb := opt.lookback || sh.cf > TrailingMeanDirectMax
-			t.Run(fmt.Sprintf("%dx%d/cf%d/%s/%s", sh.rows, sh.n, sh.cf, optName(opt), modeName(lb)), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%dx%d/cf%d/%s/%s", sh.rows, sh.n, sh.cf, optName(opt), mode), func(t *testing.T) {
 				checkMeansFP32(t, dst, src, sh.rows, sh.n, sh.cf)
 			})
 		}
@@ -356,7 +367,7 @@ func testGPUUnaligned[T Storage](t *testing.T) {
 				if err := cuda.Download(c, dst, py); err != nil {
 					return err
 				}
-				t.Run(fmt.Sprintf("cf%d/x+%d/y+%d/%s", cf, mis[0], mis[1], modeName(g.Lookback())), func(t *testing.T) {
+				t.Run(fmt.Sprintf("cf%d/x+%d/y+%d/%s", cf, mis[0], mis[1], modeName(g)), func(t *testing.T) {
 					checkMeansFP32(t, dst, src, rows, n, cf)
 				})
 				return nil
@@ -403,7 +414,7 @@ func TestGPUTrailingMeanLongRow(t *testing.T) {
 				if err := g.ApplyHost(c, dst, x); err != nil {
 					return err
 				}
-				mode := modeName(g.Lookback())
+				mode := modeName(g)
 				if e, at := maxErr(dst, ref); !(e <= bound) {
 					t.Errorf("%s cf %d: max error %g at %d, bound %g", mode, cf, e, at, bound)
 				} else {

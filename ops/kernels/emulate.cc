@@ -76,13 +76,21 @@ int main(int argc, char** argv)
     // Persistent direct kernels: fewer blocks than groups, so that each
     // block takes several.
     if (CTM_PERSIST && mode == "direct") blocks = std::min<i64>(blocks, 3);
+    // Direct kernels of one chunk per block, not persistent: a 2D grid
+    // (chunk along x, row along y and z), as the host launches them; maxY
+    // stands in for the device's 65535 so that z is exercised.
+    ctm_dim3 grid = grid1(blocks);
+    if (!CTM_PERSIST && mode == "direct" && group == 1) {
+        const i64 maxY = 2, gy = std::min<i64>(rows, maxY);
+        grid = ctm_dim3{(unsigned)chunks, (unsigned)gy, (unsigned)((rows + gy - 1) / gy)};
+    }
     if (mode == "direct" || mode == "lookback") {
         std::vector<unsigned char> state(16 + 20 * total, 0);
         for (i64 rep = 1; rep <= reps; rep++) {
             std::memset(y, 0xff, N * es);
             const unsigned epoch = (unsigned)rep;
             auto* st = state.data();
-            emuLaunch(grid1(blocks), [&] {
+            emuLaunch(grid, [&] {
                 if (mode == "direct") {
                     if (type == "f32") ctm_direct_f32((float*)y, (const float*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
                     if (type == "f16") ctm_direct_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);

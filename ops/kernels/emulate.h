@@ -31,6 +31,10 @@ struct ctm_dim3 {
 };
 
 inline thread_local ctm_dim3 threadIdx, blockIdx;
+
+struct alignas(8) uint2 {
+    unsigned x, y;
+};
 inline ctm_dim3 gridDim, blockDim;
 
 // Emulated blocks: up to 256 threads (8 warps), as fibers; 256 by default.
@@ -242,13 +246,14 @@ inline void emuLaunch(ctm_dim3 grid, const std::function<void()>& body, int thre
     std::vector<Fiber> fibers(threads);
     for (int t = 0; t < threads; t++) fibers[t].stack.reset(new char[stackBytes]);
     emuBody = &body;
+    for (unsigned bz = 0; bz < grid.z; bz++)
     for (unsigned by = 0; by < grid.y; by++) {
         for (unsigned bx = 0; bx < grid.x; bx++) {
             EmuBarrier blockBar(threads);
             std::vector<EmuWarp> warps(threads / 32);
             emuBlockBarrier = &blockBar;
             emuWarps = warps.data();
-            blockIdx = ctm_dim3{bx, by, 0};
+            blockIdx = ctm_dim3{bx, by, bz};
             for (int t = 0; t < threads; t++) {
                 Fiber& f = fibers[t];
                 f.done = false;

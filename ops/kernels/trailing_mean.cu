@@ -12,22 +12,30 @@
 // accumulate along the row. Within a chunk of 2048 samples the differences
 // x[t] - x[t-cf] and their running sums are plain float32 (8 or 16 per
 // thread, then a warp-shuffle scan and a block scan: at most 27 roundings
-// deep),
-// except in guarded chunks (row starts, where the window sums grow from
-// zero and the running sums are as large as the window sums; short last
-// chunks), which carry them as TwoSum-compensated float32 pairs.
-// The chunk's carried-in window sum s_in is exact to about 2^-44 of the
-// magnitudes it sums: the direct kernels recompute it from the chunk's own
-// cf lagged samples with TwoSum-compensated float32 pairs; the look-back
-// kernels add, in float64, the published sums of the chunks before, each
-// the compensated sum of the exact differences (TwoSum per pair). s_in is
-// added last, as a float32 pair, the mean s / k is the product with 1/k
-// corrected once by an FMA residual, and the result is rounded once to the
-// storage type (cvt.rn). So the error of a mean is a few float32 units of
-// the magnitudes summed within its own chunk and does not grow with the row
-// length: on samples of mean 1000 and SD 1 it stays within about one
-// float32 unit of the mean (1.1 measured; fp32Tolerance in the tests states
-// the bound).
+// deep). The chunk's carried-in window sum s_in is exact to about 2^-44 of
+// the magnitudes it sums: the direct kernels recompute it from the chunk's
+// own cf lagged samples with TwoSum-compensated float32 pairs; the
+// look-back kernels add, in float64, the published sums of the chunks
+// before, each the compensated sum of the exact differences (TwoSum per
+// pair).
+//
+// A row's first chunk has no lagged samples. In the direct kernels its
+// positions k < cf put x[k] into s_in (compensated) instead of into the
+// running sums, so that positions k >= cf see s_in = x[0] + ... + x[cf-1]
+// plus true differences, as in every other chunk, whatever the data; the
+// positions k < cf themselves are compensated prefix sums (a pair scan in
+// the warps that hold them) divided by k + 1. Each other mean is q0 +
+// v/cf by one FMA: q0 = (s_in + the running sums before the thread's)/cf,
+// computed once per thread as the product with 1/cf corrected by its FMA
+// residual (ctm_direct_means). The look-back kernels carry the running
+// sums of a row's first chunks and of short last chunks as TwoSum pairs
+// ("guarded" chunks), add s_in last as a float32 pair and correct each
+// quotient (ctm_chunk32). Every mean is rounded once to the storage type
+// (cvt.rn). So the error of a mean is a few float32 units of the
+// magnitudes summed within its own chunk and does not grow with the row
+// length: on samples of mean 1000 and SD 1 it stays within one float32
+// unit of the mean (1.0 measured; fp32Tolerance in the tests states the
+// bound).
 //
 // Why not float64 as on the CPU: float32<->float64 conversions issue at a
 // low rate on the H200. A float64 version of this kernel (samples widened,
@@ -41,25 +49,26 @@
 // (I = CTM_ITEMS_F32 = 8 for float32: 256 threads; CTM_ITEMS_16 = 16 for
 // the 16-bit types: 128 threads, so that a thread's samples are two 16-byte
 // vectors and the per-chunk work is spread over twice the samples). A
-// direct block handles G consecutive chunks (flat index row*chunks + c; G =
-// CTM_GROUP_F32 for float32, CTM_GROUP_16 for the 16-bit types, 1 by
-// default: the H200 ran 2 and 4 slower) and issues the loads of all of them
-// before processing them in order; grid = ceil(total/G) blocks (or, with
-// CTM_PERSIST, a few per multiprocessor, looping; also slower on the
-// H200). A look-back block handles one chunk (grid = total). For each full
-// chunk, thread i loads samples I*i..I*i+I-1 and the lagged samples x[t-cf]
-// of the same positions with 16-byte vector loads; when the chunk, or its
-// lagged range, is not 16-byte aligned, each thread loads the aligned
-// vectors that cover its samples and shifts by the (block-uniform)
-// misalignment. Threads whose lagged samples start before the row (the
-// first cf/I threads of a row's first chunk) load those one by one, zero
-// before the row. Lagged samples come from L1/L2 (a neighbouring block
-// read them moments before) unless cf is very long. Chunks at the start of
-// a row (t0 < cf) take the compensated arithmetic (below); the short last
-// chunk of a row also loads with bound checks. Outputs of full chunks are
-// stored with 16-byte vectors when aligned, otherwise staged through shared
-// memory and stored coalesced. Per chunk: one warp-shuffle scan and one
-// __syncthreads (two with look-back).
+// direct block handles one chunk on a 2D grid (chunk along x, row along y
+// and z: no division to locate it). As options for benchmarks, a direct
+// block can handle G consecutive chunks (flat index row*chunks + c; G =
+// CTM_GROUP_F32 for float32, CTM_GROUP_16 for the 16-bit types), issuing
+// the loads of all of them before processing them in order, on a 1D grid
+// of ceil(total/G) blocks, or be persistent (CTM_PERSIST: a few blocks per
+// multiprocessor, looping); both were slower on the H200. A look-back
+// block handles one chunk (grid = total). For each full chunk, thread i
+// loads samples I*i..I*i+I-1 and the lagged samples x[t-cf] of the same
+// positions with 16-byte vector loads; when the chunk, or its lagged range,
+// is not 16-byte aligned, each thread loads the aligned vectors that cover
+// its samples and shifts by the (block-uniform) misalignment (8-byte loads
+// where that misalignment is half a vector). Threads whose lagged samples
+// start before the row (the first cf/I threads of a row's first chunk)
+// load those one by one, zero before the row; the short last chunk of a row
+// loads sample by sample with bound checks. Lagged samples come from L1/L2
+// (a neighbouring block read them moments before) unless cf is very long.
+// Outputs of full chunks are stored with 16-byte vectors when aligned,
+// otherwise staged through shared memory and stored coalesced. Per chunk:
+// one warp-shuffle scan and one __syncthreads (two with look-back).
 //
 // CARRIED-IN WINDOW SUM. Position t0 of a chunk needs s_in = x[t0-cf] + ...
 // + x[t0-1]:
@@ -67,8 +76,9 @@
 //   * ctm_direct_<type> (cf <= CTM_CHUNK): s_in is the sum of the lagged
 //     samples of the chunk's first cf positions, which the block loads
 //     anyway: no extra traffic, no communication between blocks.
-//         ctm_direct_<type><<<ceil(total/G), 2048/I>>>(y, x, n, cf, 1.0/cf,
-//                                                      chunks, total)
+//         ctm_direct_<type><<<(chunks, min(rows, 65535), ceil(rows/65535)),
+//                             2048/I>>>(y, x, n, cf, 1.0/cf, chunks, total)
+//     (with CTM_GROUP_* > 1 or CTM_PERSIST: a 1D grid, see LAYOUT.)
 //
 //   * ctm_lookback_<type> (any cf): single-pass chained scan with decoupled
 //     look-back. Each block takes the next chunk from a ticket counter (so
@@ -131,16 +141,16 @@ static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 
 // Minimum resident threads per multiprocessor asked of the compiler for the
 // fused kernels, in units of 256 threads (CTM_MIN_BLOCKS_F32 for float32,
 // CTM_MIN_BLOCKS_16 for the 16-bit types; CTM_MIN_BLOCKS sets both): a
-// register budget (6: 40 registers per thread, 5: 48); 1 leaves it to
-// the compiler. The defaults are the fastest measured on the H200 (float32
-// 6, 16-bit 5). CTM_MINB_F32 and CTM_MINB_16 are the same budgets in
-// blocks.
+// register budget (7 and 8: 32 registers per thread, 6: 40, 5: 48); 1
+// leaves it to the compiler. The defaults are the fastest measured on the
+// H200 without spills (float32 7, 16-bit 5). CTM_MINB_F32 and CTM_MINB_16
+// are the same budgets in blocks.
 #ifdef CTM_MIN_BLOCKS
 #define CTM_MIN_BLOCKS_F32 CTM_MIN_BLOCKS
 #define CTM_MIN_BLOCKS_16 CTM_MIN_BLOCKS
 #endif
 #ifndef CTM_MIN_BLOCKS_F32
-#define CTM_MIN_BLOCKS_F32 6
+#define CTM_MIN_BLOCKS_F32 7
 #endif
 #ifndef CTM_MIN_BLOCKS_16
 #define CTM_MIN_BLOCKS_16 5
@@ -226,6 +236,10 @@ __device__ __forceinline__ unsigned ctm_pack_f16(float lo, float hi)
 // element to float (exactly); pack8 rounds 8 means and packs them into a
 // 16-byte vector (16-bit types) or two (float32).
 
+// ctm_bits returns an element's bits.
+__device__ __forceinline__ unsigned ctm_bits(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned ctm_bits(ctm_u16 v) { return v; }
+
 struct alignas(16) ctm_v4 {
     unsigned x, y, z, w;
 };
@@ -283,9 +297,25 @@ template <> struct CtmRound<CtmBF16> : CtmRound16<CtmBF16> {};
 // vectors covering p[0..N-1] are loaded (each holds at least one of the N,
 // so none reaches past the memory the N live in).
 
+// ctm_ldn8 loads the 2*N2 32-bit words at the 8-byte aligned p with 8-byte
+// loads (fewer registers than the covering 16-byte vectors).
+template <int N2> __device__ __forceinline__ void ctm_ldn8(const void* __restrict__ p, unsigned* o)
+{
+    const uint2* v = (const uint2*)p;
+#pragma unroll
+    for (int i = 0; i < N2; i++) {
+        const uint2 a = v[i];
+        o[2 * i] = a.x, o[2 * i + 1] = a.y;
+    }
+}
+
 template <int M, int N>
 __device__ __forceinline__ void ctm_ldn_f32(const float* __restrict__ q, unsigned* o)
 {
+    if constexpr (M == 2) {  // 8-byte aligned
+        ctm_ldn8<N / 2>(q + 2, o);
+        return;
+    }
     enum { NV = N / 4 + (M != 0) };
     const ctm_v4* v = (const ctm_v4*)q;
     unsigned w[4 * NV];
@@ -301,6 +331,10 @@ __device__ __forceinline__ void ctm_ldn_f32(const float* __restrict__ q, unsigne
 template <int M, int N>
 __device__ __forceinline__ void ctm_ldn_u16(const ctm_u16* __restrict__ q, unsigned* o)
 {
+    if constexpr (M == 4) {  // 8-byte aligned
+        ctm_ldn8<N / 4>(q + 4, o);
+        return;
+    }
     enum { NV = N / 8 + (M != 0) };
     const ctm_v4* v = (const ctm_v4*)q;
     unsigned w[4 * NV];
@@ -336,6 +370,11 @@ template <> struct CtmWords<CtmF32> {
         default: ctm_ldn_f32<3, N>(q, o); break;
         }
     }
+    // loadA is load for a 16-byte aligned p.
+    template <int N> static __device__ __forceinline__ void loadA(const float* __restrict__ p, unsigned* o)
+    {
+        ctm_ldn_f32<0, N>(p, o);
+    }
     static __device__ __forceinline__ float get(const unsigned* w, int j) { return __uint_as_float(w[j]); }
 };
 
@@ -355,6 +394,10 @@ template <class S> struct CtmWords16 {
         case 6: ctm_ldn_u16<6, N>(q, o); break;
         default: ctm_ldn_u16<7, N>(q, o); break;
         }
+    }
+    template <int N> static __device__ __forceinline__ void loadA(const ctm_u16* __restrict__ p, unsigned* o)
+    {
+        ctm_ldn_u16<0, N>(p, o);
     }
     static __device__ __forceinline__ float get(const unsigned* w, int j)
     {
@@ -460,19 +503,26 @@ struct CtmChunk {
     bool fast;  // full, and every lagged sample in the row: no bound checks
 };
 
-__device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+// ctm_chunk_rc locates chunk c of row r.
+__device__ __forceinline__ CtmChunk ctm_chunk_rc(unsigned r, unsigned c, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
 {
     CtmChunk k;
-    // blk < rows*chunks < 2^31 (checked by the host): 32-bit division.
-    const unsigned r = (unsigned)blk / (unsigned)chunks;
-    k.blk = blk;
+    k.blk = (ctm_i64)r * chunks + c;
     k.r = r;
-    k.c = (unsigned)blk - r * (unsigned)chunks;
+    k.c = c;
     k.t0 = k.c * CTM_CHUNK;
     k.len = (int)(n - k.t0 < CTM_CHUNK ? n - k.t0 : CTM_CHUNK);
     k.full = k.len == CTM_CHUNK;
     k.fast = k.full && k.t0 >= cf;
     return k;
+}
+
+// ctm_chunk locates the chunk of flat index blk.
+__device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf, ctm_i64 chunks)
+{
+    // blk < rows*chunks < 2^31 (checked by the host): 32-bit division.
+    const unsigned r = (unsigned)blk / (unsigned)chunks;
+    return ctm_chunk_rc(r, (unsigned)blk - r * (unsigned)chunks, n, cf, chunks);
 }
 
 // ctm_load_chunk loads this thread's ITEMS samples of the full chunk ck
@@ -501,6 +551,36 @@ __device__ __forceinline__ void ctm_load_chunk(const typename S::T* __restrict__
         for (int j = 0; j < ITEMS / 2; j++) {
             const ctm_i64 i = ts + 2 * j - cf;
             lw[j] = (i >= 0 ? (unsigned)row[i] : 0u) | (i + 1 >= 0 ? (unsigned)row[i + 1] << 16 : 0u);
+        }
+    }
+}
+
+// ctm_load_short loads, for the short last chunk ck of a row, this
+// thread's samples (zero past the row) and their lagged samples (zero
+// before the row; positions past the row keep theirs while k < cf, which
+// make up the carried-in sum) as the words CtmWords<S>::load gives, one
+// sample at a time.
+template <class S, int ITEMS>
+__device__ __forceinline__ void ctm_load_short(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
+                                               const CtmChunk& ck, unsigned* xw, unsigned* lw)
+{
+    typedef typename S::T T;
+    const T* row = x + ck.r * n;
+    const int k0 = threadIdx.x * ITEMS;
+    unsigned xb[ITEMS], lb[ITEMS];  // element bits
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int k = k0 + j;
+        const ctm_i64 t = ck.t0 + k;
+        xb[j] = k < ck.len ? (unsigned)ctm_bits(row[t]) : 0u;
+        lb[j] = (k < ck.len || k < cf) && t >= cf ? (unsigned)ctm_bits(row[t - cf]) : 0u;
+    }
+#pragma unroll
+    for (int i = 0; i < ITEMS * (int)CtmWords<S>::WORDS8 / 8; i++) {
+        if (sizeof(T) == 4) {
+            xw[i] = xb[i], lw[i] = lb[i];
+        } else {
+            xw[i] = xb[2 * i] | xb[2 * i + 1] << 16, lw[i] = lb[2 * i] | lb[2 * i + 1] << 16;
         }
     }
 }
@@ -570,7 +650,9 @@ __device__ __forceinline__ float ctm_div2(float sh, float sl, float k, float inv
 // residual, then rounded to the storage type. xw and lw hold, for a full
 // chunk, this thread's samples and lagged samples as loaded by
 // ctm_load_chunk; a short last chunk loads with bound checks here. All
-// threads of the block call it with the same chunk.
+// threads of the block call it with the same chunk. It serves the
+// look-back kernels and the direct kernels' group and persistent options;
+// the default direct kernel takes ctm_direct_means.
 template <class S, bool LOOKBACK, int ITEMS>
 __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                             const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
@@ -783,6 +865,147 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     ctm_store<S, ITEMS>(sh, y + ck.r * n + t0, ck.full, len, ow);
 }
 
+// Block-scan totals of ctm_direct_means.
+struct CtmDirectShared {
+    float run[CTM_WARPS];   // per-warp sums of the differences
+    float preH[CTM_WARPS];  // per-warp compensated sums of the samples
+    float preL[CTM_WARPS];  //   that make up s_in (pairs)
+};
+
+// ctm_direct_means computes the ITEMS float32 means m of this thread's
+// positions in a chunk of a direct kernel (cf <= CTM_CHUNK): the chunk
+// has len samples and is a row's first if first; xw and lw hold the
+// thread's samples and their lagged samples x[t - cf] (CtmWords<S> words;
+// samples past len, and lagged samples of a row's first chunk at
+// positions k < cf, may be anything); reload(j) returns the thread's
+// sample j again (from memory: it is called only by the threads holding
+// a row's first positions, and computes its address itself, so that
+// nothing extra stays in registers through the scan). All threads of the
+// block call it; it has one barrier (__syncthreads).
+//
+// Arithmetic: plain float32 running sums of the differences within the
+// chunk (ITEMS in a thread, then a warp-shuffle and a block scan); the
+// carried-in window sum s_in is the compensated (TwoSum) sum of the lagged
+// samples of positions k < cf. A row's first chunk has no lagged samples:
+// its positions k < cf contribute x[k] to s_in instead of to the running
+// sums, so that positions k >= cf see s_in = x[0] + ... + x[cf-1] plus
+// true differences (running sums as small as elsewhere, whatever the
+// data), and positions k < cf are the compensated prefix sums of x (a pair
+// scan in the warps that hold them, continued over the thread's samples
+// at the end) divided by k + 1. Every other mean is
+// q0 + v/cf by one FMA, q0 = (s_in + the sums before the thread's)/cf
+// computed once per thread (the product with 1/cf corrected by its FMA
+// residual, the low parts folded in).
+template <class S, int ITEMS, class Reload>
+__device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsigned* xw, const unsigned* lw,
+                                                 Reload reload, bool first, int len, int cf, float invf, float* m)
+{
+    enum { WARPS = CTM_CHUNK / ITEMS / 32 };
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, k0 = tid * ITEMS;
+    // v[j]: running sum of the differences over this thread's samples
+    // 0..j. (ph, pl): compensated sum of this thread's contributions to
+    // s_in.
+    float v[ITEMS];
+    float run = 0.0f, ph = 0.0f, pl = 0.0f;
+    if (k0 >= cf && k0 + ITEMS <= len) {  // the common case
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
+            v[j] = run;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const int k = k0 + j;
+            const bool in = k < len;
+            const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f, ls = CtmWords<S>::get(lw, j);
+            float d = in ? xs - ls : 0.0f;
+            if (k < cf) {
+                float e;
+                ph = ctm_two_sum(ph, first ? xs : ls, &e);
+                pl += e;
+                if (first) d = 0.0f;
+            }
+            run += d;
+            v[j] = run;
+        }
+    }
+    // Warp scans: the running sums (plain), and in the warps holding
+    // positions k < cf the (ph, pl) pairs (compensated).
+    float inc = run;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float u = __shfl_up_sync(CTM_FULL, inc, o);
+        if (lane >= o) inc += u;
+    }
+    float excl = __shfl_up_sync(CTM_FULL, inc, 1);
+    if (lane == 0) excl = 0.0f;
+    float exH = 0.0f, exL = 0.0f;
+    if (warp * 32 * ITEMS < cf) {  // warp-uniform
+        float ih = ph, il = pl;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const float uh = __shfl_up_sync(CTM_FULL, ih, o), ul = __shfl_up_sync(CTM_FULL, il, o);
+            if (lane >= o) {
+                float e;
+                ih = ctm_two_sum(uh, ih, &e);
+                il += ul + e;
+            }
+        }
+        exH = __shfl_up_sync(CTM_FULL, ih, 1);
+        exL = __shfl_up_sync(CTM_FULL, il, 1);
+        if (lane == 0) exH = exL = 0.0f;
+        if (lane == 31) {
+            sh.preH[warp] = ih;
+            sh.preL[warp] = il;
+        }
+    }
+    if (lane == 31) sh.run[warp] = inc;
+    __syncthreads();
+    // The sums of the warps before this one; s_in (the pairs of all warps
+    // holding positions k < cf) and, for a first chunk, the pairs of the
+    // warps before this one.
+    float before = 0.0f;
+#pragma unroll
+    for (int w = 0; w < WARPS - 1; w++) before += w < warp ? sh.run[w] : 0.0f;
+    float ch = 0.0f, cl = 0.0f;
+    const int preWarps = (cf + 32 * ITEMS - 1) / (32 * ITEMS);
+    for (int w = 0; w < preWarps; w++) {
+        float e;
+        ch = ctm_two_sum(ch, sh.preH[w], &e);
+        cl += sh.preL[w] + e;
+    }
+    if (first) {  // block-uniform
+        for (int w = 0; w < preWarps && w < warp; w++) {
+            float e;
+            exH = ctm_two_sum(exH, sh.preH[w], &e);
+            exL += sh.preL[w] + e;
+        }
+    }
+    // The window sum at a position is s_in + before + excl + v[j] (in a
+    // first chunk for k >= cf; elsewhere everywhere).
+    const float q0 = ctm_div2(ch, (before + excl) + cl, (float)cf, invf);
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
+    if (first && k0 < cf) {
+        // Positions k < cf of a row's first chunk: the compensated prefix
+        // sum, continued from the pairs before the thread's first sample
+        // (its samples loaded again, from L1, rather than kept in
+        // registers through the scan by every thread).
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const int k = k0 + j;
+            if (k < cf) {
+                float e;
+                exH = ctm_two_sum(exH, k < len ? reload(j) : 0.0f, &e);
+                exL += e;
+                const float kk = (float)(k + 1);
+                m[j] = ctm_div2(exH, exL, kk, 1.0f / kk);
+            }
+        }
+    }
+}
+
 // ctm_load_group locates the G chunks of group b (flat indices G*b ...
 // G*b+G-1) and loads this thread's samples and lagged samples of those that
 // are full (ctm_load_chunk; a short last chunk of a row loads with bound
@@ -832,6 +1055,36 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
     // (CTM_PERSIST): the block takes groups blockIdx.x, +gridDim.x, ...
     // and issues the loads of its next group before processing the
     // current one.
+    if (G == 1 && !CTM_PERSIST) {
+        // One chunk per block on a 2D grid (chunk along x, row along y and
+        // z: no division to locate it), every chunk by ctm_direct_means
+        // (plain float32, a row's first and short last chunks included: no
+        // compensated path in the kernel, fewer registers).
+        const unsigned r = blockIdx.z * gridDim.y + blockIdx.y;
+        const CtmChunk ck = ctm_chunk_rc(r, blockIdx.x, n, cf, chunks);
+        if (ck.blk >= total) return;  // block-uniform: past the last row
+        unsigned xw[W], lw[W];
+        if (ck.full) {
+            ctm_load_chunk<S, ITEMS>(x, n, cf, ck, xw, lw);
+        } else {
+            ctm_load_short<S, ITEMS>(x, n, cf, ck, xw, lw);
+        }
+        __shared__ CtmDirectShared dsh;
+        float m[ITEMS];
+        // Addresses are recomputed from the block index where needed
+        // rather than kept through the scan (registers).
+        ctm_direct_means<S, ITEMS>(
+            dsh, xw, lw,
+            [=](int j) {  // a row's first chunk: t0 = 0
+                return S::load(x[(ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + threadIdx.x * ITEMS + j]);
+            },
+            blockIdx.x == 0, ck.len, (int)cf, invf, m);
+        unsigned ow[W];
+        CtmRound<S>::template run<ITEMS>(ow, m);
+        ctm_store<S, ITEMS>(sh, y + (ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + (ctm_i64)blockIdx.x * CTM_CHUNK,
+                            ck.full, ck.len, ow);
+        return;
+    }
     const ctm_i64 groups = (total + G - 1) / G;
     ctm_i64 b = blockIdx.x;
     unsigned xw[G][W], lw[G][W];
