@@ -101,6 +101,13 @@ int main(int argc, char** argv)
                     if (type == "bf16") ctm_lookback_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
                 }
             }, type == "f32" ? CTM_THREADS_F32 : CTM_THREADS_16);
+            // Nothing may be written past the output.
+            for (const unsigned char* q = y + N * es; q < ys.data() + ys.size(); q++) {
+                if (*q != 0xff) {
+                    std::fprintf(stderr, "emulate: byte %td past the output written\n", q - (y + N * es));
+                    return 1;
+                }
+            }
             if (((unsigned*)st)[0] != 0) {
                 std::fprintf(stderr, "emulate: ticket counter %u after the launch, want 0\n", ((unsigned*)st)[0]);
                 return 1;
