@@ -29,8 +29,10 @@
 //     library computes it, each pass materialised.
 //
 // On a CUDA GPU, GPUTrailingMean (NewGPUTrailingMean) computes the same
-// means with the same numerics in one kernel launch on device arrays, with
-// the eager formulation beside it (ApplyEager); the CUDA C source is
+// means in one kernel launch on device arrays, in float32 arithmetic
+// compensated where errors would grow along the row (within a few float32
+// units of the magnitudes in a 2048-sample chunk, not always correctly
+// rounded), with the eager formulation beside it (ApplyEager); the CUDA C source is
 // embedded as TrailingMeanCUDA and documented at the top of
 // kernels/trailing_mean.cu. BenchTrailingMean measures either against a
 // copy of the same bytes, for "dspk bench".
