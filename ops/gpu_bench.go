@@ -89,8 +89,10 @@ type gpuBench struct {
 	Fused, Eager, Copy float64
 	// Lookback reports which fused kernel ran.
 	Lookback bool
-	// Kernel is what the compiler gave the fused kernel.
-	Kernel cuda.FuncAttributes
+	// Kernel is what the compiler gave the fused kernel; Resident, how
+	// many of its blocks fit on a multiprocessor.
+	Kernel   cuda.FuncAttributes
+	Resident int
 }
 
 // GBps returns bytes per second, in GB/s, at s seconds per call.
@@ -110,7 +112,7 @@ func benchGPUTrailing[T Storage](c *cuda.Ctx, rows, n, cf, reps int, opt gpuTrai
 	if g.rows*g.n == 0 {
 		return res, nil
 	}
-	if res.Kernel, err = g.kernelAttributes(); err != nil {
+	if res.Kernel, res.Resident, err = g.kernelAttributes(); err != nil {
 		return res, err
 	}
 	x, err := c.Alloc(g.bytes())

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"dspk/compute"
@@ -38,6 +39,9 @@ func (bc gpuBenchCase) name() string {
 	}
 	if bc.opt.persist > 0 {
 		s += fmt.Sprintf("/persist%d", bc.opt.persist)
+	}
+	for _, d := range bc.opt.defines {
+		s += "/" + strings.TrimPrefix(d, "-D")
 	}
 	return s
 }
@@ -104,6 +108,7 @@ func BenchmarkGPUTrailingMean(b *testing.B) {
 				b.ReportMetric(fused/4270, "of-4270")
 				b.ReportMetric(float64(r.Kernel.Registers), "regs")
 				b.ReportMetric(float64(r.Kernel.LocalBytes), "local-B")
+				b.ReportMetric(float64(r.Resident), "blocks/SM")
 				if r.Eager > 0 {
 					b.ReportMetric(r.GBps(r.Eager), "eagerGB/s")
 					b.ReportMetric(r.Eager/r.Fused, "x-eager")

@@ -31,6 +31,7 @@ import (
 type GPUTrailingMean[T Storage] struct {
 	rows, n, cf int
 	chunks      int
+	threads     int // of a block of the fused kernel
 	lookback    bool
 	mod         *cuda.Module
 	fused       *cuda.Prepared
@@ -62,6 +63,8 @@ type gpuTrailingOptions struct {
 	// group of chunks and loading the next group before it processes the
 	// current one.
 	persist int
+	// defines are extra NVRTC options for benchmark variants ("-DNAME=V").
+	defines []string
 }
 
 // Chunks per block of the fused kernels by default (CTM_GROUP_F32 and
@@ -152,9 +155,11 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 		opts = append(opts, fmt.Sprintf("-DCTM_ITEMS_F32=%d", items), fmt.Sprintf("-DCTM_ITEMS_16=%d", items))
 	}
 	threads := TrailingMeanChunk / items
+	g.threads = threads
 	if opt.persist > 0 {
 		opts = append(opts, "-DCTM_PERSIST=1")
 	}
+	opts = append(opts, opt.defines...)
 	mod, err := c.Compile("ops/kernels/trailing_mean.cu", TrailingMeanCUDA, opts...)
 	if err != nil {
 		return nil, err
@@ -486,11 +491,17 @@ func (g *GPUTrailingMean[T]) fill(c *cuda.Ctx, dst cuda.DevicePtr, N int, seed u
 	return c.Launch(f, gridFlat(N), cuda.D1(TrailingMeanThreads), 0, dst, int64(N), seed, mean, sd)
 }
 
-// kernelAttributes returns what the compiler gave the fused kernel (for
-// benchmarks).
-func (g *GPUTrailingMean[T]) kernelAttributes() (cuda.FuncAttributes, error) {
+// kernelAttributes returns what the compiler gave the fused kernel and how
+// many of its blocks fit on a multiprocessor (for benchmarks).
+func (g *GPUTrailingMean[T]) kernelAttributes() (cuda.FuncAttributes, int, error) {
 	if g.fused == nil {
-		return cuda.FuncAttributes{}, nil
+		return cuda.FuncAttributes{}, 0, nil
 	}
-	return g.fused.Function().Attributes()
+	f := g.fused.Function()
+	a, err := f.Attributes()
+	if err != nil {
+		return a, 0, err
+	}
+	nb, err := f.MaxActiveBlocks(g.threads, 0)
+	return a, nb, err
 }

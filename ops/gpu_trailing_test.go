@@ -278,7 +278,8 @@ func testGPUGroups[T Storage](t *testing.T) {
 		gpuTrailingOptions{persist: 2, items: 16, group: 3}, gpuTrailingOptions{minBlocks: 8},
 		gpuTrailingOptions{minBlocks: 6, items: 8})
 	for _, sh := range []struct{ rows, n, cf int }{{3, 3*2048 + 5, 100}, {5, 2 * 2048, 7}, {2, 5*2048 + 1, 3000},
-		{64, 4*2048 + 7, 100}, {64, 4*2048 + 8, 100}, {300, 3*2048 + 16, 2048}, {1000, 2048 + 8, 500}} {
+		{64, 4*2048 + 7, 100}, {64, 4*2048 + 8, 100}, {300, 3*2048 + 16, 2048}, {1000, 2048 + 8, 500},
+		{4, 4 * 2048, 102}, {3, 3*2048 + 16, 101}} {
 		x := toStorage[T](gen(rng, "offset", sh.rows*sh.n))
 		src := fromStorage(x)
 		for _, opt := range opts {

@@ -475,6 +475,20 @@ func TestDynamicShared(t *testing.T) {
 			return err
 		}
 		t.Logf("big_shared: %+v", a)
+		// 64 KiB per block: at most 3 fit in the 228 KiB of an H100/H200
+		// multiprocessor; without dynamic shared memory, more.
+		nb64, err := f.MaxActiveBlocks(256, bytes)
+		if err != nil {
+			return err
+		}
+		nb0, err := f.MaxActiveBlocks(256, 0)
+		if err != nil {
+			return err
+		}
+		t.Logf("big_shared: %d blocks of 256 threads per multiprocessor with 64 KiB each, %d without", nb64, nb0)
+		if nb64 < 0 || nb64 > 3 || nb0 <= nb64 {
+			t.Errorf("MaxActiveBlocks(256, 64 KiB) = %d, MaxActiveBlocks(256, 0) = %d", nb64, nb0)
+		}
 		if a.Registers < 1 || a.Registers > 255 || a.MaxThreads < 256 || a.LocalBytes < 0 || a.SharedBytes < 0 {
 			t.Errorf("attributes %+v", a)
 		}

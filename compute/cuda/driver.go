@@ -50,6 +50,7 @@ var (
 	cuModuleGetFunction         uintptr
 	cuFuncSetAttribute          uintptr
 	cuFuncGetAttribute          uintptr
+	cuOccupancyMaxActiveBlocks  uintptr
 	cuLaunchKernel              uintptr
 	cuStreamBeginCapture        uintptr
 	cuStreamEndCapture          uintptr
@@ -107,6 +108,7 @@ var driverLib = &library{
 		{name: "cuModuleGetFunction", addr: &cuModuleGetFunction},
 		{name: "cuFuncSetAttribute", addr: &cuFuncSetAttribute},
 		{name: "cuFuncGetAttribute", addr: &cuFuncGetAttribute},
+		{name: "cuOccupancyMaxActiveBlocksPerMultiprocessor", addr: &cuOccupancyMaxActiveBlocks},
 		{name: "cuLaunchKernel", addr: &cuLaunchKernel},
 		{name: "cuStreamBeginCapture_v2", addr: &cuStreamBeginCapture},
 		{name: "cuStreamEndCapture", addr: &cuStreamEndCapture},

@@ -292,6 +292,17 @@ func (m *Module) Function(name string) (*Function, error) {
 	return f, nil
 }
 
+// MaxActiveBlocks returns how many blocks of threads threads, each with
+// dynamicShared bytes of dynamic shared memory, fit on one multiprocessor
+// at once (the occupancy calculator of the driver, under f's registers,
+// shared memory and carveout). It must be called inside Do.
+func (f *Function) MaxActiveBlocks(threads, dynamicShared int) (int, error) {
+	var n int32
+	err := f.dev.cur.do("cuOccupancyMaxActiveBlocksPerMultiprocessor", f.name, cuOccupancyMaxActiveBlocks,
+		uintptr(unsafe.Pointer(&n)), f.h, uintptr(threads), uintptr(dynamicShared))
+	return int(n), err
+}
+
 // SetMaxDynamicShared allows launches of f with up to bytes of dynamic
 // shared memory (needed above 48 KiB). It must be called inside Do.
 func (f *Function) SetMaxDynamicShared(bytes int) error {

@@ -231,6 +231,62 @@ __device__ __forceinline__ unsigned ctm_pack_f16(float lo, float hi)
 
 #endif  // CTM_EMULATE
 
+// CTM_TRACE (benchmarks only, never in the emulator): every direct block of
+// one chunk records, from lane 0 of each warp, the SM's cycle counter at
+// entry (point 0), once the warp's samples have arrived (1), after the
+// block's barrier (2) and after its stores are issued (3); thread 0 then
+// writes CTM_TRACE_WORDS words per block to ctm_trace_buf (set by
+// ctm_trace_set), at the chunk's flat index: the SM id, warp 0's points,
+// the last warp's points, the earliest and latest point 1 of any warp, and
+// the global timer (ns) at entry and at the end.
+#ifdef CTM_TRACE
+#define CTM_TRACE_WORDS 16
+__device__ ctm_u64* ctm_trace_buf;
+__shared__ ctm_u64 ctm_tp[CTM_WARPS][4];
+__shared__ float ctm_tsink[CTM_WARPS];
+
+// ctm_trace_point records point i of this warp after v is computed.
+__device__ __forceinline__ void ctm_trace_point(int i, float v)
+{
+    if ((threadIdx.x & 31) == 0) {
+        ((volatile float*)ctm_tsink)[threadIdx.x >> 5] = v;
+        ctm_u64 t;
+        asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+        ctm_tp[threadIdx.x >> 5][i] = t;
+    }
+}
+
+__device__ __forceinline__ ctm_u64 ctm_globaltimer()
+{
+    ctm_u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+    return t;
+}
+
+// ctm_trace_end writes the block's record (all threads call it).
+__device__ __forceinline__ void ctm_trace_end(ctm_i64 blk, ctm_u64 g0)
+{
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        const int warps = blockDim.x / 32;
+        unsigned smid;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+        ctm_u64* r = ctm_trace_buf + blk * CTM_TRACE_WORDS;
+        ctm_u64 lo = ~0ull, hi = 0;
+        for (int w = 0; w < warps; w++) {
+            lo = ctm_tp[w][1] < lo ? ctm_tp[w][1] : lo;
+            hi = ctm_tp[w][1] > hi ? ctm_tp[w][1] : hi;
+        }
+        r[0] = smid;
+        for (int i = 0; i < 4; i++) r[1 + i] = ctm_tp[0][i], r[5 + i] = ctm_tp[warps - 1][i];
+        r[9] = lo, r[10] = hi, r[11] = g0, r[12] = ctm_globaltimer();
+    }
+}
+#define CTM_TP(i, v) ctm_trace_point(i, v)
+#else
+#define CTM_TP(i, v) ((void)0)
+#endif
+
 // ---------------------------------------------------------------------------
 // Storage types. VEC is the number of elements in 16 bytes; load widens one
 // element to float (exactly); pack8 rounds 8 means and packs them into a
@@ -930,6 +986,7 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
             v[j] = run;
         }
     }
+    CTM_TP(1, run);
     // Warp scans: the running sums (plain), and in the warps holding
     // positions k < cf the (ph, pl) pairs (compensated).
     float inc = run;
@@ -962,6 +1019,7 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     }
     if (lane == 31) sh.run[warp] = inc;
     __syncthreads();
+    CTM_TP(2, sh.run[0]);
     // The sums of the warps before this one; s_in (the pairs of all warps
     // holding positions k < cf) and, for a first chunk, the pairs of the
     // warps before this one.
@@ -1063,6 +1121,10 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
         const unsigned r = blockIdx.z * gridDim.y + blockIdx.y;
         const CtmChunk ck = ctm_chunk_rc(r, blockIdx.x, n, cf, chunks);
         if (ck.blk >= total) return;  // block-uniform: past the last row
+#ifdef CTM_TRACE
+        const ctm_u64 g0 = ctm_globaltimer();
+        CTM_TP(0, 0.0f);
+#endif
         unsigned xw[W], lw[W];
         if (ck.full) {
             ctm_load_chunk<S, ITEMS>(x, n, cf, ck, xw, lw);
@@ -1083,6 +1145,10 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
         CtmRound<S>::template run<ITEMS>(ow, m);
         ctm_store<S, ITEMS>(sh, y + (ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + (ctm_i64)blockIdx.x * CTM_CHUNK,
                             ck.full, ck.len, ow);
+#ifdef CTM_TRACE
+        CTM_TP(3, __uint_as_float(ow[0]));
+        ctm_trace_end(ck.blk, g0);
+#endif
         return;
     }
     const ctm_i64 groups = (total + G - 1) / G;
@@ -1231,6 +1297,10 @@ ctm_lookback_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv
 {
     ctm_pass<CtmBF16, true, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, state, epoch);
 }
+
+#ifdef CTM_TRACE
+__global__ void ctm_trace_set(ctm_u64* p) { ctm_trace_buf = p; }
+#endif
 
 // --- eager passes -------------------------------------------------------------
 
