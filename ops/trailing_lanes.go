@@ -6,8 +6,9 @@ import "math"
 //
 // The float64-lane kernels (trailing_kernels.go) carry eight positions per
 // 512-bit vector and round every mean correctly; for 16-bit storage that
-// costs more than a cycle per element. These carry sixteen positions per
-// vector in float32, which halves the instructions per element:
+// costs more than a cycle per element. These carry sixteen positions (or,
+// for bfloat16, sixteen pairs of positions) per vector in float32, which
+// halves the instructions per element. Binary16:
 //
 //	d[j] = x[j] − lag[j]                    float32, j = 0 … 15
 //	p = inclusive prefix sums of d           four shift-and-add steps:
@@ -16,6 +17,16 @@ import "math"
 //	mean[j] = (c32 + p[j]) · float32(1/cf)   float32
 //	y[j] = mean[j] rounded to nearest even   one rounding to 16 bits
 //	s += float64(p[15])                      the carry moves on in float64
+//
+// Bfloat16 takes 32 positions at a time as sixteen pairs (2i, 2i+1), which
+// one 64-byte load splits into even and odd elements without a shuffle (a
+// bfloat16 is the top half of a float32):
+//
+//	e[i] = x[2i] − lag[2i], o[i] = x[2i+1] − lag[2i+1]
+//	p = inclusive prefix sums of e + o       the sums through position 2i+1
+//	mean[2i+1] = (c32 + p[i]) · float32(1/cf)
+//	mean[2i]   = (c32 + (p[i] − o[i])) · float32(1/cf)
+//	s += float64(p[15])
 //
 // Every operation rounds to float32 where written, in this order, in the Go
 // model (steadyBF16Lanes, steadyF16Lanes) and in the AVX-512 kernels
@@ -26,9 +37,11 @@ import "math"
 //
 // Error of the float32 mean, with M the largest |sample| of the row and k
 // the window count: c32 and the final add and multiply each contribute
-// about 2⁻²⁴·M; the prefix sums of a block (magnitudes ≤ 32·M) up to
-// 5·2⁻²⁴·32·M/k; and the carry, which takes p[15] with that same error per
-// block, random-walks like √(blocks)·2⁻²⁴·32·M/k. When the differences and
+// about 2⁻²⁴·M; the prefix sums of a block (binary16: 16 positions,
+// magnitudes ≤ 32·M, up to 5·2⁻²⁴·32·M/k; bfloat16: 32 positions as pair
+// sums, magnitudes ≤ 64·M, up to 6·2⁻²⁴·64·M/k); and the carry, which
+// takes p[15] with that same error per block, random-walks like
+// √(blocks)·2⁻²⁴·(32 or 64)·M/k. When the differences and
 // their prefix sums are exact in float32 (16-bit samples of one binade, as
 // with a DC offset: mean 1000, SD 1), only the first three terms remain.
 //
@@ -48,15 +61,25 @@ import "math"
 // in place and out of place group positions identically.
 const laneChunk = 1 << 12
 
+// laneGranule returns the positions the lane kernel of T takes at a time:
+// 32 for bfloat16 (pairs of positions in sixteen lanes), 16 for binary16.
+func laneGranule[T Storage]() int {
+	var z T
+	if _, ok := any(z).(BFloat16); ok {
+		return 32
+	}
+	return 16
+}
+
 // laneFunc is a float32-lane steady kernel on len(y) positions, a multiple
-// of 16: it returns the carried sum and whether every float32 mean was
+// of its laneGranule: it returns the carried sum and whether every float32 mean was
 // normal or zero.
 type laneFunc[T Storage] func(y, x, lag []T, s float64, inv float32) (float64, bool)
 
 // steadyLanes runs the lane kernel on chunks of laneChunk positions, redoes
 // a chunk with the float64 kernel exact where the lane kernel reports a
-// non-normal mean, and finishes the last len(y) mod 16 positions with
-// exact. For cf = 1 (inv = 1) it runs exact alone, so that the output is a
+// non-normal mean, and finishes the last len(y) mod laneGranule positions
+// with exact. For cf = 1 (inv = 1) it runs exact alone, so that the output is a
 // copy.
 func steadyLanes[T Storage](lanes laneFunc[T], exact func(y, x, lag []T, s, inv float64) float64, y, x, lag []T, s, inv float64) float64 {
 	if inv == 1 { // cf = 1: the float64 kernel copies exactly
@@ -65,8 +88,9 @@ func steadyLanes[T Storage](lanes laneFunc[T], exact func(y, x, lag []T, s, inv 
 	n := len(y)
 	x, lag = x[:n], lag[:n]
 	inv32 := float32(inv)
-	for len(y) >= 16 {
-		m := min(len(y), laneChunk) &^ 15
+	g := laneGranule[T]()
+	for len(y) >= g {
+		m := min(len(y), laneChunk) &^ (g - 1)
 		s1, ok := lanes(y[:m], x[:m], lag[:m], s, inv32)
 		if !ok {
 			s1 = exact(y[:m], x[:m], lag[:m], s, inv)
@@ -109,25 +133,43 @@ func laneMeans(d *[16]float32, c32, inv float32) bool {
 	return ok
 }
 
-// steadyBF16Lanes is the Go model of the bfloat16 lane kernel.
+// steadyBF16Lanes is the Go model of the bfloat16 lane kernel. It takes
+// 32 positions at a time as sixteen pairs (2i, 2i+1), as one 64-byte load
+// splits into even and odd elements without a shuffle:
+//
+//	e[i] = x[2i] − lag[2i], o[i] = x[2i+1] − lag[2i+1]   float32
+//	q[i] = e[i] + o[i]                                    pair sums
+//	p = inclusive prefix sums of q (scan16)               sums through 2i+1
+//	means of 2i+1: (c32 + p[i])·inv; of 2i: (c32 + (p[i] − o[i]))·inv
+//	s += float64(p[15])
 func steadyBF16Lanes(y, x, lag []BFloat16, s float64, inv float32) (float64, bool) {
 	n := len(y)
 	x, lag = x[:n], lag[:n]
 	ok := true
-	var d [16]float32
-	for i := 0; i+16 <= n; i += 16 {
-		xx, ll, yy := x[i:i+16:i+16], lag[i:i+16:i+16], y[i:i+16:i+16]
-		for j := range d {
-			d[j] = float32(math.Float32frombits(uint32(xx[j])<<16) - math.Float32frombits(uint32(ll[j])<<16))
+	var o, p, ev [16]float32
+	f := func(b BFloat16) float32 { return math.Float32frombits(uint32(b) << 16) }
+	for i := 0; i+32 <= n; i += 32 {
+		xx, ll, yy := x[i:i+32:i+32], lag[i:i+32:i+32], y[i:i+32:i+32]
+		for j := range p {
+			e := float32(f(xx[2*j]) - f(ll[2*j]))
+			o[j] = float32(f(xx[2*j+1]) - f(ll[2*j+1]))
+			p[j] = float32(e + o[j])
 		}
-		scan16(&d)
+		scan16(&p)
+		for j := range ev {
+			ev[j] = float32(p[j] - o[j])
+		}
 		c32 := float32(s)
-		s += float64(d[15])
-		if !laneMeans(&d, c32, inv) {
+		s += float64(p[15])
+		if !laneMeans(&ev, c32, inv) {
 			ok = false
 		}
-		for j := range d {
-			yy[j] = BFloat16(f32toBF16(math.Float32bits(d[j])))
+		if !laneMeans(&p, c32, inv) {
+			ok = false
+		}
+		for j := range p {
+			yy[2*j] = BFloat16(f32toBF16(math.Float32bits(ev[j])))
+			yy[2*j+1] = BFloat16(f32toBF16(math.Float32bits(p[j])))
 		}
 	}
 	return s, ok

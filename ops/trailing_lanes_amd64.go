@@ -14,7 +14,8 @@ func hasAVX512DQ() bool
 // hasAVX512BF16 reports AVX512_BF16 (CPUID leaf 7 subleaf 1, EAX bit 5).
 func hasAVX512BF16() bool
 
-// The lane kernels take n > 0, a multiple of 16.
+// The lane kernels take n > 0, a multiple of laneGranule (32 for bfloat16,
+// 16 for binary16).
 
 //go:noescape
 func steadyBF16Lanes512(y, x, lag *BFloat16, n int, s float64, inv float32) (float64, bool)

@@ -2,17 +2,20 @@
 
 #include "textflag.h"
 
-// AVX-512 float32-lane kernels of the 16-bit steady state: sixteen
-// positions per iteration, the operations of the Go model (steadyBF16Lanes,
+// AVX-512 float32-lane kernels of the 16-bit steady state (binary16: two
+// blocks of sixteen positions per iteration; bfloat16: 32 positions as
+// sixteen pairs), the operations of the Go model (steadyBF16Lanes,
 // steadyF16Lanes in trailing_lanes.go) in the same order.
 //
 // Register use:
 //	X0	carried window sum s (float64, low lane)
 //	Z1	float32(1/cf) broadcast
-//	Z2, Z7	two blocks: differences, prefix sums, means
+//	Z2, Z7	binary16: two blocks (differences, prefix sums, means)
+//	Z12	bfloat16: the VPERMW index bf16Interleave
+//	Z14	bfloat16: 0xffff0000 in every lane (odd elements)
 //	others	scratch
 //	Z15	zero
-//	K2	accumulated "mean not normal or zero" lanes
+//	K2	bfloat16: accumulated "mean not normal or zero" lanes
 //	BX	byte offset into the rows, CX their byte length
 
 // SCAN16(V, T) replaces V by its inclusive prefix sums: for k = 1, 2, 4,
@@ -29,22 +32,9 @@
 	; VADDPS T, V, V
 
 // MEANS16(V, T, XT, U, XU) turns the prefix sums V into the means
-// (float32(s) + p)·inv, moves the carry X0 on by float64(p[15]) and flags
-// lanes whose mean is NaN, ±Inf or subnormal (VFPCLASSPS classes 0, 3, 4,
-// 5, 7) in K2. T/XT and U/XU are scratch (the same register as Z and X).
+// (float32(s) + p)·inv and moves the carry X0 on by float64(p[15]). T/XT
+// and U/XU are scratch (the same register as Z and X).
 #define MEANS16(V, T, XT, U, XU) \
-	VCVTSD2SS X0, X0, XU \
-	; VBROADCASTSS XU, U \
-	; VALIGND $15, V, V, T \
-	; VCVTSS2SD XT, XT, XT \
-	; VADDSD XT, X0, X0 \
-	; VADDPS U, V, V \
-	; VMULPS Z1, V, V \
-	; VFPCLASSPSZ $0xb9, V, K1 \
-	; KORW K1, K2, K2
-
-// MEANS16NF is MEANS16 without the flags.
-#define MEANS16NF(V, T, XT, U, XU) \
 	VCVTSD2SS X0, X0, XU \
 	; VBROADCASTSS XU, U \
 	; VALIGND $15, V, V, T \
@@ -53,21 +43,8 @@
 	; VADDPS U, V, V \
 	; VMULPS Z1, V, V
 
-// LOAD_BF16(P, V) loads sixteen bfloat16 at P as float32 into V.
-#define LOAD_BF16(P, V) \
-	VPMOVZXWD P, V \
-	; VPSLLD $16, V, V
-
-// BLOCK_BF16(OFF, …) computes and stores the sixteen positions at byte
-// offset BX+OFF.
-#define BLOCK_BF16(OFF, V, W, T, XT, U, XU) \
-	LOAD_BF16(OFF(SI)(BX*1), V) \
-	; LOAD_BF16(OFF(DX)(BX*1), W) \
-	; VSUBPS W, V, V \
-	; SCAN16(V, T) \
-	; MEANS16(V, T, XT, U, XU)
-
-// BLOCK_F16 is BLOCK_BF16 for binary16, without the flags: binary16
+// BLOCK_F16(OFF, …) computes the sixteen binary16 positions at byte offset
+// BX+OFF, without the flags: binary16
 // samples cannot make a float32 sum overflow or a mean subnormal, and
 // VCVTPS2PH rounds subnormal float32 values correctly.
 #define BLOCK_F16(OFF, V, W, T, XT, U, XU) \
@@ -75,16 +52,26 @@
 	; VCVTPH2PS OFF(DX)(BX*1), W \
 	; VSUBPS W, V, V \
 	; SCAN16(V, T) \
-	; MEANS16NF(V, T, XT, U, XU)
+	; MEANS16(V, T, XT, U, XU)
 
-// VCVTNEPS2BF16 Z2, Y2 and Z7, Y7 (AVX512_BF16, not known to the Go
-// assembler): nearest even; its flushing of subnormals never applies, as
+// VCVTNE2PS2BF16 Z4, Z6, Z4 (AVX512_BF16, not known to the Go assembler):
+// Z4's sixteen float32 to the low half of Z4 and Z6's to the high half, as
+// bfloat16, nearest even; its flushing of subnormals never applies, as
 // such means are flagged.
-#define CVTBF16_Z2 \
-	BYTE $0x62; BYTE $0xF2; BYTE $0x7E; BYTE $0x48; BYTE $0x72; BYTE $0xD2
+#define CVT2BF16_Z6_Z4 \
+	BYTE $0x62; BYTE $0xF2; BYTE $0x4F; BYTE $0x48; BYTE $0x72; BYTE $0xE4
 
-#define CVTBF16_Z7 \
-	BYTE $0x62; BYTE $0xF2; BYTE $0x7E; BYTE $0x48; BYTE $0x72; BYTE $0xFF
+// bf16Interleave is the VPERMW index that interleaves the low and high
+// halves of a vector of 32 words: word 2i from word i, 2i+1 from 16+i.
+DATA bf16Interleave<>+0(SB)/8, $0x0011000100100000
+DATA bf16Interleave<>+8(SB)/8, $0x0013000300120002
+DATA bf16Interleave<>+16(SB)/8, $0x0015000500140004
+DATA bf16Interleave<>+24(SB)/8, $0x0017000700160006
+DATA bf16Interleave<>+32(SB)/8, $0x0019000900180008
+DATA bf16Interleave<>+40(SB)/8, $0x001b000b001a000a
+DATA bf16Interleave<>+48(SB)/8, $0x001d000d001c000c
+DATA bf16Interleave<>+56(SB)/8, $0x001f000f001e000e
+GLOBL bf16Interleave<>(SB), RODATA|NOPTR, $64
 
 // LANES_PROLOGUE loads the arguments; CX = 2n bytes, R8 = the bytes in
 // whole pairs of blocks (multiples of 64).
@@ -111,28 +98,51 @@
 	; RET
 
 // func steadyBF16Lanes512(y, x, lag *BFloat16, n int, s float64, inv float32) (float64, bool)
+//
+// n is a multiple of 32: each iteration takes 32 positions as sixteen
+// pairs (steadyBF16Lanes): one 64-byte load of x and one of lag split into
+// even elements (VPSLLD $16) and odd ones (VPANDD with 0xffff0000) as
+// float32, no shuffle; the even and odd means are rounded together with
+// VCVTNE2PS2BF16 and put back in memory order with one VPERMW.
 TEXT ·steadyBF16Lanes512(SB), NOSPLIT, $0-57
 	LANES_PROLOGUE
-	CMPQ R8, $0
-	JEQ  one
+	MOVL         $0xffff0000, AX
+	VPBROADCASTD AX, Z14
+	VMOVDQU64    bf16Interleave<>(SB), Z12
+	CMPQ         CX, $0
+	JEQ          done
 
 pair:
-	BLOCK_BF16(0, Z2, Z3, Z4, X4, Z5, X5)
-	BLOCK_BF16(32, Z7, Z8, Z9, X9, Z10, X10)
-	CVTBF16_Z2
-	CVTBF16_Z7
-	VMOVDQU Y2, (DI)(BX*1)
-	VMOVDQU Y7, 32(DI)(BX*1)
-	ADDQ    $64, BX
-	CMPQ    BX, R8
-	JNE     pair
-
-one:
-	CMPQ BX, CX
-	JEQ  done
-	BLOCK_BF16(0, Z2, Z3, Z4, X4, Z5, X5)
-	CVTBF16_Z2
-	VMOVDQU Y2, (DI)(BX*1)
+	VMOVDQU32 (SI)(BX*1), Z2
+	VMOVDQU32 (DX)(BX*1), Z3
+	VPSLLD    $16, Z2, Z4
+	VPANDD    Z14, Z2, Z2
+	VPSLLD    $16, Z3, Z5
+	VPANDD    Z14, Z3, Z3
+	VSUBPS    Z5, Z4, Z4         // e: even differences
+	VSUBPS    Z3, Z2, Z2         // o: odd differences
+	VADDPS    Z2, Z4, Z6         // q = e + o
+	SCAN16(Z6, Z7)               // p: sums through each odd position
+	VSUBPS    Z2, Z6, Z4         // p − o: sums through each even position
+	VCVTSD2SS X0, X0, X8
+	VBROADCASTSS X8, Z8          // float32(s)
+	VALIGND   $15, Z6, Z6, Z7
+	VCVTSS2SD X7, X7, X7
+	VADDSD    X7, X0, X0         // s += float64(p[15])
+	VADDPS    Z8, Z4, Z4
+	VMULPS    Z1, Z4, Z4         // even means
+	VADDPS    Z8, Z6, Z6
+	VMULPS    Z1, Z6, Z6         // odd means
+	VFPCLASSPSZ $0xb9, Z4, K1
+	KORW      K1, K2, K2
+	VFPCLASSPSZ $0xb9, Z6, K1
+	KORW      K1, K2, K2
+	CVT2BF16_Z6_Z4               // Z4 = even means, then odd means, as bfloat16
+	VPERMW    Z4, Z12, Z4        // interleaved: memory order
+	VMOVDQU32 Z4, (DI)(BX*1)
+	ADDQ      $64, BX
+	CMPQ      BX, CX
+	JNE       pair
 
 done:
 	LANES_EPILOGUE

@@ -170,13 +170,19 @@ func checkMeansRef[T Storage](t *testing.T, got []T, src, ref []float64, rows, n
 // kernels (16-bit storage) in a row of n samples of magnitude at most
 // maxAbs, for a window of k samples (see trailing_lanes.go): about 4
 // float32 ulps of maxAbs from the carry's conversion, the add and the
-// multiply, plus the prefix sums of a 16-position block and the carry's
-// random walk over the blocks, ≤ 192·2⁻²⁴·maxAbs·(1 + √blocks) in the sum,
-// divided by k. It is 0 for float32, whose kernels round correctly.
+// multiply, plus the prefix sums of a block and the carry's random walk
+// over the blocks, ≤ B·2⁻²⁴·maxAbs·(1 + √blocks) in the sum, divided by k:
+// binary16 blocks of 16 positions (sums ≤ 32·maxAbs, five roundings deep,
+// B = 192), bfloat16 blocks of 32 (pair sums, sums ≤ 64·maxAbs, six
+// roundings deep, B = 384). It is 0 for float32, whose kernels round
+// correctly.
 func laneSlack[T Storage](maxAbs float64, n, k int) float64 {
 	var z T
-	if _, ok := any(z).(float32); ok {
+	switch any(z).(type) {
+	case float32:
 		return 0
+	case BFloat16:
+		return 0x1p-24 * maxAbs * (4 + 384*(1+math.Sqrt(float64(n)/32+1))/float64(k))
 	}
 	return 0x1p-24 * maxAbs * (4 + 192*(1+math.Sqrt(float64(n)/16+1))/float64(k))
 }
