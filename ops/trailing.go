@@ -56,12 +56,13 @@ const (
 // single rounding).
 //
 // For Float16 and BFloat16 on CPUs with AVX-512 (DQ, and BF16 for
-// BFloat16) the positions t ≥ cf are computed in float32 lanes, sixteen a
-// vector, with the window sum still carried in float64 (trailing_lanes.go):
+// BFloat16) the positions t ≥ cf are computed in float32 lanes, sixteen
+// positions (BFloat16: sixteen pairs) a vector, with the window sum still
+// carried in float64 (trailing_lanes.go):
 // the float32 mean is rounded once to 16 bits, and differs from the
 // correctly rounded mean by one 16-bit unit where the exact mean lies
 // within that float32 mean's error (a few float32 ulps of the data
-// magnitude) of a 16-bit rounding midpoint: 0.04 % of float16 and 0.004 %
+// magnitude) of a 16-bit rounding midpoint: 0.04 % of float16 and 0.007 %
 // of bfloat16 outputs of N(0, 1) data with cf = 100, none on data with a
 // DC offset (mean 1000, SD 1, 10⁷ samples). Positions t < cf, cf = 1, and
 // 4096-position chunks whose float32 means overflow or are subnormal use
