@@ -259,8 +259,27 @@ func rowPass[T Storage](k *kernel[T], y, x []T, t0, t1, cf int, inPlace bool, he
 		}
 		return hist
 	}
-	// hist[0:cf] holds the original samples [b−cf, b) (zeros before the
-	// row start), hist[cf:cf+B] the block [b, b+B) being processed.
+	if t1 <= cf {
+		// Every position is warm and reads no lagged sample, so no history
+		// is kept; each block is copied first only so that a lane kernel's
+		// chunk can be redone from the originals (blocks of inPlaceBlock, a
+		// multiple of laneChunk, start where the out-of-place chunks do).
+		B := min(inPlaceBlock, t1-t0)
+		if cap(hist) < B {
+			hist = make([]T, B)
+		}
+		s := k.sum(head)
+		for b := t0; b < t1; b += B {
+			e := min(b+B, t1)
+			cur := hist[:e-b]
+			copy(cur, x[b:e])
+			s = k.warm(y[b:e], cur, b, s)
+		}
+		return hist
+	}
+	// hist[0:cf] holds the original samples [b−cf, b) (those before the row
+	// start are never read), hist[cf:cf+B] the block [b, b+B) being
+	// processed.
 	// B is a multiple of laneChunk (inPlaceBlock is one), so that the lane
 	// kernels' chunks start where they start out of place.
 	B := min((max(inPlaceBlock, cf)+laneChunk-1)/laneChunk*laneChunk, t1-t0)
@@ -268,7 +287,9 @@ func rowPass[T Storage](k *kernel[T], y, x []T, t0, t1, cf int, inPlace bool, he
 		hist = make([]T, cf+B)
 	}
 	hist = hist[:cf+B]
-	clear(hist[:cf])
+	// hist[:cf] needs no clearing: only steady blocks (b ≥ cf) read it, as
+	// the originals [b−cf, b), which head and the blocks before have put
+	// there.
 	copy(hist[cf-len(head):cf], head)
 	s := k.sum(head)
 	inv := 1 / float64(cf)
@@ -290,7 +311,9 @@ func rowPass[T Storage](k *kernel[T], y, x []T, t0, t1, cf int, inPlace bool, he
 		} else {
 			s = k.steady(y[b:e], cur, hist[:m], s, inv)
 		}
-		copy(hist[:cf], hist[m:m+cf])
+		if e < t1 {
+			copy(hist[:cf], hist[m:m+cf])
+		}
 		b = e
 	}
 	return hist

@@ -669,8 +669,11 @@ func testErrorPerType[T Storage](t *testing.T, halfUlp float64) {
 
 // TestExtremeMeans: bfloat16 and float16 rows of subnormal samples, and
 // bfloat16 rows near the largest finite value (whose means round to Inf),
-// must still come out correctly rounded. The AVX2 kernels are exempt from
-// the bfloat16 subnormal row (documented in trailing_amd64.go).
+// must still come out correctly rounded, out of place and in place (where
+// a lane kernel's flagged chunk must be redone from the original samples),
+// with short windows and windows longer than the row (every position
+// warm). The AVX2 kernels are exempt from the bfloat16 subnormal row
+// (documented in trailing_amd64.go).
 func TestExtremeMeans(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 14))
 	const n = 999
@@ -681,25 +684,34 @@ func TestExtremeMeans(t *testing.T) {
 		}
 		return x
 	}
-	for _, cf := range []int{1, 3, 10} {
+	for _, cf := range []int{1, 3, 10, 200, n + 1} {
 		for _, im := range impls {
 			// bfloat16: subnormals (below 2^-126), then values near 3.4e38.
 			for ri, scale := range []float64{0x1p-127, 3.39e38} {
 				if im.level == isaAVX2 && ri == 0 {
 					continue
 				}
-				x := toStorage[BFloat16](row(scale))
-				y := make([]BFloat16, n)
-				nanFill(y)
-				trailingMean(y, x, 1, n, cf, false, im.level, 1)
-				checkMeans(t, y, fromStorage(x), 1, n, cf)
+				extremeMeans(t, toStorage[BFloat16](row(scale)), n, cf, im.level)
 			}
 			// float16: subnormals (below 2^-14).
-			x := toStorage[Float16](row(0x1p-15))
-			y := make([]Float16, n)
-			nanFill(y)
-			trailingMean(y, x, 1, n, cf, false, im.level, 1)
-			checkMeans(t, y, fromStorage(x), 1, n, cf)
+			extremeMeans(t, toStorage[Float16](row(0x1p-15)), n, cf, im.level)
+		}
+	}
+}
+
+// extremeMeans checks one row of TestExtremeMeans out of place against the
+// reference, and in place against out of place.
+func extremeMeans[T Storage](t *testing.T, x []T, n, cf int, level isa) {
+	t.Helper()
+	y := make([]T, n)
+	nanFill(y)
+	trailingMean(y, x, 1, n, cf, false, level, 1)
+	checkMeans(t, y, fromStorage(x), 1, n, cf)
+	in := append([]T(nil), x...)
+	trailingMean(in, in, 1, n, cf, true, level, 1)
+	for i := range in {
+		if in[i] != y[i] && !(in[i] != in[i] && y[i] != y[i]) {
+			t.Fatalf("%s n %d cf %d level %d in place: [%d] = %v, out of place %v", typeName[T](), n, cf, level, i, in[i], y[i])
 		}
 	}
 }
