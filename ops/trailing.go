@@ -64,10 +64,9 @@ const (
 // within that float32 mean's error (a few float32 ulps of the data
 // magnitude) of a 16-bit rounding midpoint: 0.04 % of float16 and 0.007 %
 // of bfloat16 outputs of N(0, 1) data with cf = 100, none on data with a
-// DC offset (mean 1000, SD 1, 10⁷ samples). Positions t < cf are divided
-// by their count t+1 in float32 the same way; cf = 1, rows longer than
-// 2³¹−64 in their first cf positions, and 4096-position chunks whose
-// float32 means overflow or are subnormal use the float64 path.
+// DC offset (mean 1000, SD 1, 10⁷ samples). Positions t < cf, cf = 1, and
+// 4096-position chunks whose float32 means overflow or are subnormal use
+// the float64 path.
 //
 // Samples are expected to be finite: a NaN or ±Inf makes every output whose
 // window holds it non-finite, and may do the same to later outputs of its

@@ -2,8 +2,7 @@ package ops
 
 import "math"
 
-// The float32-lane kernels of the 16-bit types: the steady state (positions
-// t ≥ cf) and, with counts instead of 1/cf, the warm positions t < cf.
+// The float32-lane kernels of the 16-bit steady state (positions t ≥ cf).
 //
 // The float64-lane kernels (trailing_kernels.go) carry eight positions per
 // 512-bit vector and round every mean correctly; for 16-bit storage that
@@ -105,42 +104,6 @@ func steadyLanes[T Storage](lanes laneFunc[T], exact func(y, x, lag []T, s, inv 
 	return s
 }
 
-// warmLaneFunc is a float32-lane warm kernel (positions t0 … t0+len(y)−1
-// < cf, means divided by the count t+1) on len(y) positions, a multiple of
-// its laneGranule: it returns the carried sum and whether every float32
-// mean was normal or zero.
-type warmLaneFunc[T Storage] func(y, x []T, t0 int, s float64) (float64, bool)
-
-// warmLaneMax bounds t0+len(y) for the warm lane kernels, whose counts
-// are int32 lanes.
-const warmLaneMax = 1<<31 - 64
-
-// warmLanes is steadyLanes for the warm positions: the lane kernel on
-// chunks of laneChunk positions, a chunk redone with exact where it reports
-// a non-normal mean, the last len(y) mod laneGranule positions (and rows
-// past warmLaneMax) with exact.
-func warmLanes[T Storage](lanes warmLaneFunc[T], exact func(y, x []T, t0 int, s float64) float64, y, x []T, t0 int, s float64) float64 {
-	n := len(y)
-	x = x[:n]
-	if t0+n > warmLaneMax {
-		return exact(y, x, t0, s)
-	}
-	g := laneGranule[T]()
-	for len(y) >= g {
-		m := min(len(y), laneChunk) &^ (g - 1)
-		s1, ok := lanes(y[:m], x[:m], t0, s)
-		if !ok {
-			s1 = exact(y[:m], x[:m], t0, s)
-		}
-		s = s1
-		y, x, t0 = y[m:], x[m:], t0+m
-	}
-	if len(y) > 0 {
-		s = exact(y, x, t0, s)
-	}
-	return s
-}
-
 // scan16 replaces d by its inclusive prefix sums in the order of the
 // AVX-512 kernels: four steps d[j] += d[j−k] (d[j] + 0 for j < k), each
 // from the previous step's values.
@@ -158,17 +121,10 @@ func scan16(d *[16]float32) {
 // laneMeans turns the prefix sums d into means (c32 + d[j])·inv in place
 // and reports whether all are normal or zero float32 values.
 func laneMeans(d *[16]float32, c32, inv float32) bool {
-	for j := range d {
-		d[j] = float32(float32(c32+d[j]) * inv)
-	}
-	return normalOrZero(d)
-}
-
-// normalOrZero reports whether every value of d is a normal float32 or
-// zero (not NaN, ±Inf or subnormal: VFPCLASSPS classes 0, 3, 4, 5, 7).
-func normalOrZero(d *[16]float32) bool {
 	ok := true
-	for _, m := range d {
+	for j := range d {
+		m := float32(float32(c32+d[j]) * inv)
+		d[j] = m
 		b := math.Float32bits(m) & 0x7fffffff
 		if b >= 0x7f800000 || b != 0 && b < 0x00800000 {
 			ok = false
@@ -219,69 +175,6 @@ func steadyBF16Lanes(y, x, lag []BFloat16, s float64, inv float32) (float64, boo
 	return s, ok
 }
 
-// warmBF16Lanes is the Go model of the bfloat16 warm lane kernel: the pairs
-// of steadyBF16Lanes without lagged samples, each sum divided by its count
-// (float32(c32 + sum) / float32(t+1), one rounding each).
-func warmBF16Lanes(y, x []BFloat16, t0 int, s float64) (float64, bool) {
-	n := len(y)
-	x = x[:n]
-	ok := true
-	var o, p, ev [16]float32
-	f := func(b BFloat16) float32 { return math.Float32frombits(uint32(b) << 16) }
-	for i := 0; i+32 <= n; i += 32 {
-		xx, yy := x[i:i+32:i+32], y[i:i+32:i+32]
-		for j := range p {
-			o[j] = f(xx[2*j+1])
-			p[j] = float32(f(xx[2*j]) + o[j])
-		}
-		scan16(&p)
-		for j := range ev {
-			ev[j] = float32(p[j] - o[j])
-		}
-		c32 := float32(s)
-		s += float64(p[15])
-		t := t0 + i
-		for j := range p {
-			ev[j] = float32(c32+ev[j]) / float32(t+2*j+1)
-			p[j] = float32(c32+p[j]) / float32(t+2*j+2)
-		}
-		if !normalOrZero(&ev) || !normalOrZero(&p) {
-			ok = false
-		}
-		for j := range p {
-			yy[2*j] = BFloat16(f32toBF16(math.Float32bits(ev[j])))
-			yy[2*j+1] = BFloat16(f32toBF16(math.Float32bits(p[j])))
-		}
-	}
-	return s, ok
-}
-
-// warmF16Lanes is the Go model of the binary16 warm lane kernel: the blocks
-// of steadyF16Lanes without lagged samples, each sum divided by its count;
-// it never reports a flagged mean.
-func warmF16Lanes(y, x []Float16, t0 int, s float64) (float64, bool) {
-	tab := f16table()
-	n := len(y)
-	x = x[:n]
-	var d [16]float32
-	for i := 0; i+16 <= n; i += 16 {
-		xx, yy := x[i:i+16:i+16], y[i:i+16:i+16]
-		for j := range d {
-			d[j] = tab[xx[j]]
-		}
-		scan16(&d)
-		c32 := float32(s)
-		s += float64(d[15])
-		for j := range d {
-			d[j] = float32(c32+d[j]) / float32(t0+i+j+1)
-		}
-		for j := range d {
-			yy[j] = Float16(f32toF16(math.Float32bits(d[j])))
-		}
-	}
-	return s, true
-}
-
 // steadyF16Lanes is the Go model of the binary16 lane kernel; it never
 // reports a flagged mean.
 func steadyF16Lanes(y, x, lag []Float16, s float64, inv float32) (float64, bool) {
@@ -305,25 +198,19 @@ func steadyF16Lanes(y, x, lag []Float16, s float64, inv float32) (float64, bool)
 	return s, true
 }
 
-// Kernel sets of the Go model of the lane kernels (sums as the float64-lane
-// Go kernels), against which the tests check the assembly.
+// Kernel sets of the Go model of the lane kernels (warm-up and sums as the
+// float64-lane Go kernels), against which the tests check the assembly.
 var (
 	kernelBF16Lanes = kernel[BFloat16]{
 		steady: func(y, x, lag []BFloat16, s, inv float64) float64 {
 			return steadyLanes(steadyBF16Lanes, steadyBF16Go, y, x, lag, s, inv)
 		},
-		warm: func(y, x []BFloat16, t0 int, s float64) float64 {
-			return warmLanes(warmBF16Lanes, warmBF16Go, y, x, t0, s)
-		},
-		sum: sumBF16,
+		warm: warmBF16Go, sum: sumBF16,
 	}
 	kernelF16Lanes = kernel[Float16]{
 		steady: func(y, x, lag []Float16, s, inv float64) float64 {
 			return steadyLanes(steadyF16Lanes, steadyF16Go, y, x, lag, s, inv)
 		},
-		warm: func(y, x []Float16, t0 int, s float64) float64 {
-			return warmLanes(warmF16Lanes, warmF16Go, y, x, t0, s)
-		},
-		sum: sumF16,
+		warm: warmF16Go, sum: sumF16,
 	}
 )

@@ -23,15 +23,6 @@ func steadyBF16Lanes512(y, x, lag *BFloat16, n int, s float64, inv float32) (flo
 //go:noescape
 func steadyF16Lanes512(y, x, lag *Float16, n int, s float64, inv float32) (float64, bool)
 
-// The warm lane kernels take n > 0, a multiple of laneGranule, and
-// t0+n ≤ warmLaneMax.
-
-//go:noescape
-func warmBF16Lanes512(y, x *BFloat16, n, t0 int, s float64) (float64, bool)
-
-//go:noescape
-func warmF16Lanes512(y, x *Float16, n, t0 int, s float64) (float64, bool)
-
 // Which 16-bit types the AVX-512 kernel set runs with float32 lanes.
 var (
 	lanesF16  = bestISA == isaAVX512 && hasAVX512DQ()
@@ -46,14 +37,6 @@ func steadyF16Lanes512Go(y, x, lag []Float16, s float64, inv float32) (float64, 
 	return steadyF16Lanes512(&y[0], &x[0], &lag[0], len(y), s, inv)
 }
 
-func warmBF16Lanes512Go(y, x []BFloat16, t0 int, s float64) (float64, bool) {
-	return warmBF16Lanes512(&y[0], &x[0], len(y), t0, s)
-}
-
-func warmF16Lanes512Go(y, x []Float16, t0 int, s float64) (float64, bool) {
-	return warmF16Lanes512(&y[0], &x[0], len(y), t0, s)
-}
-
 // The float64-lane AVX-512 kernels finish the tails and redo flagged chunks;
 // they give the bits of the Go kernels the model uses (TestAsmLikeGo).
 func init() {
@@ -61,16 +44,10 @@ func init() {
 		kernelsF16[isaAVX512].steady = func(y, x, lag []Float16, s, inv float64) float64 {
 			return steadyLanes(steadyF16Lanes512Go, steadyF16Asm512, y, x, lag, s, inv)
 		}
-		kernelsF16[isaAVX512].warm = func(y, x []Float16, t0 int, s float64) float64 {
-			return warmLanes(warmF16Lanes512Go, warmF16Asm512, y, x, t0, s)
-		}
 	}
 	if lanesBF16 {
 		kernelsBF16[isaAVX512].steady = func(y, x, lag []BFloat16, s, inv float64) float64 {
 			return steadyLanes(steadyBF16Lanes512Go, steadyBF16Asm512, y, x, lag, s, inv)
-		}
-		kernelsBF16[isaAVX512].warm = func(y, x []BFloat16, t0 int, s float64) float64 {
-			return warmLanes(warmBF16Lanes512Go, warmBF16Asm512, y, x, t0, s)
 		}
 	}
 }

@@ -97,40 +97,6 @@ GLOBL bf16Interleave<>(SB), RODATA|NOPTR, $64
 	; VZEROUPPER \
 	; RET
 
-// WARM_PROLOGUE loads the arguments of the warm kernels; CX = 2n bytes,
-// Z11 = the int32 counts t0+1+j (j = 0 … 15) or, with ODD, t0+1+2j.
-#define WARM_PROLOGUE \
-	MOVQ y+0(FP), DI \
-	; MOVQ x+8(FP), SI \
-	; MOVQ n+16(FP), CX \
-	; SHLQ $1, CX \
-	; VMOVSD s+32(FP), X0 \
-	; MOVQ t0+24(FP), AX \
-	; VPBROADCASTD AX, Z11 \
-	; VXORPS Z15, Z15, Z15 \
-	; KXORW K2, K2, K2 \
-	; XORQ BX, BX
-
-// warmCounts holds 1, 2, …, 16 (binary16) and 1, 3, …, 31 (bfloat16 even
-// positions) as int32.
-DATA warmCounts<>+0(SB)/8, $0x0000000200000001
-DATA warmCounts<>+8(SB)/8, $0x0000000400000003
-DATA warmCounts<>+16(SB)/8, $0x0000000600000005
-DATA warmCounts<>+24(SB)/8, $0x0000000800000007
-DATA warmCounts<>+32(SB)/8, $0x0000000a00000009
-DATA warmCounts<>+40(SB)/8, $0x0000000c0000000b
-DATA warmCounts<>+48(SB)/8, $0x0000000e0000000d
-DATA warmCounts<>+56(SB)/8, $0x000000100000000f
-DATA warmCounts<>+64(SB)/8, $0x0000000300000001
-DATA warmCounts<>+72(SB)/8, $0x0000000700000005
-DATA warmCounts<>+80(SB)/8, $0x0000000b00000009
-DATA warmCounts<>+88(SB)/8, $0x0000000f0000000d
-DATA warmCounts<>+96(SB)/8, $0x0000001300000011
-DATA warmCounts<>+104(SB)/8, $0x0000001700000015
-DATA warmCounts<>+112(SB)/8, $0x0000001b00000019
-DATA warmCounts<>+120(SB)/8, $0x0000001f0000001d
-GLOBL warmCounts<>(SB), RODATA|NOPTR, $128
-
 // func steadyBF16Lanes512(y, x, lag *BFloat16, n int, s float64, inv float32) (float64, bool)
 //
 // n is a multiple of 32: each iteration takes 32 positions as sixteen
@@ -207,98 +173,6 @@ one:
 
 done:
 	LANES_EPILOGUE
-
-// func warmBF16Lanes512(y, x *BFloat16, n, t0 int, s float64) (float64, bool)
-//
-// The warm positions (no lagged samples; t0+n < 2³¹−64) in pairs, as
-// warmBF16Lanes: 32 positions per iteration, the sums divided by their
-// counts (VDIVPS) instead of multiplied by 1/cf. n is a multiple of 32.
-TEXT ·warmBF16Lanes512(SB), NOSPLIT, $0-49
-	WARM_PROLOGUE
-	VPADDD       warmCounts<>+64(SB), Z11, Z11 // even counts t0+1+2j
-	MOVL         $1, AX
-	VPBROADCASTD AX, Z9
-	MOVL         $32, AX
-	VPBROADCASTD AX, Z10
-	MOVL         $0xffff0000, AX
-	VPBROADCASTD AX, Z14
-	VMOVDQU64    bf16Interleave<>(SB), Z12
-	CMPQ         CX, $0
-	JEQ          wdone
-
-wpair:
-	VMOVDQU32 (SI)(BX*1), Z2
-	VPSLLD    $16, Z2, Z4        // even samples
-	VPANDD    Z14, Z2, Z2        // odd samples
-	VADDPS    Z2, Z4, Z6         // pair sums
-	SCAN16(Z6, Z7)               // p: sums through each odd position
-	VSUBPS    Z2, Z6, Z4         // p − o: through each even position
-	VCVTSD2SS X0, X0, X8
-	VBROADCASTSS X8, Z8          // float32(s)
-	VALIGND   $15, Z6, Z6, Z7
-	VCVTSS2SD X7, X7, X7
-	VADDSD    X7, X0, X0         // s += float64(p[15])
-	VADDPS    Z8, Z4, Z4
-	VADDPS    Z8, Z6, Z6
-	VCVTDQ2PS Z11, Z3            // even counts
-	VPADDD    Z9, Z11, Z5
-	VCVTDQ2PS Z5, Z5             // odd counts
-	VPADDD    Z10, Z11, Z11
-	VDIVPS    Z3, Z4, Z4         // even means
-	VDIVPS    Z5, Z6, Z6         // odd means
-	VFPCLASSPSZ $0xb9, Z4, K1
-	KORW      K1, K2, K2
-	VFPCLASSPSZ $0xb9, Z6, K1
-	KORW      K1, K2, K2
-	CVT2BF16_Z6_Z4
-	VPERMW    Z4, Z12, Z4
-	VMOVDQU32 Z4, (DI)(BX*1)
-	ADDQ      $64, BX
-	CMPQ      BX, CX
-	JNE       wpair
-
-wdone:
-	VMOVSD   X0, ret+40(FP)
-	KORTESTW K2, K2
-	SETEQ    ret1+48(FP)
-	VZEROUPPER
-	RET
-
-// func warmF16Lanes512(y, x *Float16, n, t0 int, s float64) (float64, bool)
-//
-// The binary16 warm positions, as warmF16Lanes: sixteen per iteration,
-// divided by their counts; never flagged. n is a multiple of 16.
-TEXT ·warmF16Lanes512(SB), NOSPLIT, $0-49
-	WARM_PROLOGUE
-	VPADDD       warmCounts<>+0(SB), Z11, Z11 // counts t0+1+j
-	MOVL         $16, AX
-	VPBROADCASTD AX, Z10
-	CMPQ         CX, $0
-	JEQ          hdone
-
-hblock:
-	VCVTPH2PS (SI)(BX*1), Z2
-	SCAN16(Z2, Z4)
-	VCVTSD2SS X0, X0, X5
-	VBROADCASTSS X5, Z5
-	VALIGND   $15, Z2, Z2, Z4
-	VCVTSS2SD X4, X4, X4
-	VADDSD    X4, X0, X0
-	VADDPS    Z5, Z2, Z2
-	VCVTDQ2PS Z11, Z3
-	VPADDD    Z10, Z11, Z11
-	VDIVPS    Z3, Z2, Z2
-	VCVTPS2PH $0, Z2, Y2
-	VMOVDQU   Y2, (DI)(BX*1)
-	ADDQ      $32, BX
-	CMPQ      BX, CX
-	JNE       hblock
-
-hdone:
-	VMOVSD X0, ret+40(FP)
-	MOVB   $1, ret1+48(FP)
-	VZEROUPPER
-	RET
 
 // func hasAVX512BF16() bool: CPUID leaf 7 subleaf 1, EAX bit 5.
 TEXT ·hasAVX512BF16(SB), NOSPLIT, $0-1
