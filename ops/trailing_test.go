@@ -716,6 +716,45 @@ func extremeMeans[T Storage](t *testing.T, x []T, n, cf int, level isa) {
 	}
 }
 
+// TestFirstOutputs: a row's first output is its first sample, and every
+// output before position cf is the correctly rounded prefix mean (the
+// warm positions run the correctly rounding float64 kernels on every kernel
+// set), on wide-range rows where a float32 sum would swallow small samples.
+func TestFirstOutputs(t *testing.T) {
+	t.Run("float32", testFirstOutputs[float32])
+	t.Run("Float16", testFirstOutputs[Float16])
+	t.Run("BFloat16", testFirstOutputs[BFloat16])
+}
+
+func testFirstOutputs[T Storage](t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, uint64(len(typeName[T]()))))
+	const rows, n = 3, 3000
+	for _, cf := range []int{1, 7, 100, 2500, n + 5} {
+		x := toStorage[T](gen(rng, "wide", rows*n))
+		src := fromStorage(x)
+		ref := make([]float64, len(src))
+		CausalTrailingMeanRef(ref, src, rows, n, cf)
+		for _, im := range impls {
+			if _, bf := any(x[0]).(BFloat16); bf && im.level == isaAVX2 {
+				continue // AVX2 rounds bfloat16 subnormals differently (trailing_amd64.go)
+			}
+			y := make([]T, len(x))
+			trailingMean(y, x, rows, n, cf, false, im.level, 2)
+			g := fromStorage(y)
+			for r := range rows {
+				if g[r*n] != src[r*n] {
+					t.Fatalf("%s cf %d row %d: first output %v, first sample %v", im.name, cf, r, g[r*n], src[r*n])
+				}
+				for tt := range min(cf, n) {
+					if i := r*n + tt; g[i] != roundTo[T](ref[i]) {
+						t.Fatalf("%s cf %d [%d, %d]: %v, correctly rounded %v", im.name, cf, r, tt, g[i], roundTo[T](ref[i]))
+					}
+				}
+			}
+		}
+	}
+}
+
 // TestCf1Copies: a window of one sample copies the input exactly (up to
 // the sign of zero), for every storage type and kernel set (the float32-lane
 // kernels hand cf = 1 to the float64 path). The 16-bit rows span 2⁻²⁰ to
