@@ -72,15 +72,15 @@ func laneGranule[T Storage]() int {
 }
 
 // laneFunc is a float32-lane steady kernel on len(y) positions, a multiple
-// of its laneGranule: it returns the carried sum and whether every float32 mean was
-// normal or zero.
+// of its laneGranule: it returns the carried sum and whether every float32
+// mean was normal or zero.
 type laneFunc[T Storage] func(y, x, lag []T, s float64, inv float32) (float64, bool)
 
 // steadyLanes runs the lane kernel on chunks of laneChunk positions, redoes
 // a chunk with the float64 kernel exact where the lane kernel reports a
 // non-normal mean, and finishes the last len(y) mod laneGranule positions
-// with exact. For cf = 1 (inv = 1) it runs exact alone, so that the output is a
-// copy.
+// with exact. For cf = 1 (inv = 1) it runs exact alone, so that the output
+// is a copy.
 func steadyLanes[T Storage](lanes laneFunc[T], exact func(y, x, lag []T, s, inv float64) float64, y, x, lag []T, s, inv float64) float64 {
 	if inv == 1 { // cf = 1: the float64 kernel copies exactly
 		return exact(y, x, lag, s, inv)

@@ -44,9 +44,9 @@
 	; VMULPS Z1, V, V
 
 // BLOCK_F16(OFF, …) computes the sixteen binary16 positions at byte offset
-// BX+OFF, without the flags: binary16
-// samples cannot make a float32 sum overflow or a mean subnormal, and
-// VCVTPS2PH rounds subnormal float32 values correctly.
+// BX+OFF, without flags: binary16 samples cannot make a float32 sum
+// overflow or a mean subnormal, and VCVTPS2PH rounds subnormal float32
+// values correctly.
 #define BLOCK_F16(OFF, V, W, T, XT, U, XU) \
 	VCVTPH2PS OFF(SI)(BX*1), V \
 	; VCVTPH2PS OFF(DX)(BX*1), W \
