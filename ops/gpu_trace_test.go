@@ -3,6 +3,7 @@ package ops
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -110,6 +111,9 @@ func traceReport(rec []uint64, total, chunks int, sec, bytes float64) string {
 		bs[i] = blk{r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], r[9], r[10], r[11], r[12]}
 	}
 	pct := func(v []float64) string {
+		if len(v) == 0 {
+			return "(none)"
+		}
 		slices.Sort(v)
 		q := func(p float64) float64 { return v[int(p*float64(len(v)-1))] }
 		return fmt.Sprintf("p10 %6.0f  p50 %6.0f  p90 %6.0f  p99 %6.0f  mean %6.0f", q(0.1), q(0.5), q(0.9), q(0.99), traceMean(v))
@@ -186,4 +190,37 @@ func traceMedian(v []float64) float64 {
 	v = slices.Clone(v)
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// TestTraceReport checks traceReport on synthetic records: two SMs, each
+// running two blocks one after the other (entry 0 and 100, samples in 40
+// cycles later, barrier 20 later, stores 40 later), chunks of 2 per row.
+func TestTraceReport(t *testing.T) {
+	const total = 4
+	rec := make([]uint64, total*traceWords)
+	for i := range total {
+		r := rec[i*traceWords:]
+		start := uint64(100 * (i / 2))
+		r[0] = uint64(i % 2) // SM
+		for _, off := range []int{1, 5} {
+			r[off], r[off+1], r[off+2], r[off+3] = start, start+40, start+60, start+100
+		}
+		r[9], r[10] = start+40, start+40 // earliest and latest samples in
+		r[11], r[12] = start*10, start*10+1000
+	}
+	rep := traceReport(rec, total, 2, 1e-6, 1e6)
+	for _, want := range []string{
+		"2 SMs, blocks per SM p10      2  p50      2",
+		"entry → warp 0 samples in      p10     40  p50     40",
+		"last samples in → past barrier p10     20",
+		"barrier → stores issued        p10     40",
+		"lifetime                       p10    100  p50    100",
+		"blocks resident on average p10      1  p50      1",
+		"cycles between block starts p10    100",
+		"span (cycles)               p10    200",
+	} {
+		if !strings.Contains(rep, want) {
+			t.Errorf("report lacks %q:\n%s", want, rep)
+		}
+	}
 }
