@@ -2,6 +2,8 @@ package ops
 
 import (
 	"fmt"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -28,6 +30,9 @@ func (bc gpuBenchCase) name() string {
 	if bc.opt.lookback {
 		s += "/lookback"
 	}
+	if bc.opt.block {
+		s += "/block"
+	}
 	if bc.opt.group > 0 {
 		s += fmt.Sprintf("/group%d", bc.opt.group)
 	}
@@ -36,6 +41,9 @@ func (bc gpuBenchCase) name() string {
 	}
 	if bc.opt.items > 0 {
 		s += fmt.Sprintf("/items%d", bc.opt.items)
+	}
+	if bc.opt.warpItems > 0 {
+		s += fmt.Sprintf("/witems%d", bc.opt.warpItems)
 	}
 	if bc.opt.persist > 0 {
 		s += fmt.Sprintf("/persist%d", bc.opt.persist)
@@ -73,6 +81,10 @@ var gpuBenchCases = []gpuBenchCase{
 	{4096, 8191, 100, "f32", gpuTrailingOptions{}, false},
 	{4096, 8191, 100, "bf16", gpuTrailingOptions{}, false},
 	{4096, 8192, 2048, "bf16", gpuTrailingOptions{}, false},
+	{4096, 8192, 100, "f32", gpuTrailingOptions{block: true}, false},
+	{4096, 8192, 100, "bf16", gpuTrailingOptions{block: true}, false},
+	{16, 1_000_000, 100, "bf16", gpuTrailingOptions{block: true}, false},
+	{4096, 8192, 500, "bf16", gpuTrailingOptions{}, false},
 	// Variants: register budgets (minBlocks ×256 threads per
 	// multiprocessor; defaults float32 7, 16-bit 5), samples per thread
 	// (float32 8, 16-bit 16), chunks per block (1), persistent blocks.
@@ -94,29 +106,70 @@ var gpuBenchCases = []gpuBenchCase{
 
 func BenchmarkGPUTrailingMean(b *testing.B) {
 	for _, bc := range gpuBenchCases {
-		b.Run(bc.name(), func(b *testing.B) {
-			gpuDo(b, func(c *cuda.Ctx) error {
-				r, err := bc.run(c, max(b.N, 5))
-				if err != nil {
-					return err
-				}
-				fused, cp := r.GBps(r.Fused), r.GBps(r.Copy)
-				b.ReportMetric(r.Fused*1e6, "µs")
-				b.ReportMetric(fused, "GB/s")
-				b.ReportMetric(cp, "copyGB/s")
-				b.ReportMetric(fused/cp, "of-copy")
-				b.ReportMetric(fused/4270, "of-4270")
-				b.ReportMetric(float64(r.Kernel.Registers), "regs")
-				b.ReportMetric(float64(r.Kernel.LocalBytes), "local-B")
-				b.ReportMetric(float64(r.Resident), "blocks/SM")
-				if r.Eager > 0 {
-					b.ReportMetric(r.GBps(r.Eager), "eagerGB/s")
-					b.ReportMetric(r.Eager/r.Fused, "x-eager")
-				}
-				return nil
-			})
-		})
+		b.Run(bc.name(), bc.bench)
 	}
+}
+
+// BenchmarkGPUTrailingMeanVariants measures build variants of the kernels
+// named at run time, so that one GPU call can compare several without a
+// rebuild: CTM_VARIANTS is a ';'-separated list of variants, each a
+// space-separated list of NVRTC options ("-DCTM_LAG_AFTER=1"; "base" or
+// nothing for the default build; "block" forces the block-wide direct
+// kernel, "witemsN" N samples per thread in the warp kernels), each
+// measured on [4096, 8192] bfloat16
+// and float32 and [16, 10⁶] bfloat16, cf 100. It skips without
+// CTM_VARIANTS.
+func BenchmarkGPUTrailingMeanVariants(b *testing.B) {
+	spec := os.Getenv("CTM_VARIANTS")
+	if spec == "" {
+		b.Skip("CTM_VARIANTS is not set")
+	}
+	for _, v := range strings.Split(spec, ";") {
+		var opt gpuTrailingOptions
+		for _, f := range strings.Fields(v) {
+			switch f {
+			case "base":
+			case "block":
+				opt.block = true
+			case "witems8", "witems16", "witems32":
+				opt.warpItems, _ = strconv.Atoi(strings.TrimPrefix(f, "witems"))
+			default:
+				opt.defines = append(opt.defines, f)
+			}
+		}
+		for _, bc := range []gpuBenchCase{
+			{4096, 8192, 100, "bf16", opt, false},
+			{4096, 8192, 100, "f32", opt, false},
+			{16, 1_000_000, 100, "bf16", opt, false},
+		} {
+			b.Run(bc.name(), bc.bench)
+		}
+	}
+}
+
+// bench runs the case and reports its rates, the kernel's registers and
+// spills and its resident blocks per multiprocessor.
+func (bc gpuBenchCase) bench(b *testing.B) {
+	gpuDo(b, func(c *cuda.Ctx) error {
+		r, err := bc.run(c, max(b.N, 5))
+		if err != nil {
+			return err
+		}
+		fused, cp := r.GBps(r.Fused), r.GBps(r.Copy)
+		b.ReportMetric(r.Fused*1e6, "µs")
+		b.ReportMetric(fused, "GB/s")
+		b.ReportMetric(cp, "copyGB/s")
+		b.ReportMetric(fused/cp, "of-copy")
+		b.ReportMetric(fused/4270, "of-4270")
+		b.ReportMetric(float64(r.Kernel.Registers), "regs")
+		b.ReportMetric(float64(r.Kernel.LocalBytes), "local-B")
+		b.ReportMetric(float64(r.Resident), "blocks/SM")
+		if r.Eager > 0 {
+			b.ReportMetric(r.GBps(r.Eager), "eagerGB/s")
+			b.ReportMetric(r.Eager/r.Fused, "x-eager")
+		}
+		return nil
+	})
 }
 
 // BenchmarkGPUCopy2GiB measures the device-to-device copy bandwidth the

@@ -25,16 +25,23 @@ func TestTrailingMeanCUDAEmulated(t *testing.T) {
 		t.Skip("no g++: the CUDA kernels are not emulated")
 	}
 	dir := t.TempDir()
+	defWarpItems := [2]int{trailingMeanWarpItems32, trailingMeanWarpItems16}
 	// The default build, one with three chunks per block (groups that
 	// straddle rows, a partial last group), and one with the other number
 	// of samples per thread for each type (16 for float32, 8 for the 16-bit
-	// types), and persistent direct kernels (3 blocks taking every third
-	// group).
-	for _, build := range []struct{ name, flags string }{
-		{"default", ""},
-		{"group3", "-DCTM_GROUP_F32=3 -DCTM_GROUP_16=3"},
-		{"items", "-DCTM_ITEMS_F32=16 -DCTM_ITEMS_16=8 -DCTM_GROUP_F32=2 -DCTM_GROUP_16=1"},
-		{"persist", "-DCTM_PERSIST=1 -DCTM_GROUP_F32=2"},
+	// types), persistent direct kernels (3 blocks taking every third
+	// group), and the memory-access variants of the direct kernels.
+	for _, build := range []struct {
+		name, flags string
+		witems      [2]int // the warp kernels' samples per thread, float32 and 16-bit
+	}{
+		{"default", "", defWarpItems},
+		{"group3", "-DCTM_GROUP_F32=3 -DCTM_GROUP_16=3", defWarpItems},
+		{"items", "-DCTM_ITEMS_F32=16 -DCTM_ITEMS_16=8 -DCTM_GROUP_F32=2 -DCTM_GROUP_16=1 " +
+			"-DCTM_WARP_ITEMS_F32=16 -DCTM_WARP_ITEMS_16=8", [2]int{16, 8}},
+		{"persist", "-DCTM_PERSIST=1 -DCTM_GROUP_F32=2", defWarpItems},
+		{"access", "-DCTM_LAG_AFTER=1 -DCTM_XLOAD_WARP=1 -DCTM_STORE_WARP=1", defWarpItems},
+		{"warp32", "-DCTM_WARP_ITEMS_F32=8 -DCTM_WARP_ITEMS_16=32", [2]int{8, 32}},
 	} {
 		exe := filepath.Join(dir, "emulate-"+build.name)
 		args := []string{"-std=c++20", "-O1", "-o", exe}
@@ -45,9 +52,9 @@ func TestTrailingMeanCUDAEmulated(t *testing.T) {
 			t.Fatalf("building the emulator %s: %v\n%s", build.name, err, out)
 		}
 		t.Run(build.name, func(t *testing.T) {
-			t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe) })
-			t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe) })
-			t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe) })
+			t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe, 32*build.witems[0]) })
+			t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe, 32*build.witems[1]) })
+			t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe, 32*build.witems[1]) })
 		})
 	}
 }
@@ -64,9 +71,16 @@ var emuShapes = []struct{ rows, n, cf int }{
 	// window of one.
 	{3, 4 * 2048, 1000}, {2, 2*2048 + 8, 100}, {3, 4096, 1000}, {5, 2048 + 16, 7},
 	{2, 64, 100}, {3, 3*2048 + 8, 2048}, {1, 8, 1}, {4, 2048, 1}, {2, 8200, 333},
+	// The warp kernels' longest windows (256 float32, 512 16-bit samples),
+	// wide-range first chunks, short last chunks with warps past the row.
+	{3, 4 * 2048, 256}, {2, 3*2048 + 8, 512}, {2, 2048 + 600, 255}, {1, 700, 511}, {2, 2*2048 + 520, 300},
+	{2, 3 * 2048, 1024}, {2, 2048 + 1500, 1000},
 }
 
-func testEmulated[T Storage](t *testing.T, exe string) {
+// testEmulated runs the emulator's kernels on emuShapes: the look-back
+// kernel on all, the direct kernel on windows up to TrailingMeanDirectMax,
+// the warp kernel on windows up to warpMax.
+func testEmulated[T Storage](t *testing.T, exe string, warpMax int) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(12, uint64(len(typeName[T]()))))
 	vec := 16 / elemSize[T]()
@@ -81,6 +95,9 @@ func testEmulated[T Storage](t *testing.T, exe string) {
 		modes := []string{"lookback"}
 		if sh.cf <= TrailingMeanDirectMax {
 			modes = append(modes, "direct")
+		}
+		if sh.cf <= warpMax {
+			modes = append(modes, "warp")
 		}
 		for _, mode := range modes {
 			name := fmt.Sprintf("%dx%d/cf%d/%s/x+%d/y+%d", sh.rows, sh.n, sh.cf, mode, m[0], m[1])

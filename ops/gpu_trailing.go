@@ -14,9 +14,12 @@ import (
 // the same means in one kernel launch, each block (256 threads of 8 samples
 // for float32, 128 threads of 16 samples for the 16-bit types) owning one
 // chunk of 2048 samples of a row, so long rows use the whole GPU.
-// Windows up to TrailingMeanDirectMax take each chunk's carried-in sum from
-// the samples its block loads anyway; longer windows chain the chunks of a
-// row with a decoupled look-back scan.
+// Windows up to the samples of a warp (256 for float32, 512 for the 16-bit
+// types) make every warp's share a chunk of its own, which takes its
+// carried-in sum from the lagged samples its lanes load anyway (no
+// barrier); windows up to TrailingMeanDirectMax do the same per block;
+// longer windows chain the chunks of a row with a decoupled look-back
+// scan. Kernel names the one in use.
 //
 // Arithmetic is float32, compensated where errors would otherwise grow
 // along the row: a mean is within a few float32 units of the magnitudes
@@ -33,6 +36,7 @@ type GPUTrailingMean[T Storage] struct {
 	chunks      int
 	threads     int // of a block of the fused kernel
 	lookback    bool
+	warp        bool // the warp kernel (windows up to 32 chunks' worth of a thread's samples)
 	mod         *cuda.Module
 	fused       *cuda.Prepared
 	state       cuda.Buffer // look-back state (look-back mode only)
@@ -46,6 +50,13 @@ type gpuTrailingOptions struct {
 	// lookback forces the look-back kernel for windows the direct kernel
 	// could take.
 	lookback bool
+	// warpItems, when > 0, is the number of samples per thread of the warp
+	// kernels (8, 16 or 32 for the 16-bit types, 8 or 16 for float32)
+	// instead of the default (CTM_WARP_ITEMS_F32 or CTM_WARP_ITEMS_16).
+	warpItems int
+	// block forces the block-wide direct kernel (one carried-in sum per
+	// chunk, one barrier) for windows the warp kernel could take.
+	block bool
 	// minBlocks, when > 0, asks the compiler to fit minBlocks·256 threads
 	// of the fused kernel on a multiprocessor (its register budget)
 	// instead of the default (CTM_MIN_BLOCKS_F32 or CTM_MIN_BLOCKS_16).
@@ -80,6 +91,28 @@ const (
 	trailingMeanItems32 = 8
 	trailingMeanItems16 = 16
 )
+
+// Samples per thread of the warp kernels by default (CTM_WARP_ITEMS_F32
+// and CTM_WARP_ITEMS_16 in the CUDA source): a warp takes 32 times as many,
+// the longest window of the warp kernel.
+const (
+	trailingMeanWarpItems32 = 8
+	trailingMeanWarpItems16 = 16
+)
+
+// warpItemsFor returns the samples per thread of the warp kernel for
+// elements of elem bytes.
+func (o gpuTrailingOptions) warpItemsFor(elem int) int {
+	switch {
+	case o.warpItems > 0:
+		return o.warpItems
+	case o.items > 0: // the CUDA default follows CTM_ITEMS_*
+		return o.items
+	case elem == 4:
+		return trailingMeanWarpItems32
+	}
+	return trailingMeanWarpItems16
+}
 
 // itemsFor returns the samples per thread of the fused kernel for
 // elements of elem bytes.
@@ -155,6 +188,17 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 		opts = append(opts, fmt.Sprintf("-DCTM_ITEMS_F32=%d", items), fmt.Sprintf("-DCTM_ITEMS_16=%d", items))
 	}
 	threads := TrailingMeanChunk / items
+	// Windows up to a warp's samples (32 times the warp kernel's samples
+	// per thread) take the warp kernel: every warp of a block is a chunk of
+	// its own, with no barrier.
+	witems := opt.warpItemsFor(elemSize[T]())
+	if opt.warpItems > 0 {
+		opts = append(opts, fmt.Sprintf("-DCTM_WARP_ITEMS_F32=%d", min(witems, 16)), fmt.Sprintf("-DCTM_WARP_ITEMS_16=%d", witems))
+	}
+	g.warp = !g.lookback && !opt.block && group == 1 && opt.persist == 0 && cf <= 32*witems
+	if g.warp {
+		threads = TrailingMeanChunk / witems
+	}
 	g.threads = threads
 	if opt.persist > 0 {
 		opts = append(opts, "-DCTM_PERSIST=1")
@@ -193,7 +237,11 @@ func newGPUTrailingMean[T Storage](c *cuda.Ctx, rows, n, cf int, opt gpuTrailing
 		g.fused = f.Prepare(cuda.D1(blocks), cuda.D1(threads), 0,
 			null, null, int64(n), int64(cf), float32(1/float64(cf)), int64(chunks), int64(total), g.state, uint32(0))
 	} else {
-		f, err := mod.Function("ctm_direct_" + sfx)
+		kernel := "ctm_direct_"
+		if g.warp {
+			kernel = "ctm_warp_"
+		}
+		f, err := mod.Function(kernel + sfx)
 		if err != nil {
 			return nil, err
 		}
@@ -222,6 +270,20 @@ func (g *GPUTrailingMean[T]) CF() int { return g.cf }
 // Lookback reports whether the look-back kernel is used (windows longer
 // than TrailingMeanDirectMax).
 func (g *GPUTrailingMean[T]) Lookback() bool { return g.lookback }
+
+// Kernel names the kernel g launches: "warp" (windows up to the samples of
+// a warp, 256 for float32 and 512 for the 16-bit types: every warp
+// carries its own window sum), "direct" (up to TrailingMeanDirectMax: one
+// per block of 2048 samples) or "lookback" (longer windows).
+func (g *GPUTrailingMean[T]) Kernel() string {
+	switch {
+	case g.lookback:
+		return "lookback"
+	case g.warp:
+		return "warp"
+	}
+	return "direct"
+}
 
 // bytes returns the size of one [rows, n] array of T.
 func (g *GPUTrailingMean[T]) bytes() int { return g.rows * g.n * elemSize[T]() }

@@ -68,22 +68,21 @@ var gpuShapes = []struct{ rows, n, cf int }{
 	{4, 2048, 1}, {2, 10240, 2047},
 }
 
-// gpuModes lists the kernels a shape can take: direct where the window
-// allows it, and the look-back kernel always (forced for short windows).
+// gpuModes lists the kernels a shape can take: the warp kernel and the
+// block-wide direct kernel where the window allows them, and the look-back
+// kernel always (forced for short windows).
 func gpuModes(cf int) []gpuTrailingOptions {
-	if cf <= TrailingMeanDirectMax {
+	switch {
+	case cf <= 32*trailingMeanItems16:
+		return []gpuTrailingOptions{{}, {block: true}, {lookback: true}}
+	case cf <= TrailingMeanDirectMax:
 		return []gpuTrailingOptions{{}, {lookback: true}}
 	}
 	return []gpuTrailingOptions{{}}
 }
 
-// modeName names the kernel g runs: "direct" or "lookback".
-func modeName[T Storage](g *GPUTrailingMean[T]) string {
-	if g.Lookback() {
-		return "lookback"
-	}
-	return "direct"
-}
+// modeName names the kernel g runs.
+func modeName[T Storage](g *GPUTrailingMean[T]) string { return g.Kernel() }
 
 func TestGPUTrailingMean(t *testing.T) {
 	gpuDevice(t)

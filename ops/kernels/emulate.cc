@@ -3,7 +3,7 @@
 //
 //     emulate TYPE MODE ROWS N CF XMIS YMIS REPS < input > output
 //
-// TYPE is f32, f16 or bf16; MODE is direct, lookback or eager; input and
+// TYPE is f32, f16 or bf16; MODE is direct, warp, lookback or eager; input and
 // output are ROWS*N elements in the storage type's bits, little-endian. The
 // input is placed XMIS elements and the output YMIS elements past a 16-byte
 // boundary, to exercise the unaligned paths. The fused pass runs REPS times
@@ -71,7 +71,7 @@ int main(int argc, char** argv)
     }
     const i64 chunks = chunksOf(n), total = rows * chunks;
     // Direct kernels take CTM_GROUP_* chunks per block, look-back kernels one.
-    const i64 group = mode == "lookback" ? 1 : type == "f32" ? CTM_GROUP_F32 : CTM_GROUP_16;
+    const i64 group = mode == "lookback" || mode == "warp" ? 1 : type == "f32" ? CTM_GROUP_F32 : CTM_GROUP_16;
     i64 blocks = (total + group - 1) / group;
     // Persistent direct kernels: fewer blocks than groups, so that each
     // block takes several.
@@ -80,18 +80,22 @@ int main(int argc, char** argv)
     // (chunk along x, row along y and z), as the host launches them; maxY
     // stands in for the device's 65535 so that z is exercised.
     ctm_dim3 grid = grid1(blocks);
-    if (!CTM_PERSIST && mode == "direct" && group == 1) {
+    if ((!CTM_PERSIST && mode == "direct" && group == 1) || mode == "warp") {
         const i64 maxY = 2, gy = std::min<i64>(rows, maxY);
         grid = ctm_dim3{(unsigned)chunks, (unsigned)gy, (unsigned)((rows + gy - 1) / gy)};
     }
-    if (mode == "direct" || mode == "lookback") {
+    if (mode == "direct" || mode == "lookback" || mode == "warp") {
         std::vector<unsigned char> state(16 + 20 * total, 0);
         for (i64 rep = 1; rep <= reps; rep++) {
             std::memset(y, 0xff, N * es);
             const unsigned epoch = (unsigned)rep;
             auto* st = state.data();
             emuLaunch(grid, [&] {
-                if (mode == "direct") {
+                if (mode == "warp") {
+                    if (type == "f32") ctm_warp_f32((float*)y, (const float*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
+                    if (type == "f16") ctm_warp_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
+                    if (type == "bf16") ctm_warp_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
+                } else if (mode == "direct") {
                     if (type == "f32") ctm_direct_f32((float*)y, (const float*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
                     if (type == "f16") ctm_direct_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
                     if (type == "bf16") ctm_direct_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total);
@@ -100,7 +104,8 @@ int main(int argc, char** argv)
                     if (type == "f16") ctm_lookback_f16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
                     if (type == "bf16") ctm_lookback_bf16((ctm_u16*)y, (const ctm_u16*)x, n, cf, (float)(1.0 / (double)cf), chunks, total, st, epoch);
                 }
-            }, type == "f32" ? CTM_THREADS_F32 : CTM_THREADS_16);
+            }, mode == "warp" ? (type == "f32" ? CTM_WARP_THREADS_F32 : CTM_WARP_THREADS_16)
+                              : (type == "f32" ? CTM_THREADS_F32 : CTM_THREADS_16));
             // Nothing may be written past the output.
             for (const unsigned char* q = y + N * es; q < ys.data() + ys.size(); q++) {
                 if (*q != 0xff) {

@@ -101,6 +101,8 @@ template <class T> T __shfl_up_sync(unsigned, T v, int o)
 
 template <class T> T __shfl_xor_sync(unsigned, T v, int o) { return emuShfl(v, (int)(threadIdx.x % 32) ^ o); }
 
+template <class T> T __shfl_sync(unsigned, T v, int src) { return emuShfl(v, src & 31); }
+
 inline unsigned __ballot_sync(unsigned, bool p)
 {
     EmuWarp& w = emuWarp();

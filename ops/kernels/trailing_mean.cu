@@ -12,14 +12,15 @@
 // accumulate along the row. Within a chunk of 2048 samples the differences
 // x[t] - x[t-cf] and their running sums are plain float32 (8 or 16 per
 // thread, then a warp-shuffle scan and a block scan: at most 27 roundings
-// deep). The chunk's carried-in window sum s_in is exact to about 2^-44 of
-// the magnitudes it sums: the direct kernels recompute it from the chunk's
-// own cf lagged samples with TwoSum-compensated float32 pairs; the
-// look-back kernels add, in float64, the published sums of the chunks
-// before, each the compensated sum of the exact differences (TwoSum per
-// pair).
+// deep). The chunk's carried-in window sum s_in is exact to about 2^-42 of
+// the magnitudes it sums: the direct and warp kernels recompute it from
+// the chunk's own cf lagged samples, summed in float64 (the only float64
+// arithmetic of the common path: at most ITEMS conversions per thread, in
+// the threads that hold positions k < cf); the look-back kernels add, in
+// float64, the published sums of the chunks before, each the compensated
+// sum of the exact differences (TwoSum per pair).
 //
-// A row's first chunk has no lagged samples. In the direct kernels its
+// A row's first chunk has no lagged samples. In the direct and warp kernels its
 // positions k < cf put x[k] into s_in (compensated) instead of into the
 // running sums, so that positions k >= cf see s_in = x[0] + ... + x[cf-1]
 // plus true differences, as in every other chunk, whatever the data; the
@@ -43,7 +44,8 @@
 // 62 % of copy bandwidth for float32 and 26 % for bfloat16, limited by its
 // three conversions per sample; the float32 version needs none.
 //
-// LAYOUT. A chunk is CTM_CHUNK = 2048 samples of one row; chunks =
+// LAYOUT. A chunk is CTM_CHUNK = 2048 samples of one row (the warp
+// kernels: 32*I samples, a warp's; see below); chunks =
 // ceil(n/2048) per row, total = rows*chunks, so long rows spread over the
 // whole GPU. A block has CTM_CHUNK/I threads of I consecutive samples each
 // (I = CTM_ITEMS_F32 = 8 for float32: 256 threads; CTM_ITEMS_16 = 16 for
@@ -68,14 +70,26 @@
 // (a neighbouring block read them moments before) unless cf is very long.
 // Outputs of full chunks are stored with 16-byte vectors when aligned,
 // otherwise staged through shared memory and stored coalesced. Per chunk:
-// one warp-shuffle scan and one __syncthreads (two with look-back).
+// one warp-shuffle scan and one __syncthreads (two with look-back, none in
+// the warp kernels).
 //
 // CARRIED-IN WINDOW SUM. Position t0 of a chunk needs s_in = x[t0-cf] + ...
 // + x[t0-1]:
 //
+//   * ctm_warp_<type> (cf <= 32*I, I = CTM_WARP_ITEMS_F32 = 8 for float32,
+//     CTM_WARP_ITEMS_16 = 16 for the 16-bit types: 256 and 512 samples):
+//     the direct kernel's grid and loads, but every warp's 32*I positions
+//     are a chunk of their own, whose s_in is the sum of the lagged samples
+//     of the warp's first cf positions (held by its own lanes): no shared
+//     memory, no barrier, each warp stores as soon as its samples have
+//     arrived (ctm_warp_means).
+//         ctm_warp_<type><<<(chunks, min(rows, 65535), ceil(rows/65535)),
+//                           2048/I>>>(y, x, n, cf, 1.0/cf, chunks, total)
+//
 //   * ctm_direct_<type> (cf <= CTM_CHUNK): s_in is the sum of the lagged
 //     samples of the chunk's first cf positions, which the block loads
-//     anyway: no extra traffic, no communication between blocks.
+//     anyway: no extra traffic, no communication between blocks; one
+//     barrier hands it to the block's other warps (ctm_direct_means).
 //         ctm_direct_<type><<<(chunks, min(rows, 65535), ceil(rows/65535)),
 //                             2048/I>>>(y, x, n, cf, 1.0/cf, chunks, total)
 //     (with CTM_GROUP_* > 1 or CTM_PERSIST: a 1D grid, see LAYOUT.)
@@ -104,6 +118,7 @@
 //
 // Entry points (extern "C"; n, cf, chunks, total and counts are long long,
 // inv = 1/cf rounded to float, epoch an unsigned):
+//   ctm_warp_{f32,f16,bf16}(y, x, n, cf, inv, chunks, total)
 //   ctm_direct_{f32,f16,bf16}(y, x, n, cf, inv, chunks, total)
 //   ctm_lookback_{f32,f16,bf16}(y, x, n, cf, inv, chunks, total, state, epoch)
 //   ctm_eager_widen_{f16,bf16}(a, x, N)           a = float(x)
@@ -158,6 +173,37 @@ static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 
 #define CTM_MINB_F32 (CTM_MIN_BLOCKS_F32 * CTM_THREADS / CTM_THREADS_F32)
 #define CTM_MINB_16 (CTM_MIN_BLOCKS_16 * CTM_THREADS / CTM_THREADS_16)
 
+// The warp kernels' samples per thread (CTM_WARP_ITEMS_F32, 8 or 16;
+// CTM_WARP_ITEMS_16, 8, 16 or 32: a block has CTM_CHUNK / items threads,
+// a warp 32 * items samples, the longest window the kernel takes) and
+// register budgets (CTM_WARP_MIN_BLOCKS_*, in units of 256 threads as
+// CTM_MIN_BLOCKS_*; float32 6 by default, 40 registers, measured fastest
+// for the warp kernel; 16-bit as CTM_MIN_BLOCKS_16; CTM_MIN_BLOCKS sets
+// both).
+#ifndef CTM_WARP_ITEMS_F32
+#define CTM_WARP_ITEMS_F32 CTM_ITEMS_F32
+#endif
+#ifndef CTM_WARP_ITEMS_16
+#define CTM_WARP_ITEMS_16 CTM_ITEMS_16
+#endif
+#ifndef CTM_WARP_MIN_BLOCKS_F32
+#ifdef CTM_MIN_BLOCKS
+#define CTM_WARP_MIN_BLOCKS_F32 CTM_MIN_BLOCKS
+#else
+#define CTM_WARP_MIN_BLOCKS_F32 6  // 40 registers: the fastest measured on the H200
+#endif
+#endif
+#ifndef CTM_WARP_MIN_BLOCKS_16
+#define CTM_WARP_MIN_BLOCKS_16 CTM_MIN_BLOCKS_16
+#endif
+static_assert((CTM_WARP_ITEMS_F32 == 8 || CTM_WARP_ITEMS_F32 == 16) &&
+                  (CTM_WARP_ITEMS_16 == 8 || CTM_WARP_ITEMS_16 == 16 || CTM_WARP_ITEMS_16 == 32),
+              "trailing_mean.cu: CTM_WARP_ITEMS_F32 must be 8 or 16, CTM_WARP_ITEMS_16 8, 16 or 32");
+#define CTM_WARP_THREADS_F32 (CTM_CHUNK / CTM_WARP_ITEMS_F32)
+#define CTM_WARP_THREADS_16 (CTM_CHUNK / CTM_WARP_ITEMS_16)
+#define CTM_WARP_MINB_F32 (CTM_WARP_MIN_BLOCKS_F32 * CTM_THREADS / CTM_WARP_THREADS_F32)
+#define CTM_WARP_MINB_16 (CTM_WARP_MIN_BLOCKS_16 * CTM_THREADS / CTM_WARP_THREADS_16)
+
 // Chunks per block of the direct kernels (CTM_GROUP_F32 for float32,
 // CTM_GROUP_16 for the 16-bit types): a block loads the samples of all its
 // chunks before processing them one by one, so that more bytes are in
@@ -176,6 +222,50 @@ static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 
 // in flight while it computes. 0: one group per block.
 #ifndef CTM_PERSIST
 #define CTM_PERSIST 0
+#endif
+
+// Memory-access variants of the direct kernels' full chunks (benchmarks):
+//   CTM_LAG_AFTER 1: the lagged samples are loaded only once the thread's
+//     own samples have arrived (a false dependency), so that those within
+//     the chunk are L1 hits rather than a second request to L2.
+//   CTM_XLOAD_WARP 1: each warp loads its 32 threads' samples coalesced
+//     (lane l the 16-byte vectors l, l + 32, ... of the warp's range) and
+//     hands them to their threads through shared memory (__syncwarp only).
+//   CTM_STORE_WARP 1: the same for the stores (rounded outputs staged in
+//     shared memory by thread, stored coalesced by lane).
+//   CTM_ST_CS 1: vector stores with the streaming (evict-first) hint.
+//   CTM_LDX_HINT 1 / 2: the samples' vector loads with an L2 fetch-size
+//     hint of 256 / 128 bytes.
+#ifndef CTM_LAG_AFTER
+#define CTM_LAG_AFTER 0
+#endif
+#ifndef CTM_XLOAD_WARP
+#define CTM_XLOAD_WARP 0
+#endif
+#ifndef CTM_STORE_WARP
+#define CTM_STORE_WARP 0
+#endif
+#ifndef CTM_ST_CS
+#define CTM_ST_CS 0
+#endif
+#ifndef CTM_LDX_HINT
+#define CTM_LDX_HINT 0
+#endif
+
+// Ablations (benchmarks only; the results are wrong in general): what the
+// direct kernels' parts cost. CTM_ABL_XALIGNED 1: the samples loaded as if
+// 16-byte aligned; CTM_ABL_LAGMIS m >= 0: the lagged samples loaded as if
+// misaligned by m elements (m = (-cf) mod VEC is right for aligned rows);
+// CTM_ABL_COMPUTE 1: outputs x[t] - x[t-cf] (no scan, no barrier), 2:
+// outputs x[t] (a copy with the kernel's loads and stores).
+#ifndef CTM_ABL_XALIGNED
+#define CTM_ABL_XALIGNED 0
+#endif
+#ifndef CTM_ABL_LAGMIS
+#define CTM_ABL_LAGMIS -1
+#endif
+#ifndef CTM_ABL_COMPUTE
+#define CTM_ABL_COMPUTE 0
 #endif
 
 typedef unsigned short ctm_u16;
@@ -300,6 +390,38 @@ struct alignas(16) ctm_v4 {
     unsigned x, y, z, w;
 };
 
+// ctm_ldx loads a 16-byte vector of samples (CTM_LDX_HINT: with an L2
+// fetch-size hint).
+__device__ __forceinline__ ctm_v4 ctm_ldx(const ctm_v4* __restrict__ p)
+{
+#if CTM_LDX_HINT && !defined(CTM_EMULATE)
+    ctm_v4 v;
+#if CTM_LDX_HINT == 1
+    asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+#else
+    asm("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
+        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+        : "l"(p));
+#endif
+    return v;
+#else
+    return *p;
+#endif
+}
+
+// ctm_stv stores a 16-byte vector of outputs (CTM_ST_CS: streaming).
+__device__ __forceinline__ void ctm_stv(ctm_v4* __restrict__ p, ctm_v4 v)
+{
+#if CTM_ST_CS && !defined(CTM_EMULATE)
+    asm volatile("st.global.cs.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+                 : "memory");
+#else
+    *p = v;
+#endif
+}
+
 struct CtmF32 {
     typedef float T;
     enum { VEC = 4 };
@@ -377,7 +499,7 @@ __device__ __forceinline__ void ctm_ldn_f32(const float* __restrict__ q, unsigne
     unsigned w[4 * NV];
 #pragma unroll
     for (int i = 0; i < NV; i++) {
-        const ctm_v4 a = v[i];
+        const ctm_v4 a = ctm_ldx(v + i);
         w[4 * i] = a.x, w[4 * i + 1] = a.y, w[4 * i + 2] = a.z, w[4 * i + 3] = a.w;
     }
 #pragma unroll
@@ -396,7 +518,7 @@ __device__ __forceinline__ void ctm_ldn_u16(const ctm_u16* __restrict__ q, unsig
     unsigned w[4 * NV];
 #pragma unroll
     for (int i = 0; i < NV; i++) {
-        const ctm_v4 a = v[i];
+        const ctm_v4 a = ctm_ldx(v + i);
         w[4 * i] = a.x, w[4 * i + 1] = a.y, w[4 * i + 2] = a.z, w[4 * i + 3] = a.w;
     }
 #pragma unroll
@@ -586,14 +708,20 @@ __device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf
 // CtmWords<S>::load gives: vector loads, except for the lagged samples of
 // threads whose first lagged sample lies before the row start (the first
 // threads of a row's first chunks), which load them one by one.
-template <class S, int ITEMS>
+// XALIGNED: the caller knows the thread's samples to be 16-byte aligned
+// (rows of whole vectors).
+template <class S, int ITEMS, bool XALIGNED = false>
 __device__ __forceinline__ void ctm_load_chunk(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
                                                const CtmChunk& ck, unsigned* xw, unsigned* lw)
 {
     typedef typename S::T T;
     const T* row = x + ck.r * n;
     const ctm_i64 ts = ck.t0 + threadIdx.x * ITEMS;
-    CtmWords<S>::template load<ITEMS>(row + ts, xw);
+    if constexpr (XALIGNED) {
+        CtmWords<S>::template loadA<ITEMS>(row + ts, xw);
+    } else {
+        CtmWords<S>::template load<ITEMS>(row + ts, xw);
+    }
     if (ts >= cf) {
         CtmWords<S>::template load<ITEMS>(row + ts - cf, lw);
     } else if constexpr (sizeof(T) == 4) {
@@ -611,25 +739,89 @@ __device__ __forceinline__ void ctm_load_chunk(const typename S::T* __restrict__
     }
 }
 
+// ctm_load_direct is ctm_load_chunk for the direct kernels, with the
+// memory-access variants CTM_XLOAD_WARP (the samples loaded coalesced by
+// the warp and handed over through stage, the block's staging area of
+// CTM_CHUNK elements) and CTM_LAG_AFTER (the lagged loads issued once the
+// samples have arrived).
+template <class S, int ITEMS>
+__device__ __forceinline__ void ctm_load_direct(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
+                                                const CtmChunk& ck, unsigned* xw, unsigned* lw, unsigned* stage)
+{
+#if CTM_XLOAD_WARP || CTM_LAG_AFTER || CTM_ABL_XALIGNED || CTM_ABL_LAGMIS >= 0
+    typedef typename S::T T;
+    constexpr int W = ITEMS * (int)CtmWords<S>::WORDS8 / 8, VECS = W / 4;
+    const T* row = x + ck.r * n;
+    const ctm_i64 ts = ck.t0 + threadIdx.x * ITEMS;
+#if CTM_XLOAD_WARP
+    const T* wb = row + ck.t0 + (ctm_i64)(threadIdx.x & ~31u) * ITEMS;  // the warp's first sample
+    if ((((ctm_u64)wb) & 15u) == 0u) {  // block-uniform
+        const int lane = threadIdx.x & 31;
+        ctm_v4* sw = (ctm_v4*)stage + (threadIdx.x >> 5) * 32 * VECS;
+        ctm_v4 a[VECS];
+#pragma unroll
+        for (int k = 0; k < VECS; k++) a[k] = ctm_ldx((const ctm_v4*)wb + lane + 32 * k);
+#pragma unroll
+        for (int k = 0; k < VECS; k++) sw[lane + 32 * k] = a[k];
+        __syncwarp();
+#pragma unroll
+        for (int k = 0; k < VECS; k++) {
+            const ctm_v4 b = sw[lane * VECS + k];
+            xw[4 * k] = b.x, xw[4 * k + 1] = b.y, xw[4 * k + 2] = b.z, xw[4 * k + 3] = b.w;
+        }
+    } else {
+        CtmWords<S>::template load<ITEMS>(row + ts, xw);
+    }
+#elif CTM_ABL_XALIGNED
+    CtmWords<S>::template loadA<ITEMS>(row + ts, xw);
+#else
+    CtmWords<S>::template load<ITEMS>(row + ts, xw);
+#endif
+    if (ts >= cf) {
+        ctm_i64 dep = 0;
+#if CTM_LAG_AFTER
+        // Zero at run time (n < 2^62), but only known once xw has arrived.
+        dep = (ctm_i64)((xw[VECS > 1 ? 3 : 0] ^ xw[W - 1]) & (unsigned)((ctm_u64)n >> 62));
+#endif
+#if CTM_ABL_LAGMIS >= 0
+        if constexpr (sizeof(T) == 4) {
+            ctm_ldn_f32<CTM_ABL_LAGMIS % 4, ITEMS>((const float*)(row + ts - cf + dep - CTM_ABL_LAGMIS % 4), lw);
+        } else {
+            ctm_ldn_u16<CTM_ABL_LAGMIS, ITEMS>((const ctm_u16*)(row + ts - cf + dep - CTM_ABL_LAGMIS), lw);
+        }
+#else
+        CtmWords<S>::template load<ITEMS>(row + ts - cf + dep, lw);
+#endif
+        return;
+    }
+#endif
+    ctm_load_chunk<S, ITEMS>(x, n, cf, ck, xw, lw);
+}
+
 // ctm_load_short loads, for the short last chunk ck of a row, this
 // thread's samples (zero past the row) and their lagged samples (zero
 // before the row; positions past the row keep theirs while k < cf, which
 // make up the carried-in sum) as the words CtmWords<S>::load gives, one
 // sample at a time.
-template <class S, int ITEMS>
+template <class S, int ITEMS, bool WARP = false>
 __device__ __forceinline__ void ctm_load_short(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
                                                const CtmChunk& ck, unsigned* xw, unsigned* lw)
 {
     typedef typename S::T T;
     const T* row = x + ck.r * n;
     const int k0 = threadIdx.x * ITEMS;
+    // WARP (the warp kernels): s_in is per warp, from the lagged samples
+    // of the warp's first cf positions, needed if the warp has positions
+    // in the row.
+    const int kb = WARP ? (int)(threadIdx.x & ~31u) * ITEMS : 0;
+    const bool live = kb < ck.len;
     unsigned xb[ITEMS], lb[ITEMS];  // element bits
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) {
         const int k = k0 + j;
         const ctm_i64 t = ck.t0 + k;
         xb[j] = k < ck.len ? (unsigned)ctm_bits(row[t]) : 0u;
-        lb[j] = (k < ck.len || k < cf) && t >= cf ? (unsigned)ctm_bits(row[t - cf]) : 0u;
+        lb[j] = (k < ck.len || (k - kb < cf && live)) && t >= cf ? (unsigned)ctm_bits(row[t - cf]) : 0u;
     }
 #pragma unroll
     for (int i = 0; i < ITEMS * (int)CtmWords<S>::WORDS8 / 8; i++) {
@@ -659,8 +851,28 @@ __device__ __forceinline__ void ctm_store(CtmShared<S>& sh, typename S::T* __res
     } else {
         dst = (ctm_v4*)sh.stage + tid * VECS;
     }
+#if CTM_STORE_WARP
+    if (direct) {  // staged by thread, stored coalesced by lane
+        const int lane = tid & 31;
+        ctm_v4* sw = (ctm_v4*)sh.stage + (tid >> 5) * 32 * VECS;
 #pragma unroll
-    for (int i = 0; i < VECS; i++) dst[i] = ctm_v4{ow[4 * i], ow[4 * i + 1], ow[4 * i + 2], ow[4 * i + 3]};
+        for (int i = 0; i < VECS; i++) sw[lane * VECS + i] = ctm_v4{ow[4 * i], ow[4 * i + 1], ow[4 * i + 2], ow[4 * i + 3]};
+        __syncwarp();
+        ctm_v4* d = (ctm_v4*)(yc + (tid & ~31) * ITEMS);
+#pragma unroll
+        for (int i = 0; i < VECS; i++) ctm_stv(d + lane + 32 * i, sw[lane + 32 * i]);
+        return;
+    }
+#endif
+#pragma unroll
+    for (int i = 0; i < VECS; i++) {
+        const ctm_v4 v = ctm_v4{ow[4 * i], ow[4 * i + 1], ow[4 * i + 2], ow[4 * i + 3]};
+        if (direct) {
+            ctm_stv(dst + i, v);
+        } else {
+            dst[i] = v;
+        }
+    }
     if (!direct) {
         __syncthreads();
         const T* stage = (const T*)sh.stage;
@@ -923,9 +1135,8 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
 
 // Block-scan totals of ctm_direct_means.
 struct CtmDirectShared {
+    double pre[CTM_WARPS];  // per-warp sums of the samples that make up s_in
     float run[CTM_WARPS];   // per-warp sums of the differences
-    float preH[CTM_WARPS];  // per-warp compensated sums of the samples
-    float preL[CTM_WARPS];  //   that make up s_in (pairs)
 };
 
 // ctm_direct_means computes the ITEMS float32 means m of this thread's
@@ -941,17 +1152,24 @@ struct CtmDirectShared {
 //
 // Arithmetic: plain float32 running sums of the differences within the
 // chunk (ITEMS in a thread, then a warp-shuffle and a block scan); the
-// carried-in window sum s_in is the compensated (TwoSum) sum of the lagged
-// samples of positions k < cf. A row's first chunk has no lagged samples:
-// its positions k < cf contribute x[k] to s_in instead of to the running
-// sums, so that positions k >= cf see s_in = x[0] + ... + x[cf-1] plus
-// true differences (running sums as small as elsewhere, whatever the
-// data), and positions k < cf are the compensated prefix sums of x (a pair
-// scan in the warps that hold them, continued over the thread's samples
-// at the end) divided by k + 1. Every other mean is
-// q0 + v/cf by one FMA, q0 = (s_in + the sums before the thread's)/cf
-// computed once per thread (the product with 1/cf corrected by its FMA
-// residual, the low parts folded in).
+// carried-in window sum s_in is the sum of the lagged samples of positions
+// k < cf, accumulated in float64 by the threads that hold them (exact for
+// the 16-bit types up to 2^29 terms of one binade, within 2^-42 of the
+// magnitudes for float32), reduced per warp and split once per thread into
+// a float32 pair. A row's first chunk has no lagged samples: its positions
+// k < cf contribute x[k] to s_in instead of to the running sums, so that
+// positions k >= cf see s_in = x[0] + ... + x[cf-1] plus true differences
+// (running sums as small as elsewhere, whatever the data), and positions
+// k < cf are the compensated prefix sums of x (a TwoSum pair scan in the
+// warps that hold them, continued over the thread's samples at the end)
+// divided by k + 1. Every other mean is q0 + v/cf by one FMA, q0 = (s_in +
+// the sums before the thread's)/cf computed once per thread (the product
+// with 1/cf corrected by its FMA residual, the low parts folded in).
+//
+// Only the threads whose positions reach below cf (the first cf/ITEMS of
+// the block) do more than the plain path, and in a chunk other than a
+// row's first only a predicated float64 sum of their lagged samples: the
+// warp holding them reaches the barrier about as early as the others.
 template <class S, int ITEMS, class Reload>
 __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsigned* xw, const unsigned* lw,
                                                  Reload reload, bool first, int len, int cf, float invf, float* m)
@@ -959,11 +1177,14 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     enum { WARPS = CTM_CHUNK / ITEMS / 32 };
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, k0 = tid * ITEMS;
     // v[j]: running sum of the differences over this thread's samples
-    // 0..j. (ph, pl): compensated sum of this thread's contributions to
-    // s_in.
+    // 0..j. First chunk: (ph, pl), the compensated sum of this thread's
+    // samples at positions k < cf; other chunks: pd, the sum of its lagged
+    // samples at positions k < cf.
     float v[ITEMS];
     float run = 0.0f, ph = 0.0f, pl = 0.0f;
-    if (k0 >= cf && k0 + ITEMS <= len) {  // the common case
+    double pd = 0.0;
+    const bool firstLow = first && k0 < cf;
+    if (!firstLow && k0 + ITEMS <= len) {  // the common case
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
             run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
@@ -974,21 +1195,28 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
         for (int j = 0; j < ITEMS; j++) {
             const int k = k0 + j;
             const bool in = k < len;
-            const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f, ls = CtmWords<S>::get(lw, j);
-            float d = in ? xs - ls : 0.0f;
-            if (k < cf) {
+            const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f;
+            float d = in ? xs - CtmWords<S>::get(lw, j) : 0.0f;
+            if (firstLow && k < cf) {
                 float e;
-                ph = ctm_two_sum(ph, first ? xs : ls, &e);
+                ph = ctm_two_sum(ph, xs, &e);
                 pl += e;
-                if (first) d = 0.0f;
+                d = 0.0f;
             }
             run += d;
             v[j] = run;
         }
     }
+    if (!first && k0 < cf) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            if (k0 + j < cf) pd += (double)CtmWords<S>::get(lw, j);
+        }
+    }
     CTM_TP(1, run);
-    // Warp scans: the running sums (plain), and in the warps holding
-    // positions k < cf the (ph, pl) pairs (compensated).
+    // Warp scan of the running sums (plain); in the warps holding positions
+    // k < cf, the warp's part of s_in: a TwoSum pair scan in a first chunk
+    // (its exclusive prefix is needed below), a float64 sum elsewhere.
     float inc = run;
 #pragma unroll
     for (int o = 1; o < 32; o <<= 1) {
@@ -999,57 +1227,174 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     if (lane == 0) excl = 0.0f;
     float exH = 0.0f, exL = 0.0f;
     if (warp * 32 * ITEMS < cf) {  // warp-uniform
-        float ih = ph, il = pl;
+        if (first) {               // block-uniform
+            float ih = ph, il = pl;
 #pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const float uh = __shfl_up_sync(CTM_FULL, ih, o), ul = __shfl_up_sync(CTM_FULL, il, o);
-            if (lane >= o) {
-                float e;
-                ih = ctm_two_sum(uh, ih, &e);
-                il += ul + e;
+            for (int o = 1; o < 32; o <<= 1) {
+                const float uh = __shfl_up_sync(CTM_FULL, ih, o), ul = __shfl_up_sync(CTM_FULL, il, o);
+                if (lane >= o) {
+                    float e;
+                    ih = ctm_two_sum(uh, ih, &e);
+                    il += ul + e;
+                }
             }
-        }
-        exH = __shfl_up_sync(CTM_FULL, ih, 1);
-        exL = __shfl_up_sync(CTM_FULL, il, 1);
-        if (lane == 0) exH = exL = 0.0f;
-        if (lane == 31) {
-            sh.preH[warp] = ih;
-            sh.preL[warp] = il;
+            exH = __shfl_up_sync(CTM_FULL, ih, 1);
+            exL = __shfl_up_sync(CTM_FULL, il, 1);
+            if (lane == 0) exH = exL = 0.0f;
+            if (lane == 31) sh.pre[warp] = (double)ih + (double)il;
+        } else {
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) pd += __shfl_xor_sync(CTM_FULL, pd, o);
+            if (lane == 0) sh.pre[warp] = pd;
         }
     }
     if (lane == 31) sh.run[warp] = inc;
     __syncthreads();
     CTM_TP(2, sh.run[0]);
-    // The sums of the warps before this one; s_in (the pairs of all warps
-    // holding positions k < cf) and, for a first chunk, the pairs of the
-    // warps before this one.
+    // The sums of the warps before this one; s_in (the sums of all warps
+    // holding positions k < cf) as a float32 pair and, for a first chunk,
+    // the sums of those before this one added to its exclusive prefix.
     float before = 0.0f;
 #pragma unroll
     for (int w = 0; w < WARPS - 1; w++) before += w < warp ? sh.run[w] : 0.0f;
-    float ch = 0.0f, cl = 0.0f;
     const int preWarps = (cf + 32 * ITEMS - 1) / (32 * ITEMS);
-    for (int w = 0; w < preWarps; w++) {
-        float e;
-        ch = ctm_two_sum(ch, sh.preH[w], &e);
-        cl += sh.preL[w] + e;
-    }
+    double sd = 0.0;
+    for (int w = 0; w < preWarps; w++) sd += sh.pre[w];
+    const float ch = (float)sd, cl = (float)(sd - (double)ch);
     if (first) {  // block-uniform
-        for (int w = 0; w < preWarps && w < warp; w++) {
-            float e;
-            exH = ctm_two_sum(exH, sh.preH[w], &e);
-            exL += sh.preL[w] + e;
-        }
+        double ed = 0.0;
+        for (int w = 0; w < preWarps && w < warp; w++) ed += sh.pre[w];
+        const float eh = (float)ed, el = (float)(ed - (double)eh);
+        float e;
+        exH = ctm_two_sum(exH, eh, &e);
+        exL += el + e;
     }
     // The window sum at a position is s_in + before + excl + v[j] (in a
     // first chunk for k >= cf; elsewhere everywhere).
     const float q0 = ctm_div2(ch, (before + excl) + cl, (float)cf, invf);
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
-    if (first && k0 < cf) {
+    if (firstLow) {
         // Positions k < cf of a row's first chunk: the compensated prefix
         // sum, continued from the pairs before the thread's first sample
         // (its samples loaded again, from L1, rather than kept in
         // registers through the scan by every thread).
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            const int k = k0 + j;
+            if (k < cf) {
+                float e;
+                exH = ctm_two_sum(exH, k < len ? reload(j) : 0.0f, &e);
+                exL += e;
+                const float kk = (float)(k + 1);
+                m[j] = ctm_div2(exH, exL, kk, 1.0f / kk);
+            }
+        }
+    }
+}
+
+// ctm_warp_means is ctm_direct_means for the warp kernels (cf <= 32 *
+// ITEMS): every warp is a chunk of its own, with its own carried-in sum
+// s_in, the lagged samples of the warp's first cf positions (which it
+// holds): no shared memory, no barrier, each warp finishes as soon as its
+// own samples have arrived. first: the warp's positions start the row
+// (warp 0 of a row's first chunk); k0 is the thread's first position in
+// the warp's chunk, len the number of positions of the block's chunk
+// left from the warp's first (<= 0: none). Arithmetic as in
+// ctm_direct_means.
+template <class S, int ITEMS, class Reload>
+__device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigned* lw, Reload reload, bool first,
+                                               int len, int cf, float invf, float* m)
+{
+    const int lane = threadIdx.x & 31, k0 = lane * ITEMS;
+    float v[ITEMS];
+    float run = 0.0f;
+    if (!first) {  // warp-uniform: the common case
+        if (k0 + ITEMS <= len) {
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
+                v[j] = run;
+            }
+        } else {
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) {
+                if (k0 + j < len) run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
+                v[j] = run;
+            }
+        }
+        // s_in: the lagged samples of the warp's first cf positions, a
+        // float64 warp sum. Every lane sums its samples, masked (zero at
+        // positions k >= cf), in four interleaved chains: no branch, and
+        // short dependency chains that the scheduler can interleave with
+        // the running sums and the scan.
+        double sp[4] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) sp[j % 4] += (double)(k0 + j < cf ? CtmWords<S>::get(lw, j) : 0.0f);
+        double sd = (sp[0] + sp[1]) + (sp[2] + sp[3]);
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) sd += __shfl_xor_sync(CTM_FULL, sd, o);
+        float inc = run;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const float u = __shfl_up_sync(CTM_FULL, inc, o);
+            if (lane >= o) inc += u;
+        }
+        float excl = __shfl_up_sync(CTM_FULL, inc, 1);
+        if (lane == 0) excl = 0.0f;
+        const float ch = (float)sd, cl = (float)(sd - (double)ch);
+        const float q0 = ctm_div2(ch, excl + cl, (float)cf, invf);
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
+        return;
+    }
+    // The row's first positions: x[k], k < cf, go into s_in (a TwoSum pair
+    // scan, whose exclusive prefix also gives the prefix means of those
+    // positions) instead of into the running sums.
+    float ph = 0.0f, pl = 0.0f;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int k = k0 + j;
+        const bool in = k < len;
+        const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f;
+        float d = in ? xs - CtmWords<S>::get(lw, j) : 0.0f;
+        if (k < cf) {
+            float e;
+            ph = ctm_two_sum(ph, xs, &e);
+            pl += e;
+            d = 0.0f;
+        }
+        run += d;
+        v[j] = run;
+    }
+    float inc = run;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float u = __shfl_up_sync(CTM_FULL, inc, o);
+        if (lane >= o) inc += u;
+    }
+    float excl = __shfl_up_sync(CTM_FULL, inc, 1);
+    if (lane == 0) excl = 0.0f;
+    float ih = ph, il = pl;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float uh = __shfl_up_sync(CTM_FULL, ih, o), ul = __shfl_up_sync(CTM_FULL, il, o);
+        if (lane >= o) {
+            float e;
+            ih = ctm_two_sum(uh, ih, &e);
+            il += ul + e;
+        }
+    }
+    float exH = __shfl_up_sync(CTM_FULL, ih, 1), exL = __shfl_up_sync(CTM_FULL, il, 1);
+    if (lane == 0) exH = exL = 0.0f;
+    const double sd = (double)__shfl_sync(CTM_FULL, ih, 31) + (double)__shfl_sync(CTM_FULL, il, 31);
+    const float ch = (float)sd, cl = (float)(sd - (double)ch);
+    const float q0 = ctm_div2(ch, excl + cl, (float)cf, invf);
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
+    if (k0 < cf) {
+        // Positions k < cf: the compensated prefix sum (the thread's
+        // samples loaded again, as in ctm_direct_means).
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
             const int k = k0 + j;
@@ -1078,6 +1423,66 @@ __device__ __forceinline__ void ctm_load_group(const typename S::T* __restrict__
         ck[g] = ctm_chunk(b * G + g, n, cf, chunks);
         if (ck[g].blk < total && ck[g].full) ctm_load_chunk<S, ITEMS>(x, n, cf, ck[g], xw[g], lw[g]);
     }
+}
+
+// ctm_direct_one is the direct pass of one block, one chunk on a 2D grid
+// (chunk along x, row along y and z: no division to locate it), every
+// chunk by ctm_direct_means (WARP false: the block's chunk, one barrier)
+// or ctm_warp_means (WARP true, the warp kernels: each warp's 32 * ITEMS
+// positions a chunk of their own); plain float32, a row's first and short
+// last chunks included: no compensated path in the kernel, fewer
+// registers.
+template <class S, bool WARP, int ITEMS>
+__device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* __restrict__ y,
+                                               const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
+                                               float invf, ctm_i64 chunks, ctm_i64 total)
+{
+    constexpr int W = ITEMS * (int)CtmWords<S>::WORDS8 / 8;
+    const unsigned r = blockIdx.z * gridDim.y + blockIdx.y;
+    const CtmChunk ck = ctm_chunk_rc(r, blockIdx.x, n, cf, chunks);
+    if (ck.blk >= total) return;  // block-uniform: past the last row
+#ifdef CTM_TRACE
+    const ctm_u64 g0 = ctm_globaltimer();
+    CTM_TP(0, 0.0f);
+#endif
+    unsigned xw[W], lw[W];
+    // Rows of whole 16-byte vectors (block-uniform): the samples load
+    // without the misalignment switch.
+    const bool xAligned = ((((ctm_u64)n * sizeof(typename S::T)) | (ctm_u64)x) & 15u) == 0u;
+    if (ck.full && xAligned && !(CTM_XLOAD_WARP || CTM_LAG_AFTER || CTM_ABL_XALIGNED || CTM_ABL_LAGMIS >= 0)) {
+        ctm_load_chunk<S, ITEMS, true>(x, n, cf, ck, xw, lw);
+    } else if (ck.full) {
+        ctm_load_direct<S, ITEMS>(x, n, cf, ck, xw, lw, sh.stage);
+    } else {
+        ctm_load_short<S, ITEMS, WARP>(x, n, cf, ck, xw, lw);
+    }
+    float m[ITEMS];
+    // Addresses are recomputed from the block index where needed rather
+    // than kept through the scan (registers).
+    auto reload = [=](int j) {  // a row's first chunk: t0 = 0
+        return S::load(x[(ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + threadIdx.x * ITEMS + j]);
+    };
+#if CTM_ABL_COMPUTE
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++)
+        m[j] = CtmWords<S>::get(xw, j) - (CTM_ABL_COMPUTE == 1 ? CtmWords<S>::get(lw, j) : 0.0f);
+    if (false)
+#endif
+    if constexpr (WARP) {
+        const int kb = (int)(threadIdx.x & ~31u) * ITEMS;  // the warp's first position
+        ctm_warp_means<S, ITEMS>(xw, lw, reload, blockIdx.x == 0 && kb == 0, ck.len - kb, (int)cf, invf, m);
+    } else {
+        __shared__ CtmDirectShared dsh;
+        ctm_direct_means<S, ITEMS>(dsh, xw, lw, reload, blockIdx.x == 0, ck.len, (int)cf, invf, m);
+    }
+    unsigned ow[W];
+    CtmRound<S>::template run<ITEMS>(ow, m);
+    ctm_store<S, ITEMS>(sh, y + (ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + (ctm_i64)blockIdx.x * CTM_CHUNK,
+                        ck.full, ck.len, ow);
+#ifdef CTM_TRACE
+    CTM_TP(3, __uint_as_float(ow[0]));
+    ctm_trace_end(ck.blk, g0);
+#endif
 }
 
 // ctm_pass is the fused pass of one block. Direct mode: G consecutive
@@ -1114,41 +1519,7 @@ __device__ __forceinline__ void ctm_pass(typename S::T* __restrict__ y, const ty
     // and issues the loads of its next group before processing the
     // current one.
     if (G == 1 && !CTM_PERSIST) {
-        // One chunk per block on a 2D grid (chunk along x, row along y and
-        // z: no division to locate it), every chunk by ctm_direct_means
-        // (plain float32, a row's first and short last chunks included: no
-        // compensated path in the kernel, fewer registers).
-        const unsigned r = blockIdx.z * gridDim.y + blockIdx.y;
-        const CtmChunk ck = ctm_chunk_rc(r, blockIdx.x, n, cf, chunks);
-        if (ck.blk >= total) return;  // block-uniform: past the last row
-#ifdef CTM_TRACE
-        const ctm_u64 g0 = ctm_globaltimer();
-        CTM_TP(0, 0.0f);
-#endif
-        unsigned xw[W], lw[W];
-        if (ck.full) {
-            ctm_load_chunk<S, ITEMS>(x, n, cf, ck, xw, lw);
-        } else {
-            ctm_load_short<S, ITEMS>(x, n, cf, ck, xw, lw);
-        }
-        __shared__ CtmDirectShared dsh;
-        float m[ITEMS];
-        // Addresses are recomputed from the block index where needed
-        // rather than kept through the scan (registers).
-        ctm_direct_means<S, ITEMS>(
-            dsh, xw, lw,
-            [=](int j) {  // a row's first chunk: t0 = 0
-                return S::load(x[(ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + threadIdx.x * ITEMS + j]);
-            },
-            blockIdx.x == 0, ck.len, (int)cf, invf, m);
-        unsigned ow[W];
-        CtmRound<S>::template run<ITEMS>(ow, m);
-        ctm_store<S, ITEMS>(sh, y + (ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + (ctm_i64)blockIdx.x * CTM_CHUNK,
-                            ck.full, ck.len, ow);
-#ifdef CTM_TRACE
-        CTM_TP(3, __uint_as_float(ow[0]));
-        ctm_trace_end(ck.blk, g0);
-#endif
+        ctm_direct_one<S, false, CtmItems<S>::N>(sh, y, x, n, cf, invf, chunks, total);
         return;
     }
     const ctm_i64 groups = (total + G - 1) / G;
@@ -1275,6 +1646,27 @@ __global__ void __launch_bounds__(CTM_THREADS_16, CTM_MINB_16)
 ctm_direct_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
 {
     ctm_pass<CtmBF16, false, CTM_GROUP_16>(y, x, n, cf, inv, chunks, total, 0, 0);
+}
+
+__global__ void __launch_bounds__(CTM_WARP_THREADS_F32, CTM_WARP_MINB_F32)
+ctm_warp_f32(float* y, const float* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
+{
+    __shared__ CtmShared<CtmF32> sh;
+    ctm_direct_one<CtmF32, true, CTM_WARP_ITEMS_F32>(sh, y, x, n, cf, inv, chunks, total);
+}
+
+__global__ void __launch_bounds__(CTM_WARP_THREADS_16, CTM_WARP_MINB_16)
+ctm_warp_f16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
+{
+    __shared__ CtmShared<CtmF16> sh;
+    ctm_direct_one<CtmF16, true, CTM_WARP_ITEMS_16>(sh, y, x, n, cf, inv, chunks, total);
+}
+
+__global__ void __launch_bounds__(CTM_WARP_THREADS_16, CTM_WARP_MINB_16)
+ctm_warp_bf16(ctm_u16* y, const ctm_u16* x, ctm_i64 n, ctm_i64 cf, float inv, ctm_i64 chunks, ctm_i64 total)
+{
+    __shared__ CtmShared<CtmBF16> sh;
+    ctm_direct_one<CtmBF16, true, CTM_WARP_ITEMS_16>(sh, y, x, n, cf, inv, chunks, total);
 }
 
 __global__ void __launch_bounds__(CTM_THREADS_F32, CTM_MINB_F32)
