@@ -39,9 +39,19 @@ func TestTrailingMeanCUDASource(t *testing.T) {
 	if got := define("CTM_GROUP_16"); got != trailingMeanGroup16 {
 		t.Errorf("CTM_GROUP_16 = %d, trailingMeanGroup16 = %d", got, trailingMeanGroup16)
 	}
+	// The warp kernels' samples per thread default to the block kernels'.
+	for _, c := range []struct {
+		def, to         string
+		goWarp, goItems int
+	}{{"CTM_WARP_ITEMS_F32", "CTM_ITEMS_F32", trailingMeanWarpItems32, trailingMeanItems32},
+		{"CTM_WARP_ITEMS_16", "CTM_ITEMS_16", trailingMeanWarpItems16, trailingMeanItems16}} {
+		if !strings.Contains(TrailingMeanCUDA, "#define "+c.def+" "+c.to+"\n") || c.goWarp != c.goItems {
+			t.Errorf("%s: the CUDA default is not %s, or the Go constant (%d) differs from it (%d)", c.def, c.to, c.goWarp, c.goItems)
+		}
+	}
 	var names []string
 	for _, s := range []string{"f32", "f16", "bf16"} {
-		names = append(names, "ctm_direct_"+s, "ctm_lookback_"+s, "ctm_fill_"+s)
+		names = append(names, "ctm_direct_"+s, "ctm_warp_"+s, "ctm_lookback_"+s, "ctm_fill_"+s)
 		if s != "f32" {
 			names = append(names, "ctm_eager_widen_"+s, "ctm_eager_narrow_"+s)
 		}
@@ -49,13 +59,16 @@ func TestTrailingMeanCUDASource(t *testing.T) {
 	names = append(names, "ctm_eager_cumsum", "ctm_eager_pad", "ctm_eager_sub", "ctm_eager_count", "ctm_eager_div")
 	for _, name := range names {
 		bounds := `CTM_THREADS`
-		if strings.HasPrefix(name, "ctm_direct_") || strings.HasPrefix(name, "ctm_lookback_") {
+		if strings.HasPrefix(name, "ctm_direct_") || strings.HasPrefix(name, "ctm_lookback_") || strings.HasPrefix(name, "ctm_warp_") {
 			// The fused kernels: blocks of TrailingMeanChunk/items threads.
 			sz := "16"
 			if strings.HasSuffix(name, "_f32") {
 				sz = "F32"
 			}
 			bounds = `CTM_THREADS_` + sz + `, CTM_MINB_` + sz
+			if strings.HasPrefix(name, "ctm_warp_") {
+				bounds = `CTM_WARP_THREADS_` + sz + `, CTM_WARP_MINB_` + sz
+			}
 		}
 		if !regexp.MustCompile(`__global__ void __launch_bounds__\(` + bounds + `\)\n` + name + `\(`).MatchString(TrailingMeanCUDA) {
 			t.Errorf("entry point %s not found in the CUDA source", name)

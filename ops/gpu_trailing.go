@@ -36,7 +36,7 @@ type GPUTrailingMean[T Storage] struct {
 	chunks      int
 	threads     int // of a block of the fused kernel
 	lookback    bool
-	warp        bool // the warp kernel (windows up to 32 chunks' worth of a thread's samples)
+	warp        bool // the warp kernel (windows up to 32 times a thread's samples)
 	mod         *cuda.Module
 	fused       *cuda.Prepared
 	state       cuda.Buffer // look-back state (look-back mode only)
