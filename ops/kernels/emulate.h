@@ -103,6 +103,9 @@ template <class T> T __shfl_xor_sync(unsigned, T v, int o) { return emuShfl(v, (
 
 template <class T> T __shfl_sync(unsigned, T v, int src) { return emuShfl(v, src & 31); }
 
+// The correctly rounded reciprocal (as IEEE float division is).
+inline float __frcp_rn(float x) { return 1.0f / x; }
+
 inline unsigned __ballot_sync(unsigned, bool p)
 {
     EmuWarp& w = emuWarp();

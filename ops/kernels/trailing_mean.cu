@@ -1144,11 +1144,8 @@ struct CtmDirectShared {
 // has len samples and is a row's first if first; xw and lw hold the
 // thread's samples and their lagged samples x[t - cf] (CtmWords<S> words;
 // samples past len, and lagged samples of a row's first chunk at
-// positions k < cf, may be anything); reload(j) returns the thread's
-// sample j again (from memory: it is called only by the threads holding
-// a row's first positions, and computes its address itself, so that
-// nothing extra stays in registers through the scan). All threads of the
-// block call it; it has one barrier (__syncthreads).
+// positions k < cf, may be anything). All threads of the block call it;
+// it has one barrier (__syncthreads).
 //
 // Arithmetic: plain float32 running sums of the differences within the
 // chunk (ITEMS in a thread, then a warp-shuffle and a block scan); the
@@ -1161,8 +1158,9 @@ struct CtmDirectShared {
 // positions k >= cf see s_in = x[0] + ... + x[cf-1] plus true differences
 // (running sums as small as elsewhere, whatever the data), and positions
 // k < cf are the compensated prefix sums of x (a TwoSum pair scan in the
-// warps that hold them, continued over the thread's samples at the end)
-// divided by k + 1. Every other mean is q0 + v/cf by one FMA, q0 = (s_in +
+// warps that hold them, continued over the thread's samples at the end,
+// which v keeps where its running sums would be zero) divided by k + 1,
+// with the correctly rounded reciprocal. Every other mean is q0 + v/cf by one FMA, q0 = (s_in +
 // the sums before the thread's)/cf computed once per thread (the product
 // with 1/cf corrected by its FMA residual, the low parts folded in).
 //
@@ -1170,9 +1168,9 @@ struct CtmDirectShared {
 // the block) do more than the plain path, and in a chunk other than a
 // row's first only a predicated float64 sum of their lagged samples: the
 // warp holding them reaches the barrier about as early as the others.
-template <class S, int ITEMS, class Reload>
+template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsigned* xw, const unsigned* lw,
-                                                 Reload reload, bool first, int len, int cf, float invf, float* m)
+                                                 bool first, int len, int cf, float invf, float* m)
 {
     enum { WARPS = CTM_CHUNK / ITEMS / 32 };
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, k0 = tid * ITEMS;
@@ -1197,14 +1195,15 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
             const bool in = k < len;
             const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f;
             float d = in ? xs - CtmWords<S>::get(lw, j) : 0.0f;
+            run += (firstLow && k < cf) ? 0.0f : d;
             if (firstLow && k < cf) {
                 float e;
                 ph = ctm_two_sum(ph, xs, &e);
                 pl += e;
-                d = 0.0f;
+                v[j] = xs;  // the sample, for the prefix means below
+            } else {
+                v[j] = run;
             }
-            run += d;
-            v[j] = run;
         }
     }
     if (!first && k0 < cf) {
@@ -1277,17 +1276,16 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     if (firstLow) {
         // Positions k < cf of a row's first chunk: the compensated prefix
         // sum, continued from the pairs before the thread's first sample
-        // (its samples loaded again, from L1, rather than kept in
-        // registers through the scan by every thread).
+        // over its samples (kept in v, whose running sums are zero there).
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
             const int k = k0 + j;
             if (k < cf) {
                 float e;
-                exH = ctm_two_sum(exH, k < len ? reload(j) : 0.0f, &e);
+                exH = ctm_two_sum(exH, v[j], &e);
                 exL += e;
                 const float kk = (float)(k + 1);
-                m[j] = ctm_div2(exH, exL, kk, 1.0f / kk);
+                m[j] = ctm_div2(exH, exL, kk, __frcp_rn(kk));
             }
         }
     }
@@ -1302,9 +1300,9 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
 // the warp's chunk, len the number of positions of the block's chunk
 // left from the warp's first (<= 0: none). Arithmetic as in
 // ctm_direct_means.
-template <class S, int ITEMS, class Reload>
-__device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigned* lw, Reload reload, bool first,
-                                               int len, int cf, float invf, float* m)
+template <class S, int ITEMS>
+__device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigned* lw, bool first, int len, int cf,
+                                               float invf, float* m)
 {
     const int lane = threadIdx.x & 31, k0 = lane * ITEMS;
     float v[ITEMS];
@@ -1358,14 +1356,15 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
         const bool in = k < len;
         const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f;
         float d = in ? xs - CtmWords<S>::get(lw, j) : 0.0f;
+        run += k < cf ? 0.0f : d;
         if (k < cf) {
             float e;
             ph = ctm_two_sum(ph, xs, &e);
             pl += e;
-            d = 0.0f;
+            v[j] = xs;  // the sample, for the prefix means below
+        } else {
+            v[j] = run;
         }
-        run += d;
-        v[j] = run;
     }
     float inc = run;
 #pragma unroll
@@ -1393,17 +1392,17 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
     if (k0 < cf) {
-        // Positions k < cf: the compensated prefix sum (the thread's
-        // samples loaded again, as in ctm_direct_means).
+        // Positions k < cf: the compensated prefix sum over the thread's
+        // samples (kept in v), as in ctm_direct_means.
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) {
             const int k = k0 + j;
             if (k < cf) {
                 float e;
-                exH = ctm_two_sum(exH, k < len ? reload(j) : 0.0f, &e);
+                exH = ctm_two_sum(exH, v[j], &e);
                 exL += e;
                 const float kk = (float)(k + 1);
-                m[j] = ctm_div2(exH, exL, kk, 1.0f / kk);
+                m[j] = ctm_div2(exH, exL, kk, __frcp_rn(kk));
             }
         }
     }
@@ -1457,11 +1456,6 @@ __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* 
         ctm_load_short<S, ITEMS, WARP>(x, n, cf, ck, xw, lw);
     }
     float m[ITEMS];
-    // Addresses are recomputed from the block index where needed rather
-    // than kept through the scan (registers).
-    auto reload = [=](int j) {  // a row's first chunk: t0 = 0
-        return S::load(x[(ctm_i64)(blockIdx.z * gridDim.y + blockIdx.y) * n + threadIdx.x * ITEMS + j]);
-    };
 #if CTM_ABL_COMPUTE
 #pragma unroll
     for (int j = 0; j < ITEMS; j++)
@@ -1470,10 +1464,10 @@ __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* 
 #endif
     if constexpr (WARP) {
         const int kb = (int)(threadIdx.x & ~31u) * ITEMS;  // the warp's first position
-        ctm_warp_means<S, ITEMS>(xw, lw, reload, blockIdx.x == 0 && kb == 0, ck.len - kb, (int)cf, invf, m);
+        ctm_warp_means<S, ITEMS>(xw, lw, blockIdx.x == 0 && kb == 0, ck.len - kb, (int)cf, invf, m);
     } else {
         __shared__ CtmDirectShared dsh;
-        ctm_direct_means<S, ITEMS>(dsh, xw, lw, reload, blockIdx.x == 0, ck.len, (int)cf, invf, m);
+        ctm_direct_means<S, ITEMS>(dsh, xw, lw, blockIdx.x == 0, ck.len, (int)cf, invf, m);
     }
     unsigned ow[W];
     CtmRound<S>::template run<ITEMS>(ow, m);
