@@ -610,6 +610,50 @@ __device__ __forceinline__ double ctm_warp_sum(double v)
     return v;
 }
 
+// ctm_two_sum returns a + b rounded and sets *e to its exact error.
+__device__ __forceinline__ float ctm_two_sum(float a, float b, float* e)
+{
+    const float s = a + b;
+    const float bb = s - a;
+    *e = (a - (s - bb)) + (b - bb);
+    return s;
+}
+
+// ctm_scan_warp returns the inclusive sum of v over lanes 0..lane (plain
+// float32 adds, a warp-shuffle scan) and sets *excl to the exclusive one
+// (0 in lane 0). All 32 lanes must call it.
+__device__ __forceinline__ float ctm_scan_warp(float v, float* excl)
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float u = __shfl_up_sync(CTM_FULL, v, o);
+        if (lane >= o) v += u;
+    }
+    const float e = __shfl_up_sync(CTM_FULL, v, 1);
+    *excl = lane == 0 ? 0.0f : e;
+    return v;
+}
+
+// ctm_scan_warp2 is ctm_scan_warp for TwoSum pairs (h, l): the inclusive
+// sum in place, the exclusive one in (*eh, *el).
+__device__ __forceinline__ void ctm_scan_warp2(float& h, float& l, float* eh, float* el)
+{
+    const int lane = threadIdx.x & 31;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const float uh = __shfl_up_sync(CTM_FULL, h, o), ul = __shfl_up_sync(CTM_FULL, l, o);
+        if (lane >= o) {
+            float e;
+            h = ctm_two_sum(uh, h, &e);
+            l += ul + e;
+        }
+    }
+    const float xh = __shfl_up_sync(CTM_FULL, h, 1), xl = __shfl_up_sync(CTM_FULL, l, 1);
+    *eh = lane == 0 ? 0.0f : xh;
+    *el = lane == 0 ? 0.0f : xl;
+}
+
 // ---------------------------------------------------------------------------
 // The fused pass.
 
@@ -880,15 +924,6 @@ __device__ __forceinline__ void ctm_store(CtmShared<S>& sh, typename S::T* __res
     }
 }
 
-// ctm_two_sum returns a + b rounded and sets *e to its exact error.
-__device__ __forceinline__ float ctm_two_sum(float a, float b, float* e)
-{
-    const float s = a + b;
-    const float bb = s - a;
-    *e = (a - (s - bb)) + (b - bb);
-    return s;
-}
-
 // ctm_div returns s / k to within about half a float32 unit: the product
 // with the reciprocal, corrected once with its fused-multiply-add residual.
 __device__ __forceinline__ float ctm_div(float s, float k, float invk)
@@ -1010,26 +1045,13 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
 
     // Block scan of the thread sums (float32 pairs in guarded chunks, the
     // branch is block-uniform); compensated block sum of (ph, pl).
-    float inc = run, incL = runL;
+    // (runL is zero in fast chunks.)
+    float inc = run, incL = runL, excl, exclL = 0.0f;
     if (ck.fast) {
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const float u = __shfl_up_sync(CTM_FULL, inc, o);
-            if (lane >= o) inc += u;
-        }
+        inc = ctm_scan_warp(run, &excl);
     } else {
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const float u = __shfl_up_sync(CTM_FULL, inc, o), ul = __shfl_up_sync(CTM_FULL, incL, o);
-            if (lane >= o) {
-                float e;
-                inc = ctm_two_sum(inc, u, &e);
-                incL += ul + e;
-            }
-        }
+        ctm_scan_warp2(inc, incL, &excl, &exclL);
     }
-    float excl = __shfl_up_sync(CTM_FULL, inc, 1), exclL = __shfl_up_sync(CTM_FULL, incL, 1);
-    if (lane == 0) excl = exclL = 0.0f;
     if (LOOKBACK || warp * 32 * ITEMS < preLen) {  // warp-uniform
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) {
@@ -1133,6 +1155,78 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     ctm_store<S, ITEMS>(sh, y + ck.r * n + t0, ck.full, len, ow);
 }
 
+// ctm_run_diffs sets v[j] to the running sum of the differences x[t] -
+// x[t-cf] over this thread's samples 0..j (plain float32; samples at
+// positions k0 + j >= len count zero) and returns the last.
+template <class S, int ITEMS>
+__device__ __forceinline__ float ctm_run_diffs(const unsigned* xw, const unsigned* lw, int k0, int len, float* v)
+{
+    float run = 0.0f;
+    if (k0 + ITEMS <= len) {
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
+            v[j] = run;
+        }
+    } else {
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) {
+            if (k0 + j < len) run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
+            v[j] = run;
+        }
+    }
+    return run;
+}
+
+// ctm_run_first is ctm_run_diffs for the threads of a row's first chunk:
+// its samples at positions k < cf count zero in the running sums and go
+// into the compensated pair (*ph, *pl) instead (the chunk's s_in); v[j]
+// keeps the sample itself there (zero at k >= len), for ctm_prefix_means.
+template <class S, int ITEMS>
+__device__ __forceinline__ float ctm_run_first(const unsigned* xw, const unsigned* lw, int k0, int len, int cf,
+                                               float* v, float* ph, float* pl)
+{
+    float run = 0.0f;
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int k = k0 + j;
+        const bool in = k < len;
+        const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f;
+        float d = in ? xs - CtmWords<S>::get(lw, j) : 0.0f;
+        run += k < cf ? 0.0f : d;
+        if (k < cf) {
+            float e;
+            *ph = ctm_two_sum(*ph, xs, &e);
+            *pl += e;
+            v[j] = xs;
+        } else {
+            v[j] = run;
+        }
+    }
+    return run;
+}
+
+// ctm_prefix_means sets the means m[j] of this thread's positions k = k0 +
+// j < cf of a row's first chunk: the compensated prefix sum, continued
+// from the pair (eh, el) of the positions before k0 over the thread's
+// samples (v as ctm_run_first left it), divided by k + 1 with the
+// correctly rounded reciprocal.
+template <int ITEMS>
+__device__ __forceinline__ void ctm_prefix_means(float eh, float el, int k0, int cf, const float* v, float* m)
+{
+#pragma unroll
+    for (int j = 0; j < ITEMS; j++) {
+        const int k = k0 + j;
+        if (k < cf) {
+            float e;
+            eh = ctm_two_sum(eh, v[j], &e);
+            el += e;
+            const float kk = (float)(k + 1);
+            m[j] = ctm_div2(eh, el, kk, __frcp_rn(kk));
+        }
+    }
+}
+
 // Block-scan totals of ctm_direct_means.
 struct CtmDirectShared {
     double pre[CTM_WARPS];  // per-warp sums of the samples that make up s_in
@@ -1158,9 +1252,8 @@ struct CtmDirectShared {
 // positions k >= cf see s_in = x[0] + ... + x[cf-1] plus true differences
 // (running sums as small as elsewhere, whatever the data), and positions
 // k < cf are the compensated prefix sums of x (a TwoSum pair scan in the
-// warps that hold them, continued over the thread's samples at the end,
-// which v keeps where its running sums would be zero) divided by k + 1,
-// with the correctly rounded reciprocal. Every other mean is q0 + v/cf by one FMA, q0 = (s_in +
+// warps that hold them, continued over the thread's samples at the end)
+// divided by k + 1. Every other mean is q0 + v/cf by one FMA, q0 = (s_in +
 // the sums before the thread's)/cf computed once per thread (the product
 // with 1/cf corrected by its FMA residual, the low parts folded in).
 //
@@ -1182,29 +1275,10 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     float run = 0.0f, ph = 0.0f, pl = 0.0f;
     double pd = 0.0;
     const bool firstLow = first && k0 < cf;
-    if (!firstLow && k0 + ITEMS <= len) {  // the common case
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
-            v[j] = run;
-        }
+    if (!firstLow) {  // the common case
+        run = ctm_run_diffs<S, ITEMS>(xw, lw, k0, len, v);
     } else {
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            const int k = k0 + j;
-            const bool in = k < len;
-            const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f;
-            float d = in ? xs - CtmWords<S>::get(lw, j) : 0.0f;
-            run += (firstLow && k < cf) ? 0.0f : d;
-            if (firstLow && k < cf) {
-                float e;
-                ph = ctm_two_sum(ph, xs, &e);
-                pl += e;
-                v[j] = xs;  // the sample, for the prefix means below
-            } else {
-                v[j] = run;
-            }
-        }
+        run = ctm_run_first<S, ITEMS>(xw, lw, k0, len, cf, v, &ph, &pl);
     }
     if (!first && k0 < cf) {
 #pragma unroll
@@ -1216,30 +1290,13 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     // Warp scan of the running sums (plain); in the warps holding positions
     // k < cf, the warp's part of s_in: a TwoSum pair scan in a first chunk
     // (its exclusive prefix is needed below), a float64 sum elsewhere.
-    float inc = run;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const float u = __shfl_up_sync(CTM_FULL, inc, o);
-        if (lane >= o) inc += u;
-    }
-    float excl = __shfl_up_sync(CTM_FULL, inc, 1);
-    if (lane == 0) excl = 0.0f;
+    float excl;
+    const float inc = ctm_scan_warp(run, &excl);
     float exH = 0.0f, exL = 0.0f;
     if (warp * 32 * ITEMS < cf) {  // warp-uniform
         if (first) {               // block-uniform
             float ih = ph, il = pl;
-#pragma unroll
-            for (int o = 1; o < 32; o <<= 1) {
-                const float uh = __shfl_up_sync(CTM_FULL, ih, o), ul = __shfl_up_sync(CTM_FULL, il, o);
-                if (lane >= o) {
-                    float e;
-                    ih = ctm_two_sum(uh, ih, &e);
-                    il += ul + e;
-                }
-            }
-            exH = __shfl_up_sync(CTM_FULL, ih, 1);
-            exL = __shfl_up_sync(CTM_FULL, il, 1);
-            if (lane == 0) exH = exL = 0.0f;
+            ctm_scan_warp2(ih, il, &exH, &exL);
             if (lane == 31) sh.pre[warp] = (double)ih + (double)il;
         } else {
 #pragma unroll
@@ -1273,22 +1330,7 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     const float q0 = ctm_div2(ch, (before + excl) + cl, (float)cf, invf);
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
-    if (firstLow) {
-        // Positions k < cf of a row's first chunk: the compensated prefix
-        // sum, continued from the pairs before the thread's first sample
-        // over its samples (kept in v, whose running sums are zero there).
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            const int k = k0 + j;
-            if (k < cf) {
-                float e;
-                exH = ctm_two_sum(exH, v[j], &e);
-                exL += e;
-                const float kk = (float)(k + 1);
-                m[j] = ctm_div2(exH, exL, kk, __frcp_rn(kk));
-            }
-        }
-    }
+    if (firstLow) ctm_prefix_means<ITEMS>(exH, exL, k0, cf, v, m);
 }
 
 // ctm_warp_means is ctm_direct_means for the warp kernels (cf <= 32 *
@@ -1308,19 +1350,7 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     float v[ITEMS];
     float run = 0.0f;
     if (!first) {  // warp-uniform: the common case
-        if (k0 + ITEMS <= len) {
-#pragma unroll
-            for (int j = 0; j < ITEMS; j++) {
-                run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
-                v[j] = run;
-            }
-        } else {
-#pragma unroll
-            for (int j = 0; j < ITEMS; j++) {
-                if (k0 + j < len) run += CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
-                v[j] = run;
-            }
-        }
+        run = ctm_run_diffs<S, ITEMS>(xw, lw, k0, len, v);
         // s_in: the lagged samples of the warp's first cf positions, a
         // float64 warp sum. Every lane sums its samples, masked (zero at
         // positions k >= cf), in four interleaved chains: no branch, and
@@ -1332,14 +1362,8 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
         double sd = (sp[0] + sp[1]) + (sp[2] + sp[3]);
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1) sd += __shfl_xor_sync(CTM_FULL, sd, o);
-        float inc = run;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const float u = __shfl_up_sync(CTM_FULL, inc, o);
-            if (lane >= o) inc += u;
-        }
-        float excl = __shfl_up_sync(CTM_FULL, inc, 1);
-        if (lane == 0) excl = 0.0f;
+        float excl;
+        ctm_scan_warp(run, &excl);
         const float ch = (float)sd, cl = (float)(sd - (double)ch);
         const float q0 = ctm_div2(ch, excl + cl, (float)cf, invf);
 #pragma unroll
@@ -1350,62 +1374,17 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     // scan, whose exclusive prefix also gives the prefix means of those
     // positions) instead of into the running sums.
     float ph = 0.0f, pl = 0.0f;
-#pragma unroll
-    for (int j = 0; j < ITEMS; j++) {
-        const int k = k0 + j;
-        const bool in = k < len;
-        const float xs = in ? CtmWords<S>::get(xw, j) : 0.0f;
-        float d = in ? xs - CtmWords<S>::get(lw, j) : 0.0f;
-        run += k < cf ? 0.0f : d;
-        if (k < cf) {
-            float e;
-            ph = ctm_two_sum(ph, xs, &e);
-            pl += e;
-            v[j] = xs;  // the sample, for the prefix means below
-        } else {
-            v[j] = run;
-        }
-    }
-    float inc = run;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const float u = __shfl_up_sync(CTM_FULL, inc, o);
-        if (lane >= o) inc += u;
-    }
-    float excl = __shfl_up_sync(CTM_FULL, inc, 1);
-    if (lane == 0) excl = 0.0f;
-    float ih = ph, il = pl;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-        const float uh = __shfl_up_sync(CTM_FULL, ih, o), ul = __shfl_up_sync(CTM_FULL, il, o);
-        if (lane >= o) {
-            float e;
-            ih = ctm_two_sum(uh, ih, &e);
-            il += ul + e;
-        }
-    }
-    float exH = __shfl_up_sync(CTM_FULL, ih, 1), exL = __shfl_up_sync(CTM_FULL, il, 1);
-    if (lane == 0) exH = exL = 0.0f;
+    run = ctm_run_first<S, ITEMS>(xw, lw, k0, len, cf, v, &ph, &pl);
+    float excl;
+    ctm_scan_warp(run, &excl);
+    float ih = ph, il = pl, exH, exL;
+    ctm_scan_warp2(ih, il, &exH, &exL);
     const double sd = (double)__shfl_sync(CTM_FULL, ih, 31) + (double)__shfl_sync(CTM_FULL, il, 31);
     const float ch = (float)sd, cl = (float)(sd - (double)ch);
     const float q0 = ctm_div2(ch, excl + cl, (float)cf, invf);
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
-    if (k0 < cf) {
-        // Positions k < cf: the compensated prefix sum over the thread's
-        // samples (kept in v), as in ctm_direct_means.
-#pragma unroll
-        for (int j = 0; j < ITEMS; j++) {
-            const int k = k0 + j;
-            if (k < cf) {
-                float e;
-                exH = ctm_two_sum(exH, v[j], &e);
-                exL += e;
-                const float kk = (float)(k + 1);
-                m[j] = ctm_div2(exH, exL, kk, __frcp_rn(kk));
-            }
-        }
-    }
+    if (k0 < cf) ctm_prefix_means<ITEMS>(exH, exL, k0, cf, v, m);
 }
 
 // ctm_load_group locates the G chunks of group b (flat indices G*b ...
@@ -1573,14 +1552,8 @@ __device__ void ctm_cumsum_row(float* __restrict__ c, const float* __restrict__ 
             run += t < n ? a[t] : 0.0f;
             v[j] = run;
         }
-        float inc = run;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const float u = __shfl_up_sync(CTM_FULL, inc, o);
-            if (lane >= o) inc += u;
-        }
-        float excl = __shfl_up_sync(CTM_FULL, inc, 1);
-        if (lane == 0) excl = 0.0f;
+        float excl;
+        const float inc = ctm_scan_warp(run, &excl);
         if (lane == 31) warpSum[warp] = inc;
         __syncthreads();
         float before = 0.0f, total = 0.0f;
