@@ -40,7 +40,7 @@ func TestTrailingMeanCUDAEmulated(t *testing.T) {
 		{"items", "-DCTM_ITEMS_F32=16 -DCTM_ITEMS_16=8 -DCTM_GROUP_F32=2 -DCTM_GROUP_16=1 " +
 			"-DCTM_WARP_ITEMS_F32=16 -DCTM_WARP_ITEMS_16=8", [2]int{16, 8}},
 		{"persist", "-DCTM_PERSIST=1 -DCTM_GROUP_F32=2", defWarpItems},
-		{"access", "-DCTM_LAG_AFTER=1 -DCTM_XLOAD_WARP=1 -DCTM_STORE_WARP=1", defWarpItems},
+		{"access", "-DCTM_LAG_AFTER=1 -DCTM_XLOAD_WARP=1 -DCTM_STORE_WARP=1 -DCTM_SIN64_16=1 -DCTM_LOAD_SEQ=1", defWarpItems},
 		{"warp32", "-DCTM_WARP_ITEMS_F32=8 -DCTM_WARP_ITEMS_16=32", [2]int{8, 32}},
 	} {
 		exe := filepath.Join(dir, "emulate-"+build.name)
@@ -55,6 +55,13 @@ func TestTrailingMeanCUDAEmulated(t *testing.T) {
 			t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe, 32*build.witems[0]) })
 			t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe, 32*build.witems[1]) })
 			t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe, 32*build.witems[1]) })
+			if build.name == "default" {
+				t.Run("nonfinite", func(t *testing.T) {
+					testEmulatedNonFinite[float32](t, exe, 32*build.witems[0])
+					testEmulatedNonFinite[Float16](t, exe, 32*build.witems[1])
+					testEmulatedNonFinite[BFloat16](t, exe, 32*build.witems[1])
+				})
+			}
 		})
 	}
 }
@@ -116,6 +123,22 @@ func testEmulated[T Storage](t *testing.T, exe string, warpMax int) {
 }
 
 // runEmulator runs one kernel of the emulator on x and returns its output.
+// testEmulatedNonFinite runs the non-finite cases (nonFiniteCases) in every
+// kernel that takes them.
+func testEmulatedNonFinite[T Storage](t *testing.T, exe string, warpMax int) {
+	for i, c := range nonFiniteCases {
+		x := nonFiniteInput[T](i)
+		modes := []string{"lookback", "direct"}
+		if c.cf <= warpMax {
+			modes = append(modes, "warp")
+		}
+		for _, mode := range modes {
+			got := runEmulator(t, exe, mode, x, 1, c.n, c.cf, 0, 0, 1)
+			t.Run(fmt.Sprintf("%s/%d/%s", storageSuffix[T](), i, mode), func(t *testing.T) { checkNonFinite(t, got, x, i) })
+		}
+	}
+}
+
 func runEmulator[T Storage](t *testing.T, exe, mode string, x []T, rows, n, cf, xmis, ymis, reps int) []T {
 	t.Helper()
 	sfx := storageSuffix[T]()

@@ -141,18 +141,28 @@ func testGPUTrailing[T Storage](t *testing.T) {
 // float32 arithmetic (ctm_chunk32) against the exact mean: with u = 2⁻²⁴,
 // k = min(t+1, cf) and t0 the start of t's 2048-sample chunk,
 //
-//	u·(28·D + 0.001·P + 4u·A)/k + 3u·|ref|
+//	u·(28·D + c·P + 4u·A)/k + 3u·|ref|
 //
 // where D = Σ_{t0 ≤ i ≤ t} |x[i] − x[i−cf]| bounds the differences summed
 // in plain float32 within the chunk (each difference rounded once, then a
 // scan at most 27 additions deep: 16 in a thread, 5 in the warp, 3 across
-// 4 warps (7 across 8 with 8 samples a thread), 3 to assemble the sum), P = Σ_{t0−cf ≤ j < t0} |x[j]| the
-// compensated carried-in sum of the direct kernels and A = Σ_{i < t}
-// (|x[i]| + |x[i−cf]|) the compensated chunk sums the look-back kernels
-// carry (both second-order errors only), and 3u·|ref| the roundings of the
-// window sum and of the corrected quotient.
-func fp32Tolerance(src, ref []float64, rows, n, cf int) []float64 {
+// 4 warps (7 across 8 with 8 samples a thread), 3 to assemble the sum),
+// P bounds the magnitudes in the carried-in sum of the direct and warp
+// kernels (Σ_{s−cf ≤ j < s} |x[j]|, summed over the starts s ≤ t of the
+// chunk and of the 256-, 512- and 1024-sample warp chunks holding t;
+// c = 0.001 for float32, summed in float64: a second-order error only;
+// c = 16 for the 16-bit types, whose warp kernels sum it in float32, at
+// most ITEMS/4 + 6 roundings deep, 14 at 32 samples per thread) and
+// A = Σ_{i < t} (|x[i]| + |x[i−cf]|) the compensated chunk sums the
+// look-back kernels carry (a second-order error only), and 3u·|ref| the
+// roundings of the window sum and of the corrected quotient.
+func fp32Tolerance[T Storage](src, ref []float64, rows, n, cf int) []float64 {
 	const u = 0x1p-24
+	c := 16.0
+	var z T
+	if _, ok := any(z).(float32); ok {
+		c = 0.001
+	}
 	tol := make([]float64, len(src))
 	at := func(row []float64, i int) float64 {
 		if i < 0 {
@@ -160,19 +170,27 @@ func fp32Tolerance(src, ref []float64, rows, n, cf int) []float64 {
 		}
 		return row[i]
 	}
+	abs := make([]float64, n+1) // abs[t] = Σ_{j < t} |x[j]|
 	for r := range rows {
 		x := src[r*n : (r+1)*n]
+		for t, v := range x {
+			abs[t+1] = abs[t] + math.Abs(v)
+		}
 		var D, P, A float64
 		for t := range n {
 			if t%TrailingMeanChunk == 0 {
-				D, P = 0, 0
-				for j := max(0, t-cf); j < t; j++ {
-					P += math.Abs(x[j])
+				D = 0
+			}
+			if t%256 == 0 {
+				P = 0
+				for _, w := range []int{256, 512, 1024, TrailingMeanChunk} {
+					s := t / w * w
+					P += abs[s] - abs[max(0, s-cf)]
 				}
 			}
 			D += math.Abs(at(x, t) - at(x, t-cf))
 			k := float64(min(t+1, cf))
-			tol[r*n+t] = u*(28*D+0.001*P+4*u*A)/k + 3*u*math.Abs(ref[r*n+t])
+			tol[r*n+t] = u*(28*D+c*P+4*u*A)/k + 3*u*math.Abs(ref[r*n+t])
 			A += math.Abs(at(x, t)) + math.Abs(at(x, t-cf))
 		}
 	}
@@ -186,7 +204,7 @@ func checkMeansFP32[T Storage](t *testing.T, got []T, src []float64, rows, n, cf
 	t.Helper()
 	ref := make([]float64, len(src))
 	CausalTrailingMeanRef(ref, src, rows, n, cf)
-	tol := fp32Tolerance(src, ref, rows, n, cf)
+	tol := fp32Tolerance[T](src, ref, rows, n, cf)
 	g := fromStorage(got)
 	for i := range g {
 		lo, hi := roundTo[T](ref[i]-tol[i]), roundTo[T](ref[i]+tol[i])
@@ -205,7 +223,7 @@ func checkAgreeCPU[T Storage](t *testing.T, gpu, cpu []T, src []float64, rows, n
 	t.Helper()
 	ref := make([]float64, len(src))
 	CausalTrailingMeanRef(ref, src, rows, n, cf)
-	tol := fp32Tolerance(src, ref, rows, n, cf)
+	tol := fp32Tolerance[T](src, ref, rows, n, cf)
 	g, c := fromStorage(gpu), fromStorage(cpu)
 	same := 0
 	for i := range g {
@@ -599,5 +617,83 @@ func TestGPUTrailingMeanPanics(t *testing.T) {
 			}()
 			c.f()
 		}()
+	}
+}
+
+// nonFiniteCases are rows with one non-finite sample, for the GPU and
+// emulator tests of non-finite input: the sample sits past the first cf
+// positions of a warp's chunk, where the kernels multiply the lagged
+// samples they leave out of the carried-in sum by zero (0 × Inf and 0 × NaN
+// are NaN), and in a row's first chunk.
+var nonFiniteCases = []struct {
+	n, cf, at int
+	v         float64
+}{
+	{3 * 2048, 100, 2048 + 300, math.NaN()},
+	{3 * 2048, 100, 2048 + 700, math.Inf(1)},
+	{2 * 2048, 33, 40, math.Inf(-1)},
+	{2 * 2048, 500, 2048 + 513, math.NaN()},
+}
+
+// nonFiniteInput returns the row of case i: normal samples with the
+// non-finite one at its position.
+func nonFiniteInput[T Storage](i int) []T {
+	c := nonFiniteCases[i]
+	x := gen(rand.New(rand.NewPCG(5, uint64(i))), "normal", c.n)
+	x[c.at] = c.v
+	return toStorage[T](x)
+}
+
+// checkNonFinite fails t unless the outputs before the non-finite sample of
+// case i are the means of the samples before it (within fp32Tolerance) and
+// those whose window holds it are not finite (later ones may be either, as
+// on the CPU).
+func checkNonFinite[T Storage](t *testing.T, got, x []T, i int) {
+	t.Helper()
+	c := nonFiniteCases[i]
+	g, src := fromStorage(got), fromStorage(x)
+	ref := make([]float64, c.at)
+	CausalTrailingMeanRef(ref, src[:c.at], 1, c.at, c.cf)
+	tol := fp32Tolerance[T](src[:c.at], ref, 1, c.at, c.cf)
+	for tt, v := range g {
+		finite := !math.IsNaN(v) && !math.IsInf(v, 0)
+		if tt < c.at {
+			if lo, hi := roundTo[T](ref[tt]-tol[tt]), roundTo[T](ref[tt]+tol[tt]); !(v >= lo && v <= hi) {
+				t.Fatalf("case %d: [%d] = %v, want %v (±%.3g), before the %v at %d", i, tt, v, ref[tt], tol[tt], c.v, c.at)
+			}
+		} else if tt < c.at+c.cf && finite {
+			t.Fatalf("case %d: [%d] = %v, finite with the %v at %d in its window", i, tt, v, c.v, c.at)
+		}
+	}
+}
+
+// TestGPUTrailingMeanNonFinite: a non-finite sample makes the outputs whose
+// window holds it non-finite and leaves those before it as they are, in
+// every kernel.
+func TestGPUTrailingMeanNonFinite(t *testing.T) {
+	gpuDevice(t)
+	t.Run("float32", testGPUNonFinite[float32])
+	t.Run("Float16", testGPUNonFinite[Float16])
+	t.Run("BFloat16", testGPUNonFinite[BFloat16])
+}
+
+func testGPUNonFinite[T Storage](t *testing.T) {
+	for i, c := range nonFiniteCases {
+		x := nonFiniteInput[T](i)
+		for _, opt := range gpuModes(c.cf) {
+			gpuDo(t, func(ctx *cuda.Ctx) error {
+				g, err := newGPUTrailingMean[T](ctx, 1, c.n, c.cf, opt)
+				if err != nil {
+					return err
+				}
+				defer g.Free(ctx)
+				dst := make([]T, c.n)
+				if err := g.ApplyHost(ctx, dst, x); err != nil {
+					return err
+				}
+				t.Run(fmt.Sprintf("%d/%s", i, modeName(g)), func(t *testing.T) { checkNonFinite(t, dst, x, i) })
+				return nil
+			})
+		}
 	}
 }

@@ -18,7 +18,12 @@
 // arithmetic of the common path: at most ITEMS conversions per thread, in
 // the threads that hold positions k < cf); the look-back kernels add, in
 // float64, the published sums of the chunks before, each the compensated
-// sum of the exact differences (TwoSum per pair).
+// sum of the exact differences (TwoSum per pair). The 16-bit warp kernels
+// sum s_in in float32 instead (CtmSin32; at most ITEMS/4 + 6 = 10
+// roundings deep, so within 10 float32 units of the magnitudes summed, far
+// below half a unit of the 8 or 11 bits their means keep): no float64
+// conversions, half the shuffles, 0.86 against 0.82 of copy bandwidth for
+// bfloat16 on the H200. Either way the error does not grow with the row.
 //
 // A row's first chunk has no lagged samples. In the direct and warp kernels its
 // positions k < cf put x[k] into s_in (compensated) instead of into the
@@ -177,8 +182,9 @@ static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 
 // CTM_WARP_ITEMS_16, 8, 16 or 32: a block has CTM_CHUNK / items threads,
 // a warp 32 * items samples, the longest window the kernel takes) and
 // register budgets (CTM_WARP_MIN_BLOCKS_*, in units of 256 threads as
-// CTM_MIN_BLOCKS_*; float32 6 by default, 40 registers, measured fastest
-// for the warp kernel; 16-bit as CTM_MIN_BLOCKS_16; CTM_MIN_BLOCKS sets
+// CTM_MIN_BLOCKS_*; 6 by default for both, 40 registers: measured fastest
+// on the H200 (the 16-bit kernels spill a few bytes there, and are still
+// 1-2 % faster than at 5, 47 registers, no spills); CTM_MIN_BLOCKS sets
 // both).
 #ifndef CTM_WARP_ITEMS_F32
 #define CTM_WARP_ITEMS_F32 CTM_ITEMS_F32
@@ -194,7 +200,11 @@ static_assert((CTM_ITEMS_F32 == 8 || CTM_ITEMS_F32 == 16) && (CTM_ITEMS_16 == 8 
 #endif
 #endif
 #ifndef CTM_WARP_MIN_BLOCKS_16
-#define CTM_WARP_MIN_BLOCKS_16 CTM_MIN_BLOCKS_16
+#ifdef CTM_MIN_BLOCKS
+#define CTM_WARP_MIN_BLOCKS_16 CTM_MIN_BLOCKS
+#else
+#define CTM_WARP_MIN_BLOCKS_16 6
+#endif
 #endif
 static_assert((CTM_WARP_ITEMS_F32 == 8 || CTM_WARP_ITEMS_F32 == 16) &&
                   (CTM_WARP_ITEMS_16 == 8 || CTM_WARP_ITEMS_16 == 16 || CTM_WARP_ITEMS_16 == 32),
@@ -258,6 +268,17 @@ static_assert((CTM_WARP_ITEMS_F32 == 8 || CTM_WARP_ITEMS_F32 == 16) &&
 // misaligned by m elements (m = (-cf) mod VEC is right for aligned rows);
 // CTM_ABL_COMPUTE 1: outputs x[t] - x[t-cf] (no scan, no barrier), 2:
 // outputs x[t] (a copy with the kernel's loads and stores).
+// CTM_SIN64_16 (benchmarks): the 16-bit warp kernels sum s_in in float64,
+// as the float32 one does (the default until 2026-11-29: 0.82 of copy
+// against 0.86 at [4096, 8192] bfloat16).
+#ifndef CTM_SIN64_16
+#define CTM_SIN64_16 0
+#endif
+// CTM_LOAD_SEQ (benchmarks): rows of whole vectors load their samples,
+// then switch on the lagged samples' misalignment (before 2026-11-29).
+#ifndef CTM_LOAD_SEQ
+#define CTM_LOAD_SEQ 0
+#endif
 #ifndef CTM_ABL_XALIGNED
 #define CTM_ABL_XALIGNED 0
 #endif
@@ -592,12 +613,68 @@ template <> struct CtmWords<CtmBF16> : CtmWords16<CtmBF16> {
     }
 };
 
+// ctm_load_pair loads N samples at the 16-byte aligned xa into xo and N at
+// p (any alignment) into o (CtmWords<S> words): one switch on p's
+// misalignment, each case issuing all the loads of both. (Loading xa
+// first and switching after it made the compiler copy xa's registers
+// before the switch, which waits for them: the loads at p went out only
+// once xa's samples had arrived, two memory latencies per warp.)
+template <class S, int M, int N>
+__device__ __forceinline__ void ctm_load_pair_m(const typename S::T* __restrict__ xa,
+                                                const typename S::T* __restrict__ q, unsigned* xo, unsigned* o)
+{
+    CtmWords<S>::template loadA<N>(xa, xo);
+    if constexpr (sizeof(typename S::T) == 4) {
+        ctm_ldn_f32<M, N>(q, o);
+    } else {
+        ctm_ldn_u16<M, N>(q, o);
+    }
+}
+
+template <class S, int N>
+__device__ __forceinline__ void ctm_load_pair(const typename S::T* __restrict__ xa,
+                                              const typename S::T* __restrict__ p, unsigned* xo, unsigned* o)
+{
+    typedef typename S::T T;
+    constexpr int VEC = 16 / (int)sizeof(T);
+    const int m = (int)(((ctm_u64)p / sizeof(T)) & (VEC - 1));
+    const T* q = p - m;
+    if constexpr (VEC == 4) {
+        switch (m) {
+        case 0: ctm_load_pair_m<S, 0, N>(xa, q, xo, o); break;
+        case 1: ctm_load_pair_m<S, 1, N>(xa, q, xo, o); break;
+        case 2: ctm_load_pair_m<S, 2, N>(xa, q, xo, o); break;
+        default: ctm_load_pair_m<S, 3, N>(xa, q, xo, o); break;
+        }
+    } else {
+        switch (m) {
+        case 0: ctm_load_pair_m<S, 0, N>(xa, q, xo, o); break;
+        case 1: ctm_load_pair_m<S, 1, N>(xa, q, xo, o); break;
+        case 2: ctm_load_pair_m<S, 2, N>(xa, q, xo, o); break;
+        case 3: ctm_load_pair_m<S, 3, N>(xa, q, xo, o); break;
+        case 4: ctm_load_pair_m<S, 4, N>(xa, q, xo, o); break;
+        case 5: ctm_load_pair_m<S, 5, N>(xa, q, xo, o); break;
+        case 6: ctm_load_pair_m<S, 6, N>(xa, q, xo, o); break;
+        default: ctm_load_pair_m<S, 7, N>(xa, q, xo, o); break;
+        }
+    }
+}
+
 // CtmItems<S>: samples per thread of the fused kernels for S.
 template <class S> struct CtmItems {
     enum { N = CTM_ITEMS_16 };
 };
 template <> struct CtmItems<CtmF32> {
     enum { N = CTM_ITEMS_F32 };
+};
+
+// CtmSin32<S>::value: the warp kernels sum the carried-in window sum s_in
+// in float32 (the 16-bit types, unless CTM_SIN64_16) rather than float64.
+template <class S> struct CtmSin32 {
+    static constexpr bool value = !CTM_SIN64_16;
+};
+template <> struct CtmSin32<CtmF32> {
+    static constexpr bool value = false;
 };
 
 // ---------------------------------------------------------------------------
@@ -761,7 +838,13 @@ __device__ __forceinline__ void ctm_load_chunk(const typename S::T* __restrict__
     typedef typename S::T T;
     const T* row = x + ck.r * n;
     const ctm_i64 ts = ck.t0 + threadIdx.x * ITEMS;
-    if constexpr (XALIGNED) {
+    if constexpr (XALIGNED && !CTM_LOAD_SEQ) {
+        if (ts >= cf) {  // all loads issued in one straight run (ctm_load_pair)
+            ctm_load_pair<S, ITEMS>(row + ts, row + ts - cf, xw, lw);
+            return;
+        }
+        CtmWords<S>::template loadA<ITEMS>(row + ts, xw);
+    } else if constexpr (XALIGNED) {
         CtmWords<S>::template loadA<ITEMS>(row + ts, xw);
     } else {
         CtmWords<S>::template load<ITEMS>(row + ts, xw);
@@ -1352,19 +1435,33 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     if (!first) {  // warp-uniform: the common case
         run = ctm_run_diffs<S, ITEMS>(xw, lw, k0, len, v);
         // s_in: the lagged samples of the warp's first cf positions, a
-        // float64 warp sum. Every lane sums its samples, masked (zero at
-        // positions k >= cf), in four interleaved chains: no branch, and
-        // short dependency chains that the scheduler can interleave with
-        // the running sums and the scan.
-        double sp[4] = {0.0, 0.0, 0.0, 0.0};
+        // warp sum. Every lane sums its samples, masked (zero at positions
+        // k >= cf), in four interleaved chains: no branch, and short
+        // dependency chains that the scheduler can interleave with the
+        // running sums and the scan. float64 for float32 storage (s_in
+        // within 2^-42 of the magnitudes); float32 for the 16-bit types
+        // (CtmSin32<S>: at most ITEMS/4 + 6 roundings deep, see the header),
+        // whose means keep 8 or 11 bits: no conversions, half the shuffles.
+        float ch, cl;
+        if constexpr (CtmSin32<S>::value) {
+            float sp[4] = {0.0f, 0.0f, 0.0f, 0.0f};
 #pragma unroll
-        for (int j = 0; j < ITEMS; j++) sp[j % 4] += (double)(k0 + j < cf ? CtmWords<S>::get(lw, j) : 0.0f);
-        double sd = (sp[0] + sp[1]) + (sp[2] + sp[3]);
+            for (int j = 0; j < ITEMS; j++) sp[j % 4] += k0 + j < cf ? CtmWords<S>::get(lw, j) : 0.0f;
+            float sf = (sp[0] + sp[1]) + (sp[2] + sp[3]);
 #pragma unroll
-        for (int o = 16; o > 0; o >>= 1) sd += __shfl_xor_sync(CTM_FULL, sd, o);
+            for (int o = 16; o > 0; o >>= 1) sf += __shfl_xor_sync(CTM_FULL, sf, o);
+            ch = sf, cl = 0.0f;
+        } else {
+            double sp[4] = {0.0, 0.0, 0.0, 0.0};
+#pragma unroll
+            for (int j = 0; j < ITEMS; j++) sp[j % 4] += (double)(k0 + j < cf ? CtmWords<S>::get(lw, j) : 0.0f);
+            double sd = (sp[0] + sp[1]) + (sp[2] + sp[3]);
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) sd += __shfl_xor_sync(CTM_FULL, sd, o);
+            ch = (float)sd, cl = (float)(sd - (double)ch);
+        }
         float excl;
         ctm_scan_warp(run, &excl);
-        const float ch = (float)sd, cl = (float)(sd - (double)ch);
         const float q0 = ctm_div2(ch, excl + cl, (float)cf, invf);
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
