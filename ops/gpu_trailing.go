@@ -27,7 +27,10 @@ import (
 // samples of mean 1000 and SD 1: within one float32 unit of the mean), and
 // is rounded once to T. It is therefore not always the correctly rounded
 // mean CausalTrailingMean returns (float64 conversions are slow on the
-// GPU); kernels/trailing_mean.cu states the numerics.
+// GPU); kernels/trailing_mean.cu states the numerics. As on the CPU, a
+// non-finite sample makes every output whose window holds it non-finite,
+// may do the same to later outputs of its row, and leaves earlier ones as
+// they are.
 //
 // All methods must be called inside the device's Do, on the Ctx Do hands
 // out; a GPUTrailingMean is not safe for concurrent use.
