@@ -1,14 +1,13 @@
 package ops
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sync"
 	"testing"
 
 	"dspk/compute/cuda"
+	"dspk/internal/gputest"
 )
 
 // GPU tests run the CUDA kernels on the first GPU and skip, saying so, where
@@ -16,29 +15,9 @@ import (
 // within the float32 bound fp32Tolerance of the exact mean, then rounded to
 // the storage type; NaN-poisoned outputs) and with the CPU implementation.
 
-var (
-	gpuOnce sync.Once
-	gpuDev  *cuda.Device
-	gpuErr  error
-)
-
-// gpuDevice returns the test GPU, skipping where there is none.
-func gpuDevice(t testing.TB) *cuda.Device {
-	t.Helper()
-	gpuOnce.Do(func() {
-		gpuDev, gpuErr = cuda.Open(0)
-		if gpuErr == nil {
-			gpuErr = cuda.LoadLibraries()
-		}
-	})
-	if errors.Is(gpuErr, cuda.ErrNotFound) {
-		t.Skipf("no CUDA GPU (the GPU tests run on the GPU machine): %v", gpuErr)
-	}
-	if gpuErr != nil {
-		t.Fatalf("opening cuda:0: %v", gpuErr)
-	}
-	return gpuDev
-}
+// gpuDevice returns the test GPU (internal/gputest), skipping where there
+// is none.
+func gpuDevice(t testing.TB) *cuda.Device { return gputest.Device(t).CUDA() }
 
 func gpuDo(t testing.TB, f func(c *cuda.Ctx) error) {
 	t.Helper()
