@@ -106,6 +106,9 @@ template <class T> T __shfl_sync(unsigned, T v, int src) { return emuShfl(v, src
 // The correctly rounded reciprocal (as IEEE float division is).
 inline float __frcp_rn(float x) { return 1.0f / x; }
 
+// The device's approximate quotient (within 2 units); here the exact one.
+inline float __fdividef(float a, float b) { return a / b; }
+
 inline unsigned __ballot_sync(unsigned, bool p)
 {
     EmuWarp& w = emuWarp();

@@ -30,7 +30,13 @@
 // running sums, so that positions k >= cf see s_in = x[0] + ... + x[cf-1]
 // plus true differences, as in every other chunk, whatever the data; the
 // positions k < cf themselves are compensated prefix sums (a pair scan in
-// the warps that hold them) divided by k + 1. Each other mean is q0 +
+// the warps that hold them) divided by k + 1. Except in the 16-bit warp
+// kernels: there a row's first warp takes the common path (its lagged
+// samples before the row are zero, so s_in = 0 and the running sums are
+// plain float32 prefix sums) and rescales its means at k < cf by
+// cf/(k + 1); the compensated path, taken by one warp in 16, held its
+// block and made the kernel spill: 0.86 against 0.93-0.98 of copy
+// bandwidth on the H200. Each other mean is q0 +
 // v/cf by one FMA: q0 = (s_in + the running sums before the thread's)/cf,
 // computed once per thread as the product with 1/cf corrected by its FMA
 // residual (ctm_direct_means). The look-back kernels carry the running
@@ -287,6 +293,12 @@ static_assert((CTM_WARP_ITEMS_F32 == 8 || CTM_WARP_ITEMS_F32 == 16) &&
 #endif
 #ifndef CTM_ABL_COMPUTE
 #define CTM_ABL_COMPUTE 0
+#endif
+// CTM_ABL_PART (the warp kernels' common path): 1 no carried-in sum (s_in
+// = 0), 2 no warp scan, 3 neither, 4 no in-lane running sums (each
+// output its own difference), 5 a row's first warp takes the common path.
+#ifndef CTM_ABL_PART
+#define CTM_ABL_PART 0
 #endif
 
 typedef unsigned short ctm_u16;
@@ -1432,8 +1444,22 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     const int lane = threadIdx.x & 31, k0 = lane * ITEMS;
     float v[ITEMS];
     float run = 0.0f;
-    if (!first) {  // warp-uniform: the common case
+    // The 16-bit types take this path in a row's first warp too: its
+    // lagged samples before the row are zero (ctm_load_chunk,
+    // ctm_load_short), so s_in = 0 and the running sums are the prefix
+    // sums, plain float32 (within the tests' bound, far below half a unit
+    // of their 8 or 11 bits); its positions k < cf are rescaled below.
+    // A compensated path for those few warps (float32's, after this one)
+    // cost the whole kernel 10 % on the H200: the slow warp held its block,
+    // and its registers made the kernel spill (run 60).
+    if (CtmSin32<S>::value || !first) {  // warp-uniform: the common case
+#if CTM_ABL_PART == 4
+#pragma unroll
+        for (int j = 0; j < ITEMS; j++) v[j] = CtmWords<S>::get(xw, j) - CtmWords<S>::get(lw, j);
+        run = v[ITEMS - 1];
+#else
         run = ctm_run_diffs<S, ITEMS>(xw, lw, k0, len, v);
+#endif
         // s_in: the lagged samples of the warp's first cf positions, a
         // warp sum. Every lane sums its samples, masked (zero at positions
         // k >= cf), in four interleaved chains: no branch, and short
@@ -1461,10 +1487,28 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
             ch = (float)sd, cl = (float)(sd - (double)ch);
         }
         float excl;
+#if CTM_ABL_PART == 2 || CTM_ABL_PART == 3
+        excl = run;
+#else
         ctm_scan_warp(run, &excl);
+#endif
+#if CTM_ABL_PART == 1 || CTM_ABL_PART == 3
+        ch = 0.0f, cl = 0.0f;
+#endif
         const float q0 = ctm_div2(ch, excl + cl, (float)cf, invf);
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
+        if constexpr (CtmSin32<S>::value) {
+            // Positions k < cf of a row's first warp hold k + 1 samples:
+            // their means are m * cf/(k + 1), from m alone (nothing more
+            // kept in registers), within a few float32 units.
+            if (first) {  // warp-uniform
+#pragma unroll
+                for (int j = 0; j < ITEMS; j++) {
+                    if (k0 + j < cf) m[j] *= __fdividef((float)cf, (float)(k0 + j + 1));
+                }
+            }
+        }
         return;
     }
     // The row's first positions: x[k], k < cf, go into s_in (a TwoSum pair
@@ -1540,7 +1584,7 @@ __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* 
 #endif
     if constexpr (WARP) {
         const int kb = (int)(threadIdx.x & ~31u) * ITEMS;  // the warp's first position
-        ctm_warp_means<S, ITEMS>(xw, lw, blockIdx.x == 0 && kb == 0, ck.len - kb, (int)cf, invf, m);
+        ctm_warp_means<S, ITEMS>(xw, lw, CTM_ABL_PART != 5 && blockIdx.x == 0 && kb == 0, ck.len - kb, (int)cf, invf, m);
     } else {
         __shared__ CtmDirectShared dsh;
         ctm_direct_means<S, ITEMS>(dsh, xw, lw, blockIdx.x == 0, ck.len, (int)cf, invf, m);
