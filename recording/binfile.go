@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sync"
 	"unsafe"
@@ -21,15 +22,17 @@ var hostLittleEndian = func() bool {
 // read path.
 const decodeChunk = 1 << 20
 
-// binFile is a flat little-endian int16 file of interleaved samples,
-// optionally after a header, read with ReadAt. It is safe for concurrent
-// use.
+// binFile is a flat little-endian file of interleaved samples (int16,
+// or another [DType] converted to int16 on reading), optionally after a
+// header, read with ReadAt. It is safe for concurrent use.
 type binFile struct {
 	f        *os.File
 	name     string
 	channels int
 	samples  int64
 	offset   int64 // bytes before sample 0
+	dtype    DType
+	scale    float64 // float32 only: counts per stored unit
 
 	// direct selects the zero-copy read path (little-endian hosts).
 	direct bool
@@ -42,6 +45,13 @@ type binFile struct {
 // header bytes before the data, checking that the data is a whole number
 // of time points.
 func openBinFile(name string, channels int, header int64) (*binFile, error) {
+	return openBinFileType(name, channels, header, Int16, 1, false)
+}
+
+// openBinFileType is openBinFile for samples of type dt (scale: counts
+// per stored unit of a float32 file). With trim, a partial time point at
+// the end is ignored instead of being an error.
+func openBinFileType(name string, channels int, header int64, dt DType, scale float64, trim bool) (*binFile, error) {
 	if channels <= 0 {
 		return nil, fmt.Errorf("recording: %s: %d channels: must be positive", name, channels)
 	}
@@ -59,13 +69,14 @@ func openBinFile(name string, channels int, header int64) (*binFile, error) {
 		return nil, fmt.Errorf("recording: %s is a directory, not a binary file", name)
 	}
 	size := st.Size() - header
-	row := int64(2 * channels)
-	if size < 0 || size%row != 0 {
+	row := int64(dt.Size() * channels)
+	if size < 0 || (size%row != 0 && !trim) {
 		f.Close()
-		return nil, fmt.Errorf("recording: %s: %d bytes of data is not a whole number of %d-channel int16 time points (%d bytes each): wrong channel count or truncated file",
-			name, size, channels, row)
+		return nil, fmt.Errorf("recording: %s: %d bytes of data is not a whole number of %d-channel %s time points (%d bytes each): wrong channel count or truncated file",
+			name, size, channels, dt, row)
 	}
-	return &binFile{f: f, name: name, channels: channels, samples: size / row, offset: header, direct: hostLittleEndian}, nil
+	return &binFile{f: f, name: name, channels: channels, samples: size / row, offset: header,
+		dtype: dt, scale: scale, direct: hostLittleEndian && dt == Int16}, nil
 }
 
 // checkRead validates a ReadInt16 request: a short dst panics, a range
@@ -115,20 +126,49 @@ func (b *binFile) readDecode(dst []int16, start int64) error {
 	if b.buf == nil {
 		b.buf = make([]byte, decodeChunk)
 	}
-	off := b.offset + start*int64(2*b.channels)
+	sz := b.dtype.Size()
+	off := b.offset + start*int64(sz*b.channels)
 	for done := 0; done < len(dst); {
-		m := min(len(dst)-done, len(b.buf)/2)
-		p := b.buf[:2*m]
-		if _, err := b.f.ReadAt(p, off+int64(2*done)); err != nil {
+		m := min(len(dst)-done, len(b.buf)/sz)
+		p := b.buf[:sz*m]
+		if _, err := b.f.ReadAt(p, off+int64(sz*done)); err != nil {
 			return b.readErr(start, len(dst), err)
 		}
 		d := dst[done : done+m]
-		for i := range d {
-			d[i] = int16(binary.LittleEndian.Uint16(p[2*i:]))
+		switch b.dtype {
+		case Int16:
+			for i := range d {
+				d[i] = int16(binary.LittleEndian.Uint16(p[2*i:]))
+			}
+		case Uint16:
+			// Intan and others store unsigned codes centred on 32768.
+			for i := range d {
+				d[i] = int16(int32(binary.LittleEndian.Uint16(p[2*i:])) - 32768)
+			}
+		case Float32:
+			for i := range d {
+				d[i] = floatToCount(math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:])), b.scale)
+			}
 		}
 		done += m
 	}
 	return nil
+}
+
+// floatToCount converts a stored float32 sample to an int16 count:
+// v·scale rounded to nearest (half away from zero), clipped to the int16
+// range; NaN becomes 0.
+func floatToCount(v float32, scale float64) int16 {
+	x := math.Round(float64(v) * scale)
+	switch {
+	case x != x:
+		return 0
+	case x > math.MaxInt16:
+		return math.MaxInt16
+	case x < math.MinInt16:
+		return math.MinInt16
+	}
+	return int16(x)
 }
 
 func (b *binFile) readErr(start int64, values int, err error) error {
@@ -140,3 +180,48 @@ func (b *binFile) readErr(start int64, values int, err error) error {
 }
 
 func (b *binFile) close() error { return b.f.Close() }
+
+// DType is the sample type of a raw file. Every reader hands out int16
+// counts: uint16 is shifted by −32768, float32 is multiplied by a scale
+// and rounded (see [OpenRawOptions]).
+type DType int
+
+// The sample types of raw files.
+const (
+	Int16 DType = iota
+	Uint16
+	Float32
+)
+
+// ParseDType returns the DType of a numpy name: "int16" (also "<i2",
+// "i2"), "uint16" ("<u2", "u2") or "float32" ("<f4", "f4").
+func ParseDType(s string) (DType, error) {
+	switch s {
+	case "int16", "<i2", "i2", "":
+		return Int16, nil
+	case "uint16", "<u2", "u2":
+		return Uint16, nil
+	case "float32", "<f4", "f4":
+		return Float32, nil
+	}
+	return 0, fmt.Errorf("recording: dtype %q: want int16, uint16 or float32", s)
+}
+
+// String returns the numpy name.
+func (d DType) String() string {
+	switch d {
+	case Uint16:
+		return "uint16"
+	case Float32:
+		return "float32"
+	}
+	return "int16"
+}
+
+// Size returns the bytes per sample.
+func (d DType) Size() int {
+	if d == Float32 {
+		return 4
+	}
+	return 2
+}

@@ -16,19 +16,32 @@ type OpenOptions struct {
 	// Rate is the sample rate of a raw file in Hz. For other formats a
 	// non-zero value must match the file's own rate.
 	Rate float64
-	// Stream picks the Open Ephys continuous stream (folder_name or
-	// stream_name); "" means the first.
+	// Stream picks the Open Ephys continuous stream: a part of its name
+	// that matches one stream only (see [FindOpenEphysStreams]); "" picks
+	// the only stream at a spike-band rate.
 	Stream string
+	// DType is the sample type of a raw file ("int16", "uint16" or
+	// "float32"; "" means int16 or the info.json's).
+	DType string
+	// Scale is the counts per stored unit of a float32 raw file (see
+	// [RawOptions]); 0 takes the info.json's.
+	Scale float64
+	// StrictSize refuses a SpikeGLX .bin whose size disagrees with its
+	// meta's fileSizeBytes instead of opening it with a warning.
+	StrictSize bool
 }
 
 // Open opens the recording at path, choosing the reader from the path:
 //
 //   - a .bin with a sibling .meta (e.g. run_g0_t0.imec0.ap.bin and
 //     run_g0_t0.imec0.ap.meta): SpikeGLX;
-//   - a structure.oebin (or any .oebin), a folder holding one, or a
-//     continuous/<stream>/continuous.dat below one: Open Ephys binary;
-//   - another .bin, .dat or .raw: headerless int16, which needs
-//     opts.Channels and opts.Rate, or an info.json next to it
+//   - a structure.oebin (or any .oebin), a folder holding one or up to
+//     three levels above one (an Open Ephys session, Record Node or
+//     experiment folder; see [FindOpenEphysStreams]), or a
+//     continuous/<stream>/continuous.dat below one: Open Ephys binary,
+//     the stream chosen by opts.Stream ([SelectOpenEphysStream]);
+//   - another .bin, .dat or .raw: headerless int16 (or opts.DType),
+//     which needs opts.Channels and opts.Rate, or an info.json next to it
 //     ({"sample_rate": 15000.0, "shape": [-1, 4], "dtype": "int16"}).
 //
 // The file size is validated before Open returns.
@@ -48,16 +61,68 @@ func Open(path string, opts OpenOptions) (Recording, error) {
 	return rec, nil
 }
 
+// OpenFiles opens one recording from several paths: one path is
+// [Open]'s, with a glob pattern (run_g0_t*.imec0.ap.bin, quoted from the
+// shell) expanded first; several (or a pattern matching several) must be
+// SpikeGLX .bin files of one run, which are sorted by gate and trigger
+// ([SortRunFiles]) and read as one recording ([Concat]).
+func OpenFiles(paths []string, opts OpenOptions) (Recording, error) {
+	var all []string
+	for _, p := range paths {
+		if strings.ContainsAny(p, "*?[") && !exists(p) {
+			m, err := filepath.Glob(p)
+			if err != nil {
+				return nil, fmt.Errorf("recording: pattern %s: %w", p, err)
+			}
+			if len(m) == 0 {
+				return nil, fmt.Errorf("recording: no file matches %s", p)
+			}
+			all = append(all, m...)
+			continue
+		}
+		all = append(all, p)
+	}
+	if len(all) == 0 {
+		return nil, fmt.Errorf("recording: no recording given")
+	}
+	if len(all) == 1 {
+		return Open(all[0], opts)
+	}
+	sorted, err := SortRunFiles(all)
+	if err != nil {
+		return nil, err
+	}
+	var parts []Recording
+	fail := func(err error) (Recording, error) {
+		for _, p := range parts {
+			p.Close()
+		}
+		return nil, err
+	}
+	for _, p := range sorted {
+		if strings.ToLower(filepath.Ext(p)) != ".bin" || !exists(MetaPath(p)) {
+			return fail(fmt.Errorf("recording: %s: several files are read as one only for SpikeGLX .bin files with their .meta", p))
+		}
+		r, err := Open(p, opts)
+		if err != nil {
+			return fail(err)
+		}
+		parts = append(parts, r)
+	}
+	c, err := NewConcat(parts)
+	if err != nil {
+		return fail(err)
+	}
+	return c, nil
+}
+
 func open(path string, opts OpenOptions) (Recording, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
 	if st.IsDir() {
-		if _, err := os.Stat(filepath.Join(path, "structure.oebin")); err == nil {
-			return OpenOpenEphysStream(path, opts.Stream)
-		}
-		return nil, fmt.Errorf("recording: %s is a folder without a structure.oebin; give the data file itself", path)
+		return OpenOpenEphysStream(path, opts.Stream)
 	}
 	base := filepath.Base(path)
 	ext := strings.ToLower(filepath.Ext(path))
@@ -67,7 +132,7 @@ func open(path string, opts OpenOptions) (Recording, error) {
 	case ext == ".meta":
 		return nil, fmt.Errorf("recording: %s is a SpikeGLX meta file; give the .bin next to it", path)
 	case ext == ".bin" && exists(MetaPath(path)):
-		return OpenSpikeGLX(path)
+		return openSpikeGLX(path, opts.StrictSize)
 	case base == "continuous.dat":
 		oebin := filepath.Join(filepath.Dir(path), "..", "..", "structure.oebin")
 		if exists(oebin) {
@@ -84,19 +149,36 @@ func open(path string, opts OpenOptions) (Recording, error) {
 		return nil, fmt.Errorf("recording: %s: unknown format (want a SpikeGLX .bin with its .meta, an Open Ephys structure.oebin, or a raw .bin/.dat/.raw)", path)
 	}
 	ch, rate := opts.Channels, opts.Rate
-	info := rawInfoPath(path)
-	if exists(info) {
-		ich, irate, err := readRawInfo(info)
+	ro := RawOptions{Scale: opts.Scale}
+	if opts.DType != "" {
+		dt, err := ParseDType(opts.DType)
 		if err != nil {
 			return nil, err
 		}
-		if ch != 0 && ch != ich {
-			return nil, fmt.Errorf("recording: %s: %d channels were given but %s states %d", path, ch, info, ich)
+		ro.DType = dt
+	}
+	info := rawInfoPath(path)
+	if exists(info) {
+		io, err := readRawInfo(info)
+		if err != nil {
+			return nil, err
 		}
-		if rate != 0 && rate != irate {
-			return nil, fmt.Errorf("recording: %s: a rate of %g Hz was given but %s states %g Hz", path, rate, info, irate)
+		if ch != 0 && ch != io.Channels {
+			return nil, fmt.Errorf("recording: %s: %d channels were given but %s states %d", path, ch, info, io.Channels)
 		}
-		ch, rate = ich, irate
+		if rate != 0 && rate != io.Rate {
+			return nil, fmt.Errorf("recording: %s: a rate of %g Hz was given but %s states %g Hz", path, rate, info, io.Rate)
+		}
+		if opts.DType != "" && ro.DType != io.DType {
+			return nil, fmt.Errorf("recording: %s: dtype %s was given but %s states %s", path, ro.DType, info, io.DType)
+		}
+		ch, rate, ro.DType = io.Channels, io.Rate, io.DType
+		if ro.Scale == 0 {
+			ro.Scale = io.Scale
+		}
+		if ro.DType == Float32 && ro.Scale == 0 {
+			return nil, fmt.Errorf("recording: %s: %s states float32 data but no \"scale\" (int16 counts per stored unit); add one or give -scale", path, info)
+		}
 	}
 	if ch == 0 || rate == 0 {
 		var missing []string
@@ -106,12 +188,34 @@ func open(path string, opts OpenOptions) (Recording, error) {
 		if rate == 0 {
 			missing = append(missing, "--rate")
 		}
-		return nil, fmt.Errorf("recording: %s is a raw int16 file without a SpikeGLX .meta or info.json: give %s", path, strings.Join(missing, " and "))
+		return nil, fmt.Errorf("recording: %s is a raw file without a SpikeGLX .meta or info.json: give %s", path, strings.Join(missing, " and "))
 	}
-	return OpenRaw(path, ch, rate)
+	ro.Channels, ro.Rate = ch, rate
+	return OpenRawType(path, ro)
 }
 
 func exists(path string) bool {
 	_, err := os.Stat(path)
 	return !errors.Is(err, os.ErrNotExist)
+}
+
+// CheckSpikeBand returns an error naming the file if rec holds a
+// low-pass band, which has no spikes to detect: a SpikeGLX LF stream
+// (.lf.bin) or an Open Ephys stream below [MinSpikeRate].
+func CheckSpikeBand(rec Recording) error {
+	r := rec
+	if c, ok := rec.(*Concat); ok {
+		r = c.parts[0]
+	}
+	switch v := r.(type) {
+	case *SpikeGLX:
+		if v.IsLFP() {
+			return fmt.Errorf("recording: %s is a SpikeGLX LF-band file (%g Hz, low-passed below about 1 kHz) and holds no spikes; give the .ap.bin of the same run", rec.Name(), rec.SampleRate())
+		}
+	case *OpenEphys:
+		if v.IsLFP() {
+			return fmt.Errorf("recording: %s: stream %s is at %g Hz, an LFP rate, and holds no spikes; choose the spike-band stream with -stream", rec.Name(), v.id.FullName(), rec.SampleRate())
+		}
+	}
+	return nil
 }

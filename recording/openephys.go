@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"dspk/probe"
 )
 
 // Oebin is the part of an Open Ephys binary structure.oebin that dspk
@@ -115,60 +117,51 @@ func ParseOebin(r io.Reader, name string) (*Oebin, error) {
 // OpenEphys is one continuous stream of an Open Ephys binary recording:
 // continuous/<folder_name>/continuous.dat next to structure.oebin.
 type OpenEphys struct {
-	bin    *binFile
-	oebin  string
-	stream OebinStream
-	uv     []float64
+	bin      *binFile
+	oebin    string
+	stream   OebinStream
+	id       OEStream
+	uv       []float64
+	first    int64
+	hasFirst bool
+	probe    *probe.Probe
+	probeErr error
+	warnings []string
 }
 
-// OpenOpenEphys opens the first continuous stream of an Open Ephys binary
-// recording. path is a structure.oebin file or the folder that holds one.
+// OpenOpenEphys opens the spike-band stream of an Open Ephys binary
+// recording (see [OpenOpenEphysStream] with stream "").
 func OpenOpenEphys(path string) (Recording, error) {
 	return OpenOpenEphysStream(path, "")
 }
 
-// OpenOpenEphysStream opens the continuous stream whose folder_name
-// (without slashes) or stream_name is stream; "" picks the first. path is
-// a structure.oebin file or the folder that holds one. The
-// continuous.dat must be a whole number of num_channels-channel int16
-// time points; errors name the file.
+// OpenOpenEphysStream opens one continuous stream found under path: a
+// structure.oebin, or a recording, experiment, Record Node or session
+// folder (see [FindOpenEphysStreams]). stream picks it as
+// [SelectOpenEphysStream] does; "" takes the only stream at a spike-band
+// rate. The continuous.dat must be a whole number of num_channels-channel
+// int16 time points; errors name the file. The first sample number is
+// read from sample_numbers.npy when present, and the Neuropixels
+// geometry from the Record Node's settings.xml (see [OpenEphys.Probe]).
 func OpenOpenEphysStream(path, stream string) (Recording, error) {
-	r, err := openOpenEphys(path, stream)
+	all, err := FindOpenEphysStreams(path)
+	if err != nil {
+		return nil, err
+	}
+	s, err := SelectOpenEphysStream(all, stream, path)
+	if err != nil {
+		return nil, err
+	}
+	r, err := openOpenEphys(s)
 	if err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-func openOpenEphys(path, stream string) (*OpenEphys, error) {
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		path = filepath.Join(path, "structure.oebin")
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("recording: %w", err)
-	}
-	o, err := ParseOebin(f, path)
-	f.Close()
-	if err != nil {
-		return nil, err
-	}
-	if len(o.Continuous) == 0 {
-		return nil, fmt.Errorf("recording: %s: no continuous streams", path)
-	}
-	k := -1
-	var names []string
-	for i, s := range o.Continuous {
-		names = append(names, s.Folder())
-		if stream == "" || s.Folder() == strings.Trim(stream, "/") || (s.StreamName != "" && s.StreamName == stream) {
-			k = i
-			break
-		}
-	}
-	if k < 0 {
-		return nil, fmt.Errorf("recording: %s: no continuous stream %q (streams: %s)", path, stream, strings.Join(names, ", "))
-	}
-	s := o.Continuous[k]
+func openOpenEphys(id OEStream) (*OpenEphys, error) {
+	s := id.Stream
+	path := id.Oebin
 	dat := filepath.Join(filepath.Dir(path), "continuous", filepath.FromSlash(s.Folder()), "continuous.dat")
 	if _, err := os.Stat(dat); err != nil {
 		return nil, fmt.Errorf("recording: %s: stream %q: %w", path, s.Folder(), err)
@@ -177,7 +170,42 @@ func openOpenEphys(path, stream string) (*OpenEphys, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (num_channels=%d from %s)", err, s.NumChannels, path)
 	}
-	return &OpenEphys{bin: bin, oebin: path, stream: s, uv: s.MicrovoltsPerCount()}, nil
+	r := &OpenEphys{bin: bin, oebin: path, stream: s, id: id, uv: s.MicrovoltsPerCount()}
+	sn := filepath.Join(filepath.Dir(dat), "sample_numbers.npy")
+	if exists(sn) {
+		first, n, err := readFirstInt64(sn)
+		switch {
+		case err != nil:
+			r.warnings = append(r.warnings, err.Error())
+		case n != bin.samples:
+			r.warnings = append(r.warnings, fmt.Sprintf("%s holds %d sample numbers but %s %d samples; the first sample number is not used", sn, n, dat, bin.samples))
+		default:
+			r.first, r.hasFirst = first, true
+		}
+	}
+	if set := settingsPath(id); set != "" {
+		r.probe, r.probeErr = openEphysProbe(set, s)
+	}
+	return r, nil
+}
+
+// settingsPath returns the settings.xml of the Record Node above a
+// recording (settings_N.xml for experimentN, N > 1), or "" if there is
+// none.
+func settingsPath(id OEStream) string {
+	rec := filepath.Dir(id.Oebin)
+	exp := filepath.Dir(rec)
+	node := filepath.Dir(exp)
+	name := "settings.xml"
+	if n := strings.TrimPrefix(filepath.Base(exp), "experiment"); n != "1" && expDir.MatchString(filepath.Base(exp)) {
+		name = "settings_" + n + ".xml"
+	}
+	for _, dir := range []string{node, rec} {
+		if p := filepath.Join(dir, name); exists(p) {
+			return p
+		}
+	}
+	return ""
 }
 
 // Name returns the continuous.dat path.
@@ -212,3 +240,28 @@ func (r *OpenEphys) Stream() OebinStream { return r.stream }
 
 // Oebin returns the path of the structure.oebin.
 func (r *OpenEphys) Oebin() string { return r.oebin }
+
+// FirstSample returns the number of the file's first sample since
+// acquisition start, from sample_numbers.npy, and whether it was read.
+// Spike times written by dspk stay relative to the file (sample 0 is the
+// file's first), as Kilosort4's are; add this number to align them with
+// the Open Ephys clock.
+func (r *OpenEphys) FirstSample() (int64, bool) { return r.first, r.hasFirst }
+
+// ID returns where the stream was found and its names.
+func (r *OpenEphys) ID() OEStream { return r.id }
+
+// Probe returns the Neuropixels geometry of settings.xml for this
+// stream, or nil (no settings.xml, no matching NP_PROBE, or a table that
+// could not be used: see [OpenEphys.ProbeError]).
+func (r *OpenEphys) Probe() *probe.Probe { return r.probe }
+
+// ProbeError returns why Probe is nil when settings.xml had a probe for
+// the stream that could not be used, or nil.
+func (r *OpenEphys) ProbeError() error { return r.probeErr }
+
+// Warnings returns problems that did not stop the stream from opening.
+func (r *OpenEphys) Warnings() []string { return append([]string(nil), r.warnings...) }
+
+// IsLFP reports whether the stream is at an LFP rate (below 10 kHz).
+func (r *OpenEphys) IsLFP() bool { return r.stream.SampleRate < MinSpikeRate }
