@@ -146,9 +146,9 @@ func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Sum
 	if datPath == "" {
 		datPath = p.rec.Name()
 	}
-	datPath = absPath(datPath)
+	in := inputProvenance(p.rec, datPath)
 	err = export.WriteParamsPy(od.Path("params.py"), export.ParamsPy{
-		DatPath: []string{datPath}, NChannelsDat: p.rec.Channels(), DType: "int16",
+		DatPath: in["files"].([]string), NChannelsDat: p.rec.Channels(), DType: in["dtype"].(string),
 		SampleRate: p.rec.SampleRate(), HPFiltered: false,
 	})
 	if err != nil {
@@ -169,10 +169,7 @@ func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Sum
 		"go_version":   runtime.Version(),
 		"host":         host,
 		"gomaxprocs":   runtime.GOMAXPROCS(0),
-		"input": map[string]any{
-			"path": absPath(p.rec.Name()), "format": p.rec.Format(), "channels": p.rec.Channels(),
-			"sample_rate": p.rec.SampleRate(), "samples": p.rec.Samples(),
-		},
+		"input":             in,
 		"probe": map[string]any{"name": p.probe.Name, "summary": p.probe.Summary(), "sites": C},
 		"grid": map[string]any{"dmin": g.Dmin, "dminx": g.Dminx, "candidates": g.Candidates, "centres": g.F(),
 			"nearest_chans": g.NC, "nearest_templates": g.NC2},
@@ -311,4 +308,33 @@ func absPath(path string) string {
 		return abs
 	}
 	return path
+}
+
+// inputProvenance describes the recording for dspk.json and params.py:
+// its data files in reading order (several for a split SpikeGLX run, as
+// Kilosort4 lists them), the stored sample type and, for Open Ephys, the
+// first sample number of sample_numbers.npy (spike times stay relative to
+// the file's first sample, as Kilosort4's do).
+func inputProvenance(rec recording.Recording, datPath string) map[string]any {
+	files := []string{absPath(datPath)}
+	if f, ok := rec.(recording.Filer); ok {
+		files = files[:0]
+		for _, n := range f.Files() {
+			files = append(files, absPath(n))
+		}
+	}
+	dtype := "int16"
+	if r, ok := rec.(interface{ DType() recording.DType }); ok {
+		dtype = r.DType().String()
+	}
+	in := map[string]any{
+		"path": absPath(rec.Name()), "format": rec.Format(), "channels": rec.Channels(),
+		"sample_rate": rec.SampleRate(), "samples": rec.Samples(), "files": files, "dtype": dtype,
+	}
+	if r, ok := rec.(interface{ FirstSample() (int64, bool) }); ok {
+		if first, ok := r.FirstSample(); ok {
+			in["first_sample"] = first
+		}
+	}
+	return in
 }

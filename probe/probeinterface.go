@@ -65,7 +65,7 @@ func ParseProbeInterface(data []byte, name string) (*Probe, error) {
 		return nil, err
 	}
 	if len(g.Probes) != 1 {
-		return nil, fmt.Errorf("probe %s: %d probes in the probe group; choose one by index", name, len(g.Probes))
+		return nil, fmt.Errorf("probe %s: %d probes in the probe group; choose one by index with -probe %s:N (N from 0)", name, len(g.Probes), name)
 	}
 	return g.Probes[0].toProbe(name)
 }

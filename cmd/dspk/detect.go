@@ -30,13 +30,13 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 			var df detectFlags
 			df.register(fs)
 			return func(args []string) error {
-				if len(args) != 1 {
-					return usagef("detect takes one recording path")
+				if len(args) < 1 {
+					return usagef("detect takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
 				}
 				if df.out == "" {
 					return usagef("-o DIR is required")
 				}
-				rec, pr, err := in.open(args[0])
+				rec, pr, err := in.open(args...)
 				if err != nil {
 					return err
 				}

@@ -32,17 +32,17 @@ dspk info -devices`,
 						return nil
 					}
 				}
-				if len(args) != 1 {
-					return usagef("info takes one recording path")
+				if len(args) < 1 {
+					return usagef("info takes a recording path (or the files of one SpikeGLX run)")
 				}
-				return info(args[0], &in)
+				return info(args, &in)
 			}
 		},
 	})
 }
 
-func info(path string, in *inputFlags) error {
-	rec, err := recording.Open(path, recording.OpenOptions{Channels: in.channels, Rate: in.rate, Stream: in.stream})
+func info(args []string, in *inputFlags) error {
+	rec, err := in.openRecording(args)
 	if err != nil {
 		return err
 	}
@@ -57,6 +57,34 @@ func info(path string, in *inputFlags) error {
 	fmt.Fprintf(w, "samples:     %d\n", rec.Samples())
 	fmt.Fprintf(w, "duration:    %s s (%s)\n", trimFloat(dur), time.Duration(dur*float64(time.Second)).Round(time.Millisecond))
 	fmt.Fprintf(w, "µV/count:    %s\n", summarizeScale(rec.MicrovoltsPerCount()))
+	if r, ok := rec.(*recording.Raw); ok {
+		fmt.Fprintf(w, "dtype:       %s\n", r.DType())
+	}
+	if c, ok := rec.(*recording.Concat); ok {
+		starts := c.PartStarts()
+		for i, p := range c.Parts() {
+			fmt.Fprintf(w, "part %d:      %s (samples %d–%d)\n", i, p.Name(), starts[i], starts[i]+p.Samples()-1)
+		}
+	}
+	if oe, ok := rec.(*recording.OpenEphys); ok {
+		fmt.Fprintf(w, "stream:      %s\n", oe.ID().FullName())
+		if first, ok := oe.FirstSample(); ok {
+			fmt.Fprintf(w, "first sample: %d (sample_numbers.npy; dspk's spike times count from the file's first sample)\n", first)
+		}
+		if all, err := recording.FindOpenEphysStreams(args[0]); err == nil && len(all) > 1 {
+			fmt.Fprintf(w, "streams:     %d (choose with -stream, a unique part of the name)\n", len(all))
+			for _, s := range all {
+				mark := " "
+				if s.FullName() == oe.ID().FullName() {
+					mark = "*"
+				}
+				fmt.Fprintf(w, "  %s %s: %d ch, %g Hz\n", mark, s.FullName(), s.Stream.NumChannels, s.Stream.SampleRate)
+			}
+		}
+	}
+	if err := recording.CheckSpikeBand(rec); err != nil {
+		fmt.Fprintf(w, "warning:     %v\n", err)
+	}
 	if sg, ok := rec.(*recording.SpikeGLX); ok {
 		m := sg.Meta
 		part := m.ProbePart
@@ -72,10 +100,48 @@ func info(path string, in *inputFlags) error {
 		return nil
 	}
 	fmt.Fprintf(w, "probe:       %s: %s\n", pr.Name, pr.Summary())
-	if pr.NChanFile != rec.Channels() {
-		fmt.Fprintf(w, "warning:     the probe describes %d channels per sample, the file has %d\n", pr.NChanFile, rec.Channels())
-	}
+	fmt.Fprintf(w, "rows used:   %s\n", rowsUsed(pr.ChanMap, rec.Channels()))
 	return nil
+}
+
+// rowsUsed describes which file rows a channel map reads, e.g.
+// "384 of 385: 0–383 (unused: 384)".
+func rowsUsed(cm []int, nChan int) string {
+	used := make([]bool, nChan)
+	for _, r := range cm {
+		used[r] = true
+	}
+	ranges := func(want bool) string {
+		var parts []string
+		for i := 0; i < nChan; i++ {
+			if used[i] != want {
+				continue
+			}
+			j := i
+			for j+1 < nChan && used[j+1] == want {
+				j++
+			}
+			if j > i {
+				parts = append(parts, fmt.Sprintf("%d–%d", i, j))
+			} else {
+				parts = append(parts, fmt.Sprint(i))
+			}
+			i = j
+		}
+		return strings.Join(parts, ", ")
+	}
+	s := fmt.Sprintf("%d of %d: %s", len(cm), nChan, ranges(true))
+	if len(cm) < nChan {
+		s += " (unused: " + ranges(false) + ")"
+	}
+	ordered := true
+	for i := 1; i < len(cm); i++ {
+		ordered = ordered && cm[i] > cm[i-1]
+	}
+	if !ordered {
+		s += "; sites are read in the channel map's order"
+	}
+	return s
 }
 
 func trimFloat(v float64) string {

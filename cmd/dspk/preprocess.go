@@ -37,13 +37,13 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 			save := fs.Bool("save-data", false, "also write the whitened recording as int16 ×200 (temp_wh.dat) and params.py")
 			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists")
 			return func(args []string) error {
-				if len(args) != 1 {
-					return usagef("preprocess takes one recording path")
+				if len(args) < 1 {
+					return usagef("preprocess takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
 				}
 				if *out == "" {
 					return usagef("-o DIR is required")
 				}
-				rec, pr, err := in.open(args[0])
+				rec, pr, err := in.open(args...)
 				if err != nil {
 					return err
 				}
