@@ -44,6 +44,10 @@ type Grid struct {
 	// IC2 holds the NC2 nearest kept centres of centre f, f itself first
 	// (ties by centre index): IC2[f*NC2+j].
 	IC2 []int32
+	// Group holds each kept centre's group (the probe's Shank of its
+	// nearest channel) when the grid was built with prm.Groups; nil
+	// otherwise.
+	Group []int
 	// Sigma holds the footprint sizes σ_s in µm.
 	Sigma []float64
 	// Weights holds w_s(j, f) = exp(−DS[f*NC+j]/σ_s²) normalised to unit
@@ -70,6 +74,8 @@ func (g *Grid) C() int { return len(g.ChanX) }
 //   - per kept centre, the NearestChans nearest channels and
 //     NearestTemplates nearest kept centres, and the weights of
 //     kilosort4.md §8.
+//
+// With prm.Groups the tables stay within groups (see [Grid.Group]).
 //
 // It returns an error if the probe is invalid or the grid would be
 // absurdly large.
@@ -132,31 +138,38 @@ func NewGrid(p *probe.Probe, prm Params) (*Grid, error) {
 			cy = append(cy, y)
 		}
 	}
-	near, d2 := probe.KNearest(p.X, p.Y, cx, cy, g.NC)
-	for f := range cx {
-		if d2[f][0] > maxD2 {
-			continue
+	if prm.Groups {
+		if err := g.groupTables(p, prm, cx, cy, maxD2); err != nil {
+			return nil, err
 		}
-		g.Index = append(g.Index, f)
-		g.X = append(g.X, cx[f])
-		g.Y = append(g.Y, cy[f])
-		for j := range g.NC {
-			g.IC = append(g.IC, int32(near[f][j]))
-			g.DS = append(g.DS, d2[f][j])
+	} else {
+		near, d2 := probe.KNearest(p.X, p.Y, cx, cy, g.NC)
+		for f := range cx {
+			if d2[f][0] > maxD2 {
+				continue
+			}
+			g.Index = append(g.Index, f)
+			g.X = append(g.X, cx[f])
+			g.Y = append(g.Y, cy[f])
+			for j := range g.NC {
+				g.IC = append(g.IC, int32(near[f][j]))
+				g.DS = append(g.DS, d2[f][j])
+			}
+		}
+		f := len(g.X)
+		if f == 0 {
+			return nil, fmt.Errorf("detect: probe %s: no template centre lies within %g µm of a channel", p.Name, prm.MaxChannelDistance)
+		}
+		g.NC2 = min(prm.NearestTemplates, f)
+		near2, _ := probe.KNearest(g.X, g.Y, g.X, g.Y, g.NC2)
+		g.IC2 = make([]int32, 0, f*g.NC2)
+		for a := range f {
+			for j := range g.NC2 {
+				g.IC2 = append(g.IC2, int32(near2[a][j]))
+			}
 		}
 	}
 	f := len(g.X)
-	if f == 0 {
-		return nil, fmt.Errorf("detect: probe %s: no template centre lies within %g µm of a channel", p.Name, prm.MaxChannelDistance)
-	}
-	g.NC2 = min(prm.NearestTemplates, f)
-	near2, _ := probe.KNearest(g.X, g.Y, g.X, g.Y, g.NC2)
-	g.IC2 = make([]int32, 0, f*g.NC2)
-	for a := range f {
-		for j := range g.NC2 {
-			g.IC2 = append(g.IC2, int32(near2[a][j]))
-		}
-	}
 
 	g.Sigma = make([]float64, g.S)
 	for s := range g.S {
@@ -214,4 +227,85 @@ func linspace(a, b float64, n int) []float64 {
 	}
 	out[n-1] = b
 	return out
+}
+
+// groupTables fills the kept centres and the IC, DS and IC2 tables of a
+// grouped grid from the candidates (cx, cy). A centre belongs to the
+// group of its nearest channel (kept if that channel is within the
+// maximum distance, as without groups); its NC channels are the nearest
+// of its own group, NC being NearestChans clipped to the smallest group;
+// its NC2 centres are the nearest of its own group, NC2 being
+// NearestTemplates clipped to the largest group's centres, a smaller
+// group's rows padded with the centre itself (which never suppresses a
+// detection). Grouping is thus a change of the neighbour tables only:
+// detections on different groups never suppress each other, and a
+// template's response only sums channels of one group.
+func (g *Grid) groupTables(p *probe.Probe, prm Params, cx, cy []float64, maxD2 float64) error {
+	members := map[int][]int{}
+	for i, s := range p.Shank {
+		members[s] = append(members[s], i)
+	}
+	smallest := p.Len()
+	for _, m := range members {
+		smallest = min(smallest, len(m))
+	}
+	g.NC = min(prm.NearestChans, smallest)
+	near, d2 := probe.KNearest(p.X, p.Y, cx, cy, 1)
+	// Per group, the channels' coordinates for the within-group search.
+	type sub struct{ x, y []float64 }
+	subs := map[int]*sub{}
+	for s, m := range members {
+		q := &sub{}
+		for _, i := range m {
+			q.x, q.y = append(q.x, p.X[i]), append(q.y, p.Y[i])
+		}
+		subs[s] = q
+	}
+	for f := range cx {
+		if d2[f][0] > maxD2 {
+			continue
+		}
+		s := p.Shank[near[f][0]]
+		q := subs[s]
+		idx, dd := probe.KNearest(q.x, q.y, cx[f:f+1], cy[f:f+1], g.NC)
+		g.Index = append(g.Index, f)
+		g.X = append(g.X, cx[f])
+		g.Y = append(g.Y, cy[f])
+		g.Group = append(g.Group, s)
+		for j := range g.NC {
+			g.IC = append(g.IC, int32(members[s][idx[0][j]]))
+			g.DS = append(g.DS, dd[0][j])
+		}
+	}
+	F := len(g.X)
+	if F == 0 {
+		return fmt.Errorf("detect: probe %s: no template centre lies within %g µm of a channel", p.Name, prm.MaxChannelDistance)
+	}
+	centres := map[int][]int{}
+	for f, s := range g.Group {
+		centres[s] = append(centres[s], f)
+	}
+	largest := 0
+	for _, c := range centres {
+		largest = max(largest, len(c))
+	}
+	g.NC2 = min(prm.NearestTemplates, largest)
+	g.IC2 = make([]int32, F*g.NC2)
+	for _, c := range centres {
+		xs, ys := make([]float64, len(c)), make([]float64, len(c))
+		for k, f := range c {
+			xs[k], ys[k] = g.X[f], g.Y[f]
+		}
+		near2 := probe.Nearest(&probe.Probe{X: xs, Y: ys, ChanMap: make([]int, len(c))}, g.NC2)
+		for k, f := range c {
+			row := g.IC2[f*g.NC2 : (f+1)*g.NC2]
+			for j := range row {
+				row[j] = int32(f)
+				if j < len(near2[k]) {
+					row[j] = int32(c[near2[k][j]])
+				}
+			}
+		}
+	}
+	return nil
 }

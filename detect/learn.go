@@ -21,9 +21,16 @@ const (
 	isoTimeRadius = 30
 )
 
-// MinClips is the fewest clips [Learner.Templates] accepts: fewer give
-// templates that are mostly noise (Kilosort4 itself fails below 6).
-const MinClips = 100
+// MinClips is the fewest clips [Learner.Templates] accepts: five per
+// template of Kilosort4's six; fewer give templates that are mostly
+// noise (Kilosort4 itself fails below n_templates). Small probes
+// (tetrodes, stereotrodes) with few isolated peaks in the sampled windows
+// use what there is down to this number.
+const MinClips = 30
+
+// FewClips is the number of clips below which templates are learned but
+// deserve a warning: Kilosort4's runs on large probes have thousands.
+const FewClips = 100
 
 // FindClips appends to dst the clips of the isolated single-channel peaks
 // of one whitened window x ([C][T] row-major) and returns the extended
@@ -168,7 +175,7 @@ func (l *Learner) Clips() []float32 { return l.clips }
 //     order).
 //
 // It returns an error if fewer than max(MinClips, NTemplates) clips were
-// found.
+// found; from that number on, any count is used as it is.
 func (l *Learner) Templates() (*Templates, error) {
 	return TemplatesFromClips(l.clips, l.prm, l.windows)
 }
@@ -186,8 +193,9 @@ func TemplatesFromClips(clips []float32, prm Params, windows int) (*Templates, e
 	if n < need {
 		return nil, fmt.Errorf("detect: only %d isolated single-channel peaks above %g SD in %d whitened windows; "+
 			"learning %d universal templates needs at least %d. Noise-like data usually means a wrong channel count "+
-			"or data type; otherwise learn from more windows (a smaller nskip; dspk -nskip), lower Th_single_ch "+
-			"(dspk -th-single-ch) or supply a templates file (wTEMP/wPCA .npz; dspk -templates)", n, prm.ThSingleCh, windows, prm.NTemplates, need)
+			"or data type; otherwise supply a templates file (wTEMP/wPCA .npz, e.g. from a longer recording of the same probe; "+
+			"dspk -templates), learn from a longer stretch or more windows (-tmin/-tmax, a smaller -nskip) "+
+			"or lower Th_single_ch (dspk -th-single-ch)", n, prm.ThSingleCh, windows, prm.NTemplates, need)
 	}
 	basis, _ := linalg.PCABasis(clips, n, nt, prm.NPCs)
 	km, err := linalg.KMeans(clips, n, nt, prm.NTemplates, linalg.KMeansOptions{Seed: prm.Seed})

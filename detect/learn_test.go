@@ -223,9 +223,23 @@ func TestLearnerBudgetAndErrors(t *testing.T) {
 	if got := l.Add(x); got != n {
 		t.Fatalf("first window gave %d clips, want %d", got, n)
 	}
-	if _, err := l.Templates(); err == nil || !strings.Contains(err.Error(), "isolated single-channel peaks") ||
-		!strings.Contains(err.Error(), "templates file") {
-		t.Errorf("error %v for %d clips", err, l.Len())
+	// 34 clips are at least MinClips: templates are learned from them.
+	if n < MinClips {
+		t.Fatalf("fixture has %d clips, below MinClips %d", n, MinClips)
+	}
+	if _, err := l.Templates(); err != nil {
+		t.Errorf("%d clips: %v", n, err)
+	}
+	// Channel 0 alone gives 17, below MinClips: a clear error.
+	few := slices.Clone(x)
+	clear(few[7*T:])
+	lf := NewLearner(C, T, prm)
+	if got := lf.Add(few); got >= MinClips {
+		t.Fatalf("few-peak window gave %d clips", got)
+	}
+	if _, err := lf.Templates(); err == nil || !strings.Contains(err.Error(), "isolated single-channel peaks") ||
+		!strings.Contains(err.Error(), "templates file") || !strings.Contains(err.Error(), "-templates") {
+		t.Errorf("error %v for %d clips", err, lf.Len())
 	}
 	l.Add(x)
 	if l.Full() || l.Len() != 2*n {

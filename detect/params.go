@@ -48,6 +48,12 @@ type Params struct {
 	MaxClips int `json:"max_clips"`
 	// Seed seeds the k-means initialisation of template learning.
 	Seed uint64 `json:"seed"`
+	// Groups keeps detection within each group of sites (the probe's
+	// Shank: shank_ids, kcoords), dspk's extension for stereotrodes,
+	// tetrodes and shanks that see different cells: a centre's channels
+	// and the centres a detection must beat are of its own group only.
+	// Off (Kilosort4's rule) by default.
+	Groups bool `json:"groups"`
 }
 
 // DefaultParams returns Kilosort4's defaults: nt 61, nt0min 20,

@@ -114,3 +114,61 @@ func LocalZCA(cc []float64, C int, x, y []float64, nrange int, eps float64) (*Wh
 	}
 	return w, nil
 }
+
+// LocalZCAGroups is [LocalZCA] with each channel's neighbourhood taken
+// within its group only (group[c], e.g. a probe's shank ids): N(c) holds
+// the min(nrange, size of c's group) nearest channels of c's group, so
+// that no channel is whitened with another group's. K is the largest
+// neighbourhood; the rows of smaller ones are padded with zero values in
+// the channel's own column. With a single group the result equals
+// LocalZCA's. LocalZCAGroups panics as LocalZCA does, or if len(group)
+// != C.
+func LocalZCAGroups(cc []float64, C int, x, y []float64, group []int, nrange int, eps float64) (*Whitening, error) {
+	if len(group) != C {
+		panic(fmt.Sprintf("linalg: LocalZCAGroups: %d group ids for %d channels", len(group), C))
+	}
+	members := map[int][]int{}
+	for c, g := range group {
+		members[g] = append(members[g], c)
+	}
+	if len(members) <= 1 {
+		return LocalZCA(cc, C, x, y, nrange, eps)
+	}
+	for i, v := range cc {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("linalg: LocalZCA: second moment entry (%d, %d) is %v", i/C, i%C, v)
+		}
+	}
+	k := 0
+	for _, m := range members {
+		k = max(k, min(nrange, len(m)))
+	}
+	w := &Whitening{C: C, K: k, Index: make([]int32, C*k), Value: make([]float32, C*k)}
+	// Each group is whitened alone: its second moment block, its
+	// positions, LocalZCA; the rows are mapped back to channel numbers.
+	for _, m := range members {
+		n := len(m)
+		sub := make([]float64, n*n)
+		sx, sy := make([]float64, n), make([]float64, n)
+		for a, i := range m {
+			sx[a], sy[a] = x[i], y[i]
+			for b, j := range m {
+				sub[a*n+b] = cc[i*C+j]
+			}
+		}
+		gw, err := LocalZCA(sub, n, sx, sy, nrange, eps)
+		if err != nil {
+			return nil, fmt.Errorf("%w (in the group of channel %d)", err, m[0])
+		}
+		for a, c := range m {
+			for j := range k {
+				w.Index[c*k+j] = int32(c)
+				if j < gw.K {
+					w.Index[c*k+j] = int32(m[gw.Index[a*gw.K+j]])
+					w.Value[c*k+j] = gw.Value[a*gw.K+j]
+				}
+			}
+		}
+	}
+	return w, nil
+}

@@ -41,6 +41,17 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// InFlight is the number of windows read ahead.
 	InFlight int `json:"read_ahead"`
+	// NearestChans is the number of channels per template centre
+	// (nearest_chans, 10).
+	NearestChans int `json:"nearest_chans"`
+	// NearestTemplates is the number of nearest centres a detection must
+	// beat (nearest_templates, 100).
+	NearestTemplates int `json:"nearest_templates"`
+	// Groups keeps CAR, whitening neighbourhoods and detection within
+	// each group of sites (the probe's shanks: shank_ids, kcoords), so
+	// that every stereotrode, tetrode or shank is detected on its own.
+	// dspk's extension; off by default (Kilosort4).
+	Groups bool `json:"groups"`
 }
 
 // WhiteningEps is the absolute eigenvalue floor of Kilosort4's local ZCA.
@@ -53,6 +64,7 @@ func DefaultConfig() Config {
 		Tmax: math.Inf(1), NSkip: 25, WhiteningRange: 32,
 		CAR: true, HighpassHz: 300, ThUniversal: 9, ThSingleCh: 6,
 		Seed: 1, InFlight: 2,
+		NearestChans: 10, NearestTemplates: 100,
 	}
 }
 
@@ -65,6 +77,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("template length nt = %d must be positive and odd", c.Pad)
 	case c.NSkip <= 0:
 		return fmt.Errorf("nskip %d must be positive", c.NSkip)
+	case c.NearestChans <= 0 || c.NearestTemplates <= 0:
+		return fmt.Errorf("nearest_chans %d and nearest_templates %d must be positive", c.NearestChans, c.NearestTemplates)
 	case c.WhiteningRange <= 0:
 		return fmt.Errorf("whitening range %d must be positive", c.WhiteningRange)
 	case !(c.HighpassHz > 0):

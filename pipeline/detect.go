@@ -21,6 +21,9 @@ func (p *Pipeline) DetectParams() detect.Params {
 	prm.ThUniversal = p.cfg.ThUniversal
 	prm.ThSingleCh = p.cfg.ThSingleCh
 	prm.Seed = p.cfg.Seed
+	prm.NearestChans = p.cfg.NearestChans
+	prm.NearestTemplates = p.cfg.NearestTemplates
+	prm.Groups = p.cfg.Groups
 	return prm
 }
 

@@ -32,6 +32,8 @@ type Pipeline struct {
 
 	// Timings records the wall time of each pass that has run.
 	Timings map[string]time.Duration
+
+	warnings []string
 }
 
 // New checks that the probe fits the recording and builds the schedule
@@ -46,7 +48,7 @@ func New(rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error
 		return nil, err
 	}
 	if pr.NChanFile != rec.Channels() {
-		return nil, fmt.Errorf("%s has %d channels per sample but probe %s describes a file of %d channels",
+		return nil, fmt.Errorf("%s has %d channels per sample but probe %s describes a file of %d channels (fit it with probe.ForFile)",
 			rec.Name(), rec.Channels(), pr.Name, pr.NChanFile)
 	}
 	fs := rec.SampleRate()
@@ -69,15 +71,59 @@ func New(rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error
 			"(Kilosort4 would silently produce NaN here); record longer or lower -batch",
 			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.NT, cfg.NT+cfg.Pad)
 	}
-	pre, err := preprocess.New(preprocess.Params{
+	pp := preprocess.Params{
 		Fs: fs, NT: cfg.NT, Pad: cfg.Pad, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile,
 		Invert: cfg.Invert, CAR: cfg.CAR, HighpassHz: cfg.HighpassHz, HighpassOrder: 3,
-	})
+	}
+	if cfg.Groups {
+		pp.Groups = pr.Shank
+	}
+	pre, err := preprocess.New(pp)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
 	}
-	return &Pipeline{rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{}}, nil
+	p := &Pipeline{rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{}}
+	p.warnings = carWarnings(pr, cfg)
+	return p, nil
 }
+
+// MinCARChannels is the fewest channels a common average reference is
+// taken over without a warning.
+const MinCARChannels = 16
+
+// carWarnings warns when CAR is taken over fewer than MinCARChannels
+// channels (per group with Groups): the lower median of a few channels
+// follows a spike that several of them see, and subtracting it puts an
+// inverted copy of that spike on a silent wire.
+func carWarnings(pr *probe.Probe, cfg Config) []string {
+	if !cfg.CAR {
+		return nil
+	}
+	size := map[int]int{}
+	for _, s := range pr.Shank {
+		if !cfg.Groups {
+			s = 0
+		}
+		size[s]++
+	}
+	smallest := pr.Len()
+	for _, n := range size {
+		smallest = min(smallest, n)
+	}
+	if smallest >= MinCARChannels {
+		return nil
+	}
+	what := fmt.Sprintf("%d channels", smallest)
+	if len(size) > 1 {
+		what = fmt.Sprintf("groups of as few as %d channels", smallest)
+	}
+	return []string{fmt.Sprintf("common average reference (CAR) over %s: with fewer than %d, the median follows spikes that several wires see, "+
+		"and subtracting it can create spikes on a silent wire; consider -no-car", what, MinCARChannels)}
+}
+
+// Warnings returns what about the run's settings may give poor results
+// (CAR over few channels).
+func (p *Pipeline) Warnings() []string { return append([]string(nil), p.warnings...) }
 
 // Schedule returns the window schedule.
 func (p *Pipeline) Schedule() recording.Schedule { return p.sched }
@@ -167,7 +213,12 @@ func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64,
 		return nil, nil, err
 	}
 	cc := sm.Result()
-	w, err := linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, WhiteningEps)
+	var w *linalg.Whitening
+	if p.cfg.Groups {
+		w, err = linalg.LocalZCAGroups(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.probe.Shank, p.cfg.WhiteningRange, WhiteningEps)
+	} else {
+		w, err = linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, WhiteningEps)
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
 	}

@@ -128,6 +128,9 @@ func NewGPU(dev *compute.Device, p Params) (*GPUPreprocessor, error) {
 
 // newGPU is NewGPU with a choice of kernel variants.
 func newGPU(dev *compute.Device, p Params, cfg gpuConfig) (*GPUPreprocessor, error) {
+	if p.Groups != nil && p.CAR {
+		return nil, fmt.Errorf("preprocess: CAR within groups runs on the CPU only (use -device cpu with -groups)")
+	}
 	pp, err := New(p)
 	if err != nil {
 		return nil, err

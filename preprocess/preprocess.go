@@ -32,6 +32,12 @@ type Params struct {
 	HighpassHz float64
 	// HighpassOrder is the Butterworth order (3, fixed in Kilosort4).
 	HighpassOrder int
+	// Groups, if not nil, holds a group id per channel of ChanMap (a
+	// probe's shanks): CAR then subtracts each group's own lower median,
+	// so that groups that see different cells (tetrodes, stereotrodes,
+	// shanks) are referenced independently. nil (Kilosort4) is one
+	// group.
+	Groups []int
 }
 
 // DefaultParams returns Kilosort4's defaults: 30 kHz, windows of 60000
@@ -58,6 +64,7 @@ type Preprocessor struct {
 	cf      int // channels in the file
 	chanMap []int
 	workers int
+	groups  [][]int // channels of each CAR group; nil: one group
 
 	sums [][]int64   // per-worker channel sums over its time range
 	mean []float32   // per-channel mean of the window (sign applied)
@@ -103,10 +110,30 @@ func New(p Params) (*Preprocessor, error) {
 	}
 	p.ChanMap = append([]int(nil), p.ChanMap...)
 	C := len(p.ChanMap)
+	if p.Groups != nil && len(p.Groups) != C {
+		return nil, fmt.Errorf("preprocess: %d group ids for %d channels", len(p.Groups), C)
+	}
 	pp := &Preprocessor{
 		p: p, c: C, t: T, cf: p.NChanFile, chanMap: p.ChanMap,
 		workers: max(1, runtime.GOMAXPROCS(0)),
 		mean:    make([]float32, C),
+	}
+	if p.Groups != nil {
+		p.Groups = append([]int(nil), p.Groups...)
+		pp.p.Groups = p.Groups
+		idx := map[int]int{}
+		for i, g := range p.Groups {
+			k, ok := idx[g]
+			if !ok {
+				k = len(pp.groups)
+				idx[g] = k
+				pp.groups = append(pp.groups, nil)
+			}
+			pp.groups[k] = append(pp.groups[k], i)
+		}
+		if len(pp.groups) == 1 {
+			pp.groups = nil // one group is plain CAR
+		}
 	}
 	for w := range pp.workers {
 		pp.sums = append(pp.sums, make([]int64, p.NChanFile))
@@ -126,6 +153,9 @@ func New(p Params) (*Preprocessor, error) {
 func (pp *Preprocessor) Params() Params {
 	p := pp.p
 	p.ChanMap = append([]int(nil), p.ChanMap...)
+	if p.Groups != nil {
+		p.Groups = append([]int(nil), p.Groups...)
+	}
 	return p
 }
 
@@ -262,6 +292,19 @@ func (pp *Preprocessor) referenceRange(w, lo, hi int) {
 			row := pp.src[(t0+k)*cf : (t0+k)*cf+cf]
 			for i, r := range cmap {
 				vals[i] = sign*float32(row[r]) - mean[i]
+			}
+			if pp.groups != nil && pp.p.CAR {
+				for _, g := range pp.groups {
+					s := sel[:len(g)]
+					for j, i := range g {
+						s[j] = vals[i]
+					}
+					med := LowerMedian(s)
+					for _, i := range g {
+						blk[i*blockT+k] = vals[i] - med
+					}
+				}
+				continue
 			}
 			var med float32
 			if pp.p.CAR {

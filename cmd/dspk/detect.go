@@ -84,6 +84,9 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		return nil, err
 	}
 	defer p.Close()
+	for _, w := range p.Warnings() {
+		fmt.Fprintf(log, "warning: %s\n", w)
+	}
 	used, err := useDevice(p, dev, log)
 	if err != nil {
 		return nil, err
@@ -97,7 +100,12 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
-	return p.WriteDetections(context.Background(), opt)
+	sum, err := p.WriteDetections(context.Background(), opt)
+	if err == nil && opt.Templates == nil && sum.Clips < detect.FewClips {
+		fmt.Fprintf(log, "warning: the templates were learned from only %d isolated peaks (Kilosort4's runs on large probes have thousands); "+
+			"check them (wTEMP.npy) or supply -templates from a longer recording\n", sum.Clips)
+	}
+	return sum, err
 }
 
 // useDevice puts the pipeline's preprocessing on dev when it is a GPU and

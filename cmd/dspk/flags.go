@@ -17,6 +17,9 @@ type pipelineFlags struct {
 	batch      int
 	nskip      int
 	thSingle   float64
+	nearChans  int
+	nearTempl  int
+	groups     bool
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -29,6 +32,11 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.batch, "batch", d.NT, "samples owned by each window (Kilosort4's batch_size)")
 	fs.IntVar(&f.nskip, "nskip", d.NSkip, "use every nskip-th window for whitening and template learning (Kilosort4's nskip)")
 	fs.Float64Var(&f.thSingle, "th-single-ch", d.ThSingleCh, "threshold in whitened SD of the single-channel peaks that teach the templates (Th_single_ch)")
+	fs.IntVar(&f.nearChans, "nearest_chans", d.NearestChans, "channels per template centre (Kilosort4's nearest_chans)")
+	fs.IntVar(&f.nearTempl, "nearest_templates", d.NearestTemplates, "nearest centres a detection must beat (Kilosort4's nearest_templates);\n"+
+		"on small probes they span the whole array: lower it, or use -groups")
+	fs.BoolVar(&f.groups, "groups", false, "detect each group of sites (shank_ids / kcoords: a shank, tetrode or stereotrode) on its own:\n"+
+		"CAR, whitening and suppression stay within a group (not Kilosort4's rule; CPU preprocessing only)")
 }
 
 func (f *pipelineFlags) config() pipeline.Config {
@@ -40,5 +48,8 @@ func (f *pipelineFlags) config() pipeline.Config {
 	c.NT = f.batch
 	c.NSkip = f.nskip
 	c.ThSingleCh = f.thSingle
+	c.NearestChans = f.nearChans
+	c.NearestTemplates = f.nearTempl
+	c.Groups = f.groups
 	return c
 }
