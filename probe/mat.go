@@ -267,7 +267,7 @@ func matNumbers(t uint32, p []byte, bo binary.ByteOrder) ([]float64, error) {
 // (level 5, as save writes by default, compressed or not): the arrays
 // chanMap (1-based file rows; chanMap0ind, 0-based, if chanMap is
 // absent), xcoords and ycoords (µm), and optionally kcoords (shank or
-// group, default 0) and connected (logical; sites with 0 are left out, as
+// group, default 0; shankInd in older maps) and connected (logical; sites with 0 are left out, as
 // Kilosort does). All must have one value per channel. NChanFile is the
 // largest used row plus one; the command fits it to the file
 // ([Probe.ForFile]). name (the file name) is used in errors and as the
@@ -297,6 +297,9 @@ func ParseKilosortMat(data []byte, name string) (*Probe, error) {
 	}
 	n := len(cm)
 	x, y, kc, conn := get("xcoords"), get("ycoords"), get("kcoords"), get("connected")
+	if kc == nil {
+		kc = get("shankInd") // older Kilosort maps (neuropixPhase3A)
+	}
 	if x == nil || y == nil {
 		return nil, fmt.Errorf("probe %s: no xcoords and ycoords arrays", name)
 	}
