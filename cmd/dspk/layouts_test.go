@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"dspk/export"
 )
 
 // splitGolden writes the golden recording as three files of one run,
@@ -103,11 +105,10 @@ func TestSplitRunDetection(t *testing.T) {
 	}
 }
 
-// TestFewerProbeChannels: a 32-contact probe JSON (n_chan 32) on the
-// golden 33-channel file is fitted to it, and info says which rows it
-// reads.
-func TestFewerProbeChannels(t *testing.T) {
-	dir := t.TempDir()
+// probe32 writes the golden probe as a Kilosort JSON of n_chan 32 (one
+// row fewer than the file) and returns its path.
+func probe32(t *testing.T, dir string) string {
+	t.Helper()
 	p := goldenProbe()
 	var xs, ys, cm []string
 	for i := range p.Len() {
@@ -115,7 +116,18 @@ func TestFewerProbeChannels(t *testing.T) {
 	}
 	js := filepath.Join(dir, "probe32.json")
 	doc := `{"chanMap": [` + strings.Join(cm, ",") + `], "xc": [` + strings.Join(xs, ",") + `], "yc": [` + strings.Join(ys, ",") + `], "n_chan": 32}`
-	os.WriteFile(js, []byte(doc), 0o644)
+	if err := os.WriteFile(js, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return js
+}
+
+// TestFewerProbeChannels: a 32-contact probe JSON (n_chan 32) on the
+// golden 33-channel file is fitted to it, and info says which rows it
+// reads.
+func TestFewerProbeChannels(t *testing.T) {
+	dir := t.TempDir()
+	js := probe32(t, dir)
 	bin := filepath.Join(goldenRec, simBase+".imec0.ap.bin")
 	code, out, stderr := dspk(t, "info", "-probe", js, bin)
 	if code != 0 || !strings.Contains(out, "rows used:   32 of 33: 0–31 (unused: 32)") {
@@ -158,4 +170,70 @@ func TestLocustTetrodeDefaults(t *testing.T) {
 		t.Errorf("stdout %q", stdout)
 	}
 	t.Logf("%s%s", stdout, stderr)
+}
+
+// TestOpenEphysSessionDetection: the golden recording stored as the AP
+// stream of an Open Ephys session (with an LFP stream next to it) is
+// detected from the session folder as from the SpikeGLX file, and the
+// first sample number of sample_numbers.npy is recorded in dspk.json.
+func TestOpenEphysSessionDetection(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(goldenRec, simBase+".imec0.ap.bin")
+	data, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	session := filepath.Join(dir, "2026-12-01_10-00-00")
+	rec := filepath.Join(session, "Record Node 101", "experiment1", "recording1")
+	chans := func(n int, prefix string) string {
+		var c []string
+		for i := range n {
+			c = append(c, fmt.Sprintf(`{"channel_name": "%s%d", "bit_volts": 2.34375, "units": "uV"}`, prefix, i+1))
+		}
+		return strings.Join(c, ", ")
+	}
+	oebin := `{"GUI version": "0.6.7", "continuous": [
+	  {"folder_name": "Neuropix-PXI-100.ProbeA-LFP/", "sample_rate": 2500.0, "stream_name": "ProbeA-LFP", "num_channels": 33, "channels": [` + chans(33, "LFP") + `]},
+	  {"folder_name": "Neuropix-PXI-100.ProbeA-AP/", "sample_rate": 30000.0, "stream_name": "ProbeA-AP", "num_channels": 33, "channels": [` + chans(33, "AP") + `]}]}`
+	for _, s := range []string{"Neuropix-PXI-100.ProbeA-AP", "Neuropix-PXI-100.ProbeA-LFP"} {
+		if err := os.MkdirAll(filepath.Join(rec, "continuous", s), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.WriteFile(filepath.Join(rec, "structure.oebin"), []byte(oebin), 0o644)
+	ap := filepath.Join(rec, "continuous", "Neuropix-PXI-100.ProbeA-AP")
+	os.WriteFile(filepath.Join(ap, "continuous.dat"), data, 0o644)
+	os.WriteFile(filepath.Join(rec, "continuous", "Neuropix-PXI-100.ProbeA-LFP", "continuous.dat"), data[:33*2*100], 0o644)
+	n := len(data) / 66
+	sn := make([]int64, n)
+	for i := range sn {
+		sn[i] = 987654 + int64(i)
+	}
+	if err := export.WriteNPYFile(filepath.Join(ap, "sample_numbers.npy"), []int{n}, sn); err != nil {
+		t.Fatal(err)
+	}
+	js := probe32(t, dir)
+	out := filepath.Join(dir, "det")
+	if code, _, stderr := dspk(t, "detect", "-o", out, "-device", "cpu", "-probe", js, session); code != 0 {
+		t.Fatalf("detect: exit %d: %s", code, stderr)
+	}
+	for _, f := range goldenArrays {
+		a, _ := os.ReadFile(filepath.Join(goldenWant, "default", f))
+		b, _ := os.ReadFile(filepath.Join(out, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs from the golden result", f)
+		}
+	}
+	prov, _ := os.ReadFile(filepath.Join(out, "dspk.json"))
+	if !strings.Contains(string(prov), `"first_sample": 987654`) {
+		t.Errorf("dspk.json lacks the first sample:\n%s", prov)
+	}
+	code, _, stderr := dspk(t, "detect", "-o", filepath.Join(dir, "lfp"), "-device", "cpu", "-probe", js, "-stream", "ProbeA-LFP", session)
+	if code != 1 || !strings.Contains(stderr, "LFP rate") {
+		t.Errorf("LFP stream: exit %d: %s", code, stderr)
+	}
+	code, stdout, _ := dspk(t, "info", "-probe", js, session)
+	if code != 0 || !strings.Contains(stdout, "first sample: 987654") || !strings.Contains(stdout, "* Record Node 101/experiment1/recording1#Neuropix-PXI-100.ProbeA-AP") {
+		t.Errorf("info: %d\n%s", code, stdout)
+	}
 }
