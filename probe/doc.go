@@ -15,9 +15,13 @@
 //   - [ReadProbeInterface] reads a probeinterface ProbeGroup JSON file.
 //   - [ReadKilosortJSON] reads Kilosort's flat probe JSON; [WriteKilosortJSON]
 //     writes it.
-//   - [Load] picks one of the above by looking at its argument.
+//   - [ParseKilosortMat] reads a Kilosort 1–3 channel map saved by MATLAB
+//     (a level-5 MAT-file, zlib-compressed elements included).
+//   - [Load] picks one of the above by looking at its argument (FILE:N for
+//     probe N of a probeinterface group).
 //
-// [Probe.ForFile] fits a probe to a binary file's channel count, [Nearest]
+// [Probe.ForFile] fits a probe to a binary file's channel count (a probe
+// may use fewer rows than the file has), [Nearest]
 // and [KNearest] build nearest-neighbour tables with a deterministic
 // tie-break (distance, then index), and [Probe.Summary] describes a probe
 // in one line.

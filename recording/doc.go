@@ -1,4 +1,4 @@
-// Package recording provides the readers of multichannel int16
+// Package recording provides the readers of multichannel
 // extracellular recordings (SpikeGLX, Open Ephys binary, headerless raw
 // files and in-memory data), Kilosort4's window schedule and a read-ahead
 // loader that fills padded windows while the caller works on the previous
@@ -12,16 +12,26 @@
 // loads a whole file.
 //
 //   - [OpenRaw] reads a headerless little-endian int16 file (.bin, .dat,
-//     .raw) given its channel count and rate.
+//     .raw) given its channel count and rate; [OpenRawType] also uint16
+//     (centred on 32768) and float32 (scaled) files, converted to int16
+//     counts on reading.
 //   - [OpenSpikeGLX] reads a SpikeGLX .bin with the .meta next to it;
 //     [ParseMeta] parses a .meta on its own. Gains follow the SpikeGLX
 //     reference reader (µV = count · imAiRangeMax / imMaxInt / gain · 1e6)
 //     and the geometry comes from ~snsGeomMap or, for older files,
-//     ~snsShankMap (see [Meta.Probe]).
+//     ~snsShankMap (see [Meta.Probe]). [OpenSpikeGLXLenient] opens a .bin
+//     whose size disagrees with fileSizeBytes, with a warning ([Warner]).
 //   - [OpenOpenEphys] and [OpenOpenEphysStream] read a continuous stream of
-//     an Open Ephys binary recording through its structure.oebin.
+//     an Open Ephys binary recording found under a session, Record Node,
+//     experiment or recording folder ([FindOpenEphysStreams]) and chosen by
+//     name ([SelectOpenEphysStream]), with the first sample number of
+//     sample_numbers.npy and the Neuropixels geometry of settings.xml
+//     ([ParseOpenEphysSettings]).
+//   - [NewConcat] reads several recordings as one; [OpenFiles] uses it for
+//     the files of a SpikeGLX run ([SortRunFiles]).
 //   - [NewMemory] wraps a slice, for tests and synthetic data.
-//   - [Open] picks one of the above from a path.
+//   - [Open] picks one of the above from a path; [CheckSpikeBand] refuses
+//     LF-band streams for detection.
 //
 // Bad data (a file whose size does not fit its channel count, a meta that
 // contradicts its .bin, a read past the end) gives an error that names the
