@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"dspk/export"
+	"dspk/probe"
+	"dspk/sim"
 )
 
 // splitGolden writes the golden recording as three files of one run,
@@ -235,5 +237,32 @@ func TestOpenEphysSessionDetection(t *testing.T) {
 	code, stdout, _ := dspk(t, "info", "-probe", js, session)
 	if code != 0 || !strings.Contains(stdout, "first sample: 987654") || !strings.Contains(stdout, "* Record Node 101/experiment1/recording1#Neuropix-PXI-100.ProbeA-AP") {
 		t.Errorf("info: %d\n%s", code, stdout)
+	}
+}
+
+// TestProbeInterface384On385: a 384-contact probeinterface file (what
+// probeinterface.read_spikeglx and write_probeinterface give, one row
+// fewer than the .ap.bin) is used on the 385-channel file.
+func TestProbeInterface384On385(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sim.DefaultConfig()
+	cfg.Seconds = 0.05
+	cfg.Units = 3
+	bin, _, err := sim.WriteSpikeGLX(dir, "np1_g0_t0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	np1 := probe.NP1()
+	var pos, dci []string
+	for i := range np1.Len() {
+		pos = append(pos, fmt.Sprintf("[%g, %g]", np1.X[i], np1.Y[i]))
+		dci = append(dci, fmt.Sprint(np1.ChanMap[i]))
+	}
+	js := filepath.Join(dir, "np1_384.json")
+	os.WriteFile(js, []byte(`{"specification": "probeinterface", "version": "0.2.24", "probes": [{"ndim": 2, "si_units": "um", "contact_positions": [`+
+		strings.Join(pos, ", ")+`], "device_channel_indices": [`+strings.Join(dci, ", ")+`]}]}`), 0o644)
+	code, out, stderr := dspk(t, "info", "-probe", js, bin)
+	if code != 0 || !strings.Contains(out, "384 sites") || !strings.Contains(out, "rows used:   384 of 385: 0–383 (unused: 384)") {
+		t.Errorf("info: %d\n%s%s", code, out, stderr)
 	}
 }
