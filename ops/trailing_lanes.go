@@ -28,10 +28,10 @@ package ops
 //
 // Every operation rounds to float32 where written, in this order, in the
 // AVX-512 kernels (trailing_lanes_amd64.s) and in the tests' Go model of
-// them (trailing_lanes_model_test.go), which give identical bits. The stored value is
-// the float32 mean rounded once to 16 bits; it differs from the correctly
-// rounded exact mean only where that lies within the float32 error below of
-// a rounding midpoint of the 16-bit grid (then by one unit).
+// them (trailing_lanes_model_test.go), which give identical bits. The
+// stored value is the float32 mean rounded once to 16 bits; it differs from
+// the correctly rounded exact mean only where that lies within the float32
+// error below of a rounding midpoint of the 16-bit grid (then by one unit).
 //
 // Error of the float32 mean, with M the largest |sample| of the row and k
 // the window count: c32 and the final add and multiply each contribute
