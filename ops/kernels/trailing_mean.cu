@@ -36,10 +36,11 @@
 // low rate on the GPU, so the common path has none for the 16-bit types.
 // Within a chunk the differences x[t] - x[t-cf] and their running sums are
 // plain float32 (a thread's I, then a warp-shuffle scan and, in the block
-// kernels, a block scan: at most 27 roundings deep). Each mean is q0 + v/cf
-// by one FMA, q0 = (s_in + the running sums before the thread's)/cf once
-// per thread, the product with 1/cf corrected by its FMA residual. The
-// carried-in window sum s_in = x[t0-cf] + ... + x[t0-1] of a chunk at t0:
+// kernels, a block scan: at most 27 roundings deep). In the warp and direct
+// kernels each mean is q0 + v/cf by one FMA, q0 = (s_in + the running sums
+// before the thread's)/cf once per thread, the product with 1/cf corrected
+// by its FMA residual. The carried-in window sum s_in = x[t0-cf] + ... +
+// x[t0-1] of a chunk at t0:
 //
 //   * warp kernels: every warp's 32*I positions are a chunk of their own,
 //     s_in the lagged samples of its first cf positions, held by its own
