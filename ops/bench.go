@@ -31,9 +31,8 @@ func BenchTrailingMean(dev *compute.Device, rows, n, cf int, storage string, rep
 	if rows < 1 || n < 1 || cf < 1 {
 		return 0, 0, fmt.Errorf("ops: BenchTrailingMean: shape [%d, %d], cf %d: want all ≥ 1", rows, n, cf)
 	}
-	st := strings.ToLower(storage)
 	gpu := dev != nil && dev.Kind() == compute.CUDA
-	switch st {
+	switch strings.ToLower(storage) {
 	case "float32", "f32":
 		return benchTrailingMean[float32](dev, gpu, rows, n, cf, reps)
 	case "float16", "f16", "half":
@@ -45,30 +44,37 @@ func BenchTrailingMean(dev *compute.Device, rows, n, cf int, storage string, rep
 }
 
 func benchTrailingMean[T Storage](dev *compute.Device, gpu bool, rows, n, cf, reps int) (gbps, copyGBps float64, err error) {
+	x := benchInput[T](rows * n)
+	bytes := float64(2 * len(x) * elemSize[T]())
 	if gpu {
-		var r gpuBench
+		var s, sc float64
 		err = dev.Do(func(c *cuda.Ctx) error {
-			var err error
-			r, err = benchGPUTrailing[T](c, rows, n, cf, reps, gpuTrailingOptions{}, false)
+			g, err := NewGPUTrailingMean[T](c, rows, n, cf)
+			if err != nil {
+				return err
+			}
+			defer g.Free(c)
+			s, sc, err = gpuTimes(c, g, x, reps)
 			return err
 		})
-		if err != nil {
-			return 0, 0, err
-		}
-		return r.GBps(r.Fused), r.GBps(r.Copy), nil
+		return bytes / s / 1e9, bytes / sc / 1e9, err
 	}
-	N := rows * n
-	rng := rand.New(rand.NewPCG(uint64(rows), uint64(n)))
+	y := make([]T, len(x))
+	workers := runtime.GOMAXPROCS(0)
+	d := medianDuration(reps, func() { CausalTrailingMean(y, x, rows, n, cf) })
+	dc := medianDuration(reps, func() { copyParallel(y, x, workers) })
+	return bytes / d.Seconds() / 1e9, bytes / dc.Seconds() / 1e9, nil
+}
+
+// benchInput returns N pseudo-normal samples of mean 1000 and SD 1 rounded
+// to T, the same for every call.
+func benchInput[T Storage](N int) []T {
+	rng := rand.New(rand.NewPCG(uint64(N), 1000))
 	x := make([]T, N)
 	for i := range x {
 		x[i] = fromFloat64[T](1000 + rng.NormFloat64())
 	}
-	y := make([]T, N)
-	workers := runtime.GOMAXPROCS(0)
-	bytes := float64(2 * N * elemSize[T]())
-	d := medianDuration(reps, func() { CausalTrailingMean(y, x, rows, n, cf) })
-	dc := medianDuration(reps, func() { copyParallel(y, x, workers) })
-	return bytes / d.Seconds() / 1e9, bytes / dc.Seconds() / 1e9, nil
+	return x
 }
 
 // fromFloat64 rounds v to T.
@@ -107,4 +113,86 @@ func copyParallel[T any](dst, src []T, workers int) {
 		wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
 	}
 	wg.Wait()
+}
+
+// gpuFlushBytes is the size of the buffer written before each timed call to
+// evict the previous call's data from the L2 cache (50 MB on an H200).
+const gpuFlushBytes = 256 << 20
+
+// gpuTimes uploads x, the input of g, and returns the median seconds per
+// call of g.Apply into a second array and of a device-to-device copy of the
+// same bytes (gpuMedian).
+func gpuTimes[T Storage](c *cuda.Ctx, g *GPUTrailingMean[T], x []T, reps int) (fused, cp float64, err error) {
+	bx, err := c.Alloc(g.bytes())
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Free(bx)
+	by, err := c.Alloc(g.bytes())
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Free(by)
+	if err := cuda.Upload(c, bx.Ptr, x); err != nil {
+		return 0, 0, err
+	}
+	if fused, err = gpuMedian(c, reps, func() error { return g.Apply(c, by.Ptr, bx.Ptr) }); err != nil {
+		return 0, 0, err
+	}
+	cp, err = gpuMedian(c, reps, func() error { return c.CopyDtoD(by.Ptr, bx.Ptr, g.bytes()) })
+	return fused, cp, err
+}
+
+// gpuMedian runs fn once to warm up, then reps times, each after a write of
+// gpuFlushBytes (so that no call finds its data in the L2 cache) and
+// between two CUDA events, and returns the median time in seconds.
+func gpuMedian(c *cuda.Ctx, reps int, fn func() error) (sec float64, err error) {
+	flush, err := c.Alloc(gpuFlushBytes)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Free(flush)
+	ev := make([]cuda.Event, 0, 2*reps)
+	defer func() {
+		for _, e := range ev {
+			c.DestroyEvent(e)
+		}
+	}()
+	for range 2 * reps {
+		e, err := c.NewEvent()
+		if err != nil {
+			return 0, err
+		}
+		ev = append(ev, e)
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	for i := range reps {
+		if err := c.Memset32(flush.Ptr, uint32(i), flush.Bytes/4); err != nil {
+			return 0, err
+		}
+		if err := c.Record(ev[2*i]); err != nil {
+			return 0, err
+		}
+		if err := fn(); err != nil {
+			return 0, err
+		}
+		if err := c.Record(ev[2*i+1]); err != nil {
+			return 0, err
+		}
+	}
+	if err := c.Sync(); err != nil {
+		return 0, err
+	}
+	ms := make([]float64, reps)
+	for i := range ms {
+		v, err := c.Elapsed(ev[2*i], ev[2*i+1])
+		if err != nil {
+			return 0, err
+		}
+		ms[i] = float64(v)
+	}
+	slices.Sort(ms)
+	return ms[reps/2] / 1e3, nil
 }

@@ -17,23 +17,17 @@
 // AVX-512 CPUs, the mean of float32 lanes with a float64 carry is rounded:
 // see CausalTrailingMean).
 //
-// Three formulations are exported so that tests and benchmarks can compare
-// them:
-//
-//   - CausalTrailingMean: the fused single pass (running window sum updated
-//     with x[t] − x[t−cf]), rows and row segments spread over goroutines,
-//     with AVX-512 or AVX2 kernels on amd64 and plain Go kernels elsewhere;
-//   - CausalTrailingMeanRef: the plain float64 definition, the reference;
-//   - CausalTrailingMeanEager: the multi-pass cumsum → pad → subtract →
-//     divide → cast chain with float32 intermediates, as an eager tensor
-//     library computes it, each pass materialised.
+// CausalTrailingMean is the fused single pass (running window sum updated
+// with x[t] − x[t−cf]), rows and row segments spread over goroutines, with
+// AVX-512 or AVX2 kernels on amd64 and plain Go kernels elsewhere;
+// CausalTrailingMeanRef is the plain float64 definition, the reference the
+// tests hold it to.
 //
 // On a CUDA GPU, GPUTrailingMean (NewGPUTrailingMean) computes the same
 // means in one kernel launch on device arrays, in float32 arithmetic
 // compensated where errors would grow along the row (within a few float32
 // units of the magnitudes in a 2048-sample chunk, not always correctly
-// rounded), with the eager formulation beside it (ApplyEager); the CUDA C source is
-// embedded as TrailingMeanCUDA and documented at the top of
-// kernels/trailing_mean.cu. BenchTrailingMean measures either against a
-// copy of the same bytes, for "dspk bench".
+// rounded); the CUDA C source is embedded as TrailingMeanCUDA and
+// documented at the top of kernels/trailing_mean.cu. BenchTrailingMean
+// measures either against a copy of the same bytes, for "dspk bench".
 package ops

@@ -7,63 +7,37 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"unsafe"
 )
 
 // TestTrailingMeanCUDAEmulated runs the CUDA kernels of
-// kernels/trailing_mean.cu on the CPU, compiled as C++ with
-// kernels/emulate.h (a block's threads as OS threads, warp shuffles through
-// barriers, blocks one after another), and checks them against the float64
-// reference like the GPU tests do. It needs g++ (C++20) and skips without
-// it; it checks indexing, unaligned paths, chunk groups, rounding and the
-// look-back protocol on every machine, not concurrency or speed.
+// kernels/trailing_mean.cu as the product builds and launches them on the
+// CPU, compiled as C++ with testdata/emulate.h (a block's threads as
+// fibers, warp shuffles through barriers, blocks one after another), and
+// checks them against the float64 reference like the GPU tests do. It
+// needs g++ (C++20) and skips without it; it checks indexing, unaligned
+// paths, rounding and the look-back protocol on every machine, not
+// concurrency or speed.
 func TestTrailingMeanCUDAEmulated(t *testing.T) {
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++: the CUDA kernels are not emulated")
 	}
-	dir := t.TempDir()
-	defWarpItems := [2]int{trailingMeanWarpItems32, trailingMeanWarpItems16}
-	// The default build, one with three chunks per block (groups that
-	// straddle rows, a partial last group), and one with the other number
-	// of samples per thread for each type (16 for float32, 8 for the 16-bit
-	// types), persistent direct kernels (3 blocks taking every third
-	// group), and the memory-access variants of the direct kernels.
-	for _, build := range []struct {
-		name, flags string
-		witems      [2]int // the warp kernels' samples per thread, float32 and 16-bit
-	}{
-		{"default", "", defWarpItems},
-		{"group3", "-DCTM_GROUP_F32=3 -DCTM_GROUP_16=3", defWarpItems},
-		{"items", "-DCTM_ITEMS_F32=16 -DCTM_ITEMS_16=8 -DCTM_GROUP_F32=2 -DCTM_GROUP_16=1 " +
-			"-DCTM_WARP_ITEMS_F32=16 -DCTM_WARP_ITEMS_16=8", [2]int{16, 8}},
-		{"persist", "-DCTM_PERSIST=1 -DCTM_GROUP_F32=2", defWarpItems},
-		{"access", "-DCTM_LAG_AFTER=1 -DCTM_XLOAD_WARP=1 -DCTM_STORE_WARP=1 -DCTM_SIN64_16=1 -DCTM_LOAD_SEQ=1", defWarpItems},
-		{"warp32", "-DCTM_WARP_ITEMS_F32=8 -DCTM_WARP_ITEMS_16=32", [2]int{8, 32}},
-	} {
-		exe := filepath.Join(dir, "emulate-"+build.name)
-		args := []string{"-std=c++20", "-O1", "-o", exe}
-		args = append(args, strings.Fields(build.flags)...)
-		cmd := exec.Command(gxx, append(args, "emulate.cc")...)
-		cmd.Dir = "kernels"
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("building the emulator %s: %v\n%s", build.name, err, out)
-		}
-		t.Run(build.name, func(t *testing.T) {
-			t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe, 32*build.witems[0]) })
-			t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe, 32*build.witems[1]) })
-			t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe, 32*build.witems[1]) })
-			if build.name == "default" {
-				t.Run("nonfinite", func(t *testing.T) {
-					testEmulatedNonFinite[float32](t, exe, 32*build.witems[0])
-					testEmulatedNonFinite[Float16](t, exe, 32*build.witems[1])
-					testEmulatedNonFinite[BFloat16](t, exe, 32*build.witems[1])
-				})
-			}
-		})
+	exe := filepath.Join(t.TempDir(), "emulate")
+	cmd := exec.Command(gxx, "-std=c++20", "-O1", "-o", exe, "emulate.cc")
+	cmd.Dir = "testdata"
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building the emulator: %v\n%s", err, out)
 	}
+	t.Run("float32", func(t *testing.T) { testEmulated[float32](t, exe) })
+	t.Run("Float16", func(t *testing.T) { testEmulated[Float16](t, exe) })
+	t.Run("BFloat16", func(t *testing.T) { testEmulated[BFloat16](t, exe) })
+	t.Run("nonfinite", func(t *testing.T) {
+		testEmulatedNonFinite[float32](t, exe)
+		testEmulatedNonFinite[Float16](t, exe)
+		testEmulatedNonFinite[BFloat16](t, exe)
+	})
 }
 
 // emuShapes are the emulated shapes: edge cases, partial and full chunks,
@@ -84,10 +58,9 @@ var emuShapes = []struct{ rows, n, cf int }{
 	{2, 3 * 2048, 1024}, {2, 2048 + 1500, 1000},
 }
 
-// testEmulated runs the emulator's kernels on emuShapes: the look-back
-// kernel on all, the direct kernel on windows up to TrailingMeanDirectMax,
-// the warp kernel on windows up to warpMax.
-func testEmulated[T Storage](t *testing.T, exe string, warpMax int) {
+// testEmulated runs every kernel that takes a window (gpuModes) on
+// emuShapes.
+func testEmulated[T Storage](t *testing.T, exe string) {
 	t.Parallel()
 	rng := rand.New(rand.NewPCG(12, uint64(len(typeName[T]()))))
 	vec := 16 / elemSize[T]()
@@ -99,52 +72,36 @@ func testEmulated[T Storage](t *testing.T, exe string, warpMax int) {
 		cpu := make([]T, len(x))
 		CausalTrailingMean(cpu, x, sh.rows, sh.n, sh.cf)
 		m := mis[si%len(mis)]
-		modes := []string{"lookback"}
-		if sh.cf <= TrailingMeanDirectMax {
-			modes = append(modes, "direct")
-		}
-		if sh.cf <= warpMax {
-			modes = append(modes, "warp")
-		}
-		for _, mode := range modes {
-			name := fmt.Sprintf("%dx%d/cf%d/%s/x+%d/y+%d", sh.rows, sh.n, sh.cf, mode, m[0], m[1])
-			got := runEmulator(t, exe, mode, x, sh.rows, sh.n, sh.cf, m[0], m[1], 2)
+		for _, k := range gpuModes[T](sh.cf) {
+			name := fmt.Sprintf("%dx%d/cf%d/%s/x+%d/y+%d", sh.rows, sh.n, sh.cf, gpuKernelNames[k], m[0], m[1])
+			got := runEmulator(t, exe, gpuKernelNames[k], x, sh.rows, sh.n, sh.cf, m[0], m[1], 2)
 			t.Run(name, func(t *testing.T) {
 				checkMeansFP32(t, got, src, sh.rows, sh.n, sh.cf)
 				checkAgreeCPU(t, got, cpu, src, sh.rows, sh.n, sh.cf)
 			})
 		}
-		if si%3 == 0 {
-			x := toStorage[T](gen(rng, "normal", sh.rows*sh.n))
-			got := runEmulator(t, exe, "eager", x, sh.rows, sh.n, sh.cf, 0, 0, 1)
-			checkEager(t, fmt.Sprintf("eager %dx%d cf %d", sh.rows, sh.n, sh.cf), got, fromStorage(x), sh.rows, sh.n, sh.cf)
+	}
+}
+
+// testEmulatedNonFinite runs the non-finite cases (nonFiniteCases) in every
+// kernel that takes them.
+func testEmulatedNonFinite[T Storage](t *testing.T, exe string) {
+	for i, c := range nonFiniteCases {
+		x := nonFiniteInput[T](i)
+		for _, k := range gpuModes[T](c.cf) {
+			got := runEmulator(t, exe, gpuKernelNames[k], x, 1, c.n, c.cf, 0, 0, 1)
+			t.Run(fmt.Sprintf("%s/%d/%s", storageSuffix[T](), i, gpuKernelNames[k]), func(t *testing.T) { checkNonFinite(t, got, x, i) })
 		}
 	}
 }
 
 // runEmulator runs one kernel of the emulator on x and returns its output.
-// testEmulatedNonFinite runs the non-finite cases (nonFiniteCases) in every
-// kernel that takes them.
-func testEmulatedNonFinite[T Storage](t *testing.T, exe string, warpMax int) {
-	for i, c := range nonFiniteCases {
-		x := nonFiniteInput[T](i)
-		modes := []string{"lookback", "direct"}
-		if c.cf <= warpMax {
-			modes = append(modes, "warp")
-		}
-		for _, mode := range modes {
-			got := runEmulator(t, exe, mode, x, 1, c.n, c.cf, 0, 0, 1)
-			t.Run(fmt.Sprintf("%s/%d/%s", storageSuffix[T](), i, mode), func(t *testing.T) { checkNonFinite(t, got, x, i) })
-		}
-	}
-}
-
-func runEmulator[T Storage](t *testing.T, exe, mode string, x []T, rows, n, cf, xmis, ymis, reps int) []T {
+func runEmulator[T Storage](t *testing.T, exe, kernel string, x []T, rows, n, cf, xmis, ymis, reps int) []T {
 	t.Helper()
 	sfx := storageSuffix[T]()
 	es := elemSize[T]()
 	in := unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(x))), len(x)*es)
-	args := []string{sfx, mode}
+	args := []string{sfx, kernel}
 	for _, v := range []int{rows, n, cf, xmis, ymis, reps} {
 		args = append(args, strconv.Itoa(v))
 	}

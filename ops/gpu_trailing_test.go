@@ -47,21 +47,16 @@ var gpuShapes = []struct{ rows, n, cf int }{
 	{4, 2048, 1}, {2, 10240, 2047},
 }
 
-// gpuModes lists the kernels a shape can take: the warp kernel and the
-// block-wide direct kernel where the window allows them, and the look-back
-// kernel always (forced for short windows).
-func gpuModes(cf int) []gpuTrailingOptions {
-	switch {
-	case cf <= 32*trailingMeanItems16:
-		return []gpuTrailingOptions{{}, {block: true}, {lookback: true}}
-	case cf <= TrailingMeanDirectMax:
-		return []gpuTrailingOptions{{}, {lookback: true}}
+// gpuModes lists the kernels that take windows of cf samples of T: the one
+// NewGPUTrailingMean launches and those after it (the look-back kernel
+// always).
+func gpuModes[T Storage](cf int) []gpuKernel {
+	var ks []gpuKernel
+	for k := gpuKernelFor[T](cf); k <= gpuLookback; k++ {
+		ks = append(ks, k)
 	}
-	return []gpuTrailingOptions{{}}
+	return ks
 }
-
-// modeName names the kernel g runs.
-func modeName[T Storage](g *GPUTrailingMean[T]) string { return g.Kernel() }
 
 func TestGPUTrailingMean(t *testing.T) {
 	gpuDevice(t)
@@ -79,15 +74,15 @@ func testGPUTrailing[T Storage](t *testing.T) {
 		src := fromStorage(x)
 		cpu := make([]T, len(x))
 		CausalTrailingMean(cpu, x, sh.rows, sh.n, sh.cf)
-		for _, opt := range gpuModes(sh.cf) {
+		for _, k := range gpuModes[T](sh.cf) {
 			name := fmt.Sprintf("%dx%d/cf%d/%s", sh.rows, sh.n, sh.cf, kind)
 			gpuDo(t, func(c *cuda.Ctx) error {
-				g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, opt)
+				g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, k)
 				if err != nil {
 					return err
 				}
 				defer g.Free(c)
-				name += "/" + modeName(g)
+				name += "/" + g.Kernel()
 				dst := make([]T, len(x))
 				nanFill(dst)
 				if err := g.ApplyHost(c, dst, x); err != nil {
@@ -246,75 +241,6 @@ func checkIdentical[T Storage](t *testing.T, a, b []T) {
 	}
 }
 
-// TestGPUTrailingMeanGroups runs the fused kernels built with other numbers
-// of chunks per block, samples per thread and persistent direct kernels
-// (the benchmarks compare them) on shapes whose groups straddle rows, and
-// one with more groups than a persistent grid has blocks.
-func TestGPUTrailingMeanGroups(t *testing.T) {
-	gpuDevice(t)
-	t.Run("float32", testGPUGroups[float32])
-	t.Run("BFloat16", testGPUGroups[BFloat16])
-}
-
-func testGPUGroups[T Storage](t *testing.T) {
-	rng := rand.New(rand.NewPCG(4, uint64(len(typeName[T]()))))
-	var opts []gpuTrailingOptions
-	for _, group := range []int{1, 2, 3, 4} {
-		for _, lookback := range []bool{false, true} {
-			opt := gpuTrailingOptions{group: group, lookback: lookback}
-			if group == 2 {
-				opt.minBlocks = 4
-			}
-			opts = append(opts, opt)
-		}
-	}
-	opts = append(opts, gpuTrailingOptions{items: 8}, gpuTrailingOptions{items: 16},
-		gpuTrailingOptions{items: 16, lookback: true}, gpuTrailingOptions{persist: 1},
-		gpuTrailingOptions{persist: 1, group: 2}, gpuTrailingOptions{persist: 2, items: 8},
-		gpuTrailingOptions{persist: 2, items: 16, group: 3}, gpuTrailingOptions{minBlocks: 8},
-		gpuTrailingOptions{minBlocks: 6, items: 8})
-	for _, sh := range []struct{ rows, n, cf int }{{3, 3*2048 + 5, 100}, {5, 2 * 2048, 7}, {2, 5*2048 + 1, 3000},
-		{64, 4*2048 + 7, 100}, {64, 4*2048 + 8, 100}, {300, 3*2048 + 16, 2048}, {1000, 2048 + 8, 500},
-		{4, 4 * 2048, 102}, {3, 3*2048 + 16, 101}} {
-		x := toStorage[T](gen(rng, "offset", sh.rows*sh.n))
-		src := fromStorage(x)
-		for _, opt := range opts {
-			dst := make([]T, len(x))
-			mode := ""
-			gpuDo(t, func(c *cuda.Ctx) error {
-				g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, opt)
-				if err != nil {
-					return err
-				}
-				defer g.Free(c)
-				mode = modeName(g)
-				return g.ApplyHost(c, dst, x)
-			})
-			t.Run(fmt.Sprintf("%dx%d/cf%d/%s/%s", sh.rows, sh.n, sh.cf, optName(opt), mode), func(t *testing.T) {
-				checkMeansFP32(t, dst, src, sh.rows, sh.n, sh.cf)
-			})
-		}
-	}
-}
-
-// optName names the kernel options opt sets (besides lookback).
-func optName(opt gpuTrailingOptions) string {
-	s := "default"
-	if opt.group > 0 {
-		s = fmt.Sprintf("group%d", opt.group)
-	}
-	if opt.minBlocks > 0 {
-		s += fmt.Sprintf("/minblocks%d", opt.minBlocks)
-	}
-	if opt.items > 0 {
-		s += fmt.Sprintf("/items%d", opt.items)
-	}
-	if opt.persist > 0 {
-		s += fmt.Sprintf("/persist%d", opt.persist)
-	}
-	return s
-}
-
 // TestGPUTrailingMeanUnaligned applies the op to device arrays that start
 // 1 … 7 elements past a 16-byte boundary, so that loads, lagged loads and
 // stores all take their unaligned paths.
@@ -364,7 +290,7 @@ func testGPUUnaligned[T Storage](t *testing.T) {
 				if err := cuda.Download(c, dst, py); err != nil {
 					return err
 				}
-				t.Run(fmt.Sprintf("cf%d/x+%d/y+%d/%s", cf, mis[0], mis[1], modeName(g)), func(t *testing.T) {
+				t.Run(fmt.Sprintf("cf%d/x+%d/y+%d/%s", cf, mis[0], mis[1], g.Kernel()), func(t *testing.T) {
 					checkMeansFP32(t, dst, src, rows, n, cf)
 				})
 				return nil
@@ -377,8 +303,7 @@ func testGPUUnaligned[T Storage](t *testing.T) {
 // one row of 10 000 000 float32 samples with mean 1000 and SD 1 (1 000 000
 // with -short), windows of 100 (direct and look-back) and of the whole row
 // (look-back); every output within 4 float32 ulps of 1000 of the float64
-// reference (and within the kernels' float32 bound). The eager
-// formulation on the GPU must miss that bound on the same data.
+// reference (and within the kernels' float32 bound).
 func TestGPUTrailingMeanLongRow(t *testing.T) {
 	gpuDevice(t)
 	n := 10_000_000
@@ -400,9 +325,9 @@ func TestGPUTrailingMeanLongRow(t *testing.T) {
 	for _, cf := range []int{100, n} {
 		ref := make([]float64, n)
 		CausalTrailingMeanRef(ref, src, 1, n, cf)
-		for _, opt := range gpuModes(cf) {
+		for _, k := range gpuModes[float32](cf) {
 			gpuDo(t, func(c *cuda.Ctx) error {
-				g, err := newGPUTrailingMean[float32](c, 1, n, cf, opt)
+				g, err := newGPUTrailingMean[float32](c, 1, n, cf, k)
 				if err != nil {
 					return err
 				}
@@ -411,37 +336,13 @@ func TestGPUTrailingMeanLongRow(t *testing.T) {
 				if err := g.ApplyHost(c, dst, x); err != nil {
 					return err
 				}
-				mode := modeName(g)
+				mode := g.Kernel()
 				if e, at := maxErr(dst, ref); !(e <= bound) {
 					t.Errorf("%s cf %d: max error %g at %d, bound %g", mode, cf, e, at, bound)
 				} else {
 					t.Logf("%s cf %d: max error %.3g (bound %.3g)", mode, cf, e, bound)
 				}
 				checkMeansFP32(t, dst, src, 1, n, cf)
-				if g.Lookback() {
-					return nil
-				}
-				// The eager formulation on the same data.
-				bx, err := c.Alloc(4 * n)
-				if err != nil {
-					return err
-				}
-				defer c.Free(bx)
-				if err := cuda.Upload(c, bx.Ptr, x); err != nil {
-					return err
-				}
-				if err := g.ApplyEager(c, bx.Ptr, bx.Ptr); err != nil {
-					return err
-				}
-				eager := make([]float32, n)
-				if err := cuda.Download(c, eager, bx.Ptr); err != nil {
-					return err
-				}
-				if e, _ := maxErr(eager, ref); e <= bound {
-					t.Errorf("eager cf %d: max error %g within the bound %g: the data does not stress accumulation", cf, e, bound)
-				} else {
-					t.Logf("eager cf %d: max error %.3g", cf, e)
-				}
 				return nil
 			})
 		}
@@ -493,81 +394,6 @@ func testGPUError[T Storage](t *testing.T) {
 	}
 }
 
-// TestGPUTrailingMeanEager checks the GPU eager formulation against the
-// reference on short rows, with the CPU eager test's tolerance (a few
-// float32 units of the prefix magnitude), out of place and in place.
-func TestGPUTrailingMeanEager(t *testing.T) {
-	gpuDevice(t)
-	t.Run("float32", testGPUEager[float32])
-	t.Run("Float16", testGPUEager[Float16])
-	t.Run("BFloat16", testGPUEager[BFloat16])
-}
-
-func testGPUEager[T Storage](t *testing.T) {
-	rng := rand.New(rand.NewPCG(8, 10))
-	for _, sh := range gpuShapes {
-		x := toStorage[T](gen(rng, "normal", sh.rows*sh.n))
-		src := fromStorage(x)
-		for _, inPlace := range []bool{false, true} {
-			dst := make([]T, len(x))
-			gpuDo(t, func(c *cuda.Ctx) error {
-				g, err := NewGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf)
-				if err != nil {
-					return err
-				}
-				defer g.Free(c)
-				es := elemSize[T]()
-				bx, err := c.Alloc(len(x) * es)
-				if err != nil {
-					return err
-				}
-				defer c.Free(bx)
-				by, err := c.Alloc(len(x) * es)
-				if err != nil {
-					return err
-				}
-				defer c.Free(by)
-				if err := c.Memset8(by.Ptr, 0xff, by.Bytes); err != nil {
-					return err
-				}
-				if err := cuda.Upload(c, bx.Ptr, x); err != nil {
-					return err
-				}
-				out := by.Ptr
-				if inPlace {
-					out = bx.Ptr
-				}
-				if err := g.ApplyEager(c, out, bx.Ptr); err != nil {
-					return err
-				}
-				return cuda.Download(c, dst, out)
-			})
-			checkEager(t, fmt.Sprintf("%dx%d cf %d in place %v", sh.rows, sh.n, sh.cf, inPlace), dst, src, sh.rows, sh.n, sh.cf)
-		}
-	}
-}
-
-// checkEager fails t unless got is within the float32 cumsum's error of the
-// reference (testEager's tolerance).
-func checkEager[T Storage](t *testing.T, name string, dst []T, src []float64, rows, n, cf int) {
-	t.Helper()
-	ref := make([]float64, len(src))
-	CausalTrailingMeanRef(ref, src, rows, n, cf)
-	got := fromStorage(dst)
-	for r := range rows {
-		var prefix float64
-		for tt := range n {
-			i := r*n + tt
-			prefix += math.Abs(src[i])
-			k := float64(min(tt+1, cf))
-			tol := 4*float64(tt+2)*0x1p-24*prefix/k + math.Abs(roundTo[T](ref[i])-ref[i]) + 0x1p-24*math.Abs(ref[i])
-			if !(math.Abs(got[i]-ref[i]) <= tol) {
-				t.Fatalf("%s: [%d, %d] = %v, want %v ± %g", name, r, tt, got[i], ref[i], tol)
-			}
-		}
-	}
-}
-
 // TestGPUTrailingMeanPanics checks the shape and pointer misuse panics,
 // which happen before any device call.
 func TestGPUTrailingMeanPanics(t *testing.T) {
@@ -582,7 +408,7 @@ func TestGPUTrailingMeanPanics(t *testing.T) {
 		{"null pointer", func() { g.Apply(nil, 0, 64) }},
 		{"misaligned", func() { g.Apply(nil, 64, 66) }},
 		{"overlap", func() { g.Apply(nil, 64, 64+4*15) }},
-		{"eager overlap", func() { g.ApplyEager(nil, 64+4, 64) }},
+		{"kernel too short", func() { newGPUTrailingMean[float32](nil, 2, 3, 257, gpuWarp) }},
 		{"host length", func() { g.ApplyHost(nil, make([]float32, 15), make([]float32, 16)) }},
 	}
 	for _, c := range cases {
@@ -659,9 +485,9 @@ func TestGPUTrailingMeanNonFinite(t *testing.T) {
 func testGPUNonFinite[T Storage](t *testing.T) {
 	for i, c := range nonFiniteCases {
 		x := nonFiniteInput[T](i)
-		for _, opt := range gpuModes(c.cf) {
+		for _, k := range gpuModes[T](c.cf) {
 			gpuDo(t, func(ctx *cuda.Ctx) error {
-				g, err := newGPUTrailingMean[T](ctx, 1, c.n, c.cf, opt)
+				g, err := newGPUTrailingMean[T](ctx, 1, c.n, c.cf, k)
 				if err != nil {
 					return err
 				}
@@ -670,7 +496,7 @@ func testGPUNonFinite[T Storage](t *testing.T) {
 				if err := g.ApplyHost(ctx, dst, x); err != nil {
 					return err
 				}
-				t.Run(fmt.Sprintf("%d/%s", i, modeName(g)), func(t *testing.T) { checkNonFinite(t, dst, x, i) })
+				t.Run(fmt.Sprintf("%d/%s", i, g.Kernel()), func(t *testing.T) { checkNonFinite(t, dst, x, i) })
 				return nil
 			})
 		}

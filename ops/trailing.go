@@ -98,8 +98,6 @@ const (
 	isaAVX512            // amd64 with AVX-512 F, BW and VL
 )
 
-var isaNames = [...]string{isaGo: "go", isaAVX2: "avx2", isaAVX512: "avx512"}
-
 // trailingMean runs the fused pass on up to workers goroutines with the
 // kernels of the given instruction set (capped at the best available).
 func trailingMean[T Storage](dst, src []T, rows, n, cf int, inPlace bool, level isa, workers int) {

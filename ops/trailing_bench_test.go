@@ -58,11 +58,11 @@ func benchTrailing[T Storage](b *testing.B) {
 		})
 		if sh.cf == 100 {
 			b.Run(shape+"/eager", func(b *testing.B) {
-				work := CausalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, nil)
+				work := causalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, nil)
 				b.SetBytes(bytes)
 				c0 := cpuSeconds()
 				for b.Loop() {
-					CausalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, work)
+					causalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, work)
 				}
 				reportCPU(b, c0)
 			})

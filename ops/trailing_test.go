@@ -28,6 +28,8 @@ type impl struct {
 	level isa
 }
 
+var isaNames = [...]string{isaGo: "go", isaAVX2: "avx2", isaAVX512: "avx512"}
+
 // impls are the kernel sets this CPU supports, best first, down to Go.
 var impls = func() []impl {
 	var out []impl
@@ -400,7 +402,7 @@ func TestLongRowOffset(t *testing.T) {
 			checkMeansRef(t, dst, src, ref, 1, n, cf)
 		}
 		eager := make([]float32, n)
-		CausalTrailingMeanEager(eager, x, 1, n, cf, nil)
+		causalTrailingMeanEager(eager, x, 1, n, cf, nil)
 		if e, _ := maxErr(eager); e <= bound {
 			t.Errorf("eager cf %d: max error %g within the bound %g: the test data does not stress accumulation", cf, e, bound)
 		} else {
@@ -475,9 +477,9 @@ func testEager[T Storage](t *testing.T) {
 			nanFill(dst)
 			if inPlace {
 				copy(dst, x)
-				CausalTrailingMeanEager(dst, dst, sh.rows, sh.n, sh.cf, nil)
+				causalTrailingMeanEager(dst, dst, sh.rows, sh.n, sh.cf, nil)
 			} else {
-				CausalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, nil)
+				causalTrailingMeanEager(dst, x, sh.rows, sh.n, sh.cf, nil)
 			}
 			got := fromStorage(dst)
 			for r := range sh.rows {
@@ -597,7 +599,7 @@ func TestPanics(t *testing.T) {
 		{"short src", func() { CausalTrailingMean(make([]float32, 12), x[:11], 3, 4, 1) }},
 		{"partial overlap", func() { CausalTrailingMean(x[1:], x[:11], 1, 11, 2) }},
 		{"ref shape", func() { CausalTrailingMeanRef(make([]float64, 3), make([]float64, 4), 1, 4, 1) }},
-		{"eager work", func() { CausalTrailingMeanEager(x, x, 3, 4, 2, make([]float32, 5)) }},
+		{"eager work", func() { causalTrailingMeanEager(x, x, 3, 4, 2, make([]float32, 5)) }},
 	}
 	for _, c := range cases {
 		func() {
@@ -638,7 +640,7 @@ func testErrorPerType[T Storage](t *testing.T, halfUlp float64) {
 	got := make([]T, len(x))
 	CausalTrailingMean(got, x, rows, n, cf)
 	eager := make([]float32, len(x))
-	CausalTrailingMeanEager(eager, toStorage[float32](src), rows, n, cf, nil)
+	causalTrailingMeanEager(eager, toStorage[float32](src), rows, n, cf, nil)
 	g := fromStorage(got)
 	var maxAbs, maxRel, maxEager float64
 	var notNearest int

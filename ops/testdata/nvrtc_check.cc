@@ -5,7 +5,8 @@
 //     nvrtc_check SOURCE [NVRTC-OPTION...]
 //
 // e.g. nvrtc_check trailing_mean.cu --gpu-architecture=sm_90 -std=c++17
-// -Xptxas=-v -DCTM_LAG_AFTER=1. It prints the NVRTC version and the
+// -Xptxas=-v (the test writes ops.TrailingMeanCUDA, the include expanded,
+// to a file first). It prints the NVRTC version and the
 // compiler's log (with -Xptxas=-v: registers and spills per kernel) and
 // exits 0 when the source compiles to a cubin, 1 when it does not, 3 when
 // no NVRTC library is found. Build:

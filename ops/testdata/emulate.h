@@ -1,7 +1,7 @@
-// emulate.h lets trailing_mean.cu compile as host C++ (g++ -std=c++20) for
-// tests on machines without a GPU: CUDA's builtins are defined here, a
-// block's 256 threads run as fibers (ucontext) on one OS thread, switching
-// at barriers (__syncthreads, and warp shuffles, which exchange values
+// emulate.h lets ../kernels/trailing_mean.cu compile as host C++ (g++
+// -std=c++20) for ops' tests on machines without a GPU: CUDA's builtins are
+// defined here, a block's threads (up to 256) run as fibers (ucontext) on
+// one OS thread, switching at barriers (__syncthreads, and warp shuffles, which exchange values
 // through per-warp slots), and blocks run one after another in block order.
 // That checks the kernels' indexing, arithmetic, rounding and look-back
 // protocol (with predecessors always finished), not their concurrency or
@@ -134,30 +134,6 @@ inline float __uint_as_float(unsigned u)
 {
     float f;
     std::memcpy(&f, &u, 4);
-    return f;
-}
-
-inline int __double2hiint(double d)
-{
-    uint64_t b;
-    std::memcpy(&b, &d, 8);
-    return (int)(uint32_t)(b >> 32);
-}
-
-inline int __double2loint(double d)
-{
-    uint64_t b;
-    std::memcpy(&b, &d, 8);
-    return (int)(uint32_t)b;
-}
-
-inline float __double2float_rn(double d) { return (float)d; }
-
-inline float __double2float_rz(double d)
-{
-    float f = (float)d;
-    if (std::isnan(d) || std::isinf(d)) return f;
-    if (std::fabs((double)f) > std::fabs(d)) f = std::nextafter(f, 0.0f);
     return f;
 }
 
