@@ -9,6 +9,7 @@ import (
 
 	"dspk/compute"
 	"dspk/detect"
+	"dspk/phy"
 	"dspk/pipeline"
 	"dspk/probe"
 	"dspk/recording"
@@ -17,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:  "detect",
-		short: "detect spikes (Kilosort4's universal templates) and write a Phy/SpikeInterface folder",
+		short: "detect spikes (Kilosort4's universal templates) and write a Phy/SpikeInterface folder with a drift raster",
 		usage: "REC",
 		example: `dspk detect -o det1 run_g0_t0.imec0.ap.bin
 dspk detect -o det1 -device cpu -threshold 8 -tmin 0 -tmax 600 run_g0_t0.imec0.ap.bin
@@ -45,7 +46,7 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 				if err != nil {
 					return err
 				}
-				printSummary(cmdOut, sum)
+				printSummary(cmdOut, sum, df.out)
 				return nil
 			}
 		},
@@ -69,7 +70,9 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists")
 }
 
-// runDetect opens the device, builds the pipeline and writes the folder.
+// runDetect opens the device, builds the pipeline and writes the folder
+// df.out (with its drift raster). The folder is reserved before any work,
+// so an existing one is refused at once.
 func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, error) {
 	dev, reason, err := compute.Open(df.device)
 	if err != nil {
@@ -84,12 +87,7 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		return nil, err
 	}
 	defer p.Close()
-	used, err := useDevice(p, dev, log)
-	if err != nil {
-		return nil, err
-	}
-	p.Progress = newBar()
-	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: used, DatPath: datPath(rec)}
+	opt := pipeline.RunOptions{}
 	if df.templates != "" {
 		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
 		if err != nil {
@@ -97,7 +95,17 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
-	return p.WriteDetections(context.Background(), opt)
+	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec),
+		Extra: func(dir string) error { return plotFolder(dir, filepath.Join(dir, rasterFile), "") }})
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	if opt.Device, err = useDevice(p, dev, log); err != nil {
+		return nil, err
+	}
+	p.Progress = newBar()
+	return p.Run(context.Background(), w, opt)
 }
 
 // useDevice puts the pipeline's preprocessing on dev when it is a GPU and
@@ -121,8 +129,9 @@ func datPath(rec recording.Recording) string {
 	return rec.Name()
 }
 
-func printSummary(w io.Writer, s *pipeline.Summary) {
-	fmt.Fprintf(w, "Detected %d spikes in %d windows (%.1f s of recording) in %.1f s, %.1f× real time; "+
-		"%d template centres; results in %s.\n",
-		s.Spikes, s.Windows, s.Seconds, s.WallSeconds, s.TimesRealTime, s.Centres, s.Out)
+// printSummary prints the closing line of detect: what was found, how
+// fast (in words: faster or slower than real time) and where.
+func printSummary(w io.Writer, s *pipeline.Summary, out string) {
+	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d template centres; results in %s.\n",
+		s.Spikes, s.Windows, s.Speed(), s.Centres, out)
 }
