@@ -51,8 +51,12 @@ type Writer struct {
 	f32, feat []float32
 	i64, zero []int64
 	f64, g64  []float64
+	clusters  int
 	done      bool
 }
+
+// Clusters returns the number of provisional clusters written (after End).
+func (w *Writer) Clusters() int { return w.clusters }
 
 // Create reserves the output folder out (refusing an existing one unless
 // opt.Overwrite) and returns the writer that fills it.
@@ -330,6 +334,7 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	if err := w.od.Commit(); err != nil {
 		return err
 	}
+	w.clusters = K
 	w.done = true
 	return nil
 }

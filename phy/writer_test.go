@@ -159,7 +159,18 @@ func TestSimilarityPlain(t *testing.T) {
 				chans[k] = append(chans[k], int32(start+j))
 			}
 			dense[k] = make([]float32, sz.nt*sz.C)
+			for i := range dense[k] {
+				dense[k][i] = float32(math.NaN()) // denseTemplate must overwrite all
+			}
 			denseTemplate(dense[k], w[k], chans[k], wpca, sz.p, sz.nt, sz.C)
+		}
+		for k := range sz.K {
+			for i, v := range dense[k] {
+				c := i % sz.C
+				if on := slices.Contains(chans[k], int32(c)); math.IsNaN(float64(v)) || !on && v != 0 {
+					t.Fatalf("%+v: template %d holds %g on channel %d (its channels %v)", sz, k, v, c, chans[k])
+				}
+			}
 		}
 		got := similarity(w, chans, wpca, sz.p, sz.nt, sz.C)
 		for a := range sz.K {

@@ -74,11 +74,11 @@ func demo(out string, dur time.Duration, seed uint64, device string, drift float
 	df := detectFlags{out: detDir, device: device}
 	df.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	df.out, df.device = detDir, device
-	sum, err := runDetect(rec, pr, &pf, &df, cmdErr)
+	sum, k, err := runDetect(rec, pr, &pf, &df, cmdErr)
 	if err != nil {
 		return err
 	}
-	printSummary(cmdOut, sum, detDir)
+	printSummary(cmdOut, sum, k, detDir)
 
 	r, err := compareDirs(filepath.Join(simDir, "truth"), detDir, compare.DefaultOptions())
 	if err != nil {

@@ -42,11 +42,11 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 					return err
 				}
 				defer rec.Close()
-				sum, err := runDetect(rec, pr, &pf, &df, cmdErr)
+				sum, k, err := runDetect(rec, pr, &pf, &df, cmdErr)
 				if err != nil {
 					return err
 				}
-				printSummary(cmdOut, sum, df.out)
+				printSummary(cmdOut, sum, k, df.out)
 				return nil
 			}
 		},
@@ -71,12 +71,13 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 }
 
 // runDetect opens the device, builds the pipeline and writes the folder
-// df.out (with its drift raster). The folder is reserved before any work,
-// so an existing one is refused at once.
-func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, error) {
+// df.out (with its drift raster); it returns the summary and the number
+// of provisional clusters. The folder is reserved before any work, so an
+// existing one is refused at once.
+func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, int, error) {
 	dev, reason, err := compute.Open(df.device)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer dev.Close()
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
@@ -84,28 +85,32 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	cfg.ThUniversal = df.threshold
 	p, err := pipeline.New(rec, pr, cfg)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer p.Close()
 	opt := pipeline.RunOptions{}
 	if df.templates != "" {
 		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
 	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec),
 		Extra: func(dir string) error { return plotFolder(dir, filepath.Join(dir, rasterFile), "") }})
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer w.Close()
 	if opt.Device, err = useDevice(p, dev, log); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	p.Progress = newBar()
-	return p.Run(context.Background(), w, opt)
+	sum, err := p.Run(context.Background(), w, opt)
+	if err != nil {
+		return nil, 0, err
+	}
+	return sum, w.Clusters(), nil
 }
 
 // useDevice puts the pipeline's preprocessing on dev when it is a GPU and
@@ -131,7 +136,7 @@ func datPath(rec recording.Recording) string {
 
 // printSummary prints the closing line of detect: what was found, how
 // fast (in words: faster or slower than real time) and where.
-func printSummary(w io.Writer, s *pipeline.Summary, out string) {
-	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d template centres; results in %s.\n",
-		s.Spikes, s.Windows, s.Speed(), s.Centres, out)
+func printSummary(w io.Writer, s *pipeline.Summary, clusters int, out string) {
+	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d provisional clusters of %d template centres; results in %s.\n",
+		s.Spikes, s.Windows, s.Speed(), clusters, s.Centres, out)
 }
