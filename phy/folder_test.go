@@ -109,16 +109,40 @@ func simulate(t *testing.T, seconds float64, seed uint64, pr *probe.Probe) *sim.
 	return rec
 }
 
+// folderSeconds is the length of the NP1 and NP2 simulations of the
+// folder tests: 1.2 s, or DSPK_PHY_SECONDS (e.g. 60 for the issue's
+// full-length check; several minutes on 2 cores).
+func folderSeconds(t *testing.T) float64 {
+	if v := os.Getenv("DSPK_PHY_SECONDS"); v != "" {
+		s, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(s > 0) {
+			t.Fatalf("DSPK_PHY_SECONDS=%q", v)
+		}
+		return s
+	}
+	return 1.2
+}
+
+// folderConfig is shortConfig for the short simulations and Kilosort4's
+// defaults for long ones.
+func folderConfig() pipeline.Config {
+	if os.Getenv("DSPK_PHY_SECONDS") != "" {
+		return pipeline.DefaultConfig()
+	}
+	return shortConfig()
+}
+
 func TestFolderNP1(t *testing.T) {
-	rec := simulate(t, 1.2, 3, nil)
-	dir, tw := detectFolder(t, rec, rec.Probe(), shortConfig())
+	rec := simulate(t, folderSeconds(t), 3, nil)
+	dir, tw := detectFolder(t, rec, rec.Probe(), folderConfig())
 	checkFolder(t, dir, tw)
+	t.Logf("%d spikes, %d clusters", tw.spikes.Len(), len(u32s(t, dir, "pc_feature_ind.npy"))/tw.info.Grid.NC)
 }
 
 func TestFolderFourShankNP2(t *testing.T) {
 	pr := fourShankNP2()
-	rec := simulate(t, 1.2, 4, pr)
-	dir, tw := detectFolder(t, rec, pr, shortConfig())
+	rec := simulate(t, folderSeconds(t), 4, pr)
+	dir, tw := detectFolder(t, rec, pr, folderConfig())
 	checkFolder(t, dir, tw)
 	// Clusters on every shank, numbered shank by shank.
 	tpl := i32s(t, dir, "spike_templates.npy")
@@ -135,6 +159,7 @@ func TestFolderFourShankNP2(t *testing.T) {
 	if last != 3 || len(tpl) == 0 {
 		t.Errorf("clusters reach shank %d only", last)
 	}
+	t.Logf("%d spikes, %d clusters", len(tpl), len(ind)/nc)
 }
 
 // TestPeaksChannelIndexIsRecordingChannel detects a SpikeGLX recording
@@ -338,7 +363,7 @@ func checkFolder(t *testing.T, dir string, tw *tee) {
 			}
 		}
 	}
-	checkSimilarity(t, tmpl, sim, K, nt, C, K)
+	checkSimilarity(t, tmpl, sim, K, nt, C, min(K, 60))
 
 	// phylib _load_channel_map (uint32/int32/int64, ≤ n_channels_dat − 1),
 	// _load_channel_positions (C × 2, distinct), _load_channel_shanks.
