@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // ParamsPy holds the entries of Phy's params.py.
@@ -30,7 +31,7 @@ type ParamsPy struct {
 }
 
 // WriteParamsPy writes p as Phy's params.py at path, one "key = value" line
-// per entry in Python literal syntax:
+// per entry in Python literal syntax, ASCII only (see [pyQuoteASCII]):
 //
 //	dat_path = 'recording.imec0.ap.bin'
 //	n_channels_dat = 385
@@ -71,19 +72,19 @@ func formatParamsPy(p ParamsPy) ([]byte, error) {
 	var b strings.Builder
 	b.WriteString("dat_path = ")
 	if len(p.DatPath) == 1 {
-		b.WriteString(pyQuote(p.DatPath[0]))
+		b.WriteString(pyQuoteASCII(p.DatPath[0]))
 	} else {
 		b.WriteByte('[')
 		for i, s := range p.DatPath {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			b.WriteString(pyQuote(s))
+			b.WriteString(pyQuoteASCII(s))
 		}
 		b.WriteByte(']')
 	}
 	fmt.Fprintf(&b, "\nn_channels_dat = %d\n", p.NChannelsDat)
-	fmt.Fprintf(&b, "dtype = %s\n", pyQuote(p.DType))
+	fmt.Fprintf(&b, "dtype = %s\n", pyQuoteASCII(p.DType))
 	fmt.Fprintf(&b, "offset = %d\n", p.Offset)
 	fmt.Fprintf(&b, "sample_rate = %s\n", pyFloat(p.SampleRate))
 	hp := "False"
@@ -92,6 +93,48 @@ func formatParamsPy(p ParamsPy) ([]byte, error) {
 	}
 	fmt.Fprintf(&b, "hp_filtered = %s\n", hp)
 	return []byte(b.String()), nil
+}
+
+// pyQuoteASCII quotes s as a Python string literal made of ASCII
+// characters only, so that the file reads the same whatever encoding
+// Python opens it with (phylib and SpikeInterface read params.py with the
+// locale's encoding). Non-ASCII characters are written as \xNN, \uNNNN
+// or \UNNNNNNNN escapes; a byte that is not part of valid UTF-8 (a path
+// in another encoding) becomes \udcNN, the lone surrogate Python's
+// os.fsdecode gives that byte (surrogateescape), so the path encodes back
+// to the same bytes on POSIX.
+func pyQuoteASCII(s string) string {
+	var b strings.Builder
+	b.WriteByte('\'')
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n <= 1:
+			fmt.Fprintf(&b, `\udc%02x`, s[i])
+		case r == '\\' || r == '\'':
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x20 || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r < 0x80:
+			b.WriteRune(r)
+		case r <= 0xff:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case r <= 0xffff:
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			fmt.Fprintf(&b, `\U%08x`, r)
+		}
+		i += n
+	}
+	b.WriteByte('\'')
+	return b.String()
 }
 
 // pyFloat formats a finite float as Python's repr does: the shortest

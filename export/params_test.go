@@ -133,3 +133,36 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("NaN: error %v; want one naming the file", err)
 	}
 }
+
+// TestParamsPyASCII checks that params.py string literals are ASCII only
+// whatever the path holds: non-ASCII characters as \x, \u and \U escapes,
+// bytes of invalid UTF-8 as the \udcNN surrogates of Python's
+// os.fsdecode (checked against python3: eval of each literal gives the
+// string whose os.fsencode is the original bytes).
+func TestParamsPyASCII(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"/data/run.bin", `'/data/run.bin'`},
+		{"/données/µ/é", `'/donn\xe9es/\xb5/\xe9'`},
+		{"/мозг/脳/\U0001F9E0", `'/\u043c\u043e\u0437\u0433/\u8133/\U0001f9e0'`},
+		{"/latin1-\xe9t\xe9/\xff", `'/latin1-\udce9t\udce9/\udcff'`},
+		{"it's\\\n\t\x01", `'it\'s\\\n\t\x01'`},
+	} {
+		got := pyQuoteASCII(c.in)
+		if got != c.want {
+			t.Errorf("%q: got %s, want %s", c.in, got, c.want)
+		}
+		for i := range len(got) {
+			if got[i] >= 0x80 {
+				t.Errorf("%q: byte %d of %q is not ASCII", c.in, i, got)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "params.py")
+	if err := WriteParamsPy(path, ParamsPy{DatPath: []string{"/données/\xff.bin"}, NChannelsDat: 385, DType: "int16", SampleRate: 30000}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	if !strings.Contains(string(b), `dat_path = '/donn\xe9es/\udcff.bin'`) {
+		t.Errorf("params.py:\n%s", b)
+	}
+}

@@ -1,20 +1,15 @@
 package pipeline
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
 
 	"dspk/compare"
 	"dspk/detect"
-	"dspk/export"
-	"dspk/probe"
 	"dspk/recording"
-	"dspk/sim"
 )
 
 // TestDetectionQuality is the acceptance test of detection: on a simulated
@@ -30,13 +25,14 @@ func TestDetectionQuality(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := p.WriteDetections(context.Background(), FolderOptions{Out: filepath.Join(t.TempDir(), "det")})
+	var c collect
+	sum, err := p.Run(context.Background(), &c, RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	truth := rec.Truth()
-	det := compare.Spikes{Times: sum.Times, Y: make([]float64, len(sum.Y))}
-	for i, y := range sum.Y {
+	det := compare.Spikes{Times: c.spikes.Sample, Y: make([]float64, c.spikes.Len())}
+	for i, y := range c.spikes.Y {
 		det.Y[i] = float64(y)
 	}
 	r, err := compare.Match(compare.Spikes{Times: truth.SpikeTimes, Y: truth.SpikeY(), Amplitude: truth.SpikeAmplitude()},
@@ -44,8 +40,8 @@ func TestDetectionQuality(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d true, %d detected: recall %.4f, precision %.4f, bands %+v, %.1f s (%.2f× real time)",
-		r.NTruth, r.NDetected, r.Recall, r.Precision, r.Bands, sum.WallSeconds, sum.TimesRealTime)
+	t.Logf("%d true, %d detected: recall %.4f, precision %.4f, bands %+v, %s",
+		r.NTruth, r.NDetected, r.Recall, r.Precision, r.Bands, sum.Speed())
 	if r.Recall < 0.90 || r.Precision < 0.97 {
 		t.Errorf("recall %.4f (want ≥ 0.90), precision %.4f (want ≥ 0.97)", r.Recall, r.Precision)
 	}
@@ -118,119 +114,93 @@ func TestWholeEqualsWindowByWindow(t *testing.T) {
 	}
 }
 
-// TestSecondRunIdentical checks that two runs write identical files
-// (dspk.json differs only in timings and is left out).
-func TestSecondRunIdentical(t *testing.T) {
+// collect is a Sink that keeps every spike and checks the call order.
+type collect struct {
+	info   *RunInfo
+	spikes detect.Spikes
+	sum    *Summary
+	calls  []string
+}
+
+func (c *collect) Begin(info *RunInfo) error {
+	c.info = info
+	c.calls = append(c.calls, "begin")
+	return nil
+}
+
+func (c *collect) Window(_ recording.Window, s *detect.Spikes) error {
+	c.spikes.Append(s)
+	if len(c.calls) == 0 || c.calls[len(c.calls)-1] != "window" {
+		c.calls = append(c.calls, "window")
+	}
+	return nil
+}
+
+func (c *collect) End(sum *Summary) error {
+	c.sum = sum
+	c.calls = append(c.calls, "end")
+	return nil
+}
+
+// TestRunCallsSink checks that Run hands the sink Begin, the windows'
+// spikes and End in that order, with a summary that agrees with them,
+// and that an error of the sink stops the run.
+func TestRunCallsSink(t *testing.T) {
 	rec := simRecording(t, 2.1, 6)
-	dir := t.TempDir()
-	var outs []string
-	for i := 0; i < 2; i++ {
-		p, err := New(rec, rec.Probe(), shortConfig())
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := filepath.Join(dir, string(rune('a'+i)))
-		if _, err := p.WriteDetections(context.Background(), FolderOptions{Out: out}); err != nil {
-			t.Fatal(err)
-		}
-		outs = append(outs, out)
-	}
-	entries, err := os.ReadDir(outs[0])
+	p, err := New(rec, rec.Probe(), shortConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) < 15 {
-		t.Fatalf("only %d files written", len(entries))
+	var c collect
+	sum, err := p.Run(context.Background(), &c, RunOptions{Device: "cpu"})
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, e := range entries {
-		if e.Name() == "dspk.json" {
-			continue
-		}
-		a, _ := os.ReadFile(filepath.Join(outs[0], e.Name()))
-		b, err := os.ReadFile(filepath.Join(outs[1], e.Name()))
-		if err != nil || !bytes.Equal(a, b) {
-			t.Errorf("%s differs between two runs (%v)", e.Name(), err)
-		}
+	if !reflect.DeepEqual(c.calls, []string{"begin", "window", "end"}) {
+		t.Errorf("calls %v", c.calls)
+	}
+	if c.sum != sum || sum.Spikes != c.spikes.Len() || sum.Spikes == 0 || sum.Windows != p.Schedule().Windows {
+		t.Errorf("summary %+v for %d spikes", sum, c.spikes.Len())
+	}
+	if c.info.Grid.F() != sum.Centres || c.info.Templates == nil || c.info.Whitening == nil || c.info.Device != "cpu" {
+		t.Errorf("run info %+v", c.info)
+	}
+	if s := sum.Speed(); !strings.Contains(s, "real time (") {
+		t.Errorf("speed %q", s)
+	}
+	prov := Provenance(c.info, sum)
+	if prov["summary"] != sum || prov["templates"] != "learned from the data" {
+		t.Errorf("provenance %v", prov)
+	}
+	fail := &failing{}
+	if _, err := p.Run(context.Background(), fail, RunOptions{}); err == nil || fail.windows != 1 || fail.ended {
+		t.Errorf("failing sink: %v after %d windows (ended %v)", err, fail.windows, fail.ended)
 	}
 }
 
-// TestBadInputLeavesNothing checks that failing runs leave no folder,
-// temporary or final, and keep an existing one intact.
-func TestBadInputLeavesNothing(t *testing.T) {
-	dir := t.TempDir()
-	// Noise-free data: no clips to learn templates from.
-	rec := recording.NewMemory("flat.bin", make([]int16, 385*40000), 385, 30000, nil)
-	p, err := New(rec, simRecording(t, 0.1, 1).Probe(), shortConfig())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "det")
-	_, err = p.WriteDetections(context.Background(), FolderOptions{Out: out})
-	if err == nil || !strings.Contains(err.Error(), "flat.bin") {
-		t.Fatalf("flat recording: %v", err)
-	}
-	t.Logf("flat recording: %v", err)
-	if left, _ := os.ReadDir(dir); len(left) != 0 {
-		t.Fatalf("failed run left %v", left)
-	}
-	// An existing folder is refused before any work and left intact.
-	if err := os.Mkdir(out, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.WriteFile(filepath.Join(out, "keep"), []byte("x"), 0o644)
-	_, err = p.WriteDetections(context.Background(), FolderOptions{Out: out})
-	if err == nil || !strings.Contains(err.Error(), "overwrite") {
-		t.Fatalf("existing folder: %v", err)
-	}
-	if b, err := os.ReadFile(filepath.Join(out, "keep")); err != nil || string(b) != "x" {
-		t.Fatal("existing folder damaged")
-	}
-	if left, _ := os.ReadDir(dir); len(left) != 1 {
-		t.Fatalf("refused run left %v", left)
-	}
+// failing is a Sink whose first Window call fails.
+type failing struct {
+	windows int
+	ended   bool
 }
 
-// TestFewChannels runs the whole detection on a tetrode-like probe, where
-// Kilosort4's 10 nearest channels are clipped to the 4 there are: the
-// per-spike arrays must have 4 channel columns.
-func TestFewChannels(t *testing.T) {
-	cfg := sim.DefaultConfig()
-	cfg.Seconds = 6
-	cfg.Seed = 2
-	cfg.Units = 30
-	cfg.Probe = &probe.Probe{Name: "tetrode", X: []float64{0, 10, 0, 10}, Y: []float64{0, 0, 10, 10},
-		Shank: []int{0, 0, 0, 0}, ChanMap: []int{0, 1, 2, 3}, NChanFile: 5}
-	rec, err := sim.Generate(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := shortConfig()
-	c.NSkip = 1
-	p, err := New(rec, rec.Probe(), c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(t.TempDir(), "det")
-	sum, err := p.WriteDetections(context.Background(), FolderOptions{Out: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if sum.Spikes == 0 {
-		t.Fatal("no spikes on the tetrode")
-	}
-	for name, want := range map[string][]int{
-		"pc_features.npy":    {sum.Spikes, 6, 4},
-		"spike_channels.npy": {sum.Spikes, 4},
-		"channel_map.npy":    {4},
+func (f *failing) Begin(*RunInfo) error { return nil }
+func (f *failing) Window(recording.Window, *detect.Spikes) error {
+	f.windows++
+	return errors.New("disk full")
+}
+func (f *failing) End(*Summary) error { f.ended = true; return nil }
+
+func TestSpeedWording(t *testing.T) {
+	for _, c := range []struct {
+		s    Summary
+		want string
+	}{
+		{Summary{Seconds: 60, WallSeconds: 123, TimesRealTime: 60.0 / 123}, "60.0 s of recording in 123.0 s: 0.49× real time (slower than real time)"},
+		{Summary{Seconds: 60, WallSeconds: 20, TimesRealTime: 3}, "60.0 s of recording in 20.0 s: 3.00× real time (faster than real time)"},
 	} {
-		f, err := os.Open(filepath.Join(out, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _, shape, err := export.ReadNPYHeader(f)
-		f.Close()
-		if err != nil || !reflect.DeepEqual(shape, want) {
-			t.Errorf("%s: shape %v (%v), want %v", name, shape, err, want)
+		if got := c.s.Speed(); got != c.want {
+			t.Errorf("got %q, want %q", got, c.want)
 		}
 	}
 }

@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,7 +84,7 @@ func WriteSpikeGLX(dir, base string, cfg Config) (binPath string, truth *Truth, 
 		}
 	}()
 	create := func(final string) (*os.File, error) {
-		f, err := os.CreateTemp(dir, "."+filepath.Base(final)+".*.tmp")
+		f, err := createTemp(dir, "."+filepath.Base(final)+".", ".tmp")
 		if err != nil {
 			return nil, fmt.Errorf("sim: %w", err)
 		}
@@ -248,4 +251,19 @@ func spikeGLXMeta(m *model, binPath string, gain int) string {
 		b.WriteString("\r\n")
 	}
 	return b.String()
+}
+
+// createTemp creates a new file prefix+random+suffix in dir with mode 0666
+// less the umask, the mode the renamed file keeps (os.CreateTemp would
+// give 0600, leaving the recording readable by its owner only).
+func createTemp(dir, prefix, suffix string) (*os.File, error) {
+	for range 100 {
+		name := filepath.Join(dir, fmt.Sprintf("%s%08x%s", prefix, rand.Uint32(), suffix))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		return f, err
+	}
+	return nil, fmt.Errorf("no free name %s/%sXXXXXXXX%s", dir, prefix, suffix)
 }

@@ -74,11 +74,11 @@ func demo(out string, dur time.Duration, seed uint64, device string, drift float
 	df := detectFlags{out: detDir, device: device}
 	df.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	df.out, df.device = detDir, device
-	sum, err := runDetect(rec, pr, &pf, &df, cmdErr)
+	sum, k, err := runDetect(rec, pr, &pf, &df, cmdErr)
 	if err != nil {
 		return err
 	}
-	printSummary(cmdOut, sum)
+	printSummary(cmdOut, sum, k, detDir)
 
 	r, err := compareDirs(filepath.Join(simDir, "truth"), detDir, compare.DefaultOptions())
 	if err != nil {
@@ -96,7 +96,7 @@ func demo(out string, dur time.Duration, seed uint64, device string, drift float
 		png = filepath.Join(detDir, "drift_raster.png")
 	}
 	title := fmt.Sprintf("dspk demo: %d spikes, recall %.3f, precision %.3f", sum.Spikes, r.Recall, r.Precision)
-	if err := writeDriftRaster(png, sum.Times, sum.Y, sum.Amplitude, rec.SampleRate(), pf.config().ThUniversal, title); err != nil {
+	if err := plotFolder(detDir, png, title); err != nil {
 		return err
 	}
 	fmt.Fprintf(cmdOut, "\nDrift raster: %s\n", png)

@@ -9,6 +9,7 @@ import (
 
 	"dspk/compute"
 	"dspk/detect"
+	"dspk/phy"
 	"dspk/pipeline"
 	"dspk/probe"
 	"dspk/recording"
@@ -17,7 +18,7 @@ import (
 func init() {
 	register(&command{
 		name:  "detect",
-		short: "detect spikes (Kilosort4's universal templates) and write a Phy/SpikeInterface folder",
+		short: "detect spikes (Kilosort4's universal templates) and write a Phy/SpikeInterface folder with a drift raster",
 		usage: "REC",
 		example: `dspk detect -o det1 run_g0_t0.imec0.ap.bin
 dspk detect -o det1 -device cpu -threshold 8 -tmin 0 -tmax 600 run_g0_t0.imec0.ap.bin
@@ -41,11 +42,11 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 					return err
 				}
 				defer rec.Close()
-				sum, err := runDetect(rec, pr, &pf, &df, cmdErr)
+				sum, k, err := runDetect(rec, pr, &pf, &df, cmdErr)
 				if err != nil {
 					return err
 				}
-				printSummary(cmdOut, sum)
+				printSummary(cmdOut, sum, k, df.out)
 				return nil
 			}
 		},
@@ -69,11 +70,14 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists")
 }
 
-// runDetect opens the device, builds the pipeline and writes the folder.
-func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, error) {
+// runDetect opens the device, builds the pipeline and writes the folder
+// df.out (with its drift raster); it returns the summary and the number
+// of provisional clusters. The folder is reserved before any work, so an
+// existing one is refused at once.
+func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, int, error) {
 	dev, reason, err := compute.Open(df.device)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer dev.Close()
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
@@ -81,31 +85,39 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	cfg.ThUniversal = df.threshold
 	p, err := pipeline.New(rec, pr, cfg)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer p.Close()
 	for _, w := range p.Warnings() {
 		fmt.Fprintf(log, "warning: %s\n", w)
 	}
-	used, err := useDevice(p, dev, log)
-	if err != nil {
-		return nil, err
-	}
-	p.Progress = newBar()
-	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: used, DatPath: datPath(rec)}
+	opt := pipeline.RunOptions{}
 	if df.templates != "" {
 		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
-	sum, err := p.WriteDetections(context.Background(), opt)
-	if err == nil && opt.Templates == nil && sum.Clips < detect.FewClips {
+	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec),
+		Extra: func(dir string) error { return plotFolder(dir, filepath.Join(dir, rasterFile), "") }})
+	if err != nil {
+		return nil, 0, err
+	}
+	defer w.Close()
+	if opt.Device, err = useDevice(p, dev, log); err != nil {
+		return nil, 0, err
+	}
+	p.Progress = newBar()
+	sum, err := p.Run(context.Background(), w, opt)
+	if err != nil {
+		return nil, 0, err
+	}
+	if opt.Templates == nil && sum.Clips < detect.FewClips {
 		fmt.Fprintf(log, "warning: the templates were learned from only %d isolated peaks (Kilosort4's runs on large probes have thousands); "+
 			"check them (wTEMP.npy) or supply -templates from a longer recording\n", sum.Clips)
 	}
-	return sum, err
+	return sum, w.Clusters(), nil
 }
 
 // useDevice puts the pipeline's preprocessing on dev when it is a GPU and
@@ -129,8 +141,9 @@ func datPath(rec recording.Recording) string {
 	return rec.Name()
 }
 
-func printSummary(w io.Writer, s *pipeline.Summary) {
-	fmt.Fprintf(w, "Detected %d spikes in %d windows (%.1f s of recording) in %.1f s, %.1f× real time; "+
-		"%d template centres; results in %s.\n",
-		s.Spikes, s.Windows, s.Seconds, s.WallSeconds, s.TimesRealTime, s.Centres, s.Out)
+// printSummary prints the closing line of detect: what was found, how
+// fast (in words: faster or slower than real time) and where.
+func printSummary(w io.Writer, s *pipeline.Summary, clusters int, out string) {
+	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d provisional clusters of %d template centres; results in %s.\n",
+		s.Spikes, s.Windows, s.Speed(), clusters, s.Centres, out)
 }

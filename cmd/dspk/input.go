@@ -6,10 +6,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 
 	"dspk/probe"
 	"dspk/recording"
@@ -124,35 +120,4 @@ func (f *inputFlags) findProbe(rec recording.Recording) (*probe.Probe, error) {
 	}
 	return nil, fmt.Errorf("%s: %d channels and no geometry in the file; give -probe (np1, np2 or a probe JSON)",
 		rec.Name(), rec.Channels())
-}
-
-// newBar returns a progress callback that draws a bar on stderr when it
-// is a terminal and does nothing otherwise.
-func newBar() func(pass string, done, total int) {
-	if !term.IsTerminal(int(os.Stderr.Fd())) {
-		return nil
-	}
-	var bar *progressbar.ProgressBar
-	var cur string
-	return func(pass string, done, total int) {
-		if pass != cur || bar == nil {
-			if bar != nil {
-				bar.Finish()
-				fmt.Fprintln(os.Stderr)
-			}
-			cur = pass
-			bar = progressbar.NewOptions(total,
-				progressbar.OptionSetWriter(os.Stderr),
-				progressbar.OptionSetDescription(fmt.Sprintf("%-10s", pass)),
-				progressbar.OptionShowCount(),
-				progressbar.OptionSetPredictTime(true),
-				progressbar.OptionThrottle(100*time.Millisecond),
-				progressbar.OptionClearOnFinish(),
-			)
-		}
-		bar.Set(done)
-		if done == total {
-			bar.Finish()
-		}
-	}
 }

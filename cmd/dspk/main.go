@@ -14,6 +14,7 @@
 //	preprocess  compute the whitening matrix (and optionally write whitened data)
 //	detect      detect spikes and write a Phy/SpikeInterface-readable folder
 //	compare     match detections against ground truth
+//	plot        redraw the drift raster of a detect folder
 //	bench       measure the ops on this machine
 //	version     print the version
 //

@@ -1,57 +1,241 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"image/color"
 	"math"
+	"os"
+	"path/filepath"
 
 	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/palette"
 	"gonum.org/v1/plot/palette/moreland"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 )
 
 // maxRasterPoints caps the spikes drawn in a drift raster; beyond it an
 // evenly spaced subset is drawn (PNG size and drawing time stay bounded).
+// The rate panel counts every spike.
 const maxRasterPoints = 200000
 
-// writeDriftRaster draws spikes as depth against time, coloured by
-// amplitude on a log scale from the threshold to 10× it, into a PNG.
-func writeDriftRaster(path string, times []int64, y []float32, amp []float32, fs, threshold float64, title string) error {
-	p := plot.New()
-	p.Title.Text = title
-	p.X.Label.Text = "time (s)"
-	p.Y.Label.Text = "depth (µm)"
-	n := len(times)
-	step := 1
-	if n > maxRasterPoints {
-		step = (n + maxRasterPoints - 1) / maxRasterPoints
+// rasterBinUm is the depth bin of the rate panel in µm.
+const rasterBinUm = 20.0
+
+// rasterFile is the picture detect writes into its folder.
+const rasterFile = "drift_raster.png"
+
+// rasterData is what a drift raster shows, read from a detect folder.
+type rasterData struct {
+	times     []int64   // spike samples
+	y         []float32 // spike depths, µm
+	amp       []float32 // spike amplitudes, whitened SD
+	chanY     []float32 // site depths, µm (the probe's extent)
+	fs        float64   // sample rate, Hz
+	seconds   float64   // recording seconds detected
+	threshold float64   // detection threshold, whitened SD
+	title     string
+}
+
+// readRaster reads spike_times.npy, spike_positions.npy, amplitudes.npy,
+// channel_positions.npy and dspk.json of a detect folder.
+func readRaster(dir string) (*rasterData, error) {
+	var prov struct {
+		Input struct {
+			Path       string  `json:"path"`
+			SampleRate float64 `json:"sample_rate"`
+		} `json:"input"`
+		Config struct {
+			Th float64 `json:"Th_universal"`
+		} `json:"config"`
+		Summary struct {
+			Seconds float64 `json:"recording_seconds"`
+		} `json:"summary"`
+		Clusters int `json:"clusters"`
 	}
+	pj := filepath.Join(dir, "dspk.json")
+	b, err := os.ReadFile(pj)
+	if err != nil {
+		return nil, fmt.Errorf("%s is not a dspk detect folder: %w", dir, err)
+	}
+	if err := json.Unmarshal(b, &prov); err != nil {
+		return nil, fmt.Errorf("%s: %w", pj, err)
+	}
+	if !(prov.Input.SampleRate > 0) || !(prov.Config.Th > 0) {
+		return nil, fmt.Errorf("%s: no sample rate or threshold", pj)
+	}
+	d := &rasterData{fs: prov.Input.SampleRate, threshold: prov.Config.Th, seconds: prov.Summary.Seconds}
+	var pos, chpos []float32
+	for _, f := range []struct {
+		name string
+		ptr  any
+	}{
+		{"spike_times.npy", &d.times}, {"spike_positions.npy", &pos}, {"amplitudes.npy", &d.amp},
+		{"channel_positions.npy", &chpos},
+	} {
+		if err := readNPY(filepath.Join(dir, f.name), f.ptr); err != nil {
+			return nil, err
+		}
+	}
+	n := len(d.times)
+	if len(pos) != 2*n || len(d.amp) != n {
+		return nil, fmt.Errorf("%s: %d spike times, %d positions and %d amplitudes", dir, n, len(pos)/2, len(d.amp))
+	}
+	d.y = make([]float32, n)
+	for i := range d.y {
+		d.y[i] = pos[2*i+1]
+	}
+	for i := 1; i < len(chpos); i += 2 {
+		d.chanY = append(d.chanY, chpos[i])
+	}
+	d.title = fmt.Sprintf("%s: %d spikes, %d clusters", filepath.Base(prov.Input.Path), n, prov.Clusters)
+	return d, nil
+}
+
+// writeRaster draws d as a PNG at path: on the left the spikes as depth
+// against time, coloured by amplitude on a log scale from the threshold
+// to 10× it, with its colour key; on the right the spike rate along the
+// probe (spikes/s per 20-µm bin of depth).
+func writeRaster(path string, d *rasterData) error {
+	const W, H = 12 * vg.Inch, 6 * vg.Inch
+	ymin, ymax := math.Inf(1), math.Inf(-1)
+	for _, v := range d.chanY {
+		ymin, ymax = min(ymin, float64(v)), max(ymax, float64(v))
+	}
+	for _, v := range d.y {
+		ymin, ymax = min(ymin, float64(v)), max(ymax, float64(v))
+	}
+	if ymin > ymax {
+		ymin, ymax = 0, 1
+	}
+	ymin, ymax = ymin-rasterBinUm/2, ymax+rasterBinUm/2
+
+	lo, hi := math.Log(d.threshold), math.Log(10*d.threshold)
+	cm := newAmpColours(lo, hi)
+
+	// Raster.
+	rp := plot.New()
+	rp.Title.Text = d.title
+	rp.X.Label.Text = "time (s)"
+	rp.Y.Label.Text = "depth (µm)"
+	rp.Y.Min, rp.Y.Max = ymin, ymax
+	rp.X.Min, rp.X.Max = 0, max(d.seconds, 1/d.fs)
+	n := len(d.times)
+	step := max(1, (n+maxRasterPoints-1)/maxRasterPoints)
 	xys := make(plotter.XYs, 0, n/step+1)
-	amps := make([]float64, 0, n/step+1)
+	cols := make([]color.Color, 0, n/step+1)
 	for i := 0; i < n; i += step {
-		xys = append(xys, plotter.XY{X: float64(times[i]) / fs, Y: float64(y[i])})
-		amps = append(amps, float64(amp[i]))
+		t := float64(d.times[i]) / d.fs
+		xys = append(xys, plotter.XY{X: t, Y: float64(d.y[i])})
+		rp.X.Max = max(rp.X.Max, t)
+		c, err := cm.At(min(max(math.Log(max(float64(d.amp[i]), 1e-30)), lo), hi))
+		if err != nil {
+			c = color.Black
+		}
+		cols = append(cols, c)
 	}
-	cm := moreland.SmoothBlueRed()
-	lo, hi := math.Log(threshold), math.Log(10*threshold)
-	cm.SetMin(lo)
-	cm.SetMax(hi)
-	s, err := plotter.NewScatter(xys)
-	if err != nil && len(xys) > 0 {
+	if len(xys) > 0 {
+		s, err := plotter.NewScatter(xys)
+		if err != nil {
+			return fmt.Errorf("drift raster: %w", err)
+		}
+		s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
+			return draw.GlyphStyle{Color: cols[i], Radius: vg.Points(0.6), Shape: draw.CircleGlyph{}}
+		}
+		rp.Add(s)
+	}
+
+	// Colour key, labelled in amplitude (whitened SD) at log positions.
+	kp := plot.New()
+	kp.Title.Text = "amplitude"
+	kp.Y.Label.Text = "whitened SD (log scale)"
+	kp.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
+	var ticks []plot.Tick
+	for _, m := range []float64{1, 1.5, 2, 3, 5, 7, 10} {
+		ticks = append(ticks, plot.Tick{Value: math.Log(m * d.threshold), Label: fmt.Sprintf("%.3g", m*d.threshold)})
+	}
+	kp.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	kp.HideX()
+
+	// Rate along the probe.
+	pp := plot.New()
+	pp.Title.Text = "rate along the probe"
+	pp.X.Label.Text = "spikes/s per 20 µm"
+	pp.Y.Label.Text = "depth (µm)"
+	pp.Y.Min, pp.Y.Max = ymin, ymax
+	nb := max(1, int(math.Ceil((ymax-ymin)/rasterBinUm)))
+	counts := make([]float64, nb)
+	for _, v := range d.y {
+		b := min(max(int((float64(v)-ymin)/rasterBinUm), 0), nb-1)
+		counts[b]++
+	}
+	secs := max(d.seconds, 1/d.fs)
+	prof := make(plotter.XYs, 0, 2*nb)
+	for b, c := range counts {
+		r := c / secs
+		prof = append(prof, plotter.XY{X: r, Y: ymin + float64(b)*rasterBinUm}, plotter.XY{X: r, Y: ymin + float64(b+1)*rasterBinUm})
+	}
+	l, err := plotter.NewLine(prof)
+	if err != nil {
 		return fmt.Errorf("drift raster: %w", err)
 	}
-	if s != nil {
-		s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
-			v := math.Log(max(amps[i], threshold))
-			c, err := cm.At(min(max(v, lo), hi))
-			if err != nil {
-				c = color.Black
-			}
-			return draw.GlyphStyle{Color: c, Radius: vg.Points(0.6), Shape: draw.CircleGlyph{}}
-		}
-		p.Add(s)
+	l.Color = color.RGBA{R: 40, G: 40, B: 160, A: 255}
+	pp.Add(l)
+	pp.X.Min = 0
+
+	img := vgimg.NewWith(vgimg.UseWH(W, H), vgimg.UseDPI(100))
+	dc := draw.New(img)
+	rw, kw := 0.66*W, 0.10*W
+	rp.Draw(draw.Crop(dc, 0, rw-W, 0, 0))
+	kp.Draw(draw.Crop(dc, rw, rw+kw-W, vg.Inch/2, -vg.Inch/4))
+	pp.Draw(draw.Crop(dc, rw+kw, 0, 0, 0))
+	f, err := os.Create(path)
+	if err != nil {
+		return err
 	}
-	return p.Save(10*vg.Inch, 6*vg.Inch, path)
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
 }
+
+// plotFolder draws the drift raster of the detect folder dir into png.
+func plotFolder(dir, png, title string) error {
+	d, err := readRaster(dir)
+	if err != nil {
+		return err
+	}
+	if title != "" {
+		d.title = title
+	}
+	return writeRaster(png, d)
+}
+
+// ampColours is the colour map of amplitudes: [Min, Max] onto the part
+// [0.05, 0.85] of Kindlmann's perceptually uniform map (dark purple
+// through blue and green to yellow), so that no amplitude is drawn white
+// on the white background. Values outside are clamped.
+type ampColours struct {
+	palette.ColorMap
+	lo, hi float64
+}
+
+func newAmpColours(lo, hi float64) *ampColours {
+	k := moreland.Kindlmann()
+	k.SetMin(0)
+	k.SetMax(1)
+	return &ampColours{ColorMap: k, lo: lo, hi: hi}
+}
+
+func (a *ampColours) At(v float64) (color.Color, error) {
+	f := min(max((v-a.lo)/(a.hi-a.lo), 0), 1)
+	return a.ColorMap.At(0.05 + 0.8*f)
+}
+func (a *ampColours) Min() float64     { return a.lo }
+func (a *ampColours) Max() float64     { return a.hi }
+func (a *ampColours) SetMin(v float64) { a.lo = v }
+func (a *ampColours) SetMax(v float64) { a.hi = v }

@@ -1,0 +1,243 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"dspk/detect"
+	"dspk/linalg"
+	"dspk/probe"
+	"dspk/recording"
+)
+
+// Version is written into the provenance; the command sets it.
+var Version = "dev"
+
+// Sink receives the results of a detection run ([Pipeline.Run]): what
+// the run is about before the first window, each window's spikes in file
+// order, and the summary at the end. A sink that writes files (the Phy
+// folder of package phy) makes them appear only in End.
+//
+// When any call returns an error, or the run fails, the pipeline makes no
+// further calls: End is called only for a run that succeeded, and the
+// owner of the sink discards what it holds (phy.Writer.Close).
+type Sink interface {
+	// Begin is called once, after the whitening and the templates are
+	// known and before the first window is detected.
+	Begin(info *RunInfo) error
+	// Window is called for every window in file order with its spikes.
+	// s is reused for the next window: a sink copies what must outlive
+	// the call.
+	Window(win recording.Window, s *detect.Spikes) error
+	// End is called once after the last window with the run's summary.
+	End(sum *Summary) error
+}
+
+// RunInfo describes a detection run to its [Sink]. Its values are shared
+// with the pipeline and must not be modified.
+type RunInfo struct {
+	// Recording is the recording detected (read-only use: name, format,
+	// channels, rate, samples).
+	Recording recording.Recording
+	// Probe is the geometry used: site i is file row Probe.ChanMap[i].
+	Probe *probe.Probe
+	// Config holds the effective parameters and Detect those of detection.
+	Config Config
+	Detect detect.Params
+	// Schedule is the window schedule of the run; StatWindows the windows
+	// of the whitening statistic and template learning.
+	Schedule    recording.Schedule
+	StatWindows []int
+	// Grid is the template-centre grid: a spike's Center indexes it, and
+	// its Channels are Grid.IC[Center·NC …].
+	Grid *detect.Grid
+	// Templates are the universal templates and feature basis used, and
+	// TemplatesSource says where they came from.
+	Templates       *detect.Templates
+	TemplatesSource string
+	// Clips is the number of clips templates were learned from (0 when
+	// they were given).
+	Clips int
+	// Whitening is the whitening operator the windows were whitened by.
+	Whitening *linalg.Whitening
+	// Device names where the passes ran, for the provenance.
+	Device string
+}
+
+// RunOptions configures [Pipeline.Run].
+type RunOptions struct {
+	// Templates, if set, are used instead of learning them (pass 2 is
+	// skipped); TemplatesFile names their source for the provenance.
+	Templates     *detect.Templates
+	TemplatesFile string
+	// Device names the device that ran the passes, for the provenance.
+	Device string
+}
+
+// Summary describes a finished detection run.
+type Summary struct {
+	// Spikes is the number of spikes detected.
+	Spikes int `json:"spikes"`
+	// Windows and Samples are the windows and samples of the schedule;
+	// Seconds is Samples in seconds of recording.
+	Windows int     `json:"windows"`
+	Samples int64   `json:"samples"`
+	Seconds float64 `json:"recording_seconds"`
+	// Wall is the time from the start of Run to the end of the last
+	// window; WallSeconds the same in seconds.
+	Wall        time.Duration `json:"-"`
+	WallSeconds float64       `json:"wall_seconds"`
+	// TimesRealTime is Seconds / WallSeconds: above 1 the run is faster
+	// than real time, below 1 slower.
+	TimesRealTime float64 `json:"times_real_time"`
+	// PassSeconds holds the wall time of each pass.
+	PassSeconds map[string]float64 `json:"pass_seconds"`
+	// Clips is the number of clips templates were learned from.
+	Clips int `json:"template_clips,omitempty"`
+	// Centres is the number of template centres of the grid.
+	Centres int `json:"centres"`
+	// Work sums the detector's work counts.
+	Work detect.Stats `json:"work"`
+}
+
+// Speed says how fast the run went relative to the recording, without
+// ambiguity: "60.0 s of recording in 123.0 s: 0.49× real time (slower
+// than real time)".
+func (s *Summary) Speed() string {
+	how := "faster than real time"
+	if s.TimesRealTime < 1 {
+		how = "slower than real time"
+	}
+	return fmt.Sprintf("%.1f s of recording in %.1f s: %.2f× real time (%s)", s.Seconds, s.WallSeconds, s.TimesRealTime, how)
+}
+
+// Run runs the three passes and hands the results to sink: Begin once
+// the whitening and templates are known, Window for every window's
+// spikes, End with the summary. The pipeline itself writes no files.
+func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary, error) {
+	start := time.Now()
+	w, _, err := p.Whitening(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sum := &Summary{Windows: p.sched.Windows, Samples: p.sched.End - p.sched.Start}
+	tm := opt.Templates
+	source := opt.TemplatesFile
+	if tm == nil {
+		tm, sum.Clips, err = p.LearnTemplates(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		source = "learned from the data"
+	}
+	prm := p.DetectParams()
+	if tm.NT != prm.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
+	}
+	g, err := p.Grid()
+	if err != nil {
+		return nil, err
+	}
+	info := &RunInfo{
+		Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
+		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: g,
+		Templates: tm, TemplatesSource: source, Clips: sum.Clips,
+		Whitening: w, Device: opt.Device,
+	}
+	if err := sink.Begin(info); err != nil {
+		return nil, err
+	}
+	stats, err := p.Detect(ctx, w, tm, func(win recording.Window, s *detect.Spikes) error {
+		sum.Spikes += s.Len()
+		return sink.Window(win, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sum.Centres = g.F()
+	sum.Work = stats
+	sum.Wall = time.Since(start)
+	sum.WallSeconds = sum.Wall.Seconds()
+	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
+	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
+	sum.PassSeconds = map[string]float64{}
+	for k, v := range p.Timings {
+		sum.PassSeconds[k] = v.Seconds()
+	}
+	if err := sink.End(sum); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// Provenance returns the record of a run that a sink stores beside its
+// results (dspk.json of the Phy folder): versions, host, input, probe,
+// grid, every effective parameter, the templates' source, the device,
+// the schedule and the summary. A sink may add keys of its own.
+func Provenance(info *RunInfo, sum *Summary) map[string]any {
+	host, _ := os.Hostname()
+	rec, g := info.Recording, info.Grid
+	return map[string]any{
+		"dspk_version": Version,
+		"go_version":   runtime.Version(),
+		"host":         host,
+		"gomaxprocs":   runtime.GOMAXPROCS(0),
+		"input":        InputProvenance(rec, ""),
+		"probe": map[string]any{"name": info.Probe.Name, "summary": info.Probe.Summary(), "sites": info.Probe.Len()},
+		"grid": map[string]any{"dmin": g.Dmin, "dminx": g.Dminx, "candidates": g.Candidates, "centres": g.F(),
+			"nearest_chans": g.NC, "nearest_templates": g.NC2},
+		"config":            info.Config,
+		"detection":         info.Detect,
+		"templates":         info.TemplatesSource,
+		"device":            info.Device,
+		"schedule":          info.Schedule,
+		"summary":           sum,
+		"whitening_windows": info.StatWindows,
+	}
+}
+
+// AbsPath returns path made absolute where possible.
+func AbsPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
+}
+
+// InputProvenance describes the recording for dspk.json and params.py:
+// its data files in reading order (several for a split SpikeGLX run, as
+// Kilosort4 lists them; datPath, if not empty, for a recording of one
+// file), the stored sample type and, for Open Ephys, the first sample
+// number of sample_numbers.npy (spike times stay relative to the file's
+// first sample, as Kilosort4's do). "files" is a []string and "dtype" a
+// string.
+func InputProvenance(rec recording.Recording, datPath string) map[string]any {
+	if datPath == "" {
+		datPath = rec.Name()
+	}
+	files := []string{AbsPath(datPath)}
+	if f, ok := rec.(recording.Filer); ok {
+		files = files[:0]
+		for _, n := range f.Files() {
+			files = append(files, AbsPath(n))
+		}
+	}
+	dtype := "int16"
+	if r, ok := rec.(interface{ DType() recording.DType }); ok {
+		dtype = r.DType().String()
+	}
+	in := map[string]any{
+		"path": AbsPath(rec.Name()), "format": rec.Format(), "channels": rec.Channels(),
+		"sample_rate": rec.SampleRate(), "samples": rec.Samples(), "files": files, "dtype": dtype,
+	}
+	if r, ok := rec.(interface{ FirstSample() (int64, bool) }); ok {
+		if first, ok := r.FirstSample(); ok {
+			in["first_sample"] = first
+		}
+	}
+	return in
+}
