@@ -17,7 +17,6 @@ var gpuSource string
 // Sizes shared with kernels/detect.cu.
 const (
 	tcThreads = 128 // TC_THREADS
-	tcTile    = 512 // TC_TILE
 	cgF       = 32  // CG_F
 	cgW       = 8   // CG_W
 	recHead   = 6   // REC_HEAD
@@ -30,6 +29,16 @@ const (
 	initStrong = 1 << 22
 	initDets   = 1 << 15
 )
+
+// gpuDetectConfig selects among kernel variants; every variant computes
+// the same result.
+type gpuDetectConfig struct {
+	tcR int // filter bank: consecutive outputs per thread (TC_R)
+}
+
+// defaultGPUDetectConfig is the fastest configuration measured on an
+// H200 (docs/perf.md).
+var defaultGPUDetectConfig = gpuDetectConfig{tcR: 8}
 
 // GPUStageNames name the stages that [GPUDetector.StageTimes] reports, in
 // launch order.
@@ -62,6 +71,7 @@ type GPUDetector struct {
 	k, s, nc, nc2, p, f     int
 	th, thr2                float32
 	recWords                int
+	cfg                     gpuDetectConfig
 
 	fConv, fCentres, fPaint, fLocal, fEmit *cuda.Function
 
@@ -84,6 +94,11 @@ type GPUDetector struct {
 // not fit the kernels, or the device fails; it panics where NewDetector
 // does.
 func NewGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*GPUDetector, error) {
+	return newGPUDetector(dev, g, tm, T, prm, defaultGPUDetectConfig)
+}
+
+// newGPUDetector is NewGPUDetector with a choice of kernel variants.
+func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params, cfg gpuDetectConfig) (*GPUDetector, error) {
 	if err := prm.Validate(); err != nil {
 		panic(err.Error())
 	}
@@ -108,7 +123,7 @@ func NewGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Para
 		dev: dev, g: g, tm: tm,
 		c: g.C(), t: T, ti: T - 2*prm.NT, nt: prm.NT, nt0: prm.NT0Min, half: prm.NT / 2,
 		k: tm.K, s: g.S, nc: g.NC, nc2: g.NC2, p: tm.P, f: g.F(),
-		th:   float32(prm.ThUniversal),
+		th: float32(prm.ThUniversal), cfg: cfg,
 		thr2: float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack)),
 	}
 	d.recWords = recHead + d.nc*d.p
@@ -139,7 +154,7 @@ func (d *GPUDetector) init(c *cuda.Ctx) error {
 	opts := []string{
 		fmt.Sprintf("-DDK=%d", d.k), fmt.Sprintf("-DDNT=%d", d.nt), fmt.Sprintf("-DDS=%d", d.s),
 		fmt.Sprintf("-DDNC=%d", d.nc), fmt.Sprintf("-DDNC2=%d", d.nc2), fmt.Sprintf("-DDP=%d", d.p),
-		fmt.Sprintf("-DDR=%d", d.nt0),
+		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_R=%d", d.cfg.tcR),
 	}
 	mod, err := c.Compile("detect/kernels/detect.cu", gpuSource, opts...)
 	if err != nil {
@@ -329,6 +344,20 @@ func (d *GPUDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 	return st, err
 }
 
+// Input returns the device address of the buffer that Detect uploads
+// windows into ([C][T] float32), allocating it if needed.
+func (d *GPUDetector) Input() (cuda.DevicePtr, error) {
+	err := d.dev.Do(func(c *cuda.Ctx) error {
+		if d.xin.Ptr != 0 {
+			return nil
+		}
+		var err error
+		d.xin, err = c.Alloc(d.c * d.t * 4)
+		return err
+	})
+	return d.xin.Ptr, err
+}
+
 // DetectDevice is [Detector.Detect] of the whitened window at x on the
 // device ([C][T] float32, channel-major), ordered after the work already
 // on c's stream: it appends the spikes to dst and returns when they are
@@ -390,7 +419,7 @@ func (d *GPUDetector) run(c *cuda.Ctx, x cuda.DevicePtr, owned int) (n, nd int, 
 		func() error { return c.Memset32(cnt, 0, 2) },
 		func() error { return d.mark(c, 0) },
 		func() error {
-			return c.Launch(d.fConv, cuda.Dim3{X: ceilDiv(Ti, tcTile), Y: C}, cuda.D1(tcThreads), 0,
+			return c.Launch(d.fConv, cuda.Dim3{X: ceilDiv(Ti, tcThreads*d.cfg.tcR), Y: C}, cuda.D1(tcThreads), 0,
 				d.b, d.m, x, d.wt, int32(d.t), int32(Ti))
 		},
 		func() error { return d.mark(c, 1) },

@@ -113,7 +113,7 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 			for seed := range uint64(3) {
 				prm, g, tm, x, T := buildCase(c, seed+1)
 				cpu := NewDetector(g, tm, T, prm)
-				gd, err := NewGPUDetector(dev, g, tm, T, prm)
+				gd, err := newGPUDetector(dev, g, tm, T, prm, gpuDetectConfig{tcR: []int{4, 6, 8}[seed]})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -233,6 +233,12 @@ func TestGPUDetectorNoGPU(t *testing.T) {
 // device (384 × 60 122, 1532 centres, 4000 injected spikes) and reports
 // each stage's milliseconds.
 func BenchmarkGPUDetect(b *testing.B) {
+	for _, r := range []int{4, 6, 8} {
+		b.Run(fmt.Sprintf("tcR%d", r), func(b *testing.B) { benchGPUDetect(b, gpuDetectConfig{tcR: r}) })
+	}
+}
+
+func benchGPUDetect(b *testing.B, cfg gpuDetectConfig) {
 	dev := gputest.Device(b)
 	p := np1Probe()
 	prm := DefaultParams()
@@ -245,7 +251,7 @@ func BenchmarkGPUDetect(b *testing.B) {
 	rng := rand.New(rand.NewPCG(1, 3))
 	sp := randomSpikes(rng, p, 4000, 0, T, 6, 40, prm.NTemplates, true)
 	x := synthWindow(rng, p, T, synthShapes(prm.NTemplates, prm.NT, prm.NT0Min), prm.NT0Min, sp, 1, 20)
-	gd, err := NewGPUDetector(dev, g, tm, T, prm)
+	gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

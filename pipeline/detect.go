@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"dspk/compute/cuda"
 	"dspk/detect"
 	"dspk/linalg"
 	"dspk/recording"
@@ -49,7 +50,8 @@ func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*de
 }
 
 // Detect runs pass 3: every window is preprocessed, whitened by w and
-// matched against the universal templates tm; sink receives each
+// matched against the universal templates tm (all on the GPU after
+// UseGPU, with the CPU detector's results); sink receives each
 // window's spikes in file order (the Spikes value is reused: copy what
 // must outlive the call). It returns the summed work counts.
 func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
@@ -59,9 +61,25 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 	if err != nil {
 		return detect.Stats{}, err
 	}
-	d := detect.NewDetector(g, tm, p.sched.Len(), prm)
 	var total detect.Stats
 	var buf detect.Spikes
+	if p.gpu != nil {
+		// The window stays on the device from its raw upload to the
+		// spike records.
+		gd, err := detect.NewGPUDetector(p.gpu.Device(), g, tm, p.sched.Len(), prm)
+		if err != nil {
+			return detect.Stats{}, fmt.Errorf("%s: GPU detection: %w", p.rec.Name(), err)
+		}
+		defer gd.Close()
+		err = p.eachDevice(ctx, "detection", w, func(c *cuda.Ctx, win recording.Window, x cuda.DevicePtr) error {
+			buf.Reset()
+			st, err := gd.DetectDevice(c, &buf, x, win.OwnStart, win.Owned())
+			total.Add(st)
+			return err
+		}, func(win recording.Window) error { return sink(win, &buf) })
+		return total, err
+	}
+	d := detect.NewDetector(g, tm, p.sched.Len(), prm)
 	err = p.each(ctx, "detection", nil, w, func(win recording.Window, x []float32) error {
 		buf.Reset()
 		st := d.Detect(&buf, x, win.OwnStart, win.Owned())

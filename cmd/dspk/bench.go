@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"dspk/compute"
+	"dspk/compute/cuda"
 	"dspk/detect"
 	"dspk/linalg"
 	"dspk/ops"
@@ -33,7 +34,7 @@ dspk bench -ops covariance,trailing -reps 10`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
 			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
-			device := fs.String("device", "auto", "device of the trailing-mean benchmark: auto, cpu or cuda:N (the other ops run on the CPU)")
+			device := fs.String("device", "auto", "device of the trailing-mean and GPU detection benchmarks: auto, cpu or cuda:N (the other ops run on the CPU)")
 			return func(args []string) error {
 				if len(args) != 0 {
 					return usagef("bench takes no arguments")
@@ -79,7 +80,7 @@ func bench(which []string, reps int, dev *compute.Device) error {
 			benchCovariance(reps)
 		case "preprocess", "detect":
 			if op == "preprocess" || !slices.Contains(which, "preprocess") {
-				err = benchWindow(reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"))
+				err = benchWindow(reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"), dev)
 			}
 		case "trailing":
 			err = benchTrailing(dev, reps)
@@ -149,7 +150,7 @@ func benchCovariance(reps int) {
 
 // benchWindow times the preprocessing and the detection of one NP1 window
 // of a simulated recording.
-func benchWindow(reps int, pre, det bool) error {
+func benchWindow(reps int, pre, det bool, dev *compute.Device) error {
 	cfg := sim.DefaultConfig()
 	cfg.Seconds = 4.2
 	rec, err := sim.Generate(cfg)
@@ -196,6 +197,11 @@ func benchWindow(reps int, pre, det bool) error {
 		ft := float64(g.F()) * float64(win.Owned())
 		row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), d, fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound",
 			2/d.Seconds(), st.Spikes, 100*float64(st.Survivors)/ft))
+		if dev.Kind() == compute.CUDA {
+			if err := benchDetectGPU(dev, reps, g, tm, x, s.Len(), p.DetectParams(), win); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -220,5 +226,90 @@ func benchTrailing(dev *compute.Device, reps int) error {
 		row(fmt.Sprintf("trailing mean [%d, %d] %s", c.rows, c.n, c.typ), d,
 			fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s) on %s", bw, 100*bw/copyBW, copyBW, dev.Spec()))
 	}
+	return nil
+}
+
+// H200 ceilings of the floors of benchDetectGPU: the device-to-device copy
+// rate (read + write, gpu.md §7) and the FP64 FMA rate (132 SMs × 64 FMA
+// per clock × 1.98 GHz).
+const (
+	gpuBytesPerSec = 4.27e12
+	gpuFMAPerSec   = 132 * 64 * 1.98e9
+)
+
+// benchDetectGPU times each stage of the GPU detection of the whitened
+// window x (already on the device) and prints it next to its floor: the
+// larger of its compulsory bytes at the copy rate and its arithmetic at
+// the FP64 rate, and the fraction of the floor reached.
+func benchDetectGPU(dev *compute.Device, reps int, g *detect.Grid, tm *detect.Templates, x []float32, T int,
+	prm detect.Params, win recording.Window) error {
+	gd, err := detect.NewGPUDetector(dev, g, tm, T, prm)
+	if err != nil {
+		return err
+	}
+	defer gd.Close()
+	var sp detect.Spikes
+	st, err := gd.Detect(&sp, x, win.OwnStart, win.Owned())
+	if err != nil {
+		return err
+	}
+	xdev, err := gd.Input()
+	if err != nil {
+		return err
+	}
+	times := make([][]float64, len(detect.GPUStageNames))
+	var walls []time.Duration
+	err = dev.Do(func(c *cuda.Ctx) error {
+		if err := gd.SetTiming(c, true); err != nil {
+			return err
+		}
+		for range reps + 1 {
+			sp.Reset()
+			t0 := time.Now()
+			if _, err := gd.DetectDevice(c, &sp, xdev, win.OwnStart, win.Owned()); err != nil {
+				return err
+			}
+			walls = append(walls, time.Since(t0))
+			ms, err := gd.StageTimes(c)
+			if err != nil {
+				return err
+			}
+			for i, v := range ms {
+				times[i] = append(times[i], v)
+			}
+		}
+		return gd.SetTiming(c, false)
+	})
+	if err != nil {
+		return err
+	}
+	C, K, F, nt := g.C(), tm.K, g.F(), prm.NT
+	Ti := T - 2*nt
+	strong, nd := float64(st.Strong), float64(st.Spikes)
+	span := float64(2*prm.NT0Min + 1)
+	floors := []float64{
+		max(float64(C*T*4+C*Ti*(K+1)*4)/gpuBytesPerSec, float64(C*K*Ti*nt)/gpuFMAPerSec), // filter bank
+		float64(C*Ti*4)/gpuBytesPerSec + strong*12/gpuBytesPerSec,                        // centres: M once, the strong list
+		strong * (12 + span*4) / gpuBytesPerSec,                                          // paint
+		strong * (12 + float64(g.NC2)*4) / gpuBytesPerSec,                                // local max
+		strong * (12 + span*4) / gpuBytesPerSec,                                          // clear
+		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec,                       // records
+		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                                             // download at the pinned rate
+	}
+	fmt.Fprintf(cmdOut, "\nGPU detection of one window on %s: %d centres, %d strong points, %d spikes; medians of %d\n", dev, F, st.Strong, st.Spikes, reps)
+	fmt.Fprintf(cmdOut, "%-14s %10s %10s %9s\n", "stage", "ms", "floor ms", "fraction")
+	var total, ftotal float64
+	for i, name := range detect.GPUStageNames {
+		v := times[i][1:]
+		slices.Sort(v)
+		m := v[len(v)/2]
+		total += m
+		ftotal += floors[i]
+		fmt.Fprintf(cmdOut, "%-14s %10.3f %10.4f %9.2f\n", name, m, floors[i]*1e3, floors[i]*1e3/m)
+	}
+	fmt.Fprintf(cmdOut, "%-14s %10.3f %10.4f %9.2f\n", "sum of stages", total, ftotal*1e3, ftotal*1e3/total)
+	ws := walls[1:]
+	slices.Sort(ws)
+	row("GPU detect 384×60122 (host wall)", ws[len(ws)/2], fmt.Sprintf("%.0f× real time", float64(win.Owned())/30000/ws[len(ws)/2].Seconds()))
 	return nil
 }

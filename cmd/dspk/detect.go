@@ -100,8 +100,8 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	return p.WriteDetections(context.Background(), opt)
 }
 
-// useDevice puts the pipeline's preprocessing on dev when it is a GPU and
-// says where each stage runs.
+// useDevice puts the pipeline's preprocessing and detection on dev when
+// it is a GPU and says where each stage runs.
 func useDevice(p *pipeline.Pipeline, dev *compute.Device, log io.Writer) (string, error) {
 	if dev.Kind() == compute.CPU {
 		return dev.String(), nil
@@ -109,8 +109,8 @@ func useDevice(p *pipeline.Pipeline, dev *compute.Device, log io.Writer) (string
 	if err := p.UseGPU(dev); err != nil {
 		return "", err
 	}
-	fmt.Fprintf(log, "note: preprocessing runs on %s; detection on the GPU is not implemented yet and runs on the CPU\n", dev.Spec())
-	return fmt.Sprintf("preprocessing %s, detection cpu", dev), nil
+	fmt.Fprintf(log, "note: preprocessing and detection run on %s; the whitening statistic and template learning on the CPU\n", dev.Spec())
+	return fmt.Sprintf("preprocessing and detection %s", dev), nil
 }
 
 // datPath is the raw file Phy should read for rec.

@@ -62,7 +62,9 @@
 // Shared x is padded by one double every 16 so that the threads' strided
 // reads (TC_R doubles apart) hit distinct banks.
 #define TC_THREADS 128
-#define TC_R 4
+#ifndef TC_R
+#define TC_R 8
+#endif
 #define TC_TILE (TC_THREADS * TC_R)
 #define TC_PAD(i) ((i) + ((i) >> 4))
 #define TC_SX (TC_PAD(TC_TILE + DNT - 1) + 1)
@@ -127,24 +129,38 @@ extern "C" __global__ void __launch_bounds__(TC_THREADS) tconv(float* __restrict
 __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int (&ic)[DNC],
                                           const float* __restrict__ wf, int Ti, int tp, float thr2, int& bq,
                                           int& sg) {
+    // All K·nC values first (K consecutive floats per channel), so that
+    // the loads overlap.
+    float v[DNC][DK];
+#pragma unroll
+    for (int j = 0; j < DNC; ++j) {
+        const float* b = B + ((size_t)ic[j] * Ti + tp) * DK;
+#if DK % 2 == 0
+#pragma unroll
+        for (int k = 0; k < DK; k += 2) {
+            const float2 p = __ldg(reinterpret_cast<const float2*>(b + k));
+            v[j][k] = p.x;
+            v[j][k + 1] = p.y;
+        }
+#else
+#pragma unroll
+        for (int k = 0; k < DK; ++k) v[j][k] = __ldg(b + k);
+#endif
+    }
     float best = -1.0f;
     bq = 0;
     sg = 0;
-#pragma unroll 1
+#pragma unroll
     for (int k = 0; k < DK; ++k) {
-        float v[DNC];
         float uk = 0.0f;
 #pragma unroll
-        for (int j = 0; j < DNC; ++j) {
-            v[j] = __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
-            uk = __fadd_rn(uk, __fmul_rn(v[j], v[j]));
-        }
+        for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(v[j][k], v[j][k]));
         if (!(uk > thr2)) continue;
 #pragma unroll
         for (int s = 0; s < DS; ++s) {
             float a = 0.0f;
 #pragma unroll
-            for (int j = 0; j < DNC; ++j) a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), v[j]));
+            for (int j = 0; j < DNC; ++j) a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), v[j][k]));
             const float aa = fabsf(a);
             const int q = s * DK + k;
             if (aa > best || (aa == best && q < bq)) {
@@ -174,25 +190,42 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
                                                                 const int* __restrict__ iC,
                                                                 const float* __restrict__ W, int F, int Ti,
                                                                 float thr2, float th) {
+    __shared__ int s_ic[CG_F * DNC];
+    const int f0 = blockIdx.y * CG_F;
+    const int nf = min(CG_F, F - f0);
+    for (int i = threadIdx.y * 32 + threadIdx.x; i < nf * DNC; i += 32 * CG_W) s_ic[i] = iC[f0 * DNC + i];
+    __syncthreads();
     const int tp = blockIdx.x * 32 + threadIdx.x;
     const unsigned lane = threadIdx.x;
-    for (int fi = threadIdx.y; fi < CG_F; fi += CG_W) {
-        const int f = blockIdx.y * CG_F + fi;
-        if (f >= F) break;
-        int ic[DNC];
+    constexpr int NPW = CG_F / CG_W; // centres per warp
+    // The bounds of the warp's centres first: their loads overlap.
+    float u[NPW];
 #pragma unroll
-        for (int j = 0; j < DNC; ++j) ic[j] = __ldg(iC + f * DNC + j);
+    for (int r = 0; r < NPW; ++r) {
+        const int fi = threadIdx.y + r * CG_W;
+        u[r] = 0.0f;
+        if (fi < nf && tp < Ti) {
+            const int* ic = s_ic + fi * DNC;
+            float acc = __ldg(M + (size_t)ic[0] * Ti + tp);
+#pragma unroll
+            for (int j = 1; j < DNC; ++j) acc = __fadd_rn(acc, __ldg(M + (size_t)ic[j] * Ti + tp));
+            u[r] = acc;
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < NPW; ++r) {
+        const int fi = threadIdx.y + r * CG_W;
+        if (fi >= nf) break;
+        const int f = f0 + fi;
         bool strong = false;
         float best = 0.0f;
-        if (tp < Ti) {
-            float u = __ldg(M + (size_t)ic[0] * Ti + tp);
+        if (u[r] > thr2) {
+            int ic[DNC];
 #pragma unroll
-            for (int j = 1; j < DNC; ++j) u = __fadd_rn(u, __ldg(M + (size_t)ic[j] * Ti + tp));
-            if (u > thr2) {
-                int bq, sg;
-                best = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, bq, sg);
-                strong = best > th;
-            }
+            for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
+            int bq, sg;
+            best = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, bq, sg);
+            strong = best > th;
         }
         const unsigned mask = __ballot_sync(FULL_MASK, strong);
         if (mask == 0u) continue;
@@ -233,8 +266,11 @@ extern "C" __global__ void paint(unsigned* __restrict__ P, const int* __restrict
 
 // local_max keeps the strong points (f, t', a) with t' < owned that no
 // strong point of the nC2 centres of iC2(f) within ±DR exceeds
-// (P[g, t'] ≤ a for every g), one warp per point, and appends their
-// strong-list indices to det (slots ≥ dcap counted, not written).
+// (P[g, t'] ≤ a for every g), and appends their strong-list indices to
+// det (slots ≥ dcap counted, not written). A point is a candidate only if
+// its own row allows it (P[f, t'] = a, as f is in iC2(f)): each thread
+// tests one point so, then the warp tests its candidates' nC2 rows
+// together, one candidate at a time.
 extern "C" __global__ void local_max(int* __restrict__ det, int* __restrict__ ndet, int dcap,
                                      const int* __restrict__ sf, const int* __restrict__ stp,
                                      const float* __restrict__ sa, const int* __restrict__ count, int cap,
@@ -242,18 +278,32 @@ extern "C" __global__ void local_max(int* __restrict__ det, int* __restrict__ nd
                                      int owned) {
     const int n = min(*count, cap);
     const int lane = threadIdx.x & 31;
-    const int warps = gridDim.x * (blockDim.x >> 5);
-    for (int s = blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5); s < n; s += warps) {
-        const int tp = stp[s];
-        if (tp >= owned) continue;
-        const int f = sf[s];
-        const unsigned a = __float_as_uint(sa[s]);
-        bool beaten = false;
-        for (int j = lane; j < DNC2; j += 32) beaten |= __ldg(P + (size_t)__ldg(iC2 + f * DNC2 + j) * Ti + tp) > a;
-        if (__any_sync(FULL_MASK, beaten)) continue;
-        if (lane == 0) {
-            const int d = atomicAdd(ndet, 1);
-            if (d < dcap) det[d] = s;
+    const int stride = gridDim.x * blockDim.x;
+    for (int base = blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < n; base += stride) {
+        const int s = base + lane;
+        int tp = 0, f = 0;
+        unsigned a = 0u;
+        bool cand = false;
+        if (s < n) {
+            tp = stp[s];
+            f = sf[s];
+            a = __float_as_uint(sa[s]);
+            cand = tp < owned && __ldg(P + (size_t)f * Ti + tp) == a;
+        }
+        unsigned m = __ballot_sync(FULL_MASK, cand);
+        while (m) {
+            const int src = __ffs(m) - 1;
+            m &= m - 1;
+            const int cf = __shfl_sync(FULL_MASK, f, src);
+            const int ct = __shfl_sync(FULL_MASK, tp, src);
+            const unsigned ca = __shfl_sync(FULL_MASK, a, src);
+            bool beaten = false;
+            for (int j = lane; j < DNC2; j += 32)
+                beaten |= __ldg(P + (size_t)__ldg(iC2 + cf * DNC2 + j) * Ti + ct) > ca;
+            if (!__any_sync(FULL_MASK, beaten) && lane == 0) {
+                const int d = atomicAdd(ndet, 1);
+                if (d < dcap) det[d] = base + src;
+            }
         }
     }
 }
