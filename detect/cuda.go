@@ -33,12 +33,14 @@ const (
 // gpuDetectConfig selects among kernel variants; every variant computes
 // the same result.
 type gpuDetectConfig struct {
-	tcR int // filter bank: consecutive outputs per thread (TC_R)
+	tcR     int  // filter bank: consecutive outputs per thread (TC_R)
+	evalVec bool // all of a point's B loaded before its responses (EVAL_VEC)
+	cgFirst bool // the bounds of a warp's centres before any response (CG_FIRST)
 }
 
 // defaultGPUDetectConfig is the fastest configuration measured on an
 // H200 (docs/perf.md).
-var defaultGPUDetectConfig = gpuDetectConfig{tcR: 8}
+var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4}
 
 // GPUStageNames name the stages that [GPUDetector.StageTimes] reports, in
 // launch order.
@@ -155,6 +157,7 @@ func (d *GPUDetector) init(c *cuda.Ctx) error {
 		fmt.Sprintf("-DDK=%d", d.k), fmt.Sprintf("-DDNT=%d", d.nt), fmt.Sprintf("-DDS=%d", d.s),
 		fmt.Sprintf("-DDNC=%d", d.nc), fmt.Sprintf("-DDNC2=%d", d.nc2), fmt.Sprintf("-DDP=%d", d.p),
 		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_R=%d", d.cfg.tcR),
+		fmt.Sprintf("-DEVAL_VEC=%d", b2i(d.cfg.evalVec)), fmt.Sprintf("-DCG_FIRST=%d", b2i(d.cfg.cgFirst)),
 	}
 	mod, err := c.Compile("detect/kernels/detect.cu", gpuSource, opts...)
 	if err != nil {
@@ -552,3 +555,11 @@ func (d *GPUDetector) StageTimes(c *cuda.Ctx) ([]float64, error) {
 
 // ceilDiv returns ⌈a/b⌉ for positive b.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
 
 	"dspk/compute/cuda"
@@ -113,7 +114,8 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 			for seed := range uint64(3) {
 				prm, g, tm, x, T := buildCase(c, seed+1)
 				cpu := NewDetector(g, tm, T, prm)
-				gd, err := newGPUDetector(dev, g, tm, T, prm, gpuDetectConfig{tcR: []int{4, 6, 8}[seed]})
+				cfg := []gpuDetectConfig{{tcR: 4}, {tcR: 3, evalVec: true}, {tcR: 8, cgFirst: true, evalVec: true}}[seed]
+				gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -233,10 +235,19 @@ func TestGPUDetectorNoGPU(t *testing.T) {
 // device (384 × 60 122, 1532 centres, 4000 injected spikes) and reports
 // each stage's milliseconds.
 func BenchmarkGPUDetect(b *testing.B) {
-	for _, r := range []int{4, 6, 8} {
-		b.Run(fmt.Sprintf("tcR%d", r), func(b *testing.B) { benchGPUDetect(b, gpuDetectConfig{tcR: r}) })
+	for _, cfg := range []gpuDetectConfig{
+		{tcR: 2}, {tcR: 3}, {tcR: 4}, {tcR: 5},
+		{tcR: 4, evalVec: true}, {tcR: 4, cgFirst: true}, {tcR: 4, evalVec: true, cgFirst: true},
+	} {
+		b.Run(fmt.Sprintf("tcR%d_vec%v_first%v", cfg.tcR, cfg.evalVec, cfg.cgFirst), func(b *testing.B) { benchGPUDetect(b, cfg) })
 	}
 }
+
+// benchX is the window of benchGPUDetect, made once.
+var (
+	benchOnce sync.Once
+	benchX    []float32
+)
 
 func benchGPUDetect(b *testing.B, cfg gpuDetectConfig) {
 	dev := gputest.Device(b)
@@ -248,9 +259,12 @@ func benchGPUDetect(b *testing.B, cfg gpuDetectConfig) {
 	}
 	tm := synthTemplates(prm.NTemplates, prm.NPCs, prm.NT, prm.NT0Min)
 	T := 60000 + 2*prm.NT
-	rng := rand.New(rand.NewPCG(1, 3))
-	sp := randomSpikes(rng, p, 4000, 0, T, 6, 40, prm.NTemplates, true)
-	x := synthWindow(rng, p, T, synthShapes(prm.NTemplates, prm.NT, prm.NT0Min), prm.NT0Min, sp, 1, 20)
+	benchOnce.Do(func() {
+		rng := rand.New(rand.NewPCG(1, 3))
+		sp := randomSpikes(rng, p, 4000, 0, T, 6, 40, prm.NTemplates, true)
+		benchX = synthWindow(rng, p, T, synthShapes(prm.NTemplates, prm.NT, prm.NT0Min), prm.NT0Min, sp, 1, 20)
+	})
+	x := benchX
 	gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 	if err != nil {
 		b.Fatal(err)

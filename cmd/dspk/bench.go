@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -32,8 +34,9 @@ func init() {
 		example: `dspk bench
 dspk bench -ops covariance,trailing -reps 10`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
+			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure (also: load, with -file)")
 			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
+			file := fs.String("file", "", "with -ops load: a recording to read whole through the window loader, as dspk detect does (read-ahead 2, one and 8 readers)")
 			device := fs.String("device", "auto", "device of the trailing-mean and GPU detection benchmarks: auto, cpu or cuda:N (the other ops run on the CPU)")
 			return func(args []string) error {
 				if len(args) != 0 {
@@ -48,6 +51,7 @@ dspk bench -ops covariance,trailing -reps 10`,
 				}
 				defer dev.Close()
 				fmt.Fprintf(cmdErr, "device: %s (%s)\n", dev, reason)
+				benchFile = *file
 				return bench(strings.Split(*which, ","), *reps, dev)
 			}
 		},
@@ -76,6 +80,8 @@ func bench(which []string, reps int, dev *compute.Device) error {
 		switch strings.TrimSpace(op) {
 		case "read":
 			err = benchRead(reps)
+		case "load":
+			err = benchLoad(benchFile)
 		case "covariance":
 			benchCovariance(reps)
 		case "preprocess", "detect":
@@ -311,5 +317,46 @@ func benchDetectGPU(dev *compute.Device, reps int, g *detect.Grid, tm *detect.Te
 	ws := walls[1:]
 	slices.Sort(ws)
 	row("GPU detect 384×60122 (host wall)", ws[len(ws)/2], fmt.Sprintf("%.0f× real time", float64(win.Owned())/30000/ws[len(ws)/2].Seconds()))
+	return nil
+}
+
+// benchFile is the recording of the load benchmark (-file).
+var benchFile string
+
+// benchLoad reads every window of the recording at path through the
+// window loader (read-ahead 2) into reused buffers, with one and with 8
+// reader goroutines per window: the time dspk detect cannot beat.
+func benchLoad(path string) error {
+	if path == "" {
+		return usagef("-ops load needs -file PATH")
+	}
+	rec, err := recording.Open(path, recording.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	s, err := recording.NewSchedule(0, rec.Samples(), recording.DefaultNT, recording.DefaultPad)
+	if err != nil {
+		return err
+	}
+	bytes := float64(rec.Samples()) * float64(rec.Channels()) * 2
+	for _, readers := range []int{1, 8} {
+		t0 := time.Now()
+		ld := recording.NewLoader(rec, s, recording.LoaderOptions{InFlight: 2, Readers: readers})
+		for {
+			b, err := ld.Next(context.Background())
+			if err != nil {
+				ld.Close()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return err
+			}
+			ld.Release(b)
+		}
+		d := time.Since(t0)
+		row(fmt.Sprintf("load %d windows, %d readers", s.Windows, readers), d,
+			fmt.Sprintf("%.2f GB/s, %.0f× real time", bytes/d.Seconds()/1e9, float64(rec.Samples())/rec.SampleRate()/d.Seconds()))
+	}
 	return nil
 }

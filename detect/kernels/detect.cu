@@ -3,6 +3,11 @@
 // detector (detector.go) as the reference. Compiled at run time by NVRTC;
 // entry points are extern "C". No headers: NVRTC provides the builtins.
 //
+// Variants (every one computes the same): TC_R outputs per thread of the
+// filter bank; EVAL_VEC loads all of a point's B values before the
+// responses; CG_FIRST computes the bounds of a warp's centres before any
+// response.
+//
 // Sizes are compile-time constants given with -D options:
 //   DK   templates K          DNT  template length nt (odd)
 //   DS   footprint sizes S    DNC  channels per centre nC
@@ -47,6 +52,12 @@
 #ifndef DR
 #define DR 20
 #endif
+#ifndef EVAL_VEC
+#define EVAL_VEC 0
+#endif
+#ifndef CG_FIRST
+#define CG_FIRST 0
+#endif
 #define DHALF (DNT / 2)
 #define FULL_MASK 0xffffffffu
 
@@ -63,7 +74,7 @@
 // reads (TC_R doubles apart) hit distinct banks.
 #define TC_THREADS 128
 #ifndef TC_R
-#define TC_R 8
+#define TC_R 4
 #endif
 #define TC_TILE (TC_THREADS * TC_R)
 #define TC_PAD(i) ((i) + ((i) >> 4))
@@ -129,6 +140,10 @@ extern "C" __global__ void __launch_bounds__(TC_THREADS) tconv(float* __restrict
 __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int (&ic)[DNC],
                                           const float* __restrict__ wf, int Ti, int tp, float thr2, int& bq,
                                           int& sg) {
+    float best = -1.0f;
+    bq = 0;
+    sg = 0;
+#if EVAL_VEC
     // All K·nC values first (K consecutive floats per channel), so that
     // the loads overlap.
     float v[DNC][DK];
@@ -147,20 +162,27 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
         for (int k = 0; k < DK; ++k) v[j][k] = __ldg(b + k);
 #endif
     }
-    float best = -1.0f;
-    bq = 0;
-    sg = 0;
+#define EV(j, k) v[j][k]
 #pragma unroll
+#else
+#define EV(j, k) v[j]
+#pragma unroll 1
+#endif
     for (int k = 0; k < DK; ++k) {
+#if !EVAL_VEC
+        float v[DNC];
+#pragma unroll
+        for (int j = 0; j < DNC; ++j) v[j] = __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
+#endif
         float uk = 0.0f;
 #pragma unroll
-        for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(v[j][k], v[j][k]));
+        for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(EV(j, k), EV(j, k)));
         if (!(uk > thr2)) continue;
 #pragma unroll
         for (int s = 0; s < DS; ++s) {
             float a = 0.0f;
 #pragma unroll
-            for (int j = 0; j < DNC; ++j) a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), v[j][k]));
+            for (int j = 0; j < DNC; ++j) a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), EV(j, k)));
             const float aa = fabsf(a);
             const int q = s * DK + k;
             if (aa > best || (aa == best && q < bq)) {
@@ -170,6 +192,7 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
             }
         }
     }
+#undef EV
     return best;
 }
 
@@ -198,6 +221,7 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
     const int tp = blockIdx.x * 32 + threadIdx.x;
     const unsigned lane = threadIdx.x;
     constexpr int NPW = CG_F / CG_W; // centres per warp
+#if CG_FIRST
     // The bounds of the warp's centres first: their loads overlap.
     float u[NPW];
 #pragma unroll
@@ -213,16 +237,29 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
         }
     }
 #pragma unroll
+#else
+#pragma unroll 1
+#endif
     for (int r = 0; r < NPW; ++r) {
         const int fi = threadIdx.y + r * CG_W;
         if (fi >= nf) break;
         const int f = f0 + fi;
+        int ic[DNC];
+#pragma unroll
+        for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
+#if CG_FIRST
+        const float ur = u[r];
+#else
+        float ur = 0.0f;
+        if (tp < Ti) {
+            ur = __ldg(M + (size_t)ic[0] * Ti + tp);
+#pragma unroll
+            for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
+        }
+#endif
         bool strong = false;
         float best = 0.0f;
-        if (u[r] > thr2) {
-            int ic[DNC];
-#pragma unroll
-            for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
+        if (ur > thr2) {
             int bq, sg;
             best = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, bq, sg);
             strong = best > th;
