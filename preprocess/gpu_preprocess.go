@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
 	"dspk/linalg"
 )
 
@@ -68,7 +67,7 @@ var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 // device input buffers on a copy stream of its own, so the upload of the
 // next window overlaps the processing of the current one:
 //
-//	dev.Do(func(c *cuda.Ctx) error {
+//	dev.Do(func(c *compute.Ctx) error {
 //		g.Upload(c, win[0])
 //		for i := range win {
 //			if i+1 < len(win) {
@@ -80,7 +79,7 @@ var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 //	})
 //
 // [GPUPreprocessor.Run] does one window synchronously from and to host
-// slices, as [Preprocessor.Run] does. The methods that take a *cuda.Ctx
+// slices, as [Preprocessor.Run] does. The methods that take a *compute.Ctx
 // must be called inside the device's Do; a GPUPreprocessor is not safe for
 // concurrent use.
 type GPUPreprocessor struct {
@@ -93,25 +92,25 @@ type GPUPreprocessor struct {
 	gain      float64 // squared gain of the cascade
 	whiteCols int     // columns per lane of the whitening kernel in use
 
-	copyStream cuda.Stream
-	uploaded   [2]cuda.Event // upload into in[slot] finished
-	consumed   [2]cuda.Event // in[slot] no longer read
-	in         [2]cuda.Buffer
+	copyStream compute.Stream
+	uploaded   [2]compute.Event // upload into in[slot] finished
+	consumed   [2]compute.Event // in[slot] no longer read
+	in         [2]compute.Mem
 	head       int // slot of the oldest upload not yet processed
 	pending    int // uploads not yet processed (0, 1 or 2)
 
-	cmap, sums, mean, x, f, y, z, coef, taps cuda.Buffer
-	wPairs, wDense                           cuda.Buffer
+	cmap, sums, mean, x, f, y, z, coef, taps compute.Mem
+	wPairs, wDense                           compute.Mem
 	white                                    bool // a whitening is set
-	out                                      cuda.DevicePtr
+	out                                      compute.Ptr
 
-	fSums, fMeans, fCAR, fFwd, fBwd, fDirect, fWhite *cuda.Prepared
-	whiteFn                                          *cuda.Function
+	fSums, fMeans, fCAR, fFwd, fBwd, fDirect, fWhite *compute.Prepared
+	whiteFn                                          *compute.Kernel
 
 	pinMu  sync.Mutex
-	pinned []*cuda.HostBuffer
+	pinned []*compute.HostMem
 
-	stages []cuda.Event // when not nil, recorded between the stages (benchmarks)
+	stages []compute.Event // when not nil, recorded between the stages (benchmarks)
 	closed bool
 }
 
@@ -159,7 +158,7 @@ func newGPU(dev *compute.Device, p Params, cfg gpuConfig) (*GPUPreprocessor, err
 	if C > 1023 {
 		g.cfg.carBits = 1 // packed counts hold at most 1023
 	}
-	info := dev.CUDA().Info()
+	info := dev.GPU()
 	if need := C * (carTile + 1) * 4; need > info.MaxSharedPerBlock {
 		return nil, fmt.Errorf("preprocess: NewGPU: %d channels need %d bytes of shared memory per block, %s has %d", C, need, dev, info.MaxSharedPerBlock)
 	}
@@ -167,7 +166,7 @@ func newGPU(dev *compute.Device, p Params, cfg gpuConfig) (*GPUPreprocessor, err
 	for g.whiteCols > 1 && C*32*g.whiteCols*4 > info.MaxSharedPerBlock {
 		g.whiteCols /= 2
 	}
-	err = dev.Do(func(c *cuda.Ctx) error {
+	err = dev.Do(func(c *compute.Ctx) error {
 		if err := g.init(c, flt, info.SMs); err != nil {
 			g.release(c)
 			return err
@@ -218,7 +217,7 @@ func carQ(C int) int {
 
 // init compiles the kernels, allocates the buffers and prepares the
 // launches.
-func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
+func (g *GPUPreprocessor) init(c *compute.Ctx, flt *Filter, sms int) error {
 	C, T, cf := g.c, g.t, g.cf
 	opts := []string{
 		fmt.Sprintf("-DCAR_Q=%d", carQ(C)),
@@ -234,7 +233,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	if err != nil {
 		return err
 	}
-	alloc := func(b *cuda.Buffer, bytes int) {
+	alloc := func(b *compute.Mem, bytes int) {
 		if err == nil {
 			*b, err = c.Alloc(bytes)
 		}
@@ -260,7 +259,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	for i, r := range g.p.ChanMap {
 		cmap[i] = int32(r)
 	}
-	if err := cuda.Upload(c, g.cmap.Ptr, cmap); err != nil {
+	if err := compute.Upload(c, g.cmap.Ptr, cmap); err != nil {
 		return err
 	}
 	if g.fast {
@@ -268,12 +267,12 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 		for _, s := range flt.secs {
 			coef = append(coef, s.b0, s.b1, s.b2, s.a1, s.a2)
 		}
-		if err := cuda.Upload(c, g.coef.Ptr, coef); err != nil {
+		if err := compute.Upload(c, g.coef.Ptr, coef); err != nil {
 			return err
 		}
 	} else {
 		h := HighpassTaps(g.p.Fs, g.p.HighpassHz, g.p.HighpassOrder, T)
-		if err := cuda.Upload(c, g.taps.Ptr, h); err != nil {
+		if err := compute.Upload(c, g.taps.Ptr, h); err != nil {
 			return err
 		}
 	}
@@ -289,12 +288,12 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 		}
 	}
 
-	fn := func(name string, smem int) *cuda.Function {
+	fn := func(name string, smem int) *compute.Kernel {
 		if err != nil {
 			return nil
 		}
-		var f *cuda.Function
-		if f, err = mod.Function(name); err == nil && smem > defaultSmem {
+		var f *compute.Kernel
+		if f, err = mod.Kernel(name); err == nil && smem > defaultSmem {
 			err = f.SetMaxDynamicShared(smem)
 		}
 		return f
@@ -304,7 +303,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	fMeans := fn("chan_means", 0)
 	fCAR := fn("car_entry", carSmem)
 	g.whiteFn = fn("whiten", C*32*g.whiteCols*4)
-	var fFwd, fBwd, fDirect *cuda.Function
+	var fFwd, fBwd, fDirect *compute.Kernel
 	if g.fast {
 		fFwd = fn("hp_fwd", 0)
 		fBwd = fn("hp_bwd", 0)
@@ -314,8 +313,8 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	if err != nil {
 		return err
 	}
-	var null cuda.DevicePtr
-	g.fSums = fSums.Prepare(cuda.Dim3{X: ceilDiv(T, sumRows), Y: ceilDiv(C, sumThreads)}, cuda.D1(sumThreads), 0,
+	var null compute.Ptr
+	g.fSums = fSums.Prepare(compute.Dim3{X: ceilDiv(T, sumRows), Y: ceilDiv(C, sumThreads)}, compute.D1(sumThreads), 0,
 		g.sums, null, g.cmap, int32(C), int32(cf), int32(T), int32(sumRows))
 	var inv, car int32
 	if g.p.Invert {
@@ -324,14 +323,14 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	if g.p.CAR {
 		car = 1
 	}
-	g.fMeans = fMeans.Prepare(cuda.D1(ceilDiv(C, 128)), cuda.D1(128), 0, g.mean, g.sums, int32(C), int32(T), inv)
-	g.fCAR = fCAR.Prepare(cuda.D1(ceilDiv(T, carTile)), cuda.D1(gpuBlock), carSmem,
+	g.fMeans = fMeans.Prepare(compute.D1(ceilDiv(C, 128)), compute.D1(128), 0, g.mean, g.sums, int32(C), int32(T), inv)
+	g.fCAR = fCAR.Prepare(compute.D1(ceilDiv(T, carTile)), compute.D1(gpuBlock), carSmem,
 		g.x, null, g.cmap, g.mean, int32(C), int32(cf), int32(T), inv, car)
 	if g.fast {
 		ngroup := ceilDiv(C, 32)
-		g.fFwd = fFwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
+		g.fFwd = fFwd.Prepare(compute.D1(1), compute.D1(hpWarps*32), 0,
 			g.f, g.x, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ngroup), float64(1))
-		g.fBwd = fBwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
+		g.fBwd = fBwd.Prepare(compute.D1(1), compute.D1(hpWarps*32), 0,
 			g.y, g.f, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ngroup), g.gain)
 		L := g.cfg.chunk
 		if L == 0 {
@@ -339,7 +338,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 		}
 		g.setChunk(L)
 	} else {
-		g.fDirect = fDirect.Prepare(cuda.Dim3{X: ceilDiv(T, gpuBlock), Y: C}, cuda.D1(gpuBlock), T*4,
+		g.fDirect = fDirect.Prepare(compute.Dim3{X: ceilDiv(T, gpuBlock), Y: C}, compute.D1(gpuBlock), T*4,
 			g.y, g.x, g.taps, int32(T))
 	}
 	g.out = g.y.Ptr
@@ -364,8 +363,8 @@ func (g *GPUPreprocessor) setChunk(L int) {
 	}
 	g.hpL = L
 	nchunk := ceilDiv(g.t, L)
-	grid := cuda.D1(ceilDiv(nchunk*ceilDiv(g.c, 32), hpWarps))
-	for _, p := range []*cuda.Prepared{g.fFwd, g.fBwd} {
+	grid := compute.D1(ceilDiv(nchunk*ceilDiv(g.c, 32), hpWarps))
+	for _, p := range []*compute.Prepared{g.fFwd, g.fBwd} {
 		p.SetGrid(grid)
 		p.Set(5, int32(L))
 		p.Set(7, int32(nchunk))
@@ -374,29 +373,29 @@ func (g *GPUPreprocessor) setChunk(L int) {
 
 // release frees everything g holds on the device; zero handles are
 // skipped. It returns the first error.
-func (g *GPUPreprocessor) release(c *cuda.Ctx) error {
+func (g *GPUPreprocessor) release(c *compute.Ctx) error {
 	var first error
 	keep := func(err error) {
 		if err != nil && first == nil {
 			first = err
 		}
 	}
-	bufs := []*cuda.Buffer{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.mean, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wPairs, &g.wDense}
+	bufs := []*compute.Mem{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.mean, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wPairs, &g.wDense}
 	for _, b := range bufs {
 		keep(c.Free(*b))
-		*b = cuda.Buffer{}
+		*b = compute.Mem{}
 	}
-	for _, p := range []**cuda.Prepared{&g.fSums, &g.fMeans, &g.fCAR, &g.fFwd, &g.fBwd, &g.fDirect, &g.fWhite} {
+	for _, p := range []**compute.Prepared{&g.fSums, &g.fMeans, &g.fCAR, &g.fFwd, &g.fBwd, &g.fDirect, &g.fWhite} {
 		if *p != nil {
 			(*p).Free()
 			*p = nil
 		}
 	}
 	for i := range 2 {
-		for _, e := range []*cuda.Event{&g.uploaded[i], &g.consumed[i]} {
-			if *e != 0 {
+		for _, e := range []*compute.Event{&g.uploaded[i], &g.consumed[i]} {
+			if *e != (compute.Event{}) {
 				keep(c.DestroyEvent(*e))
-				*e = 0
+				*e = compute.Event{}
 			}
 		}
 	}
@@ -404,9 +403,9 @@ func (g *GPUPreprocessor) release(c *cuda.Ctx) error {
 		keep(c.DestroyEvent(e))
 	}
 	g.stages = nil
-	if g.copyStream != 0 {
+	if g.copyStream != (compute.Stream{}) {
 		keep(c.DestroyStream(g.copyStream))
-		g.copyStream = 0
+		g.copyStream = compute.Stream{}
 	}
 	g.pinMu.Lock()
 	for _, h := range g.pinned {
@@ -425,7 +424,7 @@ func (g *GPUPreprocessor) Close() error {
 		return nil
 	}
 	g.closed = true
-	return g.dev.Do(func(c *cuda.Ctx) error {
+	return g.dev.Do(func(c *compute.Ctx) error {
 		err := c.SyncDevice()
 		if err2 := g.release(c); err == nil {
 			err = err2
@@ -472,7 +471,7 @@ func (g *GPUPreprocessor) PinnedWindows(k int) (func(n int) []int16, error) {
 	}
 	n := g.t * g.cf
 	bufs := make([][]int16, 0, k)
-	err := g.dev.Do(func(c *cuda.Ctx) error {
+	err := g.dev.Do(func(c *compute.Ctx) error {
 		for range k {
 			h, err := g.allocPinned(c, n*2)
 			if err != nil {
@@ -507,7 +506,7 @@ func (g *GPUPreprocessor) PinnedWindows(k int) (func(n int) []int16, error) {
 func (g *GPUPreprocessor) PinnedOutput() ([]float32, error) {
 	g.check("PinnedOutput")
 	var out []float32
-	err := g.dev.Do(func(c *cuda.Ctx) error {
+	err := g.dev.Do(func(c *compute.Ctx) error {
 		h, err := g.allocPinned(c, g.c*g.t*4)
 		if err == nil {
 			out = h.Float32()[:g.c*g.t]
@@ -518,7 +517,7 @@ func (g *GPUPreprocessor) PinnedOutput() ([]float32, error) {
 }
 
 // allocPinned allocates and records a pinned host buffer.
-func (g *GPUPreprocessor) allocPinned(c *cuda.Ctx, bytes int) (*cuda.HostBuffer, error) {
+func (g *GPUPreprocessor) allocPinned(c *compute.Ctx, bytes int) (*compute.HostMem, error) {
 	h, err := c.AllocHost(bytes)
 	if err != nil {
 		return nil, err
@@ -531,7 +530,7 @@ func (g *GPUPreprocessor) allocPinned(c *cuda.Ctx, bytes int) (*cuda.HostBuffer,
 
 // pinnedOf returns the pinned buffer of g holding the bytes at p, and
 // their offset in it.
-func (g *GPUPreprocessor) pinnedOf(p unsafe.Pointer, bytes int) (*cuda.HostBuffer, int, bool) {
+func (g *GPUPreprocessor) pinnedOf(p unsafe.Pointer, bytes int) (*compute.HostMem, int, bool) {
 	a := uintptr(p)
 	g.pinMu.Lock()
 	defer g.pinMu.Unlock()
@@ -548,7 +547,7 @@ func (g *GPUPreprocessor) pinnedOf(p unsafe.Pointer, bytes int) (*cuda.HostBuffe
 // high-pass (nil: none), uploading it to the device; w may change
 // afterwards without effect. It waits for the work on c's stream first.
 // It panics if w.C ≠ C.
-func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
+func (g *GPUPreprocessor) SetWhitening(c *compute.Ctx, w *linalg.Whitening) error {
 	g.check("SetWhitening")
 	if w == nil {
 		g.white = false
@@ -581,7 +580,7 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 		for i, v := range d {
 			d32[i] = float32(v)
 		}
-		if err := cuda.Upload(c, g.wDense.Ptr, d32); err != nil {
+		if err := compute.Upload(c, g.wDense.Ptr, d32); err != nil {
 			return err
 		}
 		g.white = true
@@ -596,20 +595,20 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 		if err := c.Free(g.wPairs); err != nil {
 			return err
 		}
-		g.wPairs = cuda.Buffer{}
+		g.wPairs = compute.Mem{}
 		var err error
 		if g.wPairs, err = c.Alloc(max(len(pairs), 1) * 8); err != nil {
 			return err
 		}
 	}
-	if err := cuda.Upload(c, g.wPairs.Ptr, pairs); err != nil {
+	if err := compute.Upload(c, g.wPairs.Ptr, pairs); err != nil {
 		return err
 	}
 	if g.fWhite != nil {
 		g.fWhite.Free()
 	}
 	tw := 32 * g.whiteCols
-	g.fWhite = g.whiteFn.Prepare(cuda.D1(ceilDiv(T, tw)), cuda.D1(128*g.whiteCols), C*tw*4,
+	g.fWhite = g.whiteFn.Prepare(compute.D1(ceilDiv(T, tw)), compute.D1(128*g.whiteCols), C*tw*4,
 		g.z, g.y, g.wPairs, int32(C), int32(w.K), int32(T))
 	g.white = true
 	return nil
@@ -623,7 +622,7 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 // stay untouched until the Process of this window returns; from any other
 // memory Upload waits for the copy (at pageable speed). It panics if
 // len(src) ≠ T·NChanFile or two uploaded windows await Process.
-func (g *GPUPreprocessor) Upload(c *cuda.Ctx, src []int16) error {
+func (g *GPUPreprocessor) Upload(c *compute.Ctx, src []int16) error {
 	g.check("Upload")
 	n := g.t * g.cf
 	if len(src) != n {
@@ -641,7 +640,7 @@ func (g *GPUPreprocessor) Upload(c *cuda.Ctx, src []int16) error {
 	if h, off, ok := g.pinnedOf(unsafe.Pointer(&src[0]), n*2); ok {
 		err = cc.CopyHtoD(g.in[slot].Ptr, h, off, n*2)
 	} else {
-		err = cuda.Upload(cc, g.in[slot].Ptr, src)
+		err = compute.Upload(cc, g.in[slot].Ptr, src)
 	}
 	if err != nil {
 		return err
@@ -661,7 +660,7 @@ func (g *GPUPreprocessor) Upload(c *cuda.Ctx, src []int16) error {
 // must be ordered by the caller. Process returns once the window's upload
 // has finished, so that its host buffer may be reused. It panics if no
 // window awaits processing.
-func (g *GPUPreprocessor) Process(c *cuda.Ctx) (cuda.DevicePtr, error) {
+func (g *GPUPreprocessor) Process(c *compute.Ctx) (compute.Ptr, error) {
 	g.check("Process")
 	if g.pending == 0 {
 		panic("preprocess: GPUPreprocessor.Process: no window uploaded")
@@ -724,7 +723,7 @@ func (g *GPUPreprocessor) Process(c *cuda.Ctx) (cuda.DevicePtr, error) {
 	if g.white {
 		var err error
 		if g.cfg.dense {
-			err = c.Sgemm(cuda.NoTrans, cuda.NoTrans, g.t, g.c, g.c, 1, g.y.Ptr, g.t, g.wDense.Ptr, g.c, 0, g.z.Ptr, g.t)
+			err = c.Sgemm(compute.NoTrans, compute.NoTrans, g.t, g.c, g.c, 1, g.y.Ptr, g.t, g.wDense.Ptr, g.c, 0, g.z.Ptr, g.t)
 		} else {
 			err = g.fWhite.Launch(c)
 		}
@@ -746,7 +745,7 @@ func (g *GPUPreprocessor) Process(c *cuda.Ctx) (cuda.DevicePtr, error) {
 var stageNames = []string{"sums", "CAR", "hp-forward", "hp-backward", "whiten"}
 
 // mark records stage event i when timing.
-func (g *GPUPreprocessor) mark(c *cuda.Ctx, i int) error {
+func (g *GPUPreprocessor) mark(c *compute.Ctx, i int) error {
 	if g.stages == nil {
 		return nil
 	}
@@ -754,13 +753,13 @@ func (g *GPUPreprocessor) mark(c *cuda.Ctx, i int) error {
 }
 
 // Output returns the device address of the last Process's result.
-func (g *GPUPreprocessor) Output() cuda.DevicePtr { return g.out }
+func (g *GPUPreprocessor) Output() compute.Ptr { return g.out }
 
 // Download copies the last Process's result into dst (C·T values,
 // dst[c*T+t]) after the work on c's stream, and waits for it. A dst from
 // [GPUPreprocessor.PinnedOutput] is copied at full speed. It panics if
 // len(dst) ≠ C·T.
-func (g *GPUPreprocessor) Download(c *cuda.Ctx, dst []float32) error {
+func (g *GPUPreprocessor) Download(c *compute.Ctx, dst []float32) error {
 	g.check("Download")
 	n := g.c * g.t
 	if len(dst) != n {
@@ -772,7 +771,7 @@ func (g *GPUPreprocessor) Download(c *cuda.Ctx, dst []float32) error {
 		}
 		return c.SyncOp("preprocess: GPU download")
 	}
-	return cuda.Download(c, dst, g.out)
+	return compute.Download(c, dst, g.out)
 }
 
 // Run preprocesses one padded window on the GPU as [Preprocessor.Run]
@@ -796,7 +795,7 @@ func (g *GPUPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) e
 	if g.pending != 0 {
 		panic("preprocess: GPUPreprocessor.Run while uploaded windows await Process")
 	}
-	return g.dev.Do(func(c *cuda.Ctx) error {
+	return g.dev.Do(func(c *compute.Ctx) error {
 		if err := g.SetWhitening(c, w); err != nil {
 			return err
 		}
@@ -812,8 +811,8 @@ func (g *GPUPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) e
 
 // poison fills g's device work buffers with NaN (all bits set), so that a
 // test sees any element a kernel fails to write.
-func (g *GPUPreprocessor) poison(c *cuda.Ctx) error {
-	for _, b := range []cuda.Buffer{g.sums, g.mean, g.x, g.f, g.y, g.z} {
+func (g *GPUPreprocessor) poison(c *compute.Ctx) error {
+	for _, b := range []compute.Mem{g.sums, g.mean, g.x, g.f, g.y, g.z} {
 		if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 			return err
 		}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
 	"dspk/internal/gputest"
 	"dspk/linalg"
 	"dspk/recording"
@@ -211,7 +210,7 @@ func checkReferenceStage(t *testing.T, dev *compute.Device, g *GPUPreprocessor, 
 	t.Helper()
 	C, T := g.c, g.t
 	got := nanSlice(C * T)
-	if err := dev.Do(func(c *cuda.Ctx) error { return cuda.Download(c, got, g.x.Ptr) }); err != nil {
+	if err := dev.Do(func(c *compute.Ctx) error { return compute.Download(c, got, g.x.Ptr) }); err != nil {
 		t.Fatal(err)
 	}
 	want := make([]float32, C*T)
@@ -416,7 +415,7 @@ func TestGPUPipelineLoader(t *testing.T) {
 	ctx := context.Background()
 	want := make([]float32, C*g.t)
 	n := 0
-	err = dev.Do(func(c *cuda.Ctx) error {
+	err = dev.Do(func(c *compute.Ctx) error {
 		if err := g.SetWhitening(c, w); err != nil {
 			return err
 		}
@@ -491,7 +490,7 @@ func TestGPUPanics(t *testing.T) {
 	mustPanic("Run short src", func() { g.Run(make([]float32, 4*T), src[1:], nil) })
 	mustPanic("Run short dst", func() { g.Run(make([]float32, 4*T-1), src, nil) })
 	mustPanic("Run whitening size", func() { g.Run(make([]float32, 4*T), src, randWhiteningK(rng, 5, 2)) })
-	dev.Do(func(c *cuda.Ctx) error {
+	dev.Do(func(c *compute.Ctx) error {
 		mustPanic("Process with nothing uploaded", func() { g.Process(c) })
 		mustPanic("Upload short", func() { g.Upload(c, src[1:]) })
 		if err := g.Upload(c, src); err != nil {
