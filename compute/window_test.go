@@ -1,6 +1,7 @@
 package compute_test
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -102,5 +103,23 @@ func TestWindowGPU(t *testing.T) {
 	got[0] = float32(math.NaN())
 	if again, _ := w.Data(); !math.IsNaN(float64(again[0])) {
 		t.Error("Data downloaded without a device write")
+	}
+}
+
+// TestMedian checks that Median warms up once, runs reps times, returns
+// the median and stops at an error.
+func TestMedian(t *testing.T) {
+	dev, _, _ := compute.Open("cpu")
+	calls := 0
+	d, err := dev.Median(4, func() error {
+		calls++
+		return nil
+	})
+	if err != nil || calls != 5 || d < 0 {
+		t.Errorf("Median: %v, %v after %d calls, want 5", d, err, calls)
+	}
+	stop := errors.New("stop")
+	if _, err := dev.Median(3, func() error { return stop }); err != stop {
+		t.Errorf("Median's error = %v, want fn's", err)
 	}
 }

@@ -259,7 +259,7 @@ func TestDetectMatchesReference(t *testing.T) {
 	for _, c := range detCases() {
 		t.Run(c.name, func(t *testing.T) {
 			prm, g, tm, x, T := buildCase(c, 1)
-			d := NewDetector(g, tm, T, prm)
+			d := newCPUDetector(g, tm, T, prm)
 			d.setChunk(c.chunk, c.workers)
 			poison(d)
 			const ownStart = 1_000_000
@@ -295,7 +295,7 @@ func TestDetectPruningExact(t *testing.T) {
 	for _, c := range append(detCases()[:4], detCases()[5]) {
 		t.Run(c.name, func(t *testing.T) {
 			prm, g, tm, x, T := buildCase(c, 2)
-			d := NewDetector(g, tm, T, prm)
+			d := newCPUDetector(g, tm, T, prm)
 			d.setChunk(c.chunk, c.workers)
 			var a, b Spikes
 			sa := d.Detect(&a, x, 0, c.owned)
@@ -328,7 +328,7 @@ func TestDetectChunkingInvariant(t *testing.T) {
 	} {
 		c := detCases()[ci]
 		prm, g, tm, x, T := buildCase(c, 3)
-		d := NewDetector(g, tm, T, prm)
+		d := newCPUDetector(g, tm, T, prm)
 		var ref Spikes
 		d.setChunk(1<<30, 1)
 		d.Detect(&ref, x, 5, c.owned)
@@ -373,7 +373,7 @@ func TestDetectTiming(t *testing.T) {
 		sp = append(sp, injected{tau: prm.NT + 100 + 190*i, x: 16, y: 100 + 10*float64(i), amp: 20, k: i % 6, sign: 1})
 	}
 	x := synthWindow(rng, p, T, shapes, prm.NT0Min, sp, 1, 20)
-	d := NewDetector(g, tm, T, prm)
+	d := newCPUDetector(g, tm, T, prm)
 	var got Spikes
 	const ownStart = 777
 	d.Detect(&got, x, ownStart, nT)
@@ -397,7 +397,7 @@ func TestDetectTiming(t *testing.T) {
 func TestDetectAllocs(t *testing.T) {
 	c := detCases()[0]
 	prm, g, tm, x, T := buildCase(c, 5)
-	d := NewDetector(g, tm, T, prm)
+	d := newCPUDetector(g, tm, T, prm)
 	var dst Spikes
 	d.Detect(&dst, x, 0, c.owned)
 	d.Detect(&dst, x, 0, c.owned)
@@ -414,7 +414,7 @@ func TestDetectPanics(t *testing.T) {
 	t.Parallel()
 	c := detCases()[3]
 	prm, g, tm, x, T := buildCase(c, 6)
-	d := NewDetector(g, tm, T, prm)
+	d := newCPUDetector(g, tm, T, prm)
 	for _, tc := range []struct {
 		name string
 		fn   func()
@@ -422,8 +422,8 @@ func TestDetectPanics(t *testing.T) {
 		{"short x", func() { d.Detect(&Spikes{}, x[1:], 0, c.owned) }},
 		{"owned 0", func() { d.Detect(&Spikes{}, x, 0, 0) }},
 		{"owned too many", func() { d.Detect(&Spikes{}, x, 0, T-2*prm.NT+1) }},
-		{"T too small", func() { NewDetector(g, tm, 2*prm.NT, prm) }},
-		{"nt mismatch", func() { p := prm; p.NT = 31; p.NT0Min = 10; NewDetector(g, tm, T, p) }},
+		{"T too small", func() { newCPUDetector(g, tm, 2*prm.NT, prm) }},
+		{"nt mismatch", func() { p := prm; p.NT = 31; p.NT0Min = 10; newCPUDetector(g, tm, T, p) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {

@@ -127,9 +127,9 @@ func TestLocalZCAReference(t *testing.T) {
 			if tc.dead >= 0 {
 				clear(X[tc.dead*2000 : (tc.dead+1)*2000])
 			}
-			m := NewSecondMoment(tc.C)
+			m := NewSecondMoment(nil, tc.C)
 			m.Add32(X, 2000, 0, 2000)
-			cc := m.Result()
+			cc := result(m)
 			w, err := LocalZCA(cc, tc.C, x, y, tc.nrange, tc.eps)
 			if err != nil {
 				t.Fatal(err)
@@ -160,9 +160,9 @@ func TestLocalZCAReference(t *testing.T) {
 
 // secondMomentOf returns the float64 second moment of a C×n float32 window.
 func secondMomentOf(x []float32, C, n int) []float64 {
-	m := NewSecondMoment(C)
+	m := NewSecondMoment(nil, C)
 	m.Add32(x, n, 0, n)
-	return m.Result()
+	return result(m)
 }
 
 // TestLocalZCAWhitens draws Gaussian data of known covariance, decaying
@@ -222,8 +222,8 @@ func TestLocalZCAWhitens(t *testing.T) {
 
 func TestLocalZCAErrors(t *testing.T) {
 	x, y := np1(4)
-	m := NewSecondMoment(4)
-	if _, err := LocalZCA(m.Result(), 4, x, y, 32, WhiteningEps); err == nil {
+	m := NewSecondMoment(nil, 4)
+	if _, err := LocalZCA(result(m), 4, x, y, 32, WhiteningEps); err == nil {
 		t.Error("no windows (NaN): no error")
 	}
 	cc := make([]float64, 16)

@@ -59,7 +59,11 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 	if err != nil {
 		return detect.Stats{}, err
 	}
-	d := detect.NewDetector(g, tm, p.sched.Len(), prm)
+	d, err := detect.NewDetector(p.dev, g, tm, p.sched.Len(), prm)
+	if err != nil {
+		return detect.Stats{}, err
+	}
+	defer d.Close()
 	var total detect.Stats
 	var buf detect.Spikes
 	err = p.each(ctx, "detection", nil, w, func(win recording.Window, x []float32) error {

@@ -5,16 +5,22 @@ import (
 	"math"
 	"testing"
 
+	"dspk/compute"
 	"dspk/detect"
 	"dspk/internal/gputest"
 	"dspk/recording"
 )
 
-// TestGPUPipelineMatchesCPU runs passes 1–3 with preprocessing on the GPU
-// and on the CPU: the whitening statistic agrees to 1e-5 relative and the
-// detections agree except for ties flipped by last-bit differences.
+// TestGPUPipelineMatchesCPU runs passes 1–3 on the GPU (preprocessing and
+// the whitening statistic on the device, detection on the host) and on the
+// CPU: the whitening statistic agrees to 1e-5 relative and the detections
+// agree except for ties flipped by last-bit differences.
 func TestGPUPipelineMatchesCPU(t *testing.T) {
 	dev := gputest.Device(t)
+	cpu, _, err := compute.Open("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := simRecording(t, 4.2, 8)
 	ctx := context.Background()
 	type result struct {
@@ -22,16 +28,15 @@ func TestGPUPipelineMatchesCPU(t *testing.T) {
 		spikes detect.Spikes
 	}
 	run := func(gpu bool) result {
-		p, err := New(rec, rec.Probe(), shortConfig())
+		d := cpu
+		if gpu {
+			d = dev
+		}
+		p, err := New(d, rec, rec.Probe(), shortConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		if gpu {
-			if err := p.UseGPU(dev); err != nil {
-				t.Fatal(err)
-			}
-		}
 		w, cc, err := p.Whitening(ctx)
 		if err != nil {
 			t.Fatal(err)

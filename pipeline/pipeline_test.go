@@ -33,7 +33,7 @@ func TestWhiteningWhitensNoise(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.NT = 20000
 	cfg.NSkip = 1
-	p, err := New(rec, rec.Probe(), cfg)
+	p, err := New(nil, rec, rec.Probe(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,12 +103,12 @@ func pearson(a, b []float32) float64 {
 
 func TestNewRefusesBadInput(t *testing.T) {
 	rec := recording.NewMemory("short.bin", make([]int16, 385*1000), 385, 30000, nil)
-	if _, err := New(rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "short.bin") ||
+	if _, err := New(nil, rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "short.bin") ||
 		!strings.Contains(err.Error(), "two") {
 		t.Errorf("one-window recording: %v", err)
 	}
 	rec = recording.NewMemory("ok.bin", make([]int16, 64*130000), 64, 30000, nil)
-	if _, err := New(rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "385") {
+	if _, err := New(nil, rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "385") {
 		t.Errorf("probe/channel mismatch: %v", err)
 	}
 }

@@ -47,7 +47,7 @@ func reportRealtime(b *testing.B, p Params, cpu0 time.Duration) {
 func BenchmarkRun(b *testing.B) {
 	src, w := benchData()
 	p := benchParams()
-	pp, err := New(p)
+	pp, err := newCPU(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func BenchmarkRun(b *testing.B) {
 func BenchmarkStages(b *testing.B) {
 	src, w := benchData()
 	p := benchParams()
-	pp, err := New(p)
+	pp, err := newCPU(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func BenchmarkStages(b *testing.B) {
 		cpu0 := cpuTime()
 		for range b.N {
 			pp.out = buf
-			pp.parallel(384, (*Preprocessor).filterRange)
+			pp.parallel(384, (*cpuPreprocessor).filterRange)
 			pp.out = nil
 		}
 		reportRealtime(b, p, cpu0)

@@ -33,7 +33,7 @@ dspk bench -ops covariance,trailing -reps 10`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
 			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
-			device := fs.String("device", "auto", "device of the trailing-mean benchmark: auto, cpu or cuda:N (the other ops run on the CPU)")
+			device := fs.String("device", "auto", "device the ops run on: auto, cpu or cuda:N (each line names where it ran)")
 			return func(args []string) error {
 				if len(args) != 0 {
 					return usagef("bench takes no arguments")
@@ -53,33 +53,20 @@ dspk bench -ops covariance,trailing -reps 10`,
 	})
 }
 
-// median times fn reps times (after one warm-up) and returns the median.
-func median(reps int, fn func()) time.Duration {
-	fn()
-	d := make([]time.Duration, reps)
-	for i := range d {
-		t := time.Now()
-		fn()
-		d[i] = time.Since(t)
-	}
-	slices.Sort(d)
-	return d[reps/2]
-}
-
 func bench(which []string, reps int, dev *compute.Device) error {
 	w := cmdOut
 	fmt.Fprintf(w, "dspk %s bench, %d repetitions, medians\n\n", version, reps)
-	fmt.Fprintf(w, "%-34s %12s  %s\n", "op", "time", "throughput")
+	fmt.Fprintf(w, "%-36s %-8s %12s  %s\n", "op", "device", "time", "throughput")
 	for _, op := range which {
 		var err error
 		switch strings.TrimSpace(op) {
 		case "read":
 			err = benchRead(reps)
 		case "covariance":
-			benchCovariance(reps)
+			err = benchSecondMoment(dev, reps)
 		case "preprocess", "detect":
 			if op == "preprocess" || !slices.Contains(which, "preprocess") {
-				err = benchWindow(reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"))
+				err = benchWindow(dev, reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"))
 			}
 		case "trailing":
 			err = benchTrailing(dev, reps)
@@ -93,9 +80,15 @@ func bench(which []string, reps int, dev *compute.Device) error {
 	return nil
 }
 
-func row(op string, d time.Duration, thr string) {
-	fmt.Fprintf(cmdOut, "%-34s %10.3f ms  %s\n", op, float64(d.Microseconds())/1000, thr)
+// row prints one result: the op, where it ran, its median time and its
+// throughput.
+func row(op, where string, d time.Duration, thr string) {
+	fmt.Fprintf(cmdOut, "%-36s %-8s %10.3f ms  %s\n", op, where, float64(d.Microseconds())/1000, thr)
 }
+
+// host is the device of the ops that run on the host whatever -device
+// says (reading; timing is by the CPU device's Median).
+var host, _, _ = compute.Open("cpu")
 
 // benchRead reads NP1 windows sequentially from a file in the page cache.
 func benchRead(reps int) error {
@@ -121,35 +114,61 @@ func benchRead(reps int) error {
 	}
 	defer rec.Close()
 	buf := make([]int16, s.Len()*385)
-	d := median(reps, func() {
+	d, err := host.Median(reps, func() error {
 		for i := 0; i < s.Windows; i++ {
-			if err = recording.ReadWindow(rec, s, i, buf); err != nil {
-				return
+			if err := recording.ReadWindow(rec, s, i, buf); err != nil {
+				return err
 			}
 		}
+		return nil
 	})
+	if err != nil {
+		return err
+	}
 	bytes := float64(windows * s.Len() * 385 * 2)
-	row("read 4 windows 385×60122 int16", d, fmt.Sprintf("%.2f GB/s", bytes/d.Seconds()/1e9))
-	return err
+	row("read 4 windows 385×60122 int16", "host", d, fmt.Sprintf("%.2f GB/s", bytes/d.Seconds()/1e9))
+	return nil
 }
 
-func benchCovariance(reps int) {
+// benchSecondMoment times the whitening statistic's per-window product on
+// dev, with linalg's own accumulator, on a window already where dev works.
+func benchSecondMoment(dev *compute.Device, reps int) error {
 	const C, n = 384, 60000
 	x := make([]float32, C*n)
 	rng := rand.New(rand.NewPCG(1, 3))
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	dst := make([]float64, C*C)
-	d := median(reps, func() { linalg.Covariance32(dst, x, C, n, 0, n) })
+	win, err := dev.NewWindow(C, n, 1)
+	if err != nil {
+		return err
+	}
+	defer win.Close()
+	if m := win.DataMem(); m.Bytes > 0 {
+		if err := dev.Do(func(c *compute.Ctx) error { return compute.Upload(c, m.Ptr, x) }); err != nil {
+			return err
+		}
+		win.MarkWritten()
+	} else {
+		h, _ := win.Data()
+		copy(h, x)
+	}
+	sm := linalg.NewSecondMoment(dev, C)
+	defer sm.Close()
+	d, err := dev.Median(reps, func() error { return sm.AddWindow(win, 0, n) })
+	if err != nil {
+		return err
+	}
 	flops := 2.0 * C * C * n
-	row("covariance 384×60000 float32", d, fmt.Sprintf("%.1f GFLOP/s (full product), %.0f× real time",
+	row("second moment 384×60000 float32", dev.Spec(), d, fmt.Sprintf("%.1f GFLOP/s (full product), %.0f× real time",
 		flops/d.Seconds()/1e9, 2/d.Seconds()))
+	return nil
 }
 
-// benchWindow times the preprocessing and the detection of one NP1 window
-// of a simulated recording.
-func benchWindow(reps int, pre, det bool) error {
+// benchWindow times, on dev, the preprocessing and the detection of one
+// NP1 window of a simulated recording with the pipeline's own ops, and on
+// a GPU the window's upload and download.
+func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 	cfg := sim.DefaultConfig()
 	cfg.Seconds = 4.2
 	rec, err := sim.Generate(cfg)
@@ -158,28 +177,68 @@ func benchWindow(reps int, pre, det bool) error {
 	}
 	pc := pipeline.DefaultConfig()
 	pc.NSkip = 1
-	p, err := pipeline.New(rec, rec.Probe(), pc)
+	p, err := pipeline.New(dev, rec, rec.Probe(), pc)
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	ctx := context.Background()
 	wh, _, err := p.Whitening(ctx)
 	if err != nil {
 		return err
 	}
 	s := p.Schedule()
-	raw := make([]int16, s.Len()*rec.Channels())
+	pin, err := dev.AllocHost(s.Len() * rec.Channels() * 2)
+	if err != nil {
+		return err
+	}
+	defer dev.FreeHost(pin)
+	raw := pin.Int16()
 	if err := recording.ReadWindow(rec, s, 1, raw); err != nil {
 		return err
 	}
 	pp := p.Preprocessor()
-	x := make([]float32, rec.Probe().Len()*s.Len())
+	if err := pp.SetWhitening(wh); err != nil {
+		return err
+	}
+	win, err := dev.NewWindow(pp.Channels(), pp.Len(), pp.FileChannels())
+	if err != nil {
+		return err
+	}
+	defer win.Close()
+	if err := win.Load(raw); err != nil {
+		return err
+	}
+	gpu := dev.Kind() == compute.CUDA
+	if gpu {
+		d, err := dev.Median(reps, func() error { return win.Load(raw) })
+		if err != nil {
+			return err
+		}
+		row("upload window 385×60122 int16", dev.Spec(), d, fmt.Sprintf("%.1f GB/s (pinned)", float64(len(raw)*2)/d.Seconds()/1e9))
+	}
 	if pre {
-		d := median(reps, func() { pp.Run(x, raw, wh) })
-		row("preprocess 384×60122 (+whitening)", d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
+		d, err := dev.Median(reps, func() error { return pp.Window(win) })
+		if err != nil {
+			return err
+		}
+		row("preprocess 384×60122 (+whitening)", pp.Device().Spec(), d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
+	}
+	if err := pp.Window(win); err != nil {
+		return err
+	}
+	if gpu {
+		d, err := dev.Median(reps, func() error {
+			win.MarkWritten()
+			_, err := win.Data()
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		row("download window 384×60122 float32", dev.Spec(), d, fmt.Sprintf("%.1f GB/s (pinned)", float64(win.Channels()*win.Len()*4)/d.Seconds()/1e9))
 	}
 	if det {
-		pp.Run(x, raw, wh)
 		tm, _, err := p.LearnTemplates(ctx, wh)
 		if err != nil {
 			return err
@@ -188,13 +247,26 @@ func benchWindow(reps int, pre, det bool) error {
 		if err != nil {
 			return err
 		}
-		dt := detect.NewDetector(g, tm, s.Len(), p.DetectParams())
+		dt, err := detect.NewDetector(dev, g, tm, s.Len(), p.DetectParams())
+		if err != nil {
+			return err
+		}
+		defer dt.Close()
 		var sp detect.Spikes
 		var st detect.Stats
-		win := s.Window(1)
-		d := median(reps, func() { sp.Reset(); st = dt.Detect(&sp, x, win.OwnStart, win.Owned()) })
-		ft := float64(g.F()) * float64(win.Owned())
-		row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), d, fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound",
+		w := s.Window(1)
+		d, err := dev.Median(reps, func() error {
+			sp.Reset()
+			st, err = dt.DetectWindow(&sp, win, w.OwnStart, w.Owned())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		ft := float64(g.F()) * float64(w.Owned())
+		// The detector's matching runs on the host whatever its device
+		// (a GPU window is downloaded once, above).
+		row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), "cpu", d, fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound",
 			2/d.Seconds(), st.Spikes, 100*float64(st.Survivors)/ft))
 	}
 	return nil
@@ -217,8 +289,8 @@ func benchTrailing(dev *compute.Device, reps int) error {
 			bytes *= 2
 		}
 		d := time.Duration(bytes / (bw * 1e9) * float64(time.Second))
-		row(fmt.Sprintf("trailing mean [%d, %d] %s", c.rows, c.n, c.typ), d,
-			fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s) on %s", bw, 100*bw/copyBW, copyBW, dev.Spec()))
+		row(fmt.Sprintf("trailing mean [%d, %d] %s", c.rows, c.n, c.typ), dev.Spec(), d,
+			fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s)", bw, 100*bw/copyBW, copyBW))
 	}
 	return nil
 }

@@ -30,14 +30,14 @@ func gpuBenchData() ([]int16, *linalg.Whitening) {
 	return gpuBenchSrc, gpuBenchW
 }
 
-// newBenchGPU returns a GPUPreprocessor for the NP1 window with k pinned
+// newBenchGPU returns a cudaPreprocessor for the NP1 window with k pinned
 // windows holding copies of the benchmark window.
-func newBenchGPU(b *testing.B, k int, cfg gpuConfig) (*GPUPreprocessor, [][]int16) {
+func newBenchGPU(b *testing.B, k int, cfg gpuConfig) (*cudaPreprocessor, [][]int16) {
 	dev := testGPU(b)
 	src, _ := gpuBenchData()
 	p := DefaultParams()
 	p.ChanMap, p.NChanFile = iota(384), 385
-	g, err := newGPU(dev, p, cfg)
+	g, err := newCUDA(dev, p, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -398,24 +398,24 @@ func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c
 	return g.fFinish.Launch(c)
 }
 
-// GPUSecondMoment is the GPU counterpart of [SecondMoment]: it accumulates
+// cudaSecondMoment is the GPU counterpart of [SecondMoment]: it accumulates
 // the mean over windows of X_w X_wᵀ / n_w, in float64 on the device, for
 // windows that live in device memory. Its methods must be called inside
 // the device's Do.
-type GPUSecondMoment struct {
+type cudaSecondMoment struct {
 	g   *GPUGram
 	sum compute.Mem
 	k   int
 }
 
-// NewGPUSecondMoment returns an empty accumulator for C channels and
+// newCUDASecondMoment returns an empty accumulator for C channels and
 // windows of at most maxN samples (see NewGPUGram for the options).
-func NewGPUSecondMoment(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUSecondMoment, error) {
+func newCUDASecondMoment(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*cudaSecondMoment, error) {
 	g, err := NewGPUGram(c, C, maxN, opt)
 	if err != nil {
 		return nil, err
 	}
-	m := &GPUSecondMoment{g: g}
+	m := &cudaSecondMoment{g: g}
 	if m.sum, err = c.Alloc(C * C * 8); err != nil {
 		g.Free(c)
 		return nil, err
@@ -428,14 +428,14 @@ func NewGPUSecondMoment(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUSe
 }
 
 // Gram returns the GPUGram the accumulator uses.
-func (m *GPUSecondMoment) Gram() *GPUGram { return m.g }
+func (m *cudaSecondMoment) Gram() *GPUGram { return m.g }
 
 // Windows returns the number of windows added since creation or the last
 // Reset.
-func (m *GPUSecondMoment) Windows() int { return m.k }
+func (m *cudaSecondMoment) Windows() int { return m.k }
 
 // Reset forgets all windows.
-func (m *GPUSecondMoment) Reset(c *compute.Ctx) error {
+func (m *cudaSecondMoment) Reset(c *compute.Ctx) error {
 	m.k = 0
 	return c.Memset8(m.sum.Ptr, 0, m.sum.Bytes)
 }
@@ -443,7 +443,7 @@ func (m *GPUSecondMoment) Reset(c *compute.Ctx) error {
 // Add adds the window made of columns [c0, c1) of the C×ld row-major
 // window x on the device (see GPUGram.SecondMoment); the work is enqueued
 // on c's stream.
-func (m *GPUSecondMoment) Add(c *compute.Ctx, x compute.Ptr, ld, c0, c1 int) error {
+func (m *cudaSecondMoment) Add(c *compute.Ctx, x compute.Ptr, ld, c0, c1 int) error {
 	if err := m.g.AddSecondMoment(c, m.sum.Ptr, x, ld, c0, c1); err != nil {
 		return err
 	}
@@ -454,10 +454,10 @@ func (m *GPUSecondMoment) Add(c *compute.Ctx, x compute.Ptr, ld, c0, c1 int) err
 // ResultTo waits for the stream and writes to dst (C*C values, host
 // memory) the mean second moment over the windows added; all NaN with no
 // windows, as [SecondMoment.ResultTo].
-func (m *GPUSecondMoment) ResultTo(c *compute.Ctx, dst []float64) error {
+func (m *cudaSecondMoment) ResultTo(c *compute.Ctx, dst []float64) error {
 	C := m.g.c
 	if len(dst) != C*C {
-		panic(fmt.Sprintf("linalg: GPUSecondMoment.ResultTo: len(dst) = %d, want C*C = %d", len(dst), C*C))
+		panic(fmt.Sprintf("linalg: cudaSecondMoment.ResultTo: len(dst) = %d, want C*C = %d", len(dst), C*C))
 	}
 	if m.k == 0 {
 		for i := range dst {
@@ -476,7 +476,7 @@ func (m *GPUSecondMoment) ResultTo(c *compute.Ctx, dst []float64) error {
 }
 
 // Free releases the device buffers.
-func (m *GPUSecondMoment) Free(c *compute.Ctx) error {
+func (m *cudaSecondMoment) Free(c *compute.Ctx) error {
 	err := m.g.Free(c)
 	if err2 := c.Free(m.sum); err == nil {
 		err = err2

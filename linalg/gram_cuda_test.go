@@ -321,11 +321,11 @@ func TestGPUSecondMoment(t *testing.T) {
 		ld := c0 + n + rng.IntN(5)
 		wins = append(wins, win{window(rng, C, ld, c0, n), ld, c0, c0 + n})
 	}
-	cpu := NewSecondMoment(C)
+	cpu := NewSecondMoment(nil, C)
 	for _, w := range wins {
 		cpu.Add32(w.x, w.ld, w.c0, w.c1)
 	}
-	want := cpu.Result()
+	want := result(cpu)
 	all := make([]int, C)
 	for i := range all {
 		all[i] = i
@@ -333,7 +333,7 @@ func TestGPUSecondMoment(t *testing.T) {
 	for _, o := range gpuConfigs() {
 		m, f64 := o.name(), o.Float64
 		gpuDo(t, func(c *compute.Ctx) error {
-			acc, err := NewGPUSecondMoment(c, C, maxN, o)
+			acc, err := newCUDASecondMoment(c, C, maxN, o)
 			if err != nil {
 				return err
 			}
