@@ -1,10 +1,11 @@
 package linalg
 
 import (
-	"dspk/compute"
 	_ "embed"
 	"fmt"
 	"math"
+
+	"dspk/compute"
 )
 
 //go:embed kernels/gram.cu

@@ -1,10 +1,11 @@
 package linalg
 
 import (
-	"dspk/compute"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"dspk/compute"
 )
 
 // benchGPUGram times one 384 × 60000 window (columns [61, 60061) of a

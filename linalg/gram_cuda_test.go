@@ -1,12 +1,12 @@
 package linalg
 
 import (
-	"dspk/compute"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"dspk/compute"
 	"dspk/internal/gputest"
 )
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"dspk/detect"
+	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/recording"
 )
@@ -16,10 +17,8 @@ var errLearnerFull = errors.New("learner full")
 // DetectParams returns the detection parameters of the configuration.
 func (p *Pipeline) DetectParams() detect.Params {
 	prm := detect.DefaultParams()
-	prm.NT = p.cfg.Pad
-	prm.NT0Min = 20 * p.cfg.Pad / 61
-	prm.ThUniversal = p.cfg.ThUniversal
-	prm.ThSingleCh = p.cfg.ThSingleCh
+	prm.Settings = p.cfg.Settings
+	prm.NT0Min = kilosort.DefaultNT0Min(p.cfg.NT)
 	prm.Seed = p.cfg.Seed
 	return prm
 }

@@ -54,7 +54,7 @@ func TestDetectionQuality(t *testing.T) {
 // shortConfig makes windows small so that short recordings have several.
 func shortConfig() Config {
 	c := DefaultConfig()
-	c.NT = 15000
+	c.BatchSize = 15000
 	c.NSkip = 2
 	return c
 }

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"time"
 
 	"dspk/compute"
+	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/preprocess"
 	"dspk/probe"
@@ -60,14 +60,14 @@ func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Conf
 	fs := rec.SampleRate()
 	imin := int64(cfg.Tmin * fs)
 	imax := rec.Samples()
-	if !math.IsInf(cfg.Tmax, 1) && cfg.Tmax > 0 {
-		imax = min(imax, int64(cfg.Tmax*fs))
+	if !cfg.Tmax.None() {
+		imax = min(imax, int64(float64(cfg.Tmax)*fs))
 	}
 	if imin >= imax {
 		return nil, fmt.Errorf("%s: time range [%g s, %g s) holds no samples of the %.3f s recording",
 			rec.Name(), cfg.Tmin, cfg.Tmax, float64(rec.Samples())/fs)
 	}
-	sched, err := recording.NewSchedule(imin, imax, cfg.NT, cfg.Pad)
+	sched, err := recording.NewSchedule(imin, imax, cfg.BatchSize, cfg.NT)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
 	}
@@ -75,16 +75,17 @@ func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Conf
 		return nil, fmt.Errorf("%s: %d samples (%.3f s) make %d window of %d samples; dspk needs at least two "+
 			"(more than %d samples) because the whitening matrix is estimated from every window but the last "+
 			"(Kilosort4 would silently produce NaN here); record longer or lower -batch",
-			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.NT, cfg.NT+cfg.Pad)
+			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.BatchSize, cfg.BatchSize+cfg.NT)
 	}
 	if dev == nil {
 		if dev, _, err = compute.Open("cpu"); err != nil {
 			return nil, err
 		}
 	}
+	ks := cfg.Settings
+	ks.Fs = fs
 	pre, err := preprocess.New(dev, preprocess.Params{
-		Fs: fs, NT: cfg.NT, Pad: cfg.Pad, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile,
-		Invert: cfg.Invert, CAR: cfg.CAR, HighpassHz: cfg.HighpassHz, HighpassOrder: 3,
+		Settings: ks, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile, HighpassOrder: kilosort.HighpassOrder,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%s: preprocessing on %s: %w", rec.Name(), dev.Spec(), err)
@@ -220,7 +221,7 @@ func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64,
 	sm := linalg.NewSecondMoment(p.dev, p.probe.Len())
 	defer sm.Close()
 	err := p.eachWindow(ctx, "whitening", p.StatWindows(), nil, func(rw recording.Window, win *compute.Window) error {
-		return sm.AddWindow(win, p.cfg.Pad, p.cfg.Pad+rw.Owned())
+		return sm.AddWindow(win, p.cfg.NT, p.cfg.NT+rw.Owned())
 	})
 	if err != nil {
 		return nil, nil, err
@@ -229,7 +230,7 @@ func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64,
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
 	}
-	w, err := linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, WhiteningEps)
+	w, err := linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, kilosort.WhiteningEps)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
 	}

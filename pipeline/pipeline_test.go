@@ -31,7 +31,7 @@ func simRecording(t *testing.T, seconds float64, seed uint64) *sim.Recording {
 func TestWhiteningWhitensNoise(t *testing.T) {
 	rec := simRecording(t, 2.2, 3)
 	cfg := DefaultConfig()
-	cfg.NT = 20000
+	cfg.BatchSize = 20000
 	cfg.NSkip = 1
 	p, err := New(nil, rec, rec.Probe(), cfg)
 	if err != nil {
@@ -54,12 +54,12 @@ func TestWhiteningWhitensNoise(t *testing.T) {
 	err = p.Whitened(context.Background(), "test", w, func(win recording.Window, x []float32) error {
 		T := p.Schedule().Len()
 		for c := 0; c < C; c++ {
-			row := x[c*T+cfg.Pad : c*T+cfg.Pad+win.Owned()]
+			row := x[c*T+cfg.NT : c*T+cfg.NT+win.Owned()]
 			sds = append(sds, robustSD(row))
 		}
 		for c := 0; c+2 < C; c += 7 {
-			a := x[c*T+cfg.Pad : c*T+cfg.Pad+win.Owned()]
-			b := x[(c+2)*T+cfg.Pad : (c+2)*T+cfg.Pad+win.Owned()]
+			a := x[c*T+cfg.NT : c*T+cfg.NT+win.Owned()]
+			b := x[(c+2)*T+cfg.NT : (c+2)*T+cfg.NT+win.Owned()]
 			corr += pearson(a, b)
 			ncorr++
 		}

@@ -37,8 +37,8 @@ const blockT = 16
 
 // newCPU returns the CPU back end for p, or the error [New] describes.
 func newCPU(p Params) (*cpuPreprocessor, error) {
-	if p.NT < 1 || p.Pad < 0 {
-		return nil, fmt.Errorf("preprocess: window of NT = %d samples and Pad = %d: need NT ≥ 1 and Pad ≥ 0", p.NT, p.Pad)
+	if p.BatchSize < 1 || p.NT < 0 {
+		return nil, fmt.Errorf("preprocess: window of batch_size = %d samples and nt = %d: need batch_size ≥ 1 and nt ≥ 0", p.BatchSize, p.NT)
 	}
 	if p.NChanFile < 1 {
 		return nil, fmt.Errorf("preprocess: %d channels in the file: need at least 1", p.NChanFile)
@@ -52,7 +52,7 @@ func newCPU(p Params) (*cpuPreprocessor, error) {
 		}
 	}
 	T := p.T()
-	f, err := NewFilter(p.Fs, p.HighpassHz, p.HighpassOrder, T)
+	f, err := NewFilter(p.Fs, p.HighpassCutoff, p.HighpassOrder, T)
 	if err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (pp *cpuPreprocessor) finishMean() {
 			s += pp.sums[w][r]
 		}
 		m := float64(s) / float64(pp.t)
-		if pp.p.Invert {
+		if pp.p.InvertSign {
 			m = -m
 		}
 		pp.mean[i] = float32(m)
@@ -207,7 +207,7 @@ func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 	vals, sel, blk := pp.vals[w], pp.sel[w], pp.blk[w]
 	mean, cmap := pp.mean, pp.chanMap
 	var sign float32 = 1
-	if pp.p.Invert {
+	if pp.p.InvertSign {
 		sign = -1
 	}
 	for b := lo; b < hi; b++ {
@@ -219,7 +219,7 @@ func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 				vals[i] = sign*float32(row[r]) - mean[i]
 			}
 			var med float32
-			if pp.p.CAR {
+			if pp.p.DoCAR {
 				copy(sel, vals)
 				med = LowerMedian(sel)
 			}

@@ -23,7 +23,7 @@ func refPipeline(src []int16, p Params, W []float64, stages int) []float64 {
 		var s float64
 		for t := range T {
 			v := float64(src[t*cf+r])
-			if p.Invert {
+			if p.InvertSign {
 				v = -v
 			}
 			x[c*T+t] = v
@@ -33,7 +33,7 @@ func refPipeline(src []int16, p Params, W []float64, stages int) []float64 {
 			x[c*T+t] -= s / float64(T)
 		}
 	}
-	if p.CAR {
+	if p.DoCAR {
 		col := make([]float64, C)
 		for t := range T {
 			for c := range C {
@@ -49,7 +49,7 @@ func refPipeline(src []int16, p Params, W []float64, stages int) []float64 {
 	if stages <= 4 {
 		return x
 	}
-	h := HighpassTaps(p.Fs, p.HighpassHz, p.HighpassOrder, T)
+	h := HighpassTaps(p.Fs, p.HighpassCutoff, p.HighpassOrder, T)
 	for c := range C {
 		copy(x[c*T:c*T+T], refCircular(x[c*T:c*T+T], h, 0))
 	}
@@ -122,9 +122,9 @@ func randWhitening(rng *rand.Rand, C, K int) *linalg.Whitening {
 func nanWindow(n int) []float32 { return nanRow(n) }
 
 // small returns parameters for short test windows.
-func small(chanMap []int, cf, nt, pad int) Params {
+func small(chanMap []int, cf, batch, pad int) Params {
 	p := DefaultParams()
-	p.ChanMap, p.NChanFile, p.NT, p.Pad = chanMap, cf, nt, pad
+	p.ChanMap, p.NChanFile, p.BatchSize, p.NT = chanMap, cf, batch, pad
 	return p
 }
 
@@ -152,7 +152,7 @@ func TestRunAgainstReference(t *testing.T) {
 			for _, wk := range []int{0, 3} {
 				// 7 channels (odd) of a 9-channel file, shuffled map.
 				p := small([]int{8, 0, 3, 5, 1, 6, 2}, 9, 400, 61)
-				p.CAR, p.Invert = car, inv
+				p.DoCAR, p.InvertSign = car, inv
 				cases = append(cases, tc{fmt.Sprintf("C7_car%v_inv%v_w%d", car, inv, wk), p, wk})
 			}
 		}
@@ -161,7 +161,7 @@ func TestRunAgainstReference(t *testing.T) {
 	p := small([]int{0, 1, 2, 3, 4, 5}, 6, 3000, 61)
 	cases = append(cases, tc{"C6_T3122", p, 0})
 	p = small([]int{5, 4, 3, 2, 1, 0}, 7, 3000, 61)
-	p.Invert = true
+	p.InvertSign = true
 	cases = append(cases, tc{"C6_T3122_inv_w", p, 4})
 	// Sizes 1, odd lengths, no padding.
 	cases = append(cases,
@@ -212,7 +212,7 @@ func TestReferenceStages(t *testing.T) {
 				cf := C + 2
 				m := rng.Perm(cf)[:C]
 				p := small(m, cf, 37, 5) // T = 47: not a multiple of blockT
-				p.CAR, p.Invert = car, inv
+				p.DoCAR, p.InvertSign = car, inv
 				pp, err := newCPU(p)
 				if err != nil {
 					t.Fatal(err)
@@ -298,10 +298,10 @@ func TestNewErrors(t *testing.T) {
 		{"map out of range", func(p *Params) { p.ChanMap = []int{0, 3} }},
 		{"negative map", func(p *Params) { p.ChanMap = []int{-1} }},
 		{"no file channels", func(p *Params) { p.NChanFile = 0 }},
-		{"NT 0", func(p *Params) { p.NT = 0 }},
-		{"negative pad", func(p *Params) { p.Pad = -1 }},
-		{"cutoff above Nyquist", func(p *Params) { p.HighpassHz = 20000 }},
-		{"cutoff 0", func(p *Params) { p.HighpassHz = 0 }},
+		{"batch_size 0", func(p *Params) { p.BatchSize = 0 }},
+		{"negative nt", func(p *Params) { p.NT = -1 }},
+		{"cutoff above Nyquist", func(p *Params) { p.HighpassCutoff = 20000 }},
+		{"cutoff 0", func(p *Params) { p.HighpassCutoff = 0 }},
 		{"order 0", func(p *Params) { p.HighpassOrder = 0 }},
 		{"fs 0", func(p *Params) { p.Fs = 0 }},
 	} {

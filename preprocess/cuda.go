@@ -145,7 +145,7 @@ func newCUDA(dev *compute.Device, p Params, cfg gpuConfig) (*cudaPreprocessor, e
 	if g.fast {
 		g.warm = min(roundUp(tailLength(flt.secs, gpuTailTol), 32), T)
 	} else if T > maxGPUDirect {
-		return nil, fmt.Errorf("preprocess: CUDA: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassHz, T, maxGPUDirect)
+		return nil, fmt.Errorf("preprocess: CUDA: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassCutoff, T, maxGPUDirect)
 	}
 	if C > 1023 {
 		g.cfg.carBits = 1 // packed counts hold at most 1023
@@ -263,7 +263,7 @@ func (g *cudaPreprocessor) init(c *compute.Ctx, flt *Filter, sms int) error {
 			return err
 		}
 	} else {
-		h := HighpassTaps(g.p.Fs, g.p.HighpassHz, g.p.HighpassOrder, T)
+		h := HighpassTaps(g.p.Fs, g.p.HighpassCutoff, g.p.HighpassOrder, T)
 		if err := compute.Upload(c, g.taps.Ptr, h); err != nil {
 			return err
 		}
@@ -309,10 +309,10 @@ func (g *cudaPreprocessor) init(c *compute.Ctx, flt *Filter, sms int) error {
 	g.fSums = fSums.Prepare(compute.Dim3{X: ceilDiv(T, sumRows), Y: ceilDiv(C, sumThreads)}, compute.D1(sumThreads), 0,
 		g.sums, null, g.cmap, int32(C), int32(cf), int32(T), int32(sumRows))
 	var inv, car int32
-	if g.p.Invert {
+	if g.p.InvertSign {
 		inv = 1
 	}
-	if g.p.CAR {
+	if g.p.DoCAR {
 		car = 1
 	}
 	g.fMeans = fMeans.Prepare(compute.D1(ceilDiv(C, 128)), compute.D1(128), 0, g.mean, g.sums, int32(C), int32(T), inv)

@@ -1,7 +1,6 @@
 package preprocess
 
 import (
-	"dspk/compute"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -9,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"dspk/compute"
 	"dspk/linalg"
 )
 

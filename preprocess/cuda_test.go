@@ -53,14 +53,14 @@ func extremeWindow(rng *rand.Rand, T, cf int) []int16 {
 }
 
 // gpuParams returns parameters for C channels chosen at random from cf
-// file rows, windows of T samples (Pad 61 unless T is shorter).
+// file rows, windows of T samples (nt 61 unless T is shorter).
 func gpuParams(rng *rand.Rand, C, cf, T int, invert, car bool) Params {
 	p := DefaultParams()
-	p.Pad = min(61, (T-1)/2)
-	p.NT = T - 2*p.Pad
+	p.NT = min(61, (T-1)/2)
+	p.BatchSize = T - 2*p.NT
 	p.ChanMap = rng.Perm(cf)[:C]
 	p.NChanFile = cf
-	p.Invert, p.CAR = invert, car
+	p.InvertSign, p.DoCAR = invert, car
 	return p
 }
 
@@ -391,7 +391,7 @@ func TestGPUPipelineLoader(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := DefaultParams()
-	p.NT, p.Pad, p.ChanMap, p.NChanFile = nt, pad, rng.Perm(cf)[:C], cf
+	p.BatchSize, p.NT, p.ChanMap, p.NChanFile = nt, pad, rng.Perm(cf)[:C], cf
 	pp, err := newCPU(p)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,7 @@
 // cuda.go with kernels/preprocess.cu, and the float64 references in the
 // tests. A pass sets its whitening once and preprocesses each
 // [compute.Window] where it lives ([Preprocessor.Window]); data leave it
-// channel-major, [C][T] row-major with T = NT + 2·Pad.
+// channel-major, [C][T] row-major with T = BatchSize + 2·NT.
 //
 // The stages are also exposed one by one, for tests and for the GPU
 // implementation: [ButterHighpass] designs the filter as

@@ -4,48 +4,36 @@ import (
 	"fmt"
 
 	"dspk/compute"
+	"dspk/kilosort"
 	"dspk/linalg"
 )
 
-// Params are the preprocessing settings, with Kilosort4's names in the
-// comments (kilosort4.md §13).
+// Params are the preprocessing settings: Kilosort4's ([kilosort.Settings]:
+// Fs, BatchSize, NT, InvertSign, DoCAR and HighpassCutoff are read here; a
+// padded window has T = BatchSize + 2·NT samples, NT of context on each
+// side), the probe's channel map and the file's channel count.
 type Params struct {
-	// Fs is the sample rate in Hz (fs, 30000).
-	Fs float64
-	// NT is the number of samples a window owns (batch_size, 60000) and
-	// Pad the context on each side (nt, 61); a padded window has
-	// T = NT + 2·Pad samples.
-	NT, Pad int
+	kilosort.Settings
 	// ChanMap lists, for each channel used, its 0-based row in the file
 	// (chanMap); C = len(ChanMap).
 	ChanMap []int
 	// NChanFile is the number of channels interleaved in the file
 	// (n_chan_bin), counting any sync channel.
 	NChanFile int
-	// Invert flips the sign of the data (invert_sign, false).
-	Invert bool
-	// CAR subtracts the lower median across channels from every time
-	// column (do_CAR, true).
-	CAR bool
-	// HighpassHz is the Butterworth cut-off in Hz (highpass_cutoff, 300).
-	HighpassHz float64
-	// HighpassOrder is the Butterworth order (3, fixed in Kilosort4).
+	// HighpassOrder is the Butterworth order (kilosort.HighpassOrder in
+	// Kilosort4).
 	HighpassOrder int
 }
 
-// DefaultParams returns Kilosort4's defaults: 30 kHz, windows of 60000
-// samples with 61 of context on each side, no inversion, CAR on, and a
-// third-order 300-Hz high-pass. ChanMap and NChanFile are left for the
-// caller (a probe's).
+// DefaultParams returns Kilosort4's defaults (kilosort.Defaults and its
+// third-order high-pass). ChanMap and NChanFile are left for the caller (a
+// probe's).
 func DefaultParams() Params {
-	return Params{
-		Fs: 30000, NT: 60000, Pad: 61, CAR: true,
-		HighpassHz: 300, HighpassOrder: 3,
-	}
+	return Params{Settings: kilosort.Defaults(), HighpassOrder: kilosort.HighpassOrder}
 }
 
-// T returns the length of a padded window, NT + 2·Pad.
-func (p Params) T() int { return p.NT + 2*p.Pad }
+// T returns the length of a padded window, BatchSize + 2·NT.
+func (p Params) T() int { return p.BatchSize + 2*p.NT }
 
 // Preprocessor applies Kilosort4's preprocessing to padded windows of one
 // shape on one device. It is built once per shape by [New] and reused for
@@ -71,9 +59,9 @@ type Preprocessor struct {
 }
 
 // New returns a Preprocessor on dev (nil means the CPU) for windows of
-// T = NT + 2·Pad samples of p.NChanFile interleaved channels, of which
+// T = BatchSize + 2·NT samples of p.NChanFile interleaved channels, of which
 // those in p.ChanMap are used. It returns an error if the window sizes are
-// not positive (Pad may be 0), ChanMap is empty or names a row outside
+// not positive (NT may be 0), ChanMap is empty or names a row outside
 // [0, NChanFile), or the high-pass cannot be built (see [NewFilter]); on a
 // CUDA device also if C exceeds 1024 (or the device's shared memory), if
 // the high-pass needs Kilosort4's cropped taps (short windows) and T

@@ -13,6 +13,7 @@ import (
 
 	"dspk/compute"
 	"dspk/detect"
+	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/ops"
 	"dspk/pipeline"
@@ -98,8 +99,9 @@ func benchRead(reps int) error {
 	}
 	defer os.RemoveAll(dir)
 	const windows = 4
-	s, _ := recording.NewSchedule(0, windows*recording.DefaultNT, recording.DefaultNT, recording.DefaultPad)
-	data := make([]byte, 385*2*windows*recording.DefaultNT)
+	ks := kilosort.Defaults()
+	s, _ := recording.NewSchedule(0, int64(windows*ks.BatchSize), ks.BatchSize, ks.NT)
+	data := make([]byte, 385*2*windows*ks.BatchSize)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range data {
 		data[i] = byte(rng.Uint32())

@@ -88,7 +88,7 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	p.Progress = newBar()
 	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: used, DatPath: datPath(rec)}
 	if df.templates != "" {
-		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
+		tm, err := detect.LoadTemplates(df.templates, cfg.NT)
 		if err != nil {
 			return nil, err
 		}

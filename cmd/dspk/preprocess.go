@@ -120,7 +120,7 @@ func writeWhitened(ctx context.Context, p *pipeline.Pipeline, w *linalg.Whitenin
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	pad := p.Config().Pad
+	pad := p.Config().NT
 	T := p.Schedule().Len()
 	var row []byte
 	err = p.Whitened(ctx, "whitened", w, func(win recording.Window, x []float32) error {
