@@ -1,8 +1,8 @@
 // Package preprocess provides Kilosort4's per-window preprocessing, on the
 // CPU or an NVIDIA GPU: channel-map selection and int16 → float32
-// conversion, optional sign inversion, per-channel mean removal, common average referencing by the
-// lower median across channels, the zero-phase Butterworth high-pass that
-// Kilosort4 applies as a circular correlation over the padded window, and
+// conversion, optional sign inversion, per-channel mean removal, common
+// average referencing by the lower median across channels, the zero-phase
+// Butterworth high-pass that Kilosort4 applies as a circular correlation over the padded window, and
 // sparse whitening (kilosort4.md §3–§5).
 //
 // A [Preprocessor] is built once per window shape and device by [New] and
