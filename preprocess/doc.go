@@ -2,8 +2,8 @@
 // CPU or an NVIDIA GPU: channel-map selection and int16 → float32
 // conversion, optional sign inversion, per-channel mean removal, common
 // average referencing by the lower median across channels, the zero-phase
-// Butterworth high-pass that Kilosort4 applies as a circular correlation over the padded window, and
-// sparse whitening (kilosort4.md §3–§5).
+// Butterworth high-pass that Kilosort4 applies as a circular correlation
+// over the padded window, and sparse whitening (kilosort4.md §3–§5).
 //
 // A [Preprocessor] is built once per window shape and device by [New] and
 // reused for every window; it allocates no buffers per window. Its back
