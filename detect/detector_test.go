@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"dspk/compute"
 	"dspk/probe"
 )
 
@@ -544,4 +545,35 @@ func TestStatsAdd(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 	_ = fmt.Sprint(s)
+}
+
+// TestDetectWindow checks that DetectWindow on a CPU window is Detect on
+// its working array, and that NewDetector(dev, …) keeps its device.
+func TestDetectWindow(t *testing.T) {
+	c := detCases()[0]
+	prm, g, tm, x, T := buildCase(c, 5)
+	dev, _, _ := compute.Open("cpu")
+	d, err := NewDetector(dev, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.Device() != dev {
+		t.Error("Device() is not the device given")
+	}
+	win, err := dev.NewWindow(g.C(), T, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := win.Data()
+	copy(h, x)
+	var want, got Spikes
+	wst := newCPUDetector(g, tm, T, prm).Detect(&want, x, 123, T-2*prm.NT)
+	gst, err := d.DetectWindow(&got, win, 123, T-2*prm.NT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() == 0 || !reflect.DeepEqual(got, want) || gst != wst {
+		t.Errorf("DetectWindow: %d spikes %+v, Detect: %d spikes %+v", got.Len(), gst, want.Len(), wst)
+	}
 }

@@ -110,7 +110,7 @@ type cudaPreprocessor struct {
 }
 
 // newCUDA returns a cudaPreprocessor on the CUDA device dev for the windows
-// that [New](p) accepts: it compiles the kernels for the shape (once per
+// that [New] accepts for p: it compiles the kernels for the shape (once per
 // process), allocates the device buffers (up to five [C][T] float32
 // arrays and two raw windows) and creates its copy stream and events. It
 // returns an error if New(p) would, if dev is not a CUDA device, if C
