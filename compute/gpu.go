@@ -340,7 +340,16 @@ func (k *Kernel) Prepare(grid, block Dim3, shared int, args ...any) *Prepared {
 }
 
 // Set replaces argument i with v, which must have the type it had.
-func (p *Prepared) Set(i int, v any) { p.p.Set(i, arg(v)) }
+func (p *Prepared) Set(i int, v any) {
+	switch x := v.(type) {
+	case Ptr:
+		p.p.SetPtr(i, cuda.DevicePtr(x))
+	case Mem:
+		p.p.SetPtr(i, cuda.DevicePtr(x.Ptr))
+	default:
+		p.p.Set(i, v)
+	}
+}
 
 // SetGrid changes the grid size.
 func (p *Prepared) SetGrid(grid Dim3) { p.p.SetGrid(cuda.Dim3(grid)) }
