@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
 )
 
 //go:embed kernels/detect.cu
@@ -42,11 +41,11 @@ type gpuDetectConfig struct {
 // H200 (docs/perf.md).
 var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4}
 
-// GPUStageNames name the stages that [GPUDetector.StageTimes] reports, in
+// GPUStageNames name the stages that [gpuDetector.StageTimes] reports, in
 // launch order.
 var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "clear", "records", "download"}
 
-// GPUDetector is [Detector] on a CUDA GPU: it finds the same spikes, in
+// gpuDetector is the CUDA back end of [Detector]: it finds the same spikes, in
 // the same order, with the same amplitudes, positions and features, from
 // a whitened window that stays on the device. Stages (kernels/detect.cu):
 // the temporal filter bank in float64 rounded to float32 (as the CPU's
@@ -62,9 +61,9 @@ var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "cl
 //
 // It owns about (K+1)·C·T' + F·T' float32 of device buffers (T' = T −
 // 2·nt; 1.0 GB for NP1) plus the strong-point and spike lists. A
-// GPUDetector is not safe for concurrent use; the methods that take a
-// *cuda.Ctx must be called inside the device's Do.
-type GPUDetector struct {
+// gpuDetector is not safe for concurrent use; the methods that take a
+// *compute.Ctx must be called inside the device's Do.
+type gpuDetector struct {
 	dev *compute.Device
 	g   *Grid
 	tm  *Templates
@@ -75,32 +74,27 @@ type GPUDetector struct {
 	recWords                int
 	cfg                     gpuDetectConfig
 
-	fConv, fCentres, fPaint, fLocal, fEmit *cuda.Function
+	fConv, fCentres, fPaint, fLocal, fEmit *compute.Kernel
 
-	b, m, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin cuda.Buffer
-	sf, stp, sa, det, rec                                    cuda.Buffer
+	b, m, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
+	sf, stp, sa, det, rec                                    compute.Mem
 	strongCap, detCap                                        int
-	hCounts, hRec                                            *cuda.HostBuffer
+	hCounts, hRec                                            *compute.HostMem
 
 	order []int32 // scratch of the host ordering
 
-	stages []cuda.Event // when not nil, recorded between the stages
+	stages []compute.Event // when not nil, recorded between the stages
 	closed bool
 }
 
-// NewGPUDetector returns a detector on the CUDA device dev for the
-// windows that [NewDetector](g, tm, T, prm) accepts: it compiles the
+// newGPUDetector returns the CUDA back end of a [Detector] on dev for the
+// windows that NewDetector(nil, g, tm, T, prm) accepts: it compiles the
 // kernels for the sizes (K, nt, S, nC, nC2, P, nt0min as compile-time
-// constants), uploads the grid and templates and allocates the device
-// buffers. It returns an error if dev is not a CUDA device, the sizes do
-// not fit the kernels, or the device fails; it panics where NewDetector
-// does.
-func NewGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*GPUDetector, error) {
-	return newGPUDetector(dev, g, tm, T, prm, defaultGPUDetectConfig)
-}
-
-// newGPUDetector is NewGPUDetector with a choice of kernel variants.
-func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params, cfg gpuDetectConfig) (*GPUDetector, error) {
+// constants) and the variant cfg, uploads the grid and templates and
+// allocates the device buffers. It returns an error if dev is not a CUDA
+// device, the sizes do not fit the kernels, or the device fails; it panics
+// where NewDetector does.
+func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params, cfg gpuDetectConfig) (*gpuDetector, error) {
 	if err := prm.Validate(); err != nil {
 		panic(err.Error())
 	}
@@ -119,9 +113,9 @@ func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Para
 		if dev != nil {
 			name = dev.String()
 		}
-		return nil, fmt.Errorf("detect: NewGPUDetector: device %s is not a CUDA GPU", name)
+		return nil, fmt.Errorf("detect: GPU detector: device %s is not a CUDA GPU", name)
 	}
-	d := &GPUDetector{
+	d := &gpuDetector{
 		dev: dev, g: g, tm: tm,
 		c: g.C(), t: T, ti: T - 2*prm.NT, nt: prm.NT, nt0: prm.NT0Min, half: prm.NT / 2,
 		k: tm.K, s: g.S, nc: g.NC, nc2: g.NC2, p: tm.P, f: g.F(),
@@ -131,13 +125,13 @@ func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Para
 	d.recWords = recHead + d.nc*d.p
 	switch {
 	case d.nc > 64:
-		return nil, fmt.Errorf("detect: NewGPUDetector: %d channels per centre, more than the 64 the GPU kernels hold in registers", d.nc)
+		return nil, fmt.Errorf("detect: GPU detector: %d channels per centre, more than the 64 the GPU kernels hold in registers", d.nc)
 	case int64(d.c)*int64(d.ti)*int64(d.k) > math.MaxInt32*4 || int64(d.f)*int64(d.ti) > math.MaxInt32:
-		return nil, fmt.Errorf("detect: NewGPUDetector: window of %d columns × %d centres is too large", d.ti, d.f)
+		return nil, fmt.Errorf("detect: GPU detector: window of %d columns × %d centres is too large", d.ti, d.f)
 	case d.ti > math.MaxInt32/cgF:
-		return nil, fmt.Errorf("detect: NewGPUDetector: window of %d columns is too large", d.ti)
+		return nil, fmt.Errorf("detect: GPU detector: window of %d columns is too large", d.ti)
 	}
-	err := dev.Do(func(c *cuda.Ctx) error {
+	err := dev.Do(func(c *compute.Ctx) error {
 		if err := d.init(c); err != nil {
 			d.release(c)
 			return err
@@ -152,7 +146,7 @@ func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Para
 
 // init compiles the kernels, allocates the buffers and uploads the grid
 // and templates.
-func (d *GPUDetector) init(c *cuda.Ctx) error {
+func (d *gpuDetector) init(c *compute.Ctx) error {
 	opts := []string{
 		fmt.Sprintf("-DDK=%d", d.k), fmt.Sprintf("-DDNT=%d", d.nt), fmt.Sprintf("-DDS=%d", d.s),
 		fmt.Sprintf("-DDNC=%d", d.nc), fmt.Sprintf("-DDNC2=%d", d.nc2), fmt.Sprintf("-DDP=%d", d.p),
@@ -163,19 +157,19 @@ func (d *GPUDetector) init(c *cuda.Ctx) error {
 	if err != nil {
 		return err
 	}
-	fn := func(name string) *cuda.Function {
+	fn := func(name string) *compute.Kernel {
 		if err != nil {
 			return nil
 		}
-		var f *cuda.Function
-		f, err = mod.Function(name)
+		var f *compute.Kernel
+		f, err = mod.Kernel(name)
 		return f
 	}
 	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn("tconv"), fn("centres"), fn("paint"), fn("local_max"), fn("emit")
 	if err != nil {
 		return err
 	}
-	alloc := func(b *cuda.Buffer, bytes int) {
+	alloc := func(b *compute.Mem, bytes int) {
 		if err == nil {
 			*b, err = c.Alloc(max(bytes, 4))
 		}
@@ -209,10 +203,10 @@ func (d *GPUDetector) init(c *cuda.Ctx) error {
 		wt[i] = float64(v)
 	}
 	for _, e := range []error{
-		cuda.Upload(c, d.ic.Ptr, d.g.IC), cuda.Upload(c, d.ic2.Ptr, d.g.IC2),
-		cuda.Upload(c, d.w.Ptr, d.g.Weights), cuda.Upload(c, d.chx.Ptr, d.g.ChanX),
-		cuda.Upload(c, d.chy.Ptr, d.g.ChanY), cuda.Upload(c, d.wt.Ptr, wt),
-		cuda.Upload(c, d.wpca.Ptr, d.tm.WPCA),
+		compute.Upload(c, d.ic.Ptr, d.g.IC), compute.Upload(c, d.ic2.Ptr, d.g.IC2),
+		compute.Upload(c, d.w.Ptr, d.g.Weights), compute.Upload(c, d.chx.Ptr, d.g.ChanX),
+		compute.Upload(c, d.chy.Ptr, d.g.ChanY), compute.Upload(c, d.wt.Ptr, wt),
+		compute.Upload(c, d.wpca.Ptr, d.tm.WPCA),
 		c.Memset8(d.paint.Ptr, 0, d.paint.Bytes),
 	} {
 		if e != nil {
@@ -223,16 +217,16 @@ func (d *GPUDetector) init(c *cuda.Ctx) error {
 }
 
 // growStrong (re)allocates the strong list for n points.
-func (d *GPUDetector) growStrong(c *cuda.Ctx, n int) error {
-	for _, b := range []*cuda.Buffer{&d.sf, &d.stp, &d.sa} {
+func (d *gpuDetector) growStrong(c *compute.Ctx, n int) error {
+	for _, b := range []*compute.Mem{&d.sf, &d.stp, &d.sa} {
 		if err := c.Free(*b); err != nil {
 			return err
 		}
-		*b = cuda.Buffer{}
+		*b = compute.Mem{}
 	}
 	n = max(n, 1)
 	var err error
-	for _, b := range []*cuda.Buffer{&d.sf, &d.stp, &d.sa} {
+	for _, b := range []*compute.Mem{&d.sf, &d.stp, &d.sa} {
 		if *b, err = c.Alloc(n * 4); err != nil {
 			return err
 		}
@@ -242,13 +236,13 @@ func (d *GPUDetector) growStrong(c *cuda.Ctx, n int) error {
 }
 
 // growDets (re)allocates the detection list and records for n spikes.
-func (d *GPUDetector) growDets(c *cuda.Ctx, n int) error {
+func (d *gpuDetector) growDets(c *compute.Ctx, n int) error {
 	n = max(n, 1)
-	for _, b := range []*cuda.Buffer{&d.det, &d.rec} {
+	for _, b := range []*compute.Mem{&d.det, &d.rec} {
 		if err := c.Free(*b); err != nil {
 			return err
 		}
-		*b = cuda.Buffer{}
+		*b = compute.Mem{}
 	}
 	if d.hRec != nil {
 		if err := c.FreeHost(d.hRec); err != nil {
@@ -272,19 +266,19 @@ func (d *GPUDetector) growDets(c *cuda.Ctx, n int) error {
 
 // release frees everything d holds on the device; zero handles are
 // skipped. It returns the first error.
-func (d *GPUDetector) release(c *cuda.Ctx) error {
+func (d *gpuDetector) release(c *compute.Ctx) error {
 	var first error
 	keep := func(err error) {
 		if err != nil && first == nil {
 			first = err
 		}
 	}
-	for _, b := range []*cuda.Buffer{&d.b, &d.m, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
+	for _, b := range []*compute.Mem{&d.b, &d.m, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
 		&d.wt, &d.wpca, &d.xin, &d.sf, &d.stp, &d.sa, &d.det, &d.rec} {
 		keep(c.Free(*b))
-		*b = cuda.Buffer{}
+		*b = compute.Mem{}
 	}
-	for _, h := range []**cuda.HostBuffer{&d.hCounts, &d.hRec} {
+	for _, h := range []**compute.HostMem{&d.hCounts, &d.hRec} {
 		if *h != nil {
 			keep(c.FreeHost(*h))
 			*h = nil
@@ -299,12 +293,12 @@ func (d *GPUDetector) release(c *cuda.Ctx) error {
 
 // Close waits for the device, then frees d's device and pinned buffers.
 // Close may be called more than once.
-func (d *GPUDetector) Close() error {
+func (d *gpuDetector) Close() error {
 	if d.closed {
 		return nil
 	}
 	d.closed = true
-	return d.dev.Do(func(c *cuda.Ctx) error {
+	return d.dev.Do(func(c *compute.Ctx) error {
 		err := c.SyncDevice()
 		if err2 := d.release(c); err == nil {
 			err = err2
@@ -313,31 +307,23 @@ func (d *GPUDetector) Close() error {
 	})
 }
 
-// Grid returns the detector's template-centre grid.
-func (d *GPUDetector) Grid() *Grid { return d.g }
-
-// Templates returns the detector's universal templates.
-func (d *GPUDetector) Templates() *Templates { return d.tm }
-
-// Device returns the device d runs on.
-func (d *GPUDetector) Device() *compute.Device { return d.dev }
-
-// Detect is [Detector.Detect] from a whitened window in host memory: it
+// Detect is [Detector.Detect] on the GPU from a whitened window in host
+// memory (for tests and benchmarks): it
 // uploads x (pageable, about 7 GB/s), detects and appends the spikes to
 // dst. It panics as Detector.Detect does.
-func (d *GPUDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) (Stats, error) {
+func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) (Stats, error) {
 	if len(x) != d.c*d.t {
 		panic(fmt.Sprintf("detect: Detect of %d values for %d channels × %d columns", len(x), d.c, d.t))
 	}
 	var st Stats
-	err := d.dev.Do(func(c *cuda.Ctx) error {
+	err := d.dev.Do(func(c *compute.Ctx) error {
 		if d.xin.Ptr == 0 {
 			var err error
 			if d.xin, err = c.Alloc(len(x) * 4); err != nil {
 				return err
 			}
 		}
-		if err := cuda.Upload(c, d.xin.Ptr, x); err != nil {
+		if err := compute.Upload(c, d.xin.Ptr, x); err != nil {
 			return err
 		}
 		var err error
@@ -349,8 +335,8 @@ func (d *GPUDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 
 // Input returns the device address of the buffer that Detect uploads
 // windows into ([C][T] float32), allocating it if needed.
-func (d *GPUDetector) Input() (cuda.DevicePtr, error) {
-	err := d.dev.Do(func(c *cuda.Ctx) error {
+func (d *gpuDetector) Input() (compute.Ptr, error) {
+	err := d.dev.Do(func(c *compute.Ctx) error {
 		if d.xin.Ptr != 0 {
 			return nil
 		}
@@ -369,9 +355,9 @@ func (d *GPUDetector) Input() (cuda.DevicePtr, error) {
 // number of (centre, column) pairs above Th in those columns; Spikes the
 // spikes kept; the pruning counts are not kept (zero). It panics if owned
 // is not in [1, T−2·nt].
-func (d *GPUDetector) DetectDevice(c *cuda.Ctx, dst *Spikes, x cuda.DevicePtr, ownStart int64, owned int) (Stats, error) {
+func (d *gpuDetector) DetectDevice(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStart int64, owned int) (Stats, error) {
 	if d.closed {
-		panic("detect: GPUDetector.DetectDevice after Close")
+		panic("detect: gpuDetector.DetectDevice after Close")
 	}
 	if owned < 1 || owned > d.ti {
 		panic(fmt.Sprintf("detect: window owning %d of %d columns", owned, d.ti))
@@ -414,7 +400,7 @@ func (d *GPUDetector) DetectDevice(c *cuda.Ctx, dst *Spikes, x cuda.DevicePtr, o
 // run enqueues the stages of one window and returns the strong points and
 // detections counted (which may exceed the capacities: nothing beyond them
 // was written, and the suppression map is clean again).
-func (d *GPUDetector) run(c *cuda.Ctx, x cuda.DevicePtr, owned int) (n, nd int, err error) {
+func (d *gpuDetector) run(c *compute.Ctx, x compute.Ptr, owned int) (n, nd int, err error) {
 	C, Ti := d.c, d.ti
 	cnt := d.counts.Ptr
 	ndet := cnt.Add(4)
@@ -422,32 +408,32 @@ func (d *GPUDetector) run(c *cuda.Ctx, x cuda.DevicePtr, owned int) (n, nd int, 
 		func() error { return c.Memset32(cnt, 0, 2) },
 		func() error { return d.mark(c, 0) },
 		func() error {
-			return c.Launch(d.fConv, cuda.Dim3{X: ceilDiv(Ti, tcThreads*d.cfg.tcR), Y: C}, cuda.D1(tcThreads), 0,
+			return c.Launch(d.fConv, compute.Dim3{X: ceilDiv(Ti, tcThreads*d.cfg.tcR), Y: C}, compute.D1(tcThreads), 0,
 				d.b, d.m, x, d.wt, int32(d.t), int32(Ti))
 		},
 		func() error { return d.mark(c, 1) },
 		func() error {
-			return c.Launch(d.fCentres, cuda.Dim3{X: ceilDiv(Ti, 32), Y: ceilDiv(d.f, cgF)}, cuda.Dim3{X: 32, Y: cgW}, 0,
+			return c.Launch(d.fCentres, compute.Dim3{X: ceilDiv(Ti, 32), Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
 				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.b, d.m, d.ic, d.w, int32(d.f), int32(Ti), d.thr2, d.th)
 		},
 		func() error { return d.mark(c, 2) },
 		func() error {
-			return c.Launch(d.fPaint, cuda.D1(gpuGrid), cuda.D1(256), 0,
+			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
 				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(0))
 		},
 		func() error { return d.mark(c, 3) },
 		func() error {
-			return c.Launch(d.fLocal, cuda.D1(gpuGrid), cuda.D1(256), 0,
+			return c.Launch(d.fLocal, compute.D1(gpuGrid), compute.D1(256), 0,
 				d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.paint, d.ic2, int32(Ti), int32(owned))
 		},
 		func() error { return d.mark(c, 4) },
 		func() error {
-			return c.Launch(d.fPaint, cuda.D1(gpuGrid), cuda.D1(256), 0,
+			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
 				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(1))
 		},
 		func() error { return d.mark(c, 5) },
 		func() error {
-			return c.Launch(d.fEmit, cuda.D1(gpuGrid), cuda.D1(64), 0,
+			return c.Launch(d.fEmit, compute.D1(gpuGrid), compute.D1(64), 0,
 				d.rec, d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, d.b, x, d.ic, d.w, d.chx, d.chy, d.wpca,
 				int32(d.t), int32(Ti), d.thr2)
 		},
@@ -466,7 +452,7 @@ func (d *GPUDetector) run(c *cuda.Ctx, x cuda.DevicePtr, owned int) (n, nd int, 
 
 // decode appends the nd downloaded records to dst in order of column, then
 // centre (the CPU's order).
-func (d *GPUDetector) decode(dst *Spikes, nd int, ownStart int64) {
+func (d *gpuDetector) decode(dst *Spikes, nd int, ownStart int64) {
 	rec := unsafe.Slice((*uint32)(d.hRec.Ptr()), nd*d.recWords)
 	rw := d.recWords
 	d.order = d.order[:0]
@@ -502,7 +488,7 @@ func (d *GPUDetector) decode(dst *Spikes, nd int, ownStart int64) {
 }
 
 // mark records stage event i when timing.
-func (d *GPUDetector) mark(c *cuda.Ctx, i int) error {
+func (d *gpuDetector) mark(c *compute.Ctx, i int) error {
 	if d.stages == nil {
 		return nil
 	}
@@ -510,9 +496,9 @@ func (d *GPUDetector) mark(c *cuda.Ctx, i int) error {
 }
 
 // SetTiming turns the recording of events between the stages on or off;
-// [GPUDetector.StageTimes] then reads them. It must be called inside the
+// [gpuDetector.StageTimes] then reads them. It must be called inside the
 // device's Do.
-func (d *GPUDetector) SetTiming(c *cuda.Ctx, on bool) error {
+func (d *gpuDetector) SetTiming(c *compute.Ctx, on bool) error {
 	if !on {
 		for _, e := range d.stages {
 			if err := c.DestroyEvent(e); err != nil {
@@ -538,9 +524,9 @@ func (d *GPUDetector) SetTiming(c *cuda.Ctx, on bool) error {
 // StageTimes returns the milliseconds of each stage of the last
 // DetectDevice (named by GPUStageNames), with timing on. The last run of
 // a window that overflowed a list is the one timed.
-func (d *GPUDetector) StageTimes(c *cuda.Ctx) ([]float64, error) {
+func (d *gpuDetector) StageTimes(c *compute.Ctx) ([]float64, error) {
 	if d.stages == nil {
-		return nil, fmt.Errorf("detect: GPUDetector.StageTimes without SetTiming")
+		return nil, fmt.Errorf("detect: gpuDetector.StageTimes without SetTiming")
 	}
 	out := make([]float64, len(GPUStageNames))
 	for i := range out {
@@ -562,4 +548,29 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// SetStageTiming turns on or off the recording of events between the GPU
+// stages of DetectWindow; [Detector.StageTimes] reads them. It is an error
+// on a detector that is not on a CUDA device.
+func (d *Detector) SetStageTiming(on bool) error {
+	if d.gpu == nil {
+		return fmt.Errorf("detect: stage timing needs a detector on a CUDA device")
+	}
+	return d.dev.Do(func(c *compute.Ctx) error { return d.gpu.SetTiming(c, on) })
+}
+
+// StageTimes returns the milliseconds of each GPU stage (named by
+// GPUStageNames) of the last DetectWindow, with stage timing on.
+func (d *Detector) StageTimes() ([]float64, error) {
+	if d.gpu == nil {
+		return nil, fmt.Errorf("detect: stage timing needs a detector on a CUDA device")
+	}
+	var ms []float64
+	err := d.dev.Do(func(c *compute.Ctx) error {
+		var err error
+		ms, err = d.gpu.StageTimes(c)
+		return err
+	})
+	return ms, err
 }

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"testing"
 
-	"dspk/compute/cuda"
+	"dspk/compute"
 	"dspk/internal/gputest"
 	"dspk/probe"
 )
@@ -88,9 +88,9 @@ func compareSpikes(c, g *Spikes) spikeAgreement {
 
 // poisonGPU fills the detector's work buffers with NaN bits, so that a
 // value read before a kernel wrote it shows up.
-func poisonGPU(t *testing.T, d *GPUDetector) {
-	err := d.dev.Do(func(c *cuda.Ctx) error {
-		for _, b := range []cuda.Buffer{d.b, d.m, d.sf, d.stp, d.sa, d.det, d.rec} {
+func poisonGPU(t *testing.T, d *gpuDetector) {
+	err := d.dev.Do(func(c *compute.Ctx) error {
+		for _, b := range []compute.Mem{d.b, d.m, d.sf, d.stp, d.sa, d.det, d.rec} {
 			if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 				return err
 			}
@@ -113,7 +113,10 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			for seed := range uint64(3) {
 				prm, g, tm, x, T := buildCase(c, seed+1)
-				cpu := NewDetector(g, tm, T, prm)
+				cpu, err := NewDetector(nil, g, tm, T, prm)
+				if err != nil {
+					t.Fatal(err)
+				}
 				cfg := []gpuDetectConfig{{tcR: 4}, {tcR: 3, evalVec: true}, {tcR: 8, cgFirst: true, evalVec: true}}[seed]
 				gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 				if err != nil {
@@ -173,8 +176,11 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	tm := synthTemplates(prm.NTemplates, prm.NPCs, prm.NT, prm.NT0Min)
 	T := 60000 + 2*prm.NT
 	shapes := synthShapes(prm.NTemplates, prm.NT, prm.NT0Min)
-	cpu := NewDetector(g, tm, T, prm)
-	gd, err := NewGPUDetector(dev, g, tm, T, prm)
+	cpu, err := NewDetector(nil, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd, err := newGPUDetector(dev, g, tm, T, prm, defaultGPUDetectConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +194,7 @@ func TestGPUDetectNP1Window(t *testing.T) {
 		owned := 60000 - int(seed)*7001
 		if seed == 2 {
 			// Lists too small: the window is redone with larger ones.
-			err := dev.Do(func(c *cuda.Ctx) error {
+			err := dev.Do(func(c *compute.Ctx) error {
 				if err := gd.growStrong(c, 100); err != nil {
 					return err
 				}
@@ -222,13 +228,76 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	}
 }
 
-// TestGPUDetectorNoGPU checks that a GPU detector on the CPU device is an
-// error, not a panic.
+// TestGPUDetectorNoGPU checks that the GPU back end on the CPU device is
+// an error, not a panic, and that NewDetector(nil, …) has none.
 func TestGPUDetectorNoGPU(t *testing.T) {
 	prm, g, tm, _, T := buildCase(detCases()[0], 1)
-	if _, err := NewGPUDetector(nil, g, tm, T, prm); err == nil {
-		t.Error("NewGPUDetector(nil) succeeded")
+	if _, err := newGPUDetector(nil, g, tm, T, prm, defaultGPUDetectConfig); err == nil {
+		t.Error("newGPUDetector(nil) succeeded")
 	}
+	d, err := NewDetector(nil, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.gpu != nil {
+		t.Error("a CPU detector has a GPU back end")
+	}
+	if err := d.SetStageTiming(true); err == nil {
+		t.Error("stage timing on the CPU succeeded")
+	}
+}
+
+// TestGPUDetectWindow runs NewDetector on the GPU through DetectWindow
+// (the window's working array on the device, nothing downloaded) and on
+// a host window through Detect (the CPU path of the same detector), and
+// compares both with a CPU detector.
+func TestGPUDetectWindow(t *testing.T) {
+	dev := gputest.Device(t)
+	c := detCases()[2] // 64ch_lastwindow
+	prm, g, tm, x, T := buildCase(c, 5)
+	cpu, err := NewDetector(nil, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd, err := NewDetector(dev, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gd.Close()
+	win, err := dev.NewWindow(g.C(), T, g.C())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer win.Close()
+	if err := dev.Do(func(cc *compute.Ctx) error { return compute.Upload(cc, win.DataMem().Ptr, x) }); err != nil {
+		t.Fatal(err)
+	}
+	win.MarkWritten()
+	var want, got, host Spikes
+	cpu.Detect(&want, x, 777, c.owned)
+	if _, err := gd.DetectWindow(&got, win, 777, c.owned); err != nil {
+		t.Fatal(err)
+	}
+	gd.Detect(&host, x, 777, c.owned)
+	for name, s := range map[string]*Spikes{"DetectWindow": &got, "Detect": &host} {
+		a := compareSpikes(&want, s)
+		t.Logf("%s: %v", name, a)
+		if a.matched != a.cpu || a.matched != a.gpu || a.exact != a.cpu || !a.orderOK || a.cpu == 0 {
+			t.Errorf("%s differs from the CPU detector: %v", name, a)
+		}
+	}
+	if err := gd.SetStageTiming(true); err != nil {
+		t.Fatal(err)
+	}
+	got.Reset()
+	if _, err := gd.DetectWindow(&got, win, 777, c.owned); err != nil {
+		t.Fatal(err)
+	}
+	ms, err := gd.StageTimes()
+	if err != nil || len(ms) != len(GPUStageNames) {
+		t.Fatalf("stage times %v, %v", ms, err)
+	}
+	t.Logf("stages %v ms", ms)
 }
 
 // BenchmarkGPUDetect times the detection of one NP1 window already on the
@@ -276,7 +345,7 @@ func benchGPUDetect(b *testing.B, cfg gpuDetectConfig) {
 	}
 	sums := make([]float64, len(GPUStageNames))
 	b.ResetTimer()
-	err = dev.Do(func(c *cuda.Ctx) error {
+	err = dev.Do(func(c *compute.Ctx) error {
 		if err := gd.SetTiming(c, true); err != nil {
 			return err
 		}

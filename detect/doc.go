@@ -1,6 +1,7 @@
-// Package detect provides Kilosort4's universal-template spike detection on
-// the CPU: the template-centre grid and spatial weights built from a probe's
-// geometry, universal temporal templates learned from the data (isolated
+// Package detect provides Kilosort4's universal-template spike detection
+// (on the CPU; a [Detector] is built for a device by [NewDetector](dev, …)
+// so that a GPU back end can join it): the template-centre grid and
+// spatial weights built from a probe's geometry, universal temporal templates learned from the data (isolated
 // single-channel peaks, their SVD basis and k-means shapes) or read from a
 // user's file, and a reusable per-window [Detector] that matches every
 // template at every centre, keeps the local maxima and returns each spike's

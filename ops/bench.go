@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // BenchTrailingMean measures CausalTrailingMean on dev (the CPU when dev is
@@ -47,7 +47,7 @@ func BenchTrailingMean(dev *compute.Device, rows, n, cf int, storage string, rep
 func benchTrailingMean[T Storage](dev *compute.Device, gpu bool, rows, n, cf, reps int) (gbps, copyGBps float64, err error) {
 	if gpu {
 		var r gpuBench
-		err = dev.Do(func(c *cuda.Ctx) error {
+		err = dev.CUDA().Do(func(c *cuda.Ctx) error {
 			var err error
 			r, err = benchGPUTrailing[T](c, rows, n, cf, reps, gpuTrailingOptions{}, false)
 			return err

@@ -3,7 +3,7 @@ package ops
 import (
 	"slices"
 
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // gpuFlushBytes is the size of the buffer written before each timed call to

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // GPU benchmarks. Every timed call runs after a 256 MiB write that evicts

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // BenchmarkGPUTrailingMeanTrace runs the direct kernel built with

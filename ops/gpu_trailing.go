@@ -5,7 +5,7 @@ import (
 	"math"
 	"unsafe"
 
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // GPUTrailingMean is CausalTrailingMean on a CUDA device: an operation bound

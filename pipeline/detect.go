@@ -2,11 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"dspk/compute"
 	"errors"
 	"fmt"
 
-	"dspk/compute/cuda"
 	"dspk/detect"
+	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/recording"
 )
@@ -17,10 +18,8 @@ var errLearnerFull = errors.New("learner full")
 // DetectParams returns the detection parameters of the configuration.
 func (p *Pipeline) DetectParams() detect.Params {
 	prm := detect.DefaultParams()
-	prm.NT = p.cfg.Pad
-	prm.NT0Min = 20 * p.cfg.Pad / 61
-	prm.ThUniversal = p.cfg.ThUniversal
-	prm.ThSingleCh = p.cfg.ThSingleCh
+	prm.Settings = p.cfg.Settings
+	prm.NT0Min = kilosort.DefaultNT0Min(p.cfg.NT)
 	prm.Seed = p.cfg.Seed
 	return prm
 }
@@ -50,8 +49,7 @@ func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*de
 }
 
 // Detect runs pass 3: every window is preprocessed, whitened by w and
-// matched against the universal templates tm (all on the GPU after
-// UseGPU, with the CPU detector's results); sink receives each
+// matched against the universal templates tm; sink receives each
 // window's spikes in file order (the Spikes value is reused: copy what
 // must outlive the call). It returns the summed work counts.
 func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
@@ -61,30 +59,22 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 	if err != nil {
 		return detect.Stats{}, err
 	}
+	d, err := detect.NewDetector(p.dev, g, tm, p.sched.Len(), prm)
+	if err != nil {
+		return detect.Stats{}, err
+	}
+	defer d.Close()
 	var total detect.Stats
 	var buf detect.Spikes
-	if p.gpu != nil {
-		// The window stays on the device from its raw upload to the
-		// spike records.
-		gd, err := detect.NewGPUDetector(p.gpu.Device(), g, tm, p.sched.Len(), prm)
-		if err != nil {
-			return detect.Stats{}, fmt.Errorf("%s: GPU detection: %w", p.rec.Name(), err)
-		}
-		defer gd.Close()
-		err = p.eachDevice(ctx, "detection", w, func(c *cuda.Ctx, win recording.Window, x cuda.DevicePtr) error {
-			buf.Reset()
-			st, err := gd.DetectDevice(c, &buf, x, win.OwnStart, win.Owned())
-			total.Add(st)
-			return err
-		}, func(win recording.Window) error { return sink(win, &buf) })
-		return total, err
-	}
-	d := detect.NewDetector(g, tm, p.sched.Len(), prm)
-	err = p.each(ctx, "detection", nil, w, func(win recording.Window, x []float32) error {
+	// The window stays on its device: on a GPU only the spikes come back.
+	err = p.eachWindow(ctx, "detection", nil, w, func(rw recording.Window, win *compute.Window) error {
 		buf.Reset()
-		st := d.Detect(&buf, x, win.OwnStart, win.Owned())
+		st, err := d.DetectWindow(&buf, win, rw.OwnStart, rw.Owned())
+		if err != nil {
+			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
+		}
 		total.Add(st)
-		return sink(win, &buf)
+		return sink(rw, &buf)
 	})
 	return total, err
 }

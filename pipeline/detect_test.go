@@ -26,7 +26,7 @@ func TestDetectionQuality(t *testing.T) {
 		t.Skip("60-s recording: skipped in -short mode")
 	}
 	rec := simRecording(t, 60, 1)
-	p, err := New(rec, rec.Probe(), DefaultConfig())
+	p, err := New(nil, rec, rec.Probe(), DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +54,7 @@ func TestDetectionQuality(t *testing.T) {
 // shortConfig makes windows small so that short recordings have several.
 func shortConfig() Config {
 	c := DefaultConfig()
-	c.NT = 15000
+	c.BatchSize = 15000
 	c.NSkip = 2
 	return c
 }
@@ -64,7 +64,7 @@ func shortConfig() Config {
 // spikes of detecting each window on its own with a fresh detector.
 func TestWholeEqualsWindowByWindow(t *testing.T) {
 	rec := simRecording(t, 2.1, 5)
-	p, err := New(rec, rec.Probe(), shortConfig())
+	p, err := New(nil, rec, rec.Probe(), shortConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +101,13 @@ func TestWholeEqualsWindowByWindow(t *testing.T) {
 		if err := recording.ReadWindow(rec, s, i, raw); err != nil {
 			t.Fatal(err)
 		}
-		p.pre.Run(x, raw, w)
-		d := detect.NewDetector(g, tm, s.Len(), prm)
+		if err := p.pre.Run(x, raw, w); err != nil {
+			t.Fatal(err)
+		}
+		d, err := detect.NewDetector(nil, g, tm, s.Len(), prm)
+		if err != nil {
+			t.Fatal(err)
+		}
 		win := s.Window(i)
 		var one detect.Spikes
 		d.Detect(&one, x, win.OwnStart, win.Owned())
@@ -125,7 +130,7 @@ func TestSecondRunIdentical(t *testing.T) {
 	dir := t.TempDir()
 	var outs []string
 	for i := 0; i < 2; i++ {
-		p, err := New(rec, rec.Probe(), shortConfig())
+		p, err := New(nil, rec, rec.Probe(), shortConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,7 +165,7 @@ func TestBadInputLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
 	// Noise-free data: no clips to learn templates from.
 	rec := recording.NewMemory("flat.bin", make([]int16, 385*40000), 385, 30000, nil)
-	p, err := New(rec, simRecording(t, 0.1, 1).Probe(), shortConfig())
+	p, err := New(nil, rec, simRecording(t, 0.1, 1).Probe(), shortConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +211,7 @@ func TestFewChannels(t *testing.T) {
 	}
 	c := shortConfig()
 	c.NSkip = 1
-	p, err := New(rec, rec.Probe(), c)
+	p, err := New(nil, rec, rec.Probe(), c)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"testing"
 
+	"dspk/compute"
 	"dspk/detect"
 	"dspk/internal/gputest"
 	"dspk/probe"
@@ -14,11 +15,16 @@ import (
 	"dspk/sim"
 )
 
-// TestGPUPipelineMatchesCPU runs passes 1–3 with preprocessing on the GPU
-// and on the CPU: the whitening statistic agrees to 1e-5 relative and the
-// detections agree except for ties flipped by last-bit differences.
+// TestGPUPipelineMatchesCPU runs passes 1–3 on the GPU (preprocessing,
+// the whitening statistic and detection on the device) and on the
+// CPU: the whitening statistic agrees to 1e-5 relative and the detections
+// agree except for ties flipped by last-bit differences.
 func TestGPUPipelineMatchesCPU(t *testing.T) {
 	dev := gputest.Device(t)
+	cpu, _, err := compute.Open("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
 	rec := simRecording(t, 4.2, 8)
 	ctx := context.Background()
 	type result struct {
@@ -26,16 +32,15 @@ func TestGPUPipelineMatchesCPU(t *testing.T) {
 		spikes detect.Spikes
 	}
 	run := func(gpu bool) result {
-		p, err := New(rec, rec.Probe(), shortConfig())
+		d := cpu
+		if gpu {
+			d = dev
+		}
+		p, err := New(d, rec, rec.Probe(), shortConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		if gpu {
-			if err := p.UseGPU(dev); err != nil {
-				t.Fatal(err)
-			}
-		}
 		w, cc, err := p.Whitening(ctx)
 		if err != nil {
 			t.Fatal(err)
@@ -106,10 +111,15 @@ func TestGPUDetectorMatchesCPUOnSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	p, err := New(rec, rec.Probe(), DefaultConfig())
+	cpuDev, _, err := compute.Open("cpu")
 	if err != nil {
 		t.Fatal(err)
 	}
+	p, err := New(cpuDev, rec, rec.Probe(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
 	w, _, err := p.Whitening(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -124,16 +134,28 @@ func TestGPUDetectorMatchesCPUOnSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	T := p.Schedule().Len()
-	cpu := detect.NewDetector(g, tm, T, prm)
-	gd, err := detect.NewGPUDetector(dev, g, tm, T, prm)
+	cpu, err := detect.NewDetector(nil, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gd, err := detect.NewDetector(dev, g, tm, T, prm)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer gd.Close()
+	gw, err := dev.NewWindow(g.C(), T, rec.Channels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
 	var a, b detect.Spikes
 	err = p.Whitened(ctx, "compare", w, func(win recording.Window, x []float32) error {
 		cpu.Detect(&a, x, win.OwnStart, win.Owned())
-		_, err := gd.Detect(&b, x, win.OwnStart, win.Owned())
+		if err := dev.Do(func(c *compute.Ctx) error { return compute.Upload(c, gw.DataMem().Ptr, x) }); err != nil {
+			return err
+		}
+		gw.MarkWritten()
+		_, err := gd.DetectWindow(&b, gw, win.OwnStart, win.Owned())
 		return err
 	})
 	if err != nil {

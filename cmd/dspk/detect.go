@@ -79,19 +79,16 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
-	p, err := pipeline.New(rec, pr, cfg)
+	p, err := pipeline.New(dev, rec, pr, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close()
-	used, err := useDevice(p, dev, log)
-	if err != nil {
-		return nil, err
-	}
+	used := useDevice(dev, log)
 	p.Progress = newBar()
 	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: used, DatPath: datPath(rec)}
 	if df.templates != "" {
-		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
+		tm, err := detect.LoadTemplates(df.templates, cfg.NT)
 		if err != nil {
 			return nil, err
 		}
@@ -100,17 +97,13 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	return p.WriteDetections(context.Background(), opt)
 }
 
-// useDevice puts the pipeline's preprocessing and detection on dev when
-// it is a GPU and says where each stage runs.
-func useDevice(p *pipeline.Pipeline, dev *compute.Device, log io.Writer) (string, error) {
+// useDevice says where each stage of a pipeline on dev runs.
+func useDevice(dev *compute.Device, log io.Writer) string {
 	if dev.Kind() == compute.CPU {
-		return dev.String(), nil
+		return dev.String()
 	}
-	if err := p.UseGPU(dev); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(log, "note: preprocessing and detection run on %s; the whitening statistic and template learning on the CPU\n", dev.Spec())
-	return fmt.Sprintf("preprocessing and detection %s", dev), nil
+	fmt.Fprintf(log, "note: preprocessing, the whitening statistic and detection run on %s; template learning on the CPU\n", dev.Spec())
+	return fmt.Sprintf("preprocessing and detection %s", dev)
 }
 
 // datPath is the raw file Phy should read for rec.
