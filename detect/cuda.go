@@ -41,7 +41,7 @@ type gpuDetectConfig struct {
 // H200 (docs/perf.md).
 var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4}
 
-// GPUStageNames name the stages that [gpuDetector.StageTimes] reports, in
+// GPUStageNames name the GPU stages that [Detector.StageTimes] reports, in
 // launch order.
 var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "clear", "records", "download"}
 
@@ -331,20 +331,6 @@ func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 		return err
 	})
 	return st, err
-}
-
-// Input returns the device address of the buffer that Detect uploads
-// windows into ([C][T] float32), allocating it if needed.
-func (d *gpuDetector) Input() (compute.Ptr, error) {
-	err := d.dev.Do(func(c *compute.Ctx) error {
-		if d.xin.Ptr != 0 {
-			return nil
-		}
-		var err error
-		d.xin, err = c.Alloc(d.c * d.t * 4)
-		return err
-	})
-	return d.xin.Ptr, err
 }
 
 // DetectDevice is [Detector.Detect] of the whitened window at x on the
