@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // haveGPU reports whether cuda:0 opens here, with the reason if not.
@@ -23,7 +23,7 @@ func haveGPU() (bool, error) {
 
 func TestOpenCPU(t *testing.T) {
 	d, reason, err := Open("cpu")
-	if err != nil || d.Kind() != CPU || d.Spec() != "cpu" || reason != "requested" || d.CUDA() != nil {
+	if err != nil || d.Kind() != CPU || d.Spec() != "cpu" || reason != "requested" || d.CUDA() != nil || d.GPU().Name != "" {
 		t.Fatalf("Open(cpu) = %v, %q, %v", d, reason, err)
 	}
 	if !strings.HasPrefix(d.String(), "cpu (") {
@@ -61,18 +61,18 @@ func TestOpenAuto(t *testing.T) {
 	if d.Kind() != CPU || d.Reason() != reason || reason == "" {
 		t.Errorf("auto without a GPU: %v, %q", d, reason)
 	}
-	if errors.Is(gerr, cuda.ErrNotFound) && strings.Contains(gerr.Error(), "CUDA driver") && !strings.HasPrefix(reason, "no CUDA driver: ") {
+	if errors.Is(gerr, ErrNotFound) && strings.Contains(gerr.Error(), "CUDA driver") && !strings.HasPrefix(reason, "no CUDA driver: ") {
 		t.Errorf("auto without a driver: reason %q, want \"no CUDA driver: …\"", reason)
 	}
 }
 
 // TestOpenCUDA checks that an explicit GPU that is absent is an error
-// wrapping cuda.ErrNotFound, and that a present one opens.
+// wrapping ErrNotFound, and that a present one opens.
 func TestOpenCUDA(t *testing.T) {
 	gpu, _ := haveGPU()
 	d, _, err := Open("cuda:0")
 	if !gpu {
-		if err == nil || !errors.Is(err, cuda.ErrNotFound) || !strings.Contains(err.Error(), "cuda:0") {
+		if err == nil || !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "cuda:0") {
 			t.Errorf("Open(cuda:0) without a GPU: %v, %v; want an error wrapping ErrNotFound naming cuda:0", d, err)
 		}
 		return
@@ -84,11 +84,11 @@ func TestOpenCUDA(t *testing.T) {
 	if d.Kind() != CUDA || d.Reason() != "requested" {
 		t.Errorf("Open(cuda:0) = %v (%s)", d, d.Reason())
 	}
-	if err := d.Do(func(c *cuda.Ctx) error { _, err := c.Alloc(1); return err }); err != nil {
+	if err := d.Do(func(c *Ctx) error { _, err := c.Alloc(1); return err }); err != nil {
 		t.Error(err)
 	}
 	d.Close()
-	if _, _, err := Open("cuda:99"); !errors.Is(err, cuda.ErrNotFound) {
+	if _, _, err := Open("cuda:99"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("Open(cuda:99) = %v, want ErrNotFound", err)
 	}
 }

@@ -1,14 +1,64 @@
-// Package compute provides the devices dspk's operations run on: the CPU
-// (pure Go, always present) and NVIDIA GPUs through package compute/cuda.
+// Package compute provides the devices dspk's operations run on — the CPU
+// (pure Go, always present) and NVIDIA GPUs — and the device layer through
+// which the algorithm packages use a GPU without naming a CUDA type.
 //
-// [Open] takes "auto", "cpu" or "cuda:N". "auto" takes the first CUDA GPU
-// when the driver, NVRTC and cuBLAS load and a device answers, otherwise
-// the CPU, and returns a short reason saying which it took and why. An
-// explicit "cuda:N" that cannot be opened is an error. [Devices] lists what
-// the machine has, with the CUDA library files mapped into the process,
-// for "dspk info -devices".
+// # Devices
 //
-// Operations are objects bound to a device and a shape, built once; which
-// implementation runs (pure Go or CUDA) is decided at construction from the
-// [Device]'s [Kind].
+// [Open] takes "auto", "cpu" or "cuda:N" and returns a [*Device]. "auto"
+// takes the first CUDA GPU when the driver, NVRTC and cuBLAS load and a
+// device answers, otherwise the CPU, and returns a short reason saying
+// which it took and why. An explicit "cuda:N" that cannot be opened is an
+// error wrapping [ErrNotFound]. [Devices] lists what the machine has, with
+// the CUDA library files mapped into the process, for "dspk info
+// -devices".
+//
+// Operations (preprocess.New, linalg.NewSecondMoment, detect.NewDetector,
+// …) take the Device at construction and decide there which back end
+// runs; their callers never branch on the device.
+//
+// # Windows
+//
+// A [Window] is one padded window held where its device works on it: the
+// raw int16 samples as stored and the float32 working array [C][T]. On a
+// CUDA device the raw samples are uploaded once ([Window.Load]), the ops
+// read and write device memory ([Window.RawMem], [Window.DataMem],
+// [Window.MarkWritten]), and only a host stage's [Window.Data] downloads
+// the working array. [Device.AllocHost] gives host memory for the
+// recording loader to read into: pinned on a GPU, so uploads run at PCIe
+// speed.
+//
+// # GPU API
+//
+// Inside [Device.Do], which serialises the device's users and runs on a
+// locked OS thread, a [*Ctx] gives:
+//
+//   - device memory: [Ctx.Alloc], [Ctx.Free] ([Mem], [Ptr]); pinned host
+//     memory: [Ctx.AllocHost], [Ctx.FreeHost] ([HostMem]);
+//   - copies and fills on the Ctx's stream: [Upload], [Download],
+//     [Ctx.CopyHtoD], [Ctx.CopyDtoH], [Ctx.CopyDtoD], [Ctx.Memset8],
+//     [Ctx.Memset32]; synchronisation: [Ctx.Sync], [Ctx.SyncOp],
+//     [Ctx.SyncDevice];
+//   - streams and events: [Ctx.NewStream], [Ctx.WithStream],
+//     [Ctx.NewEvent], [Ctx.Record], [Ctx.Wait], [Ctx.EventSync],
+//     [Ctx.Elapsed];
+//   - kernels: [Ctx.Compile] compiles CUDA C source (embedded with go:embed
+//     from the package's kernels/ folder) with NVRTC for the device's
+//     architecture and caches it by a hash of source, options and target;
+//     [Module.Kernel] finds an entry point; [Kernel.Prepare] packs a
+//     launch once ([Prepared.Set], [Prepared.Launch]: no allocation per
+//     launch); [Ctx.Launch] launches once; [Ctx.Capture] records a
+//     [Graph];
+//   - cuBLAS: [Ctx.Sgemm], [Ctx.Dgemm], [Ctx.SgemmStridedBatched],
+//     [Ctx.DgemmStridedBatched], [Ctx.GemmStridedBatchedEx], [Ctx.Ssyrk],
+//     [Ctx.Dsyrk].
+//
+// A kernel fault is sticky: the device is then lost, every later call
+// returns that first error (wrapping [ErrDeviceLost]) and the process
+// should stop. With DSPK_CUDA_SYNC=1 every launch is followed by a
+// synchronisation, so that a fault is attributed to its kernel.
+//
+// The purego bindings themselves (driver API, NVRTC, cuBLAS; library
+// discovery) live in dspk/internal/cuda, which only this package imports;
+// [Device.CUDA] hands their device to ops, the one package whose GPU code
+// still calls them directly.
 package compute

@@ -30,7 +30,7 @@ func np1Window(b *testing.B, nspikes int) (Params, *Grid, *Templates, []float32,
 // BenchmarkDetectNP1 times one 384 × 60122 window with 3000 spikes.
 func BenchmarkDetectNP1(b *testing.B) {
 	prm, g, tm, x, T := np1Window(b, 3000)
-	d := NewDetector(g, tm, T, prm)
+	d := newCPUDetector(g, tm, T, prm)
 	var dst Spikes
 	var st Stats
 	cpu0 := cpuSeconds()

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"dspk/compute"
 )
 
 // boundSlack is the relative margin of the pruning test U² > Th²·(1 −
@@ -63,8 +65,9 @@ func (s *Stats) Add(o Stats) {
 // for every window; Detect allocates nothing once the output has grown.
 // A Detector is not safe for concurrent use.
 type Detector struct {
-	g  *Grid
-	tm *Templates
+	dev *compute.Device
+	g   *Grid
+	tm  *Templates
 
 	c, t, nt, nt0, half int
 	k, s, nc, nc2, p, f int
@@ -72,6 +75,7 @@ type Detector struct {
 
 	chunk, workers int
 	noPrune        bool
+	gpu            *gpuDetector // the CUDA back end, nil on the CPU
 
 	spec []complex128
 	wt   []float32 // the grid's weights transposed: wt[(f*nc+j)*S+s]
@@ -112,15 +116,21 @@ type strongPt struct {
 	sign int8
 }
 
-// NewDetector returns a detector for whitened windows of g.C() channels
-// × T columns (T = NT + 2·nt, the window's owned columns starting at
-// column nt), with the templates tm and the thresholds of prm. Work is
+// NewDetector returns a detector on dev (nil means the CPU) for whitened
+// windows of g.C() channels × T columns (T = NT + 2·nt, the window's owned
+// columns starting at column nt), with the templates tm and the
+// thresholds of prm. On a CUDA device, [Detector.DetectWindow] detects
+// on the GPU from the window's working array there (gpuDetector in
+// cuda.go: the same spikes, bit for bit but for float32 rounding ties of
+// the filter bank) and only the spikes come back; [Detector.Detect] of a
+// host window always runs on the CPU. The error is for a device back
+// end's failures. On the CPU, work is
 // split into chunks of owned columns (two FFT blocks less the ±nt0min
 // halo: 1888 columns for Kilosort4's sizes) taken by GOMAXPROCS
 // goroutines; each goroutine keeps C·K·W floats of B and F·W of the
 // suppression map (W = chunk + 2·nt0min; about 30 MB for NP1). It panics
 // if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
-func NewDetector(g *Grid, tm *Templates, T int, prm Params) *Detector {
+func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*Detector, error) {
 	if err := prm.Validate(); err != nil {
 		panic(err.Error())
 	}
@@ -135,7 +145,7 @@ func NewDetector(g *Grid, tm *Templates, T int, prm Params) *Detector {
 		panic(fmt.Sprintf("detect: %d templates × %d sizes", tm.K, g.S))
 	}
 	d := &Detector{
-		g: g, tm: tm,
+		dev: dev, g: g, tm: tm,
 		c: g.C(), t: T, nt: prm.NT, nt0: prm.NT0Min, half: prm.NT / 2,
 		k: tm.K, s: g.S, nc: g.NC, nc2: g.NC2, p: tm.P, f: g.F(),
 		th: float32(prm.ThUniversal),
@@ -149,11 +159,60 @@ func NewDetector(g *Grid, tm *Templates, T int, prm Params) *Detector {
 			}
 		}
 	}
-	n := fftLen(d.nt)
-	d.spec = convSpectra(tm.WTEMP, d.k, d.nt, n)
-	d.setChunk(2*(n-d.nt+1)-2*d.nt0, runtime.GOMAXPROCS(0))
+	if dev != nil && dev.Kind() == compute.CUDA {
+		var err error
+		if d.gpu, err = newGPUDetector(dev, g, tm, T, prm, defaultGPUDetectConfig); err != nil {
+			return nil, err
+		}
+	}
 	d.runFn = d.run
-	return d
+	if d.gpu == nil {
+		d.cpuInit() // a GPU detector sets up its CPU path at its first Detect
+	}
+	return d, nil
+}
+
+// cpuInit prepares the CPU path: the templates' spectra and the
+// per-goroutine scratch.
+func (d *Detector) cpuInit() {
+	n := fftLen(d.nt)
+	d.spec = convSpectra(d.tm.WTEMP, d.k, d.nt, n)
+	d.setChunk(2*(n-d.nt+1)-2*d.nt0, runtime.GOMAXPROCS(0))
+}
+
+// Device returns the device d was built for (nil for NewDetector(nil, …)).
+func (d *Detector) Device() *compute.Device { return d.dev }
+
+// Close releases d's device resources; it may be called more than once.
+func (d *Detector) Close() error {
+	if d.gpu == nil {
+		return nil
+	}
+	return d.gpu.Close()
+}
+
+// DetectWindow is [Detector.Detect] on the working array of win (C×T,
+// whitened), a window on d's device: win's owned columns start at file
+// sample ownStart. It returns an error if the window cannot be read back
+// from its device.
+func (d *Detector) DetectWindow(dst *Spikes, win *compute.Window, ownStart int64, owned int) (Stats, error) {
+	if d.gpu != nil && win.Device() == d.dev {
+		if win.Channels() != d.c || win.Len() != d.t {
+			panic(fmt.Sprintf("detect: DetectWindow of a %d×%d window for %d channels × %d columns", win.Channels(), win.Len(), d.c, d.t))
+		}
+		var st Stats
+		err := d.dev.Do(func(c *compute.Ctx) error {
+			var err error
+			st, err = d.gpu.DetectDevice(c, dst, win.DataMem().Ptr, ownStart, owned)
+			return err
+		})
+		return st, err
+	}
+	x, err := win.Data()
+	if err != nil {
+		return Stats{}, err
+	}
+	return d.Detect(dst, x, ownStart, owned), nil
 }
 
 // fftLen is the correlation's FFT length: convBlock, or a larger power of
@@ -216,6 +275,9 @@ func (d *Detector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) S
 	}
 	if owned < 1 || owned > d.t-2*d.nt {
 		panic(fmt.Sprintf("detect: window owning %d of %d columns", owned, d.t-2*d.nt))
+	}
+	if d.ws == nil {
+		d.cpuInit()
 	}
 	d.x, d.ownStart, d.owned = x, ownStart, owned
 	d.nchunks = (owned + d.chunk - 1) / d.chunk

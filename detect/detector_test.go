@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"dspk/compute"
 	"dspk/probe"
 )
 
@@ -259,7 +260,7 @@ func TestDetectMatchesReference(t *testing.T) {
 	for _, c := range detCases() {
 		t.Run(c.name, func(t *testing.T) {
 			prm, g, tm, x, T := buildCase(c, 1)
-			d := NewDetector(g, tm, T, prm)
+			d := newCPUDetector(g, tm, T, prm)
 			d.setChunk(c.chunk, c.workers)
 			poison(d)
 			const ownStart = 1_000_000
@@ -295,7 +296,7 @@ func TestDetectPruningExact(t *testing.T) {
 	for _, c := range append(detCases()[:4], detCases()[5]) {
 		t.Run(c.name, func(t *testing.T) {
 			prm, g, tm, x, T := buildCase(c, 2)
-			d := NewDetector(g, tm, T, prm)
+			d := newCPUDetector(g, tm, T, prm)
 			d.setChunk(c.chunk, c.workers)
 			var a, b Spikes
 			sa := d.Detect(&a, x, 0, c.owned)
@@ -328,7 +329,7 @@ func TestDetectChunkingInvariant(t *testing.T) {
 	} {
 		c := detCases()[ci]
 		prm, g, tm, x, T := buildCase(c, 3)
-		d := NewDetector(g, tm, T, prm)
+		d := newCPUDetector(g, tm, T, prm)
 		var ref Spikes
 		d.setChunk(1<<30, 1)
 		d.Detect(&ref, x, 5, c.owned)
@@ -373,7 +374,7 @@ func TestDetectTiming(t *testing.T) {
 		sp = append(sp, injected{tau: prm.NT + 100 + 190*i, x: 16, y: 100 + 10*float64(i), amp: 20, k: i % 6, sign: 1})
 	}
 	x := synthWindow(rng, p, T, shapes, prm.NT0Min, sp, 1, 20)
-	d := NewDetector(g, tm, T, prm)
+	d := newCPUDetector(g, tm, T, prm)
 	var got Spikes
 	const ownStart = 777
 	d.Detect(&got, x, ownStart, nT)
@@ -397,7 +398,7 @@ func TestDetectTiming(t *testing.T) {
 func TestDetectAllocs(t *testing.T) {
 	c := detCases()[0]
 	prm, g, tm, x, T := buildCase(c, 5)
-	d := NewDetector(g, tm, T, prm)
+	d := newCPUDetector(g, tm, T, prm)
 	var dst Spikes
 	d.Detect(&dst, x, 0, c.owned)
 	d.Detect(&dst, x, 0, c.owned)
@@ -414,7 +415,7 @@ func TestDetectPanics(t *testing.T) {
 	t.Parallel()
 	c := detCases()[3]
 	prm, g, tm, x, T := buildCase(c, 6)
-	d := NewDetector(g, tm, T, prm)
+	d := newCPUDetector(g, tm, T, prm)
 	for _, tc := range []struct {
 		name string
 		fn   func()
@@ -422,8 +423,8 @@ func TestDetectPanics(t *testing.T) {
 		{"short x", func() { d.Detect(&Spikes{}, x[1:], 0, c.owned) }},
 		{"owned 0", func() { d.Detect(&Spikes{}, x, 0, 0) }},
 		{"owned too many", func() { d.Detect(&Spikes{}, x, 0, T-2*prm.NT+1) }},
-		{"T too small", func() { NewDetector(g, tm, 2*prm.NT, prm) }},
-		{"nt mismatch", func() { p := prm; p.NT = 31; p.NT0Min = 10; NewDetector(g, tm, T, p) }},
+		{"T too small", func() { newCPUDetector(g, tm, 2*prm.NT, prm) }},
+		{"nt mismatch", func() { p := prm; p.NT = 31; p.NT0Min = 10; newCPUDetector(g, tm, T, p) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			defer func() {
@@ -544,4 +545,35 @@ func TestStatsAdd(t *testing.T) {
 		t.Errorf("%+v", s)
 	}
 	_ = fmt.Sprint(s)
+}
+
+// TestDetectWindow checks that DetectWindow on a CPU window is Detect on
+// its working array, and that NewDetector(dev, …) keeps its device.
+func TestDetectWindow(t *testing.T) {
+	c := detCases()[0]
+	prm, g, tm, x, T := buildCase(c, 5)
+	dev, _, _ := compute.Open("cpu")
+	d, err := NewDetector(dev, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if d.Device() != dev {
+		t.Error("Device() is not the device given")
+	}
+	win, err := dev.NewWindow(g.C(), T, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := win.Data()
+	copy(h, x)
+	var want, got Spikes
+	wst := newCPUDetector(g, tm, T, prm).Detect(&want, x, 123, T-2*prm.NT)
+	gst, err := d.DetectWindow(&got, win, 123, T-2*prm.NT)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.Len() == 0 || !reflect.DeepEqual(got, want) || gst != wst {
+		t.Errorf("DetectWindow: %d spikes %+v, Detect: %d spikes %+v", got.Len(), gst, want.Len(), wst)
+	}
 }

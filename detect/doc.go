@@ -1,6 +1,9 @@
-// Package detect provides Kilosort4's universal-template spike detection on
-// the CPU: the template-centre grid and spatial weights built from a probe's
-// geometry, universal temporal templates learned from the data (isolated
+// Package detect provides Kilosort4's universal-template spike detection
+// on the CPU and, for windows on a CUDA device, on the GPU (a [Detector]
+// is built for a device by [NewDetector](dev, …); its GPU back end,
+// cuda.go with kernels/detect.cu, gives the CPU's spikes bit for bit but
+// for float32 rounding ties of the filter bank): the template-centre grid and
+// spatial weights built from a probe's geometry, universal temporal templates learned from the data (isolated
 // single-channel peaks, their SVD basis and k-means shapes) or read from a
 // user's file, and a reusable per-window [Detector] that matches every
 // template at every centre, keeps the local maxima and returns each spike's

@@ -159,3 +159,12 @@ func randomSpikes(rng *rand.Rand, p *probe.Probe, n, lo, hi int, amin, amax floa
 	}
 	return out
 }
+
+// newCPUDetector is NewDetector on the CPU, which cannot fail.
+func newCPUDetector(g *Grid, tm *Templates, T int, prm Params) *Detector {
+	d, err := NewDetector(nil, g, tm, T, prm)
+	if err != nil {
+		panic(err)
+	}
+	return d
+}

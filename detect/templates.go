@@ -1,8 +1,6 @@
 package detect
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
@@ -10,7 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"codeberg.org/sbinet/npyio/npy"
+	"dspk/export"
+
 	"codeberg.org/sbinet/npyio/npz"
 )
 
@@ -107,87 +106,31 @@ func readNpzArray(r *npz.Reader, file, name string, nt int) ([]float32, int, err
 	return readNpy(rc, file+":"+name, name, nt)
 }
 
-// readNpy reads one K×nt array (returned C-ordered, as float32) and K.
-// The header is parsed by npyio; the payload is decoded here so that a
-// truncated file is an error rather than zeros.
+// readNpy reads one K×nt array (returned C-ordered, as float32) and K
+// with export's .npy reader, which refuses a truncated payload.
 func readNpy(rd io.Reader, where, name string, nt int) ([]float32, int, error) {
-	data, err := io.ReadAll(rd)
+	a, err := export.ReadNPY(rd)
 	if err != nil {
-		return nil, 0, fmt.Errorf("detect: templates %s: %w", where, err)
+		return nil, 0, fmt.Errorf("detect: templates %s: %s: %w", where, name, err)
 	}
-	r, err := npy.NewReader(bytes.NewReader(data))
-	if err != nil {
-		return nil, 0, fmt.Errorf("detect: templates %s: not a .npy array: %w", where, err)
-	}
-	h := r.Header.Descr
-	shape := h.Shape
+	shape := a.Shape
 	if len(shape) != 2 || shape[1] != nt || shape[0] < 1 {
 		return nil, 0, fmt.Errorf("detect: templates %s: %s has shape %s, want (K, %d): K ≥ 1 rows of %d samples",
-			where, name, shapeString(shape), nt, nt)
+			where, name, a.ShapeString(), nt, nt)
 	}
-	dtype := strings.Trim(h.Type, `'"`)
-	var order binary.ByteOrder
-	switch {
-	case len(dtype) == 3 && (dtype[0] == '<' || dtype[0] == '='):
-		order = binary.LittleEndian
-	case len(dtype) == 3 && dtype[0] == '>':
-		order = binary.BigEndian
+	if d := a.Descr[1:]; d != "f4" && d != "f8" {
+		return nil, 0, fmt.Errorf("detect: templates %s: %s has dtype %q, want float32 or float64", where, name, a.Descr)
 	}
-	size := 0
-	if order != nil {
-		switch dtype[1:] {
-		case "f4":
-			size = 4
-		case "f8":
-			size = 8
+	v, err := a.Float64()
+	if err != nil {
+		return nil, 0, fmt.Errorf("detect: templates %s: %s: %w", where, name, err)
+	}
+	out := make([]float32, len(v))
+	for e, x := range v {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, 0, fmt.Errorf("detect: templates %s: %s[%d, %d] is %g", where, name, e/nt, e%nt, x)
 		}
+		out[e] = float32(x)
 	}
-	if size == 0 {
-		return nil, 0, fmt.Errorf("detect: templates %s: %s has dtype %q, want float32 or float64", where, name, dtype)
-	}
-	hdr := 0
-	switch r.Header.Major {
-	case 1:
-		hdr = 10 + int(binary.LittleEndian.Uint16(data[8:10]))
-	default:
-		hdr = 12 + int(binary.LittleEndian.Uint32(data[8:12]))
-	}
-	rows := shape[0]
-	n := rows * nt
-	if hdr > len(data) || len(data)-hdr < n*size {
-		return nil, 0, fmt.Errorf("detect: templates %s: %s is truncated: %d bytes of data for a %s %s array of %d bytes",
-			where, name, max(len(data)-hdr, 0), shapeString(shape), dtype, n*size)
-	}
-	payload := data[hdr:]
-	out := make([]float32, n)
-	for i := range rows {
-		for j := range nt {
-			e := i*nt + j
-			if h.Fortran {
-				e = j*rows + i
-			}
-			var v float64
-			if size == 4 {
-				v = float64(math.Float32frombits(order.Uint32(payload[4*e:])))
-			} else {
-				v = math.Float64frombits(order.Uint64(payload[8*e:]))
-			}
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, 0, fmt.Errorf("detect: templates %s: %s[%d, %d] is %g", where, name, i, j, v)
-			}
-			out[i*nt+j] = float32(v)
-		}
-	}
-	return out, rows, nil
-}
-
-func shapeString(s []int) string {
-	parts := make([]string, len(s))
-	for i, v := range s {
-		parts[i] = fmt.Sprint(v)
-	}
-	if len(s) == 1 {
-		return "(" + parts[0] + ",)"
-	}
-	return "(" + strings.Join(parts, ", ") + ")"
+	return out, shape[0], nil
 }

@@ -10,5 +10,12 @@
 // a message prefixed "linalg: "; bad data (NaN or Inf where a decomposition
 // needs finite numbers) is reported as an error.
 //
+// [SecondMoment] is bound to a device ([NewSecondMoment](dev, C)): on a CUDA
+// GPU it accumulates windows that live in device memory
+// ([SecondMoment.AddWindow] of a compute.Window) with cuBLAS
+// (gram_cuda.go, kernels/gram.cu), and only the C×C result comes back.
+// [GPUGram] is the same product on device pointers, for ops that hold
+// their own device buffers.
+//
 // Every fast path has a plain float64 reference beside it in the tests.
 package linalg

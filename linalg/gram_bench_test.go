@@ -47,7 +47,7 @@ func BenchmarkSecondMomentAdd32(b *testing.B) {
 	const C, n = 384, 60000
 	rng := rand.New(rand.NewPCG(1, 2))
 	x := randomFloat32(rng, C*n)
-	m := NewSecondMoment(C)
+	m := NewSecondMoment(nil, C)
 	m.Add32(x, n, 0, n) // allocate scratch
 	b.SetBytes(int64(4 * C * n))
 	for b.Loop() {

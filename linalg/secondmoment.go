@@ -3,6 +3,8 @@ package linalg
 import (
 	"fmt"
 	"math"
+
+	"dspk/compute"
 )
 
 // SecondMoment accumulates Kilosort4's whitening statistic, the mean over
@@ -16,22 +18,102 @@ import (
 // running sum. The zero value is not usable; call [NewSecondMoment]. A
 // SecondMoment reuses its scratch between windows and is not safe for
 // concurrent use.
+//
+// Windows are added from host slices ([SecondMoment.Add32],
+// [SecondMoment.Add64], always computed on the host) or where they live
+// ([SecondMoment.AddWindow]): on a CUDA device the window's product is
+// formed on the GPU (gram_cuda.go: the float64 product of the float32
+// samples by DGEMM where FP64 runs at full rate, [GramDefault]) and summed
+// there in float64, so that only the C×C result crosses PCIe. A GPU
+// product differs from the host's by float32 rounding (relative ~1e-7).
 type SecondMoment struct {
 	c   int
-	k   int
-	sum []float64 // Σ_w X_w X_wᵀ / n_w, upper triangle
+	k   int       // windows added on the host
+	sum []float64 // Σ_w X_w X_wᵀ / n_w over host windows, upper triangle
 	acc []float64 // one window's X Xᵀ, upper triangle
 	w32 *gramWork[float32]
 	w64 *gramWork[float64]
+
+	dev *compute.Device
+	gpu *cudaSecondMoment // nil until the first AddWindow on a CUDA device
 }
 
-// NewSecondMoment returns an empty accumulator for C channels. It panics if
-// C < 1.
-func NewSecondMoment(C int) *SecondMoment {
+// NewSecondMoment returns an empty accumulator for C channels on dev (nil
+// means the CPU). On a CUDA device the GPU buffers, which depend on the
+// window length, are allocated by the first AddWindow. It panics if C < 1.
+// Call Close when done.
+func NewSecondMoment(dev *compute.Device, C int) *SecondMoment {
 	if C < 1 {
 		panic(fmt.Sprintf("linalg: NewSecondMoment: C = %d", C))
 	}
-	return &SecondMoment{c: C, sum: make([]float64, C*C), acc: make([]float64, C*C)}
+	if dev != nil && dev.Kind() != compute.CUDA {
+		dev = nil
+	}
+	return &SecondMoment{c: C, sum: make([]float64, C*C), acc: make([]float64, C*C), dev: dev}
+}
+
+// AddWindow adds the window made of columns [c0, c1) of win's working
+// array (C×T, channel-major) on win's device, which must be m's; on a GPU
+// nothing crosses PCIe. It panics unless win has C channels and
+// 0 ≤ c0 < c1 ≤ T.
+func (m *SecondMoment) AddWindow(win *compute.Window, c0, c1 int) error {
+	T := win.Len()
+	if win.Channels() != m.c {
+		panic(fmt.Sprintf("linalg: SecondMoment.AddWindow: window of %d channels for %d", win.Channels(), m.c))
+	}
+	if gpuWin := win.Device().Kind() == compute.CUDA; gpuWin != (m.dev != nil) {
+		panic(fmt.Sprintf("linalg: SecondMoment.AddWindow: window on %s, accumulator on %s", win.Device().Spec(), m.spec()))
+	}
+	if m.dev == nil {
+		x, err := win.Data()
+		if err != nil {
+			return err
+		}
+		m.Add32(x, T, c0, c1)
+		return nil
+	}
+	if c0 < 0 || c1 <= c0 || c1 > T {
+		panic(fmt.Sprintf("linalg: SecondMoment.AddWindow: columns [%d, %d) of a %d-sample window", c0, c1, T))
+	}
+	return m.dev.Do(func(c *compute.Ctx) error {
+		if m.gpu == nil || m.gpu.g.MaxN() < c1-c0 {
+			grown, err := newCUDASecondMoment(c, m.c, T, GPUGramOptions{})
+			if err != nil {
+				return err
+			}
+			if m.gpu != nil {
+				// Keep the sum of the windows already added.
+				if err := c.CopyDtoD(grown.sum.Ptr, m.gpu.sum.Ptr, m.c*m.c*8); err != nil {
+					grown.Free(c)
+					return err
+				}
+				grown.k = m.gpu.k
+				if err := m.gpu.Free(c); err != nil {
+					grown.Free(c)
+					return err
+				}
+			}
+			m.gpu = grown
+		}
+		return m.gpu.Add(c, win.DataMem().Ptr, T, c0, c1)
+	})
+}
+
+func (m *SecondMoment) spec() string {
+	if m.dev == nil {
+		return "cpu"
+	}
+	return m.dev.Spec()
+}
+
+// Close releases m's device buffers; it may be called more than once.
+func (m *SecondMoment) Close() error {
+	if m.gpu == nil {
+		return nil
+	}
+	err := m.dev.Do(m.gpu.Free)
+	m.gpu = nil
+	return err
 }
 
 // C returns the number of channels.
@@ -39,12 +121,21 @@ func (m *SecondMoment) C() int { return m.c }
 
 // Windows returns the number of windows added since creation or the last
 // Reset.
-func (m *SecondMoment) Windows() int { return m.k }
+func (m *SecondMoment) Windows() int {
+	if m.gpu != nil {
+		return m.k + m.gpu.k
+	}
+	return m.k
+}
 
 // Reset forgets all windows; scratch is kept.
-func (m *SecondMoment) Reset() {
+func (m *SecondMoment) Reset() error {
 	clear(m.sum)
 	m.k = 0
+	if m.gpu == nil {
+		return nil
+	}
+	return m.dev.Do(m.gpu.Reset)
 }
 
 func (m *SecondMoment) addAcc(n int) {
@@ -85,23 +176,45 @@ func (m *SecondMoment) Add64(x []float64, ld, c0, c1 int) {
 
 // Result returns the C×C row-major mean second moment over the windows
 // added. With no windows it is all NaN, as Kilosort4's 0/0 (a recording of
-// one batch has no whitening windows); [LocalZCA] rejects it.
-func (m *SecondMoment) Result() []float64 {
+// one batch has no whitening windows); [LocalZCA] rejects it. The error is
+// a device's, downloading the GPU's sum.
+func (m *SecondMoment) Result() ([]float64, error) {
 	dst := make([]float64, m.c*m.c)
-	m.ResultTo(dst)
-	return dst
+	err := m.ResultTo(dst)
+	return dst, err
 }
 
 // ResultTo writes [SecondMoment.Result] to dst, which must hold C*C values.
-func (m *SecondMoment) ResultTo(dst []float64) {
+func (m *SecondMoment) ResultTo(dst []float64) error {
 	if len(dst) != m.c*m.c {
 		panic(fmt.Sprintf("linalg: SecondMoment.ResultTo: len(dst) = %d, want C*C = %d", len(dst), m.c*m.c))
 	}
-	if m.k == 0 {
+	k := m.Windows()
+	if k == 0 {
 		for i := range dst {
 			dst[i] = math.NaN()
 		}
-		return
+		return nil
 	}
-	mirror(dst, m.sum, m.c, 1/float64(m.k))
+	if m.gpu == nil || m.gpu.k == 0 {
+		mirror(dst, m.sum, m.c, 1/float64(k))
+		return nil
+	}
+	// The GPU's sum (full and exactly symmetric), plus any host windows'.
+	if err := m.dev.Do(func(c *compute.Ctx) error { return compute.Download(c, dst, m.gpu.sum.Ptr) }); err != nil {
+		return err
+	}
+	var host []float64
+	if m.k > 0 {
+		host = make([]float64, m.c*m.c)
+		mirror(host, m.sum, m.c, 1)
+	}
+	s := 1 / float64(k)
+	for i := range dst {
+		if host != nil {
+			dst[i] += host[i]
+		}
+		dst[i] *= s
+	}
+	return nil
 }

@@ -7,15 +7,6 @@ import (
 	"slices"
 )
 
-// Kilosort4's whitening defaults.
-const (
-	// WhiteningRange is Kilosort4's whitening_range: the number of nearest
-	// channels in each channel's local ZCA.
-	WhiteningRange = 32
-	// WhiteningEps is the absolute eigenvalue floor of the local ZCA.
-	WhiteningEps = 1e-6
-)
-
 // zcaChunks is the number of channel chunks LocalZCA shares out among
 // goroutines.
 const zcaChunks = 16
@@ -53,7 +44,7 @@ func localNeighbours(c int, x, y []float64, nrange int, d []float64, buf []int) 
 // |λ| being the singular values of the symmetric B, as Kilosort4 takes
 // them from svd(B). Row c of the result is row 0 of W_c (the row of c),
 // placed in the columns N(c): Index[c*n+j] = N(c)[j] and Value[c*n+j] =
-// float32(W_c[0, j]); K = n. eps is Kilosort4's 1e−6 ([WhiteningEps]) for
+// float32(W_c[0, j]); K = n. eps is Kilosort4's 1e−6 (kilosort.WhiteningEps) for
 // data in µV; there is no other regularisation or scaling.
 //
 // LocalZCA panics unless C ≥ 1, nrange ≥ 1, eps ≥ 0, len(cc) == C*C and

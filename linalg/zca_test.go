@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"dspk/kilosort"
+
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -112,10 +114,10 @@ func TestLocalZCAReference(t *testing.T) {
 		dead      int
 		eps       float64
 	}{
-		{"NP1", 384, 32, -1, WhiteningEps},
-		{"NP1_dead", 96, 32, 40, WhiteningEps},
-		{"clipped", 10, 32, -1, WhiteningEps},
-		{"nrange1", 7, 1, -1, WhiteningEps},
+		{"NP1", 384, 32, -1, kilosort.WhiteningEps},
+		{"NP1_dead", 96, 32, 40, kilosort.WhiteningEps},
+		{"clipped", 10, 32, -1, kilosort.WhiteningEps},
+		{"nrange1", 7, 1, -1, kilosort.WhiteningEps},
 		{"single", 1, 32, -1, 0.5},
 		{"odd", 37, 9, -1, 1e-3},
 	}
@@ -127,9 +129,9 @@ func TestLocalZCAReference(t *testing.T) {
 			if tc.dead >= 0 {
 				clear(X[tc.dead*2000 : (tc.dead+1)*2000])
 			}
-			m := NewSecondMoment(tc.C)
+			m := NewSecondMoment(nil, tc.C)
 			m.Add32(X, 2000, 0, 2000)
-			cc := m.Result()
+			cc := result(m)
 			w, err := LocalZCA(cc, tc.C, x, y, tc.nrange, tc.eps)
 			if err != nil {
 				t.Fatal(err)
@@ -160,9 +162,9 @@ func TestLocalZCAReference(t *testing.T) {
 
 // secondMomentOf returns the float64 second moment of a C×n float32 window.
 func secondMomentOf(x []float32, C, n int) []float64 {
-	m := NewSecondMoment(C)
+	m := NewSecondMoment(nil, C)
 	m.Add32(x, n, 0, n)
-	return m.Result()
+	return result(m)
 }
 
 // TestLocalZCAWhitens draws Gaussian data of known covariance, decaying
@@ -188,7 +190,7 @@ func TestLocalZCAWhitens(t *testing.T) {
 			x, y := np1(tc.C)
 			X := gaussian(rng, expCov(x, y, 10, 40), tc.C, tc.n)
 			cc := secondMomentOf(X, tc.C, tc.n)
-			w, err := LocalZCA(cc, tc.C, x, y, tc.nrange, WhiteningEps)
+			w, err := LocalZCA(cc, tc.C, x, y, tc.nrange, kilosort.WhiteningEps)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -222,8 +224,8 @@ func TestLocalZCAWhitens(t *testing.T) {
 
 func TestLocalZCAErrors(t *testing.T) {
 	x, y := np1(4)
-	m := NewSecondMoment(4)
-	if _, err := LocalZCA(m.Result(), 4, x, y, 32, WhiteningEps); err == nil {
+	m := NewSecondMoment(nil, 4)
+	if _, err := LocalZCA(result(m), 4, x, y, 32, kilosort.WhiteningEps); err == nil {
 		t.Error("no windows (NaN): no error")
 	}
 	cc := make([]float64, 16)
@@ -231,7 +233,7 @@ func TestLocalZCAErrors(t *testing.T) {
 		cc[i*5] = 1
 	}
 	cc[6] = math.Inf(1)
-	_, err := LocalZCA(cc, 4, x, y, 32, WhiteningEps)
+	_, err := LocalZCA(cc, 4, x, y, 32, kilosort.WhiteningEps)
 	if err == nil {
 		t.Error("Inf: no error")
 	} else {
@@ -261,7 +263,7 @@ func BenchmarkLocalZCA(b *testing.B) {
 	X := gaussian(rng, expCov(x, y, 10, 40), 384, 2000)
 	cc := secondMomentOf(X, 384, 2000)
 	for b.Loop() {
-		if _, err := LocalZCA(cc, 384, x, y, WhiteningRange, WhiteningEps); err != nil {
+		if _, err := LocalZCA(cc, 384, x, y, kilosort.Defaults().WhiteningRange, kilosort.WhiteningEps); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -272,7 +274,7 @@ func ExampleLocalZCA() {
 	// eigenvalues 1.6 and 0.4, row 0 of the inverse square root is
 	// ((1.6^−½ + 0.4^−½)/2, (1.6^−½ − 0.4^−½)/2).
 	cc := []float64{1, 0.6, 0.6, 1}
-	w, err := LocalZCA(cc, 2, []float64{0, 0}, []float64{0, 20}, WhiteningRange, 0)
+	w, err := LocalZCA(cc, 2, []float64{0, 0}, []float64{0, 20}, kilosort.Defaults().WhiteningRange, 0)
 	if err != nil {
 		panic(err)
 	}

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"dspk/kilosort"
 )
 
 func TestLocalZCAGroups(t *testing.T) {
@@ -15,11 +17,11 @@ func TestLocalZCAGroups(t *testing.T) {
 	cc := secondMomentOf(X, C, n)
 	// One group: LocalZCA's result.
 	one := make([]int, C)
-	a, err := LocalZCA(cc, C, x, y, 8, WhiteningEps)
+	a, err := LocalZCA(cc, C, x, y, 8, kilosort.WhiteningEps)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := LocalZCAGroups(cc, C, x, y, one, 8, WhiteningEps)
+	b, err := LocalZCAGroups(cc, C, x, y, one, 8, kilosort.WhiteningEps)
 	if err != nil || !reflect.DeepEqual(a, b) {
 		t.Fatalf("one group differs: %v", err)
 	}
@@ -36,7 +38,7 @@ func TestLocalZCAGroups(t *testing.T) {
 			group[c] = 4
 		}
 	}
-	w, err := LocalZCAGroups(cc, C, x, y, group, 8, WhiteningEps)
+	w, err := LocalZCAGroups(cc, C, x, y, group, 8, kilosort.WhiteningEps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +62,7 @@ func TestLocalZCAGroups(t *testing.T) {
 				sub[i*k+j] = cc[ci*C+cj]
 			}
 		}
-		ref, err := LocalZCA(sub, k, sx, sy, 8, WhiteningEps)
+		ref, err := LocalZCA(sub, k, sx, sy, 8, kilosort.WhiteningEps)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // BenchTrailingMean measures CausalTrailingMean on dev (the CPU when dev is
@@ -48,7 +48,7 @@ func benchTrailingMean[T Storage](dev *compute.Device, gpu bool, rows, n, cf, re
 	bytes := float64(2 * len(x) * elemSize[T]())
 	if gpu {
 		var s, sc float64
-		err = dev.Do(func(c *cuda.Ctx) error {
+		err = dev.CUDA().Do(func(c *cuda.Ctx) error {
 			g, err := NewGPUTrailingMean[T](c, rows, n, cf)
 			if err != nil {
 				return err

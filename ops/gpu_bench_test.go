@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 // GPU benchmarks of the kernels the product launches. Every timed call

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"unsafe"
 
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 )
 
 //go:embed kernels/trailing_mean.cu

@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"dspk/compute/cuda"
+	"dspk/internal/cuda"
 	"dspk/internal/gputest"
 )
 

@@ -35,7 +35,7 @@ import (
 // shortConfig makes windows small so that short recordings have several.
 func shortConfig() pipeline.Config {
 	c := pipeline.DefaultConfig()
-	c.NT = 15000
+	c.BatchSize = 15000
 	c.NSkip = 2
 	return c
 }
@@ -73,7 +73,7 @@ func (t *tee) Window(win recording.Window, s *detect.Spikes) error {
 // returns it with the spikes and run description.
 func detectFolder(t *testing.T, rec recording.Recording, pr *probe.Probe, cfg pipeline.Config) (string, *tee) {
 	t.Helper()
-	p, err := pipeline.New(rec, pr, cfg)
+	p, err := pipeline.New(nil, rec, pr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

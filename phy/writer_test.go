@@ -21,7 +21,7 @@ import (
 // run detects rec into the folder out with a fresh pipeline.
 func run(t *testing.T, rec recording.Recording, pr *probe.Probe, cfg pipeline.Config, out string, opt Options) (*pipeline.Summary, error) {
 	t.Helper()
-	p, err := pipeline.New(rec, pr, cfg)
+	p, err := pipeline.New(nil, rec, pr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"dspk/compute"
 	"errors"
 	"fmt"
 
 	"dspk/detect"
+	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/recording"
 )
@@ -16,10 +18,8 @@ var errLearnerFull = errors.New("learner full")
 // DetectParams returns the detection parameters of the configuration.
 func (p *Pipeline) DetectParams() detect.Params {
 	prm := detect.DefaultParams()
-	prm.NT = p.cfg.Pad
-	prm.NT0Min = 20 * p.cfg.Pad / 61
-	prm.ThUniversal = p.cfg.ThUniversal
-	prm.ThSingleCh = p.cfg.ThSingleCh
+	prm.Settings = p.cfg.Settings
+	prm.NT0Min = kilosort.DefaultNT0Min(p.cfg.NT)
 	prm.Seed = p.cfg.Seed
 	prm.NearestChans = p.cfg.NearestChans
 	prm.NearestTemplates = p.cfg.NearestTemplates
@@ -62,14 +62,22 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 	if err != nil {
 		return detect.Stats{}, err
 	}
-	d := detect.NewDetector(g, tm, p.sched.Len(), prm)
+	d, err := detect.NewDetector(p.dev, g, tm, p.sched.Len(), prm)
+	if err != nil {
+		return detect.Stats{}, err
+	}
+	defer d.Close()
 	var total detect.Stats
 	var buf detect.Spikes
-	err = p.each(ctx, "detection", nil, w, func(win recording.Window, x []float32) error {
+	// The window stays on its device: on a GPU only the spikes come back.
+	err = p.eachWindow(ctx, "detection", nil, w, func(rw recording.Window, win *compute.Window) error {
 		buf.Reset()
-		st := d.Detect(&buf, x, win.OwnStart, win.Owned())
+		st, err := d.DetectWindow(&buf, win, rw.OwnStart, rw.Owned())
+		if err != nil {
+			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
+		}
 		total.Add(st)
-		return sink(win, &buf)
+		return sink(rw, &buf)
 	})
 	return total, err
 }

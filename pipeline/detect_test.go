@@ -21,7 +21,7 @@ func TestDetectionQuality(t *testing.T) {
 		t.Skip("60-s recording: skipped in -short mode")
 	}
 	rec := simRecording(t, 60, 1)
-	p, err := New(rec, rec.Probe(), DefaultConfig())
+	p, err := New(nil, rec, rec.Probe(), DefaultConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestDetectionQuality(t *testing.T) {
 // shortConfig makes windows small so that short recordings have several.
 func shortConfig() Config {
 	c := DefaultConfig()
-	c.NT = 15000
+	c.BatchSize = 15000
 	c.NSkip = 2
 	return c
 }
@@ -60,7 +60,7 @@ func shortConfig() Config {
 // spikes of detecting each window on its own with a fresh detector.
 func TestWholeEqualsWindowByWindow(t *testing.T) {
 	rec := simRecording(t, 2.1, 5)
-	p, err := New(rec, rec.Probe(), shortConfig())
+	p, err := New(nil, rec, rec.Probe(), shortConfig())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,8 +97,13 @@ func TestWholeEqualsWindowByWindow(t *testing.T) {
 		if err := recording.ReadWindow(rec, s, i, raw); err != nil {
 			t.Fatal(err)
 		}
-		p.pre.Run(x, raw, w)
-		d := detect.NewDetector(g, tm, s.Len(), prm)
+		if err := p.pre.Run(x, raw, w); err != nil {
+			t.Fatal(err)
+		}
+		d, err := detect.NewDetector(nil, g, tm, s.Len(), prm)
+		if err != nil {
+			t.Fatal(err)
+		}
 		win := s.Window(i)
 		var one detect.Spikes
 		d.Detect(&one, x, win.OwnStart, win.Owned())
@@ -147,7 +152,7 @@ func (c *collect) End(sum *Summary) error {
 // and that an error of the sink stops the run.
 func TestRunCallsSink(t *testing.T) {
 	rec := simRecording(t, 2.1, 6)
-	p, err := New(rec, rec.Probe(), shortConfig())
+	p, err := New(nil, rec, rec.Probe(), shortConfig())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,9 +34,9 @@ func groupRun(t *testing.T, rec recording.Recording, pr *probe.Probe, groups boo
 	t.Helper()
 	cfg := DefaultConfig()
 	cfg.NSkip = 1
-	cfg.CAR = false // a median of two wires is one of them
+	cfg.DoCAR = false // a median of two wires is one of them
 	cfg.Groups = groups
-	p, err := New(rec, pr, cfg)
+	p, err := New(nil, rec, pr, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

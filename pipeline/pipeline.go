@@ -5,25 +5,33 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
+	"runtime"
 	"time"
 
 	"dspk/compute"
+	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/preprocess"
 	"dspk/probe"
 	"dspk/recording"
 )
 
-// Pipeline runs the passes of one recording with one probe and config.
+// Pipeline runs the passes of one recording with one probe and config on
+// one device. Each window is read into host memory of the device (pinned
+// on a GPU), loaded into the pipeline's [compute.Window] (uploaded once on
+// a GPU) and preprocessed there; the whitening statistic is accumulated
+// where the window lives, and only what a host stage needs comes back
+// (the whitened window, for template learning and detection).
 type Pipeline struct {
+	dev   *compute.Device
 	rec   recording.Recording
 	probe *probe.Probe
 	cfg   Config
 	sched recording.Schedule
 	pre   *preprocess.Preprocessor
-	gpu   *preprocess.GPUPreprocessor // nil: preprocessing on the CPU
-	pin   [][]int16                   // pinned window buffers of gpu, reused by every pass
+	win   *compute.Window    // the window the passes work on
+	bufs  []*compute.HostMem // the loader's buffers, reused by every pass
+	white *linalg.Whitening  // set on pre
 
 	// Progress, if set, is called after each window of a pass with the
 	// pass name ("whitening", "templates", "detection"), the windows done
@@ -36,11 +44,12 @@ type Pipeline struct {
 	warnings []string
 }
 
-// New checks that the probe fits the recording and builds the schedule
-// and the preprocessing of its windows. A recording of fewer than two
-// windows is refused: Kilosort4 estimates whitening from every window but
-// the last and would return a NaN matrix.
-func New(rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error) {
+// New checks that the probe fits the recording and builds, on dev (nil
+// means the CPU), the schedule, the preprocessing of its windows and their
+// buffers. A recording of fewer than two windows is refused: Kilosort4
+// estimates whitening from every window but the last and would return a
+// NaN matrix. Call Close when done, before closing dev.
+func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
 	}
@@ -54,14 +63,14 @@ func New(rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error
 	fs := rec.SampleRate()
 	imin := int64(cfg.Tmin * fs)
 	imax := rec.Samples()
-	if !math.IsInf(cfg.Tmax, 1) && cfg.Tmax > 0 {
-		imax = min(imax, int64(cfg.Tmax*fs))
+	if !cfg.Tmax.None() {
+		imax = min(imax, int64(float64(cfg.Tmax)*fs))
 	}
 	if imin >= imax {
 		return nil, fmt.Errorf("%s: time range [%g s, %g s) holds no samples of the %.3f s recording",
 			rec.Name(), cfg.Tmin, cfg.Tmax, float64(rec.Samples())/fs)
 	}
-	sched, err := recording.NewSchedule(imin, imax, cfg.NT, cfg.Pad)
+	sched, err := recording.NewSchedule(imin, imax, cfg.BatchSize, cfg.NT)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
 	}
@@ -69,21 +78,29 @@ func New(rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error
 		return nil, fmt.Errorf("%s: %d samples (%.3f s) make %d window of %d samples; dspk needs at least two "+
 			"(more than %d samples) because the whitening matrix is estimated from every window but the last "+
 			"(Kilosort4 would silently produce NaN here); record longer or lower -batch",
-			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.NT, cfg.NT+cfg.Pad)
+			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.BatchSize, cfg.BatchSize+cfg.NT)
 	}
-	pp := preprocess.Params{
-		Fs: fs, NT: cfg.NT, Pad: cfg.Pad, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile,
-		Invert: cfg.Invert, CAR: cfg.CAR, HighpassHz: cfg.HighpassHz, HighpassOrder: 3,
+	if dev == nil {
+		if dev, _, err = compute.Open("cpu"); err != nil {
+			return nil, err
+		}
 	}
+	ks := cfg.Settings
+	ks.Fs = fs
+	pp := preprocess.Params{Settings: ks, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile, HighpassOrder: kilosort.HighpassOrder}
 	if cfg.Groups {
 		pp.Groups = pr.Shank
 	}
-	pre, err := preprocess.New(pp)
+	pre, err := preprocess.New(dev, pp)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
+		return nil, fmt.Errorf("%s: preprocessing on %s: %w", rec.Name(), dev.Spec(), err)
 	}
-	p := &Pipeline{rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{}}
+	p := &Pipeline{dev: dev, rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{}}
 	p.warnings = carWarnings(pr, cfg)
+	if err := p.buffers(); err != nil {
+		p.Close()
+		return nil, fmt.Errorf("%s: window buffers on %s: %w", rec.Name(), dev.Spec(), err)
+	}
 	return p, nil
 }
 
@@ -96,7 +113,7 @@ const MinCARChannels = 16
 // follows a spike that several of them see, and subtracting it puts an
 // inverted copy of that spike on a silent wire.
 func carWarnings(pr *probe.Probe, cfg Config) []string {
-	if !cfg.CAR {
+	if !cfg.DoCAR {
 		return nil
 	}
 	size := map[int]int{}
@@ -121,9 +138,34 @@ func carWarnings(pr *probe.Probe, cfg Config) []string {
 		"and subtracting it can create spikes on a silent wire; consider -no-car", what, MinCARChannels)}
 }
 
-// Warnings returns what about the run's settings may give poor results
-// (CAR over few channels).
-func (p *Pipeline) Warnings() []string { return append([]string(nil), p.warnings...) }
+// buffers allocates the window and the loader's InFlight+1 raw buffers
+// (the most a loader asks for).
+func (p *Pipeline) buffers() error {
+	T, cf := p.sched.Len(), p.rec.Channels()
+	var err error
+	if p.win, err = p.dev.NewWindow(p.probe.Len(), T, cf); err != nil {
+		return err
+	}
+	for range p.inFlight() + 1 {
+		h, err := p.dev.AllocHost(T * cf * 2)
+		if err != nil {
+			return err
+		}
+		p.bufs = append(p.bufs, h)
+	}
+	return nil
+}
+
+// inFlight is the number of windows the loader reads ahead.
+func (p *Pipeline) inFlight() int {
+	if p.cfg.InFlight <= 0 {
+		return 2 // the loader's default
+	}
+	return p.cfg.InFlight
+}
+
+// Device returns the device the pipeline runs on.
+func (p *Pipeline) Device() *compute.Device { return p.dev }
 
 // Schedule returns the window schedule.
 func (p *Pipeline) Schedule() recording.Schedule { return p.sched }
@@ -145,28 +187,29 @@ func (p *Pipeline) StatWindows() []int {
 	return w
 }
 
-// each loads the given windows ahead of fn, preprocesses each into a
-// [C][T] float32 buffer (whitened by w unless nil) and calls fn with it.
-func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
-	fn func(win recording.Window, x []float32) error) error {
+// eachWindow loads the given windows ahead of fn (all of them if windows
+// is nil), preprocesses each into the pipeline's window on its device
+// (whitened by w unless nil) and calls fn with it.
+func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
+	fn func(rw recording.Window, win *compute.Window) error) error {
 	start := time.Now()
 	defer func() { p.Timings[pass] += time.Since(start) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	opt := recording.LoaderOptions{Windows: windows, InFlight: p.cfg.InFlight}
-	if p.gpu != nil {
-		// Read straight into the device's pinned buffers (the loader
-		// asks for at most InFlight+1).
-		next := 0
-		opt.Alloc = func(n int) []int16 {
-			b := p.pin[next]
-			next++
-			return b
+	if w != p.white {
+		if err := p.pre.SetWhitening(w); err != nil {
+			return fmt.Errorf("%s: %s: %w", p.rec.Name(), pass, err)
 		}
+		p.white = w
 	}
+	next := 0
+	opt := recording.LoaderOptions{Windows: windows, InFlight: p.inFlight(), Readers: readers(), Alloc: func(n int) []int16 {
+		b := p.bufs[next].Int16()[:n]
+		next++
+		return b
+	}}
 	ld := recording.NewLoader(p.rec, p.sched, opt)
 	defer ld.Close()
-	x := make([]float32, p.probe.Len()*p.sched.Len())
 	total := len(windows)
 	if windows == nil {
 		total = p.sched.Windows
@@ -179,17 +222,16 @@ func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *lina
 		if err != nil {
 			return err
 		}
-		if p.gpu != nil {
-			if err := p.gpu.Run(x, b.Data, w); err != nil {
-				ld.Release(b)
-				return fmt.Errorf("%s: window %d: %w", p.rec.Name(), b.Window.Index, err)
-			}
-		} else {
-			p.pre.Run(x, b.Data, w)
+		err = p.win.Load(b.Data)
+		if err == nil {
+			err = p.pre.Window(p.win)
 		}
-		win := b.Window
+		rw := b.Window
 		ld.Release(b)
-		if err := fn(win, x); err != nil {
+		if err != nil {
+			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
+		}
+		if err := fn(rw, p.win); err != nil {
 			return err
 		}
 		if p.Progress != nil {
@@ -198,26 +240,46 @@ func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *lina
 	}
 }
 
+// readers is the number of goroutines that read each window: reads from
+// the page cache scale to several cores (one reader: 4.7 GB/s on the H200
+// host, eight: 27–34 GB/s, docs/perf.md).
+func readers() int { return max(1, min(8, runtime.GOMAXPROCS(0))) }
+
+// each is eachWindow for host stages: fn gets the window's [C][T] float32
+// data in host memory.
+func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
+	fn func(win recording.Window, x []float32) error) error {
+	return p.eachWindow(ctx, pass, windows, w, func(rw recording.Window, win *compute.Window) error {
+		x, err := win.Data()
+		if err != nil {
+			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
+		}
+		return fn(rw, x)
+	})
+}
+
 // Whitening runs pass 1: the second moment of the filtered, unwhitened
 // owned samples of the statistic windows, averaged over windows, and
 // Kilosort4's local ZCA whitening from it. It returns the sparse
 // whitening operator and the second moment (C×C, row-major).
 func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64, error) {
-	sm := linalg.NewSecondMoment(p.probe.Len())
-	T := p.sched.Len()
-	err := p.each(ctx, "whitening", p.StatWindows(), nil, func(win recording.Window, x []float32) error {
-		sm.Add32(x, T, p.cfg.Pad, p.cfg.Pad+win.Owned())
-		return nil
+	sm := linalg.NewSecondMoment(p.dev, p.probe.Len())
+	defer sm.Close()
+	err := p.eachWindow(ctx, "whitening", p.StatWindows(), nil, func(rw recording.Window, win *compute.Window) error {
+		return sm.AddWindow(win, p.cfg.NT, p.cfg.NT+rw.Owned())
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	cc := sm.Result()
+	cc, err := sm.Result()
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
+	}
 	var w *linalg.Whitening
 	if p.cfg.Groups {
-		w, err = linalg.LocalZCAGroups(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.probe.Shank, p.cfg.WhiteningRange, WhiteningEps)
+		w, err = linalg.LocalZCAGroups(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.probe.Shank, p.cfg.WhiteningRange, kilosort.WhiteningEps)
 	} else {
-		w, err = linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, WhiteningEps)
+		w, err = linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, kilosort.WhiteningEps)
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
@@ -233,39 +295,33 @@ func (p *Pipeline) Whitened(ctx context.Context, pass string, w *linalg.Whitenin
 	return p.each(ctx, pass, nil, w, fn)
 }
 
-// UseGPU moves the preprocessing of every window (channel selection,
-// mean, CAR, high-pass, whitening) to the CUDA device dev; detection
-// stays on the CPU. Results agree with the CPU path to 1e-5 relative.
-// It is an error if dev is not a CUDA device. Call Close when done.
-func (p *Pipeline) UseGPU(dev *compute.Device) error {
-	g, err := preprocess.NewGPU(dev, p.pre.Params())
-	if err != nil {
-		return fmt.Errorf("%s: GPU preprocessing: %w", p.rec.Name(), err)
-	}
-	k := p.cfg.InFlight + 1
-	alloc, err := g.PinnedWindows(k)
-	if err != nil {
-		g.Close()
-		return fmt.Errorf("%s: GPU preprocessing: %w", p.rec.Name(), err)
-	}
-	p.Close()
-	p.gpu = g
-	p.pin = make([][]int16, k)
-	for i := range p.pin {
-		p.pin[i] = alloc(p.sched.Len() * p.rec.Channels())
-	}
-	return nil
-}
-
-// Close releases the device resources of the pipeline, if any.
+// Close releases the pipeline's window, buffers and device resources
+// (not the device itself). It may be called more than once.
 func (p *Pipeline) Close() error {
-	if p.gpu == nil {
-		return nil
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
 	}
-	err := p.gpu.Close()
-	p.gpu, p.pin = nil, nil
-	return err
+	if p.pre != nil {
+		keep(p.pre.Close())
+		p.pre = nil
+	}
+	if p.win != nil {
+		keep(p.win.Close())
+		p.win = nil
+	}
+	for _, h := range p.bufs {
+		keep(p.dev.FreeHost(h))
+	}
+	p.bufs = nil
+	return first
 }
 
-// Preprocessor returns the CPU preprocessing of the pipeline's windows.
+// Preprocessor returns the preprocessing of the pipeline's windows.
 func (p *Pipeline) Preprocessor() *preprocess.Preprocessor { return p.pre }
+
+// Warnings returns what about the run's settings may give poor results
+// (CAR over few channels).
+func (p *Pipeline) Warnings() []string { return append([]string(nil), p.warnings...) }

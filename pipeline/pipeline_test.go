@@ -31,9 +31,9 @@ func simRecording(t *testing.T, seconds float64, seed uint64) *sim.Recording {
 func TestWhiteningWhitensNoise(t *testing.T) {
 	rec := simRecording(t, 2.2, 3)
 	cfg := DefaultConfig()
-	cfg.NT = 20000
+	cfg.BatchSize = 20000
 	cfg.NSkip = 1
-	p, err := New(rec, rec.Probe(), cfg)
+	p, err := New(nil, rec, rec.Probe(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,12 +54,12 @@ func TestWhiteningWhitensNoise(t *testing.T) {
 	err = p.Whitened(context.Background(), "test", w, func(win recording.Window, x []float32) error {
 		T := p.Schedule().Len()
 		for c := 0; c < C; c++ {
-			row := x[c*T+cfg.Pad : c*T+cfg.Pad+win.Owned()]
+			row := x[c*T+cfg.NT : c*T+cfg.NT+win.Owned()]
 			sds = append(sds, robustSD(row))
 		}
 		for c := 0; c+2 < C; c += 7 {
-			a := x[c*T+cfg.Pad : c*T+cfg.Pad+win.Owned()]
-			b := x[(c+2)*T+cfg.Pad : (c+2)*T+cfg.Pad+win.Owned()]
+			a := x[c*T+cfg.NT : c*T+cfg.NT+win.Owned()]
+			b := x[(c+2)*T+cfg.NT : (c+2)*T+cfg.NT+win.Owned()]
 			corr += pearson(a, b)
 			ncorr++
 		}
@@ -103,12 +103,12 @@ func pearson(a, b []float32) float64 {
 
 func TestNewRefusesBadInput(t *testing.T) {
 	rec := recording.NewMemory("short.bin", make([]int16, 385*1000), 385, 30000, nil)
-	if _, err := New(rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "short.bin") ||
+	if _, err := New(nil, rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "short.bin") ||
 		!strings.Contains(err.Error(), "two") {
 		t.Errorf("one-window recording: %v", err)
 	}
 	rec = recording.NewMemory("ok.bin", make([]int16, 64*130000), 64, 30000, nil)
-	if _, err := New(rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "385") {
+	if _, err := New(nil, rec, probe.NP1(), DefaultConfig()); err == nil || !strings.Contains(err.Error(), "385") {
 		t.Errorf("probe/channel mismatch: %v", err)
 	}
 }

@@ -33,12 +33,12 @@ func benchParams() Params {
 }
 
 // reportRealtime reports how many times faster than real time one window
-// of NT samples is processed, and the CPU time per window spent since
+// of BatchSize samples is processed, and the CPU time per window spent since
 // cpu0 (all goroutines; wall time on a loaded shared machine overstates
 // the cost, CPU time much less so).
 func reportRealtime(b *testing.B, p Params, cpu0 time.Duration) {
 	per := b.Elapsed().Seconds() / float64(b.N)
-	b.ReportMetric(float64(p.NT)/p.Fs/per, "x_realtime")
+	b.ReportMetric(float64(p.BatchSize)/p.Fs/per, "x_realtime")
 	if cpu0 >= 0 {
 		b.ReportMetric(float64((cpuTime()-cpu0).Milliseconds())/float64(b.N), "cpu_ms/op")
 	}
@@ -47,7 +47,7 @@ func reportRealtime(b *testing.B, p Params, cpu0 time.Duration) {
 func BenchmarkRun(b *testing.B) {
 	src, w := benchData()
 	p := benchParams()
-	pp, err := New(p)
+	pp, err := newCPU(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -76,7 +76,7 @@ func BenchmarkRun(b *testing.B) {
 func BenchmarkStages(b *testing.B) {
 	src, w := benchData()
 	p := benchParams()
-	pp, err := New(p)
+	pp, err := newCPU(p)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func BenchmarkStages(b *testing.B) {
 		cpu0 := cpuTime()
 		for range b.N {
 			pp.out = buf
-			pp.parallel(384, (*Preprocessor).filterRange)
+			pp.parallel(384, (*cpuPreprocessor).filterRange)
 			pp.out = nil
 		}
 		reportRealtime(b, p, cpu0)

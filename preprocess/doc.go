@@ -1,14 +1,17 @@
-// Package preprocess provides Kilosort4's per-window preprocessing on the
-// CPU and, through [NewGPU], on an NVIDIA GPU: channel-map selection and int16 → float32 conversion, optional sign
-// inversion, per-channel mean removal, common average referencing by the
-// lower median across channels, the zero-phase Butterworth high-pass that
-// Kilosort4 applies as a circular correlation over the padded window, and
-// sparse whitening (kilosort4.md §3–§5).
+// Package preprocess provides Kilosort4's per-window preprocessing, on the
+// CPU or an NVIDIA GPU: channel-map selection and int16 → float32
+// conversion, optional sign inversion, per-channel mean removal, common
+// average referencing by the lower median across channels, the zero-phase
+// Butterworth high-pass that Kilosort4 applies as a circular correlation
+// over the padded window, and sparse whitening (kilosort4.md §3–§5).
 //
-// A [Preprocessor] is built once per window shape by [New] and reused for
-// every window; [Preprocessor.Run] allocates no buffers per window and
-// spreads its work over GOMAXPROCS goroutines. Data leave it channel-major,
-// [C][T] row-major with T = NT + 2·Pad.
+// A [Preprocessor] is built once per window shape and device by [New] and
+// reused for every window; it allocates no buffers per window. Its back
+// ends sit side by side: cpu.go (pure Go over GOMAXPROCS goroutines),
+// cuda.go with kernels/preprocess.cu, and the float64 references in the
+// tests. A pass sets its whitening once and preprocesses each
+// [compute.Window] where it lives ([Preprocessor.Window]); data leave it
+// channel-major, [C][T] row-major with T = BatchSize + 2·NT.
 //
 // The stages are also exposed one by one, for tests and for the GPU
 // implementation: [ButterHighpass] designs the filter as

@@ -3,6 +3,7 @@ package preprocess_test
 import (
 	"fmt"
 
+	"dspk/compute"
 	"dspk/preprocess"
 )
 
@@ -22,15 +23,22 @@ func ExampleNew() {
 	for i := range p.ChanMap {
 		p.ChanMap[i] = i
 	}
-	pp, err := preprocess.New(p)
+	dev, _, err := compute.Open("cpu") // or "auto", "cuda:0"
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
+	pp, err := preprocess.New(dev, p)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pp.Close()
 	fmt.Println("channels", pp.Channels(), "samples", pp.Len())
 	fmt.Println("periodic context", pp.Filter().Context())
-	// A window is pp.Run(dst, batch.Data, whitening) with
-	// len(dst) = 384·60122 and len(batch.Data) = 385·60122.
+	// A pass sets its whitening once, pp.SetWhitening(w), and runs each
+	// window where it lives: win.Load(batch.Data); pp.Window(win), with
+	// win from dev.NewWindow(384, 60122, 385).
 	// Output:
 	// channels 384 samples 60122
 	// periodic context 1012

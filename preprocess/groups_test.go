@@ -16,7 +16,7 @@ func TestRunGroupsCAR(t *testing.T) {
 	groups := []int{5, 5, 5, 5, 1, 1, 1, 9, 9, 9}
 	p := small(chanMap, cf, 300, 20)
 	p.Groups = groups
-	pp, err := New(p)
+	pp, err := New(nil, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestRunGroupsCAR(t *testing.T) {
 				sub, idx = append(sub, chanMap[i]), append(idx, i)
 			}
 		}
-		q, err := New(small(sub, cf, 300, 20))
+		q, err := New(nil, small(sub, cf, 300, 20))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -45,9 +45,9 @@ func TestRunGroupsCAR(t *testing.T) {
 	}
 	// One group is plain CAR.
 	p.Groups = make([]int, len(chanMap))
-	one, _ := New(p)
+	one, _ := New(nil, p)
 	p.Groups = nil
-	plain, _ := New(p)
+	plain, _ := New(nil, p)
 	a, b := nanWindow(len(chanMap)*T), nanWindow(len(chanMap)*T)
 	one.Run(a, src, nil)
 	plain.Run(b, src, nil)
@@ -55,7 +55,7 @@ func TestRunGroupsCAR(t *testing.T) {
 		t.Error("one group differs from plain CAR")
 	}
 	p.Groups = []int{1, 2}
-	if _, err := New(p); err == nil {
+	if _, err := New(nil, p); err == nil {
 		t.Error("2 group ids for 10 channels accepted")
 	}
 }

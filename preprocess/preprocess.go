@@ -2,177 +2,172 @@ package preprocess
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
+	"dspk/compute"
+	"dspk/kilosort"
 	"dspk/linalg"
 )
 
-// Params are the preprocessing settings, with Kilosort4's names in the
-// comments (kilosort4.md §13).
+// Params are the preprocessing settings: Kilosort4's ([kilosort.Settings]:
+// Fs, BatchSize, NT, InvertSign, DoCAR and HighpassCutoff are read here; a
+// padded window has T = BatchSize + 2·NT samples, NT of context on each
+// side), the probe's channel map and the file's channel count.
 type Params struct {
-	// Fs is the sample rate in Hz (fs, 30000).
-	Fs float64
-	// NT is the number of samples a window owns (batch_size, 60000) and
-	// Pad the context on each side (nt, 61); a padded window has
-	// T = NT + 2·Pad samples.
-	NT, Pad int
+	kilosort.Settings
 	// ChanMap lists, for each channel used, its 0-based row in the file
 	// (chanMap); C = len(ChanMap).
 	ChanMap []int
 	// NChanFile is the number of channels interleaved in the file
 	// (n_chan_bin), counting any sync channel.
 	NChanFile int
-	// Invert flips the sign of the data (invert_sign, false).
-	Invert bool
-	// CAR subtracts the lower median across channels from every time
-	// column (do_CAR, true).
-	CAR bool
-	// HighpassHz is the Butterworth cut-off in Hz (highpass_cutoff, 300).
-	HighpassHz float64
-	// HighpassOrder is the Butterworth order (3, fixed in Kilosort4).
+	// HighpassOrder is the Butterworth order (kilosort.HighpassOrder in
+	// Kilosort4).
 	HighpassOrder int
 	// Groups, if not nil, holds a group id per channel of ChanMap (a
 	// probe's shanks): CAR then subtracts each group's own lower median,
 	// so that groups that see different cells (tetrodes, stereotrodes,
 	// shanks) are referenced independently. nil (Kilosort4) is one
-	// group.
+	// group. CAR within groups runs on the CPU only.
 	Groups []int
 }
 
-// DefaultParams returns Kilosort4's defaults: 30 kHz, windows of 60000
-// samples with 61 of context on each side, no inversion, CAR on, and a
-// third-order 300-Hz high-pass. ChanMap and NChanFile are left for the
-// caller (a probe's).
+// DefaultParams returns Kilosort4's defaults (kilosort.Defaults and its
+// third-order high-pass). ChanMap and NChanFile are left for the caller (a
+// probe's).
 func DefaultParams() Params {
-	return Params{
-		Fs: 30000, NT: 60000, Pad: 61, CAR: true,
-		HighpassHz: 300, HighpassOrder: 3,
-	}
+	return Params{Settings: kilosort.Defaults(), HighpassOrder: kilosort.HighpassOrder}
 }
 
-// T returns the length of a padded window, NT + 2·Pad.
-func (p Params) T() int { return p.NT + 2*p.Pad }
+// T returns the length of a padded window, BatchSize + 2·NT.
+func (p Params) T() int { return p.BatchSize + 2*p.NT }
 
 // Preprocessor applies Kilosort4's preprocessing to padded windows of one
-// shape. It owns all the scratch space it needs; a Preprocessor runs one
-// window at a time (Run is not safe for concurrent use) and is otherwise
-// reusable forever.
+// shape on one device. It is built once per shape by [New] and reused for
+// every window; it allocates nothing per window. On the CPU its work is
+// spread over GOMAXPROCS goroutines; on a CUDA GPU it runs
+// kernels/preprocess.cu, with the CPU's results to about 1e-7 relative
+// (the largest difference about 1e-6 of the RMS): selection, sign, mean
+// and CAR are bit for bit the CPU's, the high-pass differs by the float32
+// rounding of an intermediate and a neglected start-up transient below
+// 1e-10, and the sparse whitening sums in the CPU's order without fused
+// multiply-adds.
+//
+// A pass over a recording sets its whitening once ([Preprocessor.SetWhitening],
+// uploaded once on a GPU) and preprocesses each [compute.Window] where it
+// lives ([Preprocessor.Window]); [Preprocessor.Run] does one window from
+// and to host slices. A Preprocessor is not safe for concurrent use.
 type Preprocessor struct {
-	p       Params
-	c, t    int // channels used and padded window length
-	cf      int // channels in the file
-	chanMap []int
-	workers int
-	groups  [][]int // channels of each CAR group; nil: one group
-
-	sums [][]int64   // per-worker channel sums over its time range
-	mean []float32   // per-channel mean of the window (sign applied)
-	vals [][]float32 // per-worker one column of C values
-	sel  [][]float32 // per-worker copy of it for the median
-	blk  [][]float32 // per-worker [C][blockT] block of output columns
-	filt []*Filter   // per-worker high-pass
-	tmp  []float32   // [C][T] before whitening, allocated on first use
-
-	// Arguments of the Run in progress, read by its workers.
-	src []int16
-	out []float32
+	dev   *compute.Device
+	cpu   *cpuPreprocessor
+	gpu   *cudaPreprocessor // nil on the CPU
+	white *linalg.Whitening // of SetWhitening
+	dirty bool              // the GPU holds Run's whitening, not white
 }
 
-// blockT is the number of time columns a worker converts and references
-// before writing them out, one 64-byte line of float32 per channel.
-const blockT = 16
-
-// New returns a Preprocessor for windows of T = NT + 2·Pad samples of
-// p.NChanFile interleaved channels, of which those in p.ChanMap are used.
-// It returns an error if the window sizes are not positive (Pad may be 0),
-// ChanMap is empty or names a row outside [0, NChanFile), or the high-pass
-// cannot be built (see [NewFilter]).
-func New(p Params) (*Preprocessor, error) {
-	if p.NT < 1 || p.Pad < 0 {
-		return nil, fmt.Errorf("preprocess: window of NT = %d samples and Pad = %d: need NT ≥ 1 and Pad ≥ 0", p.NT, p.Pad)
-	}
-	if p.NChanFile < 1 {
-		return nil, fmt.Errorf("preprocess: %d channels in the file: need at least 1", p.NChanFile)
-	}
-	if len(p.ChanMap) == 0 {
-		return nil, fmt.Errorf("preprocess: empty channel map")
-	}
-	for i, r := range p.ChanMap {
-		if r < 0 || r >= p.NChanFile {
-			return nil, fmt.Errorf("preprocess: channel map entry %d is file row %d, outside [0, %d)", i, r, p.NChanFile)
-		}
-	}
-	T := p.T()
-	f, err := NewFilter(p.Fs, p.HighpassHz, p.HighpassOrder, T)
+// New returns a Preprocessor on dev (nil means the CPU) for windows of
+// T = BatchSize + 2·NT samples of p.NChanFile interleaved channels, of which
+// those in p.ChanMap are used. It returns an error if the window sizes are
+// not positive (NT may be 0), ChanMap is empty or names a row outside
+// [0, NChanFile), or the high-pass cannot be built (see [NewFilter]); on a
+// CUDA device also if C exceeds 1024 (or the device's shared memory), if
+// the high-pass needs Kilosort4's cropped taps (short windows) and T
+// exceeds 8192, or if the device fails. Call Close when done.
+func New(dev *compute.Device, p Params) (*Preprocessor, error) {
+	cpu, err := newCPU(p)
 	if err != nil {
 		return nil, err
 	}
-	p.ChanMap = append([]int(nil), p.ChanMap...)
-	C := len(p.ChanMap)
-	if p.Groups != nil && len(p.Groups) != C {
-		return nil, fmt.Errorf("preprocess: %d group ids for %d channels", len(p.Groups), C)
-	}
-	pp := &Preprocessor{
-		p: p, c: C, t: T, cf: p.NChanFile, chanMap: p.ChanMap,
-		workers: max(1, runtime.GOMAXPROCS(0)),
-		mean:    make([]float32, C),
-	}
-	if p.Groups != nil {
-		p.Groups = append([]int(nil), p.Groups...)
-		pp.p.Groups = p.Groups
-		idx := map[int]int{}
-		for i, g := range p.Groups {
-			k, ok := idx[g]
-			if !ok {
-				k = len(pp.groups)
-				idx[g] = k
-				pp.groups = append(pp.groups, nil)
-			}
-			pp.groups[k] = append(pp.groups[k], i)
-		}
-		if len(pp.groups) == 1 {
-			pp.groups = nil // one group is plain CAR
-		}
-	}
-	for w := range pp.workers {
-		pp.sums = append(pp.sums, make([]int64, p.NChanFile))
-		pp.vals = append(pp.vals, make([]float32, C))
-		pp.sel = append(pp.sel, make([]float32, C))
-		pp.blk = append(pp.blk, make([]float32, C*blockT))
-		if w == 0 {
-			pp.filt = append(pp.filt, f)
-		} else {
-			pp.filt = append(pp.filt, f.Clone())
+	pp := &Preprocessor{dev: dev, cpu: cpu}
+	if dev != nil && dev.Kind() == compute.CUDA {
+		if pp.gpu, err = newCUDA(dev, p, defaultGPUConfig); err != nil {
+			return nil, err
 		}
 	}
 	return pp, nil
 }
 
-// Params returns the parameters the Preprocessor was built with.
-func (pp *Preprocessor) Params() Params {
-	p := pp.p
-	p.ChanMap = append([]int(nil), p.ChanMap...)
-	if p.Groups != nil {
-		p.Groups = append([]int(nil), p.Groups...)
-	}
-	return p
-}
+// Device returns the device pp runs on (nil for New(nil, …)).
+func (pp *Preprocessor) Device() *compute.Device { return pp.dev }
+
+// Params returns the parameters pp was built with.
+func (pp *Preprocessor) Params() Params { return pp.cpu.Params() }
 
 // Channels returns C, the number of channels in the output.
-func (pp *Preprocessor) Channels() int { return pp.c }
+func (pp *Preprocessor) Channels() int { return pp.cpu.c }
 
 // Len returns T, the number of samples of a padded window.
-func (pp *Preprocessor) Len() int { return pp.t }
+func (pp *Preprocessor) Len() int { return pp.cpu.t }
 
-// Filter returns the high-pass the Preprocessor applies to each channel
-// row (shared with it: do not use it while Run is in progress).
-func (pp *Preprocessor) Filter() *Filter { return pp.filt[0] }
+// FileChannels returns NChanFile, the channels per stored sample.
+func (pp *Preprocessor) FileChannels() int { return pp.cpu.cf }
 
-// Run preprocesses one padded window. src holds the window as stored,
-// interleaved: src[t*NChanFile+c] for t in [0, T) (a recording.Batch's
-// Data); dst receives the result channel-major, dst[c*T+t] for the C
-// channels of the map. The steps follow Kilosort4 (kilosort4.md §4):
+// Filter returns the high-pass applied to each channel row (shared with
+// the CPU back end: do not use it while a window is in progress).
+func (pp *Preprocessor) Filter() *Filter { return pp.cpu.Filter() }
+
+// SetWhitening sets the whitening that [Preprocessor.Window] applies after
+// the high-pass, nil for none. pp keeps w, which must not change while it
+// is set; on a GPU it is also uploaded now, once for the pass. It panics
+// if w.C ≠ C.
+func (pp *Preprocessor) SetWhitening(w *linalg.Whitening) error {
+	if w != nil && w.C != pp.cpu.c {
+		panic(fmt.Sprintf("preprocess: SetWhitening: whitening of %d channels for %d", w.C, pp.cpu.c))
+	}
+	pp.white = w
+	if pp.gpu == nil {
+		return nil
+	}
+	pp.dirty = false
+	return pp.dev.Do(func(c *compute.Ctx) error { return pp.gpu.SetWhitening(c, w) })
+}
+
+// Window preprocesses the raw samples of win (see [Preprocessor.Run] for
+// the steps) into its working array, whitened by the last SetWhitening,
+// on win's device, which must be pp's: on a GPU nothing crosses PCIe. It
+// panics if win's shape is not pp's.
+func (pp *Preprocessor) Window(win *compute.Window) error {
+	C, T, cf := pp.cpu.c, pp.cpu.t, pp.cpu.cf
+	if win.Channels() != C || win.Len() != T || win.FileChannels() != cf {
+		panic(fmt.Sprintf("preprocess: Window: window of %d×%d (%d file channels), preprocessing of %d×%d (%d)",
+			win.Channels(), win.Len(), win.FileChannels(), C, T, cf))
+	}
+	if (win.Device().Kind() == compute.CUDA) != (pp.gpu != nil) {
+		panic(fmt.Sprintf("preprocess: Window: window on %s, preprocessing on %s", win.Device().Spec(), pp.spec()))
+	}
+	if pp.gpu == nil {
+		x, err := win.Data()
+		if err != nil {
+			return err
+		}
+		pp.cpu.Run(x, win.Raw(), pp.white)
+		return nil
+	}
+	err := pp.dev.Do(func(c *compute.Ctx) error {
+		if pp.dirty {
+			if err := pp.gpu.SetWhitening(c, pp.white); err != nil {
+				return err
+			}
+			pp.dirty = false
+		}
+		return pp.gpu.apply(c, win.RawMem().Ptr, win.DataMem().Ptr, compute.Event{})
+	})
+	win.MarkWritten()
+	return err
+}
+
+func (pp *Preprocessor) spec() string {
+	if pp.dev == nil {
+		return "cpu"
+	}
+	return pp.dev.Spec()
+}
+
+// Run preprocesses one padded window from and to host memory, whitened by
+// w (nil: none; SetWhitening's whitening is not used). src holds the
+// window as stored, interleaved: src[t*NChanFile+c] for t in [0, T) (a
+// recording.Batch's Data); dst receives the result channel-major,
+// dst[c*T+t] for the C channels of the map. The steps follow Kilosort4
+// (kilosort4.md §4):
 //
 //  1. select the mapped rows and convert to float32;
 //  2. negate if Invert;
@@ -184,153 +179,22 @@ func (pp *Preprocessor) Filter() *Filter { return pp.filt[0] }
 //
 // Means are exact (integer sums); the values of steps 3 and 4 are rounded
 // to float32 as Kilosort4's float32 tensors are; the high-pass runs in
-// float64. Run panics if len(src) ≠ T·NChanFile, len(dst) ≠ C·T, or
-// w.C ≠ C. With a whitening, Run allocates a [C][T] scratch buffer on
-// first use and keeps it.
-func (pp *Preprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) {
-	C, T := pp.c, pp.t
-	if len(src) != T*pp.cf {
-		panic(fmt.Sprintf("preprocess: Run: len(src) = %d, want T·NChanFile = %d·%d", len(src), T, pp.cf))
+// float64 on the CPU. On a GPU, Run uploads w and src, processes,
+// downloads and waits: for a pass over a recording use Window. Run panics
+// if len(src) ≠ T·NChanFile, len(dst) ≠ C·T, or w.C ≠ C.
+func (pp *Preprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) error {
+	if pp.gpu == nil {
+		pp.cpu.Run(dst, src, w)
+		return nil
 	}
-	if len(dst) != C*T {
-		panic(fmt.Sprintf("preprocess: Run: len(dst) = %d, want C·T = %d·%d", len(dst), C, T))
-	}
-	if w != nil && w.C != C {
-		panic(fmt.Sprintf("preprocess: Run: whitening of %d channels for %d", w.C, C))
-	}
-	out := dst
-	if w != nil {
-		if pp.tmp == nil {
-			pp.tmp = make([]float32, C*T)
-		}
-		out = pp.tmp
-	}
-	pp.reference(out, src)
-	pp.src, pp.out = nil, out
-	pp.parallel(C, (*Preprocessor).filterRange)
-	pp.out = nil
-	if w != nil {
-		w.Apply(dst, out, T)
-	}
+	pp.dirty = true
+	return pp.gpu.Run(dst, src, w)
 }
 
-// reference runs steps 1–4 of Run (selection, sign, mean removal, CAR)
-// from src into out.
-func (pp *Preprocessor) reference(out []float32, src []int16) {
-	pp.src, pp.out = src, out
-	pp.parallel(pp.t, (*Preprocessor).sumRange)
-	pp.finishMean()
-	pp.parallel((pp.t+blockT-1)/blockT, (*Preprocessor).referenceRange)
-	pp.src, pp.out = nil, nil
-}
-
-// parallel splits [0, n) into contiguous ranges, one per worker, and runs
-// f on them concurrently.
-func (pp *Preprocessor) parallel(n int, f func(pp *Preprocessor, w, lo, hi int)) {
-	W := min(pp.workers, n)
-	if W <= 1 {
-		f(pp, 0, 0, n)
-		return
+// Close releases pp's device resources; it may be called more than once.
+func (pp *Preprocessor) Close() error {
+	if pp.gpu == nil {
+		return nil
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < W; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(pp, w, w*n/W, (w+1)*n/W)
-		}()
-	}
-	f(pp, 0, 0, n/W)
-	wg.Wait()
-}
-
-// sumRange accumulates, in worker w's sums, every file channel over time
-// columns [lo, hi).
-func (pp *Preprocessor) sumRange(w, lo, hi int) {
-	acc := pp.sums[w]
-	clear(acc)
-	cf := pp.cf
-	for t := lo; t < hi; t++ {
-		row := pp.src[t*cf : t*cf+cf]
-		for c, v := range row {
-			acc[c] += int64(v)
-		}
-	}
-}
-
-// finishMean combines the workers' sums into the per-channel means of the
-// mapped channels, sign applied.
-func (pp *Preprocessor) finishMean() {
-	W := min(pp.workers, pp.t)
-	for i, r := range pp.chanMap {
-		var s int64
-		for w := range W {
-			s += pp.sums[w][r]
-		}
-		m := float64(s) / float64(pp.t)
-		if pp.p.Invert {
-			m = -m
-		}
-		pp.mean[i] = float32(m)
-	}
-}
-
-// referenceRange converts, centres and (if CAR) references the time
-// columns of blocks [lo, hi) of blockT columns, writing them to pp.out.
-func (pp *Preprocessor) referenceRange(w, lo, hi int) {
-	C, T, cf := pp.c, pp.t, pp.cf
-	vals, sel, blk := pp.vals[w], pp.sel[w], pp.blk[w]
-	mean, cmap := pp.mean, pp.chanMap
-	var sign float32 = 1
-	if pp.p.Invert {
-		sign = -1
-	}
-	for b := lo; b < hi; b++ {
-		t0 := b * blockT
-		nb := min(blockT, T-t0)
-		for k := range nb {
-			row := pp.src[(t0+k)*cf : (t0+k)*cf+cf]
-			for i, r := range cmap {
-				vals[i] = sign*float32(row[r]) - mean[i]
-			}
-			if pp.groups != nil && pp.p.CAR {
-				for _, g := range pp.groups {
-					s := sel[:len(g)]
-					for j, i := range g {
-						s[j] = vals[i]
-					}
-					med := LowerMedian(s)
-					for _, i := range g {
-						blk[i*blockT+k] = vals[i] - med
-					}
-				}
-				continue
-			}
-			var med float32
-			if pp.p.CAR {
-				copy(sel, vals)
-				med = LowerMedian(sel)
-			}
-			for i, v := range vals {
-				blk[i*blockT+k] = v - med
-			}
-		}
-		for i := range C {
-			copy(pp.out[i*T+t0:i*T+t0+nb], blk[i*blockT:i*blockT+nb])
-		}
-	}
-}
-
-// filterRange high-passes rows [lo, hi) of pp.out in place.
-func (pp *Preprocessor) filterRange(w, lo, hi int) {
-	f, T := pp.filt[w], pp.t
-	c := lo
-	for ; c+1 < hi; c += 2 {
-		r0, r1 := pp.out[c*T:c*T+T], pp.out[(c+1)*T:(c+1)*T+T]
-		f.apply2(r0, r0, r1, r1)
-	}
-	if c < hi {
-		row := pp.out[c*T : c*T+T]
-		f.Apply(row, row)
-	}
+	return pp.gpu.Close()
 }

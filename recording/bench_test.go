@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"dspk/kilosort"
 )
 
 // BenchmarkSequentialWindows reads Neuropixels 1.0-shaped padded windows
@@ -16,7 +18,7 @@ import (
 // in memory: the floor of any read from the page cache.
 func BenchmarkSequentialWindows(b *testing.B) {
 	const channels, windows = 385, 4
-	s, err := NewSchedule(0, windows*DefaultNT, DefaultNT, DefaultPad)
+	s, err := NewSchedule(0, int64(windows*ks.BatchSize), ks.BatchSize, ks.NT)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -25,7 +27,7 @@ func BenchmarkSequentialWindows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	chunk := make([]byte, 2*channels*DefaultNT)
+	chunk := make([]byte, 2*channels*ks.BatchSize)
 	for i := range chunk {
 		chunk[i] = byte(i*7 + i>>11)
 	}
@@ -97,3 +99,6 @@ func BenchmarkSequentialWindows(b *testing.B) {
 		b.ReportMetric(float64(bytesPerWindow)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GB/s")
 	})
 }
+
+// ks are Kilosort4's default window sizes.
+var ks = kilosort.Defaults()

@@ -23,6 +23,9 @@ type LoaderOptions struct {
 	// memory for a GPU; nil means make. It is called at most InFlight+1
 	// times, from the loader's goroutine.
 	Alloc func(n int) []int16
+	// Readers is the number of goroutines that read each window, in
+	// contiguous pieces (see [ReadWindowParts]); 0 or 1 means one.
+	Readers int
 }
 
 // Loader reads padded windows of a schedule ahead of the caller on its
@@ -35,6 +38,7 @@ type Loader struct {
 	size     int
 	maxBufs  int
 	alloc    func(n int) []int16
+	readers  int
 	ready    chan loaded
 	free     chan []int16
 	done     chan struct{}
@@ -83,6 +87,7 @@ func NewLoader(rec Recording, s Schedule, opt LoaderOptions) *Loader {
 		size:    s.Len() * rec.Channels(),
 		maxBufs: inFlight + 1,
 		alloc:   alloc,
+		readers: opt.Readers,
 		ready:   make(chan loaded, inFlight),
 		free:    make(chan []int16, inFlight+1),
 		done:    make(chan struct{}),
@@ -144,7 +149,7 @@ func (l *Loader) run() {
 			return
 		}
 		var r loaded
-		if err := ReadWindow(l.rec, l.sched, wi, buf); err != nil {
+		if err := ReadWindowParts(l.rec, l.sched, wi, buf, l.readers); err != nil {
 			r.err = err
 		} else {
 			r.b = &Batch{Window: l.sched.Window(wi), Data: buf}

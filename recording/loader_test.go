@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -256,4 +257,45 @@ func TestLoaderMisuse(t *testing.T) {
 	l.Release(b)
 	mustPanic("double release", func() { l.Release(b) })
 	mustPanic("foreign batch", func() { l.Release(&Batch{Data: make([]int16, s.Len()*2)}) })
+}
+
+// TestReadWindowParts checks that reading a window in concurrent pieces
+// gives exactly ReadWindow's result, edge padding included, and that the
+// loader's Readers option does too; a failing piece is a WindowError.
+func TestReadWindowParts(t *testing.T) {
+	t.Parallel()
+	rec, s := loaderFixture(t, 5, 70001, 20000, 61)
+	want := make([]int16, s.Len()*5)
+	got := make([]int16, s.Len()*5)
+	for i := range s.Windows {
+		if err := ReadWindow(rec, s, i, want); err != nil {
+			t.Fatal(err)
+		}
+		for _, parts := range []int{1, 2, 3, 7, 100} {
+			for j := range got {
+				got[j] = -12345
+			}
+			if err := ReadWindowParts(rec, s, i, got, parts); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, want) {
+				t.Fatalf("window %d in %d parts differs from ReadWindow", i, parts)
+			}
+		}
+	}
+	l := NewLoader(rec, s, LoaderOptions{Readers: 4})
+	defer l.Close()
+	for i := range s.Windows {
+		b, err := l.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBatch(t, rec, s, b, i)
+		l.Release(b)
+	}
+	bad := failingRec{rec, 45000}
+	var we *WindowError
+	if err := ReadWindowParts(bad, s, 2, got, 4); !errors.As(err, &we) || we.Index != 2 {
+		t.Errorf("failing piece: %v", err)
+	}
 }

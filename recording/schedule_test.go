@@ -111,7 +111,7 @@ func TestScheduleRule(t *testing.T) {
 		s, _ := NewSchedule(0, 10, 5, 1)
 		s.Window(s.Windows)
 	}()
-	if s, err := NewSchedule(0, 1<<30, DefaultNT, DefaultPad); err != nil || s.Len() != 60122 {
+	if s, err := NewSchedule(0, 1<<30, ks.BatchSize, ks.NT); err != nil || s.Len() != 60122 {
 		t.Errorf("Kilosort4 defaults: %v %v", s, err)
 	}
 }

@@ -3,6 +3,7 @@ package recording
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // WindowError is a failure to load one window of a schedule; it names the
@@ -37,6 +38,15 @@ func (e *WindowError) Unwrap() error { return e.Err }
 // failure is a *[WindowError]. ReadWindow panics if len(dst) is not
 // sched.Len()*rec.Channels() or i is out of range.
 func ReadWindow(rec Recording, sched Schedule, i int, dst []int16) error {
+	return ReadWindowParts(rec, sched, i, dst, 1)
+}
+
+// ReadWindowParts is ReadWindow with the samples read in up to parts
+// contiguous pieces at once, one goroutine each, for storage (or a page
+// cache) that delivers more to concurrent reads; rec's ReadInt16 must be
+// safe for concurrent use, as every recording of this package is. The
+// first error of a piece is returned.
+func ReadWindowParts(rec Recording, sched Schedule, i int, dst []int16, parts int) error {
 	c := rec.Channels()
 	if len(dst) != sched.Len()*c {
 		panic(fmt.Sprintf("recording: ReadWindow destination holds %d values, want %d samples × %d channels", len(dst), sched.Len(), c))
@@ -44,7 +54,7 @@ func ReadWindow(rec Recording, sched Schedule, i int, dst []int16) error {
 	w := sched.Window(i)
 	n := int(w.ReadEnd - w.ReadStart)
 	data := dst[w.Offset*c : (w.Offset+n)*c]
-	if err := rec.ReadInt16(data, w.ReadStart, n); err != nil {
+	if err := readParts(rec, data, w.ReadStart, n, parts); err != nil {
 		return &WindowError{Name: rec.Name(), Index: i, Start: w.ReadStart, End: w.ReadEnd, Err: err}
 	}
 	first := data[:c]
@@ -54,6 +64,36 @@ func ReadWindow(rec Recording, sched Schedule, i int, dst []int16) error {
 	last := data[(n-1)*c:]
 	for t := w.Offset + n; t < sched.Len(); t++ {
 		copy(dst[t*c:(t+1)*c], last)
+	}
+	return nil
+}
+
+// minPart is the fewest samples a piece of ReadWindowParts reads.
+const minPart = 4096
+
+// readParts reads samples [start, start+n) into data in up to parts
+// pieces concurrently.
+func readParts(rec Recording, data []int16, start int64, n, parts int) error {
+	parts = max(1, min(parts, n/minPart))
+	if parts == 1 {
+		return rec.ReadInt16(data, start, n)
+	}
+	c := rec.Channels()
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		lo, hi := n*p/parts, n*(p+1)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = rec.ReadInt16(data[lo*c:hi*c], start+int64(lo), hi-lo)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,15 +1,14 @@
 package sim
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-
-	"codeberg.org/sbinet/npyio"
+	"slices"
 
 	"dspk/export"
 	"dspk/probe"
@@ -389,7 +388,9 @@ func ReadTruthDir(dir string) (*Truth, error) {
 	return t, nil
 }
 
-// readNPY reads dir/name into ptr after checking that its shape is want.
+// readNPY reads dir/name (export's .npy reader) into ptr, a *[]int64,
+// *[]int32 or *[]float32, after checking that its shape is want and its
+// dtype the one ptr's element type is written as.
 func readNPY(dir, name string, want []int, ptr any) error {
 	path := filepath.Join(dir, name)
 	f, err := os.Open(path)
@@ -397,26 +398,44 @@ func readNPY(dir, name string, want []int, ptr any) error {
 		return fmt.Errorf("sim: %w", err)
 	}
 	defer f.Close()
-	r, err := npyio.NewReader(f)
+	a, err := export.ReadNPY(bufio.NewReader(f))
 	if err != nil {
 		return fmt.Errorf("sim: %s: %w", path, err)
 	}
-	shape := r.Header.Descr.Shape
-	if len(shape) != len(want) {
-		return fmt.Errorf("sim: %s: shape %v, want %v", path, shape, want)
+	if !slices.Equal(a.Shape, want) {
+		return fmt.Errorf("sim: %s: shape %v, want %v", path, a.Shape, want)
 	}
-	for i := range want {
-		if shape[i] != want[i] {
-			return fmt.Errorf("sim: %s: shape %v, want %v", path, shape, want)
-		}
-	}
-	if r.Header.Descr.Fortran && len(want) > 1 {
+	if a.Fortran && len(want) > 1 {
 		return fmt.Errorf("sim: %s: Fortran order is not supported", path)
 	}
-	if err := r.Read(ptr); err != nil {
-		if errors.Is(err, npyio.ErrTypeMismatch) {
-			return fmt.Errorf("sim: %s: dtype %s does not match: %w", path, r.Header.Descr.Type, err)
+	descr := "<" // WriteNPY writes little-endian
+	switch ptr.(type) {
+	case *[]int64:
+		descr += "i8"
+	case *[]int32:
+		descr += "i4"
+	case *[]float32:
+		descr += "f4"
+	default:
+		panic(fmt.Sprintf("sim: readNPY into %T", ptr))
+	}
+	if a.Descr != descr {
+		return fmt.Errorf("sim: %s: dtype %s, want %s", path, a.Descr, descr)
+	}
+	switch p := ptr.(type) {
+	case *[]int64:
+		*p, err = a.Int64()
+	case *[]int32:
+		var v []int64
+		v, err = a.Int64()
+		*p = make([]int32, len(v))
+		for i, x := range v {
+			(*p)[i] = int32(x)
 		}
+	case *[]float32:
+		*p, err = a.Float32()
+	}
+	if err != nil {
 		return fmt.Errorf("sim: %s: %w", path, err)
 	}
 	return nil

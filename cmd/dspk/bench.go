@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"dspk/compute"
 	"dspk/detect"
+	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/ops"
 	"dspk/pipeline"
@@ -33,7 +36,8 @@ dspk bench -ops covariance,trailing -reps 10`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
 			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
-			device := fs.String("device", "auto", "device of the trailing-mean benchmark: auto, cpu or cuda:N (the other ops run on the CPU)")
+			file := fs.String("file", "", "with -ops load: a recording to read whole through the window loader, as dspk detect does (read-ahead 2, one and 8 readers)")
+			device := fs.String("device", "auto", "device the ops run on: auto, cpu or cuda:N (each line names where it ran)")
 			return func(args []string) error {
 				if len(args) != 0 {
 					return usagef("bench takes no arguments")
@@ -47,42 +51,32 @@ dspk bench -ops covariance,trailing -reps 10`,
 				}
 				defer dev.Close()
 				fmt.Fprintf(cmdErr, "device: %s (%s)\n", dev, reason)
+				benchFile = *file
 				return bench(strings.Split(*which, ","), *reps, dev)
 			}
 		},
 	})
 }
 
-// median times fn reps times (after one warm-up) and returns the median.
-func median(reps int, fn func()) time.Duration {
-	fn()
-	d := make([]time.Duration, reps)
-	for i := range d {
-		t := time.Now()
-		fn()
-		d[i] = time.Since(t)
-	}
-	slices.Sort(d)
-	return d[reps/2]
-}
-
 func bench(which []string, reps int, dev *compute.Device) error {
 	w := cmdOut
 	fmt.Fprintf(w, "dspk %s bench, %d repetitions, medians\n\n", version, reps)
-	fmt.Fprintf(w, "%-34s %12s  %s\n", "op", "time", "throughput")
+	fmt.Fprintf(w, "%-36s %-8s %12s  %s\n", "op", "device", "time", "throughput")
 	for _, op := range which {
 		var err error
 		switch strings.TrimSpace(op) {
 		case "read":
 			err = benchRead(reps)
 		case "covariance":
-			benchCovariance(reps)
+			err = benchSecondMoment(dev, reps)
 		case "preprocess", "detect":
 			if op == "preprocess" || !slices.Contains(which, "preprocess") {
-				err = benchWindow(reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"))
+				err = benchWindow(dev, reps, slices.Contains(which, "preprocess"), slices.Contains(which, "detect"))
 			}
 		case "trailing":
 			err = benchTrailing(dev, reps)
+		case "load":
+			err = benchLoad(benchFile)
 		default:
 			return usagef("unknown op %q", op)
 		}
@@ -93,9 +87,15 @@ func bench(which []string, reps int, dev *compute.Device) error {
 	return nil
 }
 
-func row(op string, d time.Duration, thr string) {
-	fmt.Fprintf(cmdOut, "%-34s %10.3f ms  %s\n", op, float64(d.Microseconds())/1000, thr)
+// row prints one result: the op, where it ran, its median time and its
+// throughput.
+func row(op, where string, d time.Duration, thr string) {
+	fmt.Fprintf(cmdOut, "%-36s %-8s %10.3f ms  %s\n", op, where, float64(d.Microseconds())/1000, thr)
 }
+
+// host is the device of the ops that run on the host whatever -device
+// says (reading; timing is by the CPU device's Median).
+var host, _, _ = compute.Open("cpu")
 
 // benchRead reads NP1 windows sequentially from a file in the page cache.
 func benchRead(reps int) error {
@@ -105,8 +105,9 @@ func benchRead(reps int) error {
 	}
 	defer os.RemoveAll(dir)
 	const windows = 4
-	s, _ := recording.NewSchedule(0, windows*recording.DefaultNT, recording.DefaultNT, recording.DefaultPad)
-	data := make([]byte, 385*2*windows*recording.DefaultNT)
+	ks := kilosort.Defaults()
+	s, _ := recording.NewSchedule(0, int64(windows*ks.BatchSize), ks.BatchSize, ks.NT)
+	data := make([]byte, 385*2*windows*ks.BatchSize)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for i := range data {
 		data[i] = byte(rng.Uint32())
@@ -121,35 +122,61 @@ func benchRead(reps int) error {
 	}
 	defer rec.Close()
 	buf := make([]int16, s.Len()*385)
-	d := median(reps, func() {
+	d, err := host.Median(reps, func() error {
 		for i := 0; i < s.Windows; i++ {
-			if err = recording.ReadWindow(rec, s, i, buf); err != nil {
-				return
+			if err := recording.ReadWindow(rec, s, i, buf); err != nil {
+				return err
 			}
 		}
+		return nil
 	})
+	if err != nil {
+		return err
+	}
 	bytes := float64(windows * s.Len() * 385 * 2)
-	row("read 4 windows 385×60122 int16", d, fmt.Sprintf("%.2f GB/s", bytes/d.Seconds()/1e9))
-	return err
+	row("read 4 windows 385×60122 int16", "host", d, fmt.Sprintf("%.2f GB/s", bytes/d.Seconds()/1e9))
+	return nil
 }
 
-func benchCovariance(reps int) {
+// benchSecondMoment times the whitening statistic's per-window product on
+// dev, with linalg's own accumulator, on a window already where dev works.
+func benchSecondMoment(dev *compute.Device, reps int) error {
 	const C, n = 384, 60000
 	x := make([]float32, C*n)
 	rng := rand.New(rand.NewPCG(1, 3))
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	dst := make([]float64, C*C)
-	d := median(reps, func() { linalg.Covariance32(dst, x, C, n, 0, n) })
+	win, err := dev.NewWindow(C, n, 1)
+	if err != nil {
+		return err
+	}
+	defer win.Close()
+	if m := win.DataMem(); m.Bytes > 0 {
+		if err := dev.Do(func(c *compute.Ctx) error { return compute.Upload(c, m.Ptr, x) }); err != nil {
+			return err
+		}
+		win.MarkWritten()
+	} else {
+		h, _ := win.Data()
+		copy(h, x)
+	}
+	sm := linalg.NewSecondMoment(dev, C)
+	defer sm.Close()
+	d, err := dev.Median(reps, func() error { return sm.AddWindow(win, 0, n) })
+	if err != nil {
+		return err
+	}
 	flops := 2.0 * C * C * n
-	row("covariance 384×60000 float32", d, fmt.Sprintf("%.1f GFLOP/s (full product), %.0f× real time",
+	row("second moment 384×60000 float32", dev.Spec(), d, fmt.Sprintf("%.1f GFLOP/s (full product), %.0f× real time",
 		flops/d.Seconds()/1e9, 2/d.Seconds()))
+	return nil
 }
 
-// benchWindow times the preprocessing and the detection of one NP1 window
-// of a simulated recording.
-func benchWindow(reps int, pre, det bool) error {
+// benchWindow times, on dev, the preprocessing and the detection of one
+// NP1 window of a simulated recording with the pipeline's own ops, and on
+// a GPU the window's upload and download.
+func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 	cfg := sim.DefaultConfig()
 	cfg.Seconds = 4.2
 	rec, err := sim.Generate(cfg)
@@ -158,28 +185,68 @@ func benchWindow(reps int, pre, det bool) error {
 	}
 	pc := pipeline.DefaultConfig()
 	pc.NSkip = 1
-	p, err := pipeline.New(rec, rec.Probe(), pc)
+	p, err := pipeline.New(dev, rec, rec.Probe(), pc)
 	if err != nil {
 		return err
 	}
+	defer p.Close()
 	ctx := context.Background()
 	wh, _, err := p.Whitening(ctx)
 	if err != nil {
 		return err
 	}
 	s := p.Schedule()
-	raw := make([]int16, s.Len()*rec.Channels())
+	pin, err := dev.AllocHost(s.Len() * rec.Channels() * 2)
+	if err != nil {
+		return err
+	}
+	defer dev.FreeHost(pin)
+	raw := pin.Int16()
 	if err := recording.ReadWindow(rec, s, 1, raw); err != nil {
 		return err
 	}
 	pp := p.Preprocessor()
-	x := make([]float32, rec.Probe().Len()*s.Len())
+	if err := pp.SetWhitening(wh); err != nil {
+		return err
+	}
+	win, err := dev.NewWindow(pp.Channels(), pp.Len(), pp.FileChannels())
+	if err != nil {
+		return err
+	}
+	defer win.Close()
+	if err := win.Load(raw); err != nil {
+		return err
+	}
+	gpu := dev.Kind() == compute.CUDA
+	if gpu {
+		d, err := dev.Median(reps, func() error { return win.Load(raw) })
+		if err != nil {
+			return err
+		}
+		row("upload window 385×60122 int16", dev.Spec(), d, fmt.Sprintf("%.1f GB/s (pinned)", float64(len(raw)*2)/d.Seconds()/1e9))
+	}
 	if pre {
-		d := median(reps, func() { pp.Run(x, raw, wh) })
-		row("preprocess 384×60122 (+whitening)", d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
+		d, err := dev.Median(reps, func() error { return pp.Window(win) })
+		if err != nil {
+			return err
+		}
+		row("preprocess 384×60122 (+whitening)", pp.Device().Spec(), d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
+	}
+	if err := pp.Window(win); err != nil {
+		return err
+	}
+	if gpu {
+		d, err := dev.Median(reps, func() error {
+			win.MarkWritten()
+			_, err := win.Data()
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		row("download window 384×60122 float32", dev.Spec(), d, fmt.Sprintf("%.1f GB/s (pinned)", float64(win.Channels()*win.Len()*4)/d.Seconds()/1e9))
 	}
 	if det {
-		pp.Run(x, raw, wh)
 		tm, _, err := p.LearnTemplates(ctx, wh)
 		if err != nil {
 			return err
@@ -188,14 +255,33 @@ func benchWindow(reps int, pre, det bool) error {
 		if err != nil {
 			return err
 		}
-		dt := detect.NewDetector(g, tm, s.Len(), p.DetectParams())
+		dt, err := detect.NewDetector(dev, g, tm, s.Len(), p.DetectParams())
+		if err != nil {
+			return err
+		}
+		defer dt.Close()
 		var sp detect.Spikes
 		var st detect.Stats
-		win := s.Window(1)
-		d := median(reps, func() { sp.Reset(); st = dt.Detect(&sp, x, win.OwnStart, win.Owned()) })
-		ft := float64(g.F()) * float64(win.Owned())
-		row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), d, fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound",
-			2/d.Seconds(), st.Spikes, 100*float64(st.Survivors)/ft))
+		w := s.Window(1)
+		d, err := dev.Median(reps, func() error {
+			sp.Reset()
+			st, err = dt.DetectWindow(&sp, win, w.OwnStart, w.Owned())
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		ft := float64(g.F()) * float64(w.Owned())
+		if !gpu {
+			row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), "cpu", d, fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound",
+				2/d.Seconds(), st.Spikes, 100*float64(st.Survivors)/ft))
+			return nil
+		}
+		// On the GPU the window stays on the device; only the spikes
+		// come back.
+		row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), dev.Spec(), d, fmt.Sprintf("%.0f× real time; %d spikes; %d strong (centre, sample) pairs",
+			2/d.Seconds(), st.Spikes, st.Strong))
+		return benchDetectStages(dt, win, reps, g, tm, s.Len(), p.DetectParams(), w, st)
 	}
 	return nil
 }
@@ -217,8 +303,111 @@ func benchTrailing(dev *compute.Device, reps int) error {
 			bytes *= 2
 		}
 		d := time.Duration(bytes / (bw * 1e9) * float64(time.Second))
-		row(fmt.Sprintf("trailing mean [%d, %d] %s", c.rows, c.n, c.typ), d,
-			fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s) on %s", bw, 100*bw/copyBW, copyBW, dev.Spec()))
+		row(fmt.Sprintf("trailing mean [%d, %d] %s", c.rows, c.n, c.typ), dev.Spec(), d,
+			fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s)", bw, 100*bw/copyBW, copyBW))
+	}
+	return nil
+}
+
+// H200 ceilings of the floors of benchDetectStages: the device-to-device
+// copy rate (read + write, gpu.md §7) and the FP64 FMA rate (132 SMs × 64
+// FMA per clock × 1.98 GHz).
+const (
+	gpuBytesPerSec = 4.27e12
+	gpuFMAPerSec   = 132 * 64 * 1.98e9
+)
+
+// benchDetectStages times each GPU stage of dt's DetectWindow of win and
+// prints it next to its floor: the larger of its compulsory bytes at the
+// copy rate and its arithmetic at the FP64 rate, and the fraction of the
+// floor reached.
+func benchDetectStages(dt *detect.Detector, win *compute.Window, reps int, g *detect.Grid, tm *detect.Templates, T int,
+	prm detect.Params, w recording.Window, st detect.Stats) error {
+	if err := dt.SetStageTiming(true); err != nil {
+		return err
+	}
+	defer dt.SetStageTiming(false)
+	times := make([][]float64, len(detect.GPUStageNames))
+	var sp detect.Spikes
+	for range reps {
+		sp.Reset()
+		if _, err := dt.DetectWindow(&sp, win, w.OwnStart, w.Owned()); err != nil {
+			return err
+		}
+		ms, err := dt.StageTimes()
+		if err != nil {
+			return err
+		}
+		for i, v := range ms {
+			times[i] = append(times[i], v)
+		}
+	}
+	C, K, nt := g.C(), tm.K, prm.NT
+	Ti := T - 2*nt
+	strong, nd := float64(st.Strong), float64(st.Spikes)
+	span := float64(2*prm.NT0Min + 1)
+	floors := []float64{
+		max(float64(C*T*4+C*Ti*(K+1)*4)/gpuBytesPerSec, float64(C*K*Ti*nt)/gpuFMAPerSec), // filter bank
+		float64(C*Ti*4)/gpuBytesPerSec + strong*12/gpuBytesPerSec,                        // centres: M once, the strong list
+		strong * (12 + span*4) / gpuBytesPerSec,                                          // paint
+		strong * 16 / gpuBytesPerSec,                                                     // local max: the list and the own row
+		strong * (12 + span*4) / gpuBytesPerSec,                                          // clear
+		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec,                       // records
+		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                                             // download at the pinned rate
+	}
+	fmt.Fprintf(cmdOut, "\nGPU detection stages, one window: %d centres, %d strong points, %d spikes; medians of %d\n", g.F(), st.Strong, st.Spikes, reps)
+	fmt.Fprintf(cmdOut, "%-14s %10s %10s %9s\n", "stage", "ms", "floor ms", "fraction")
+	var total, ftotal float64
+	for i, name := range detect.GPUStageNames {
+		v := times[i]
+		slices.Sort(v)
+		m := v[len(v)/2]
+		total += m
+		ftotal += floors[i]
+		fmt.Fprintf(cmdOut, "%-14s %10.3f %10.4f %9.2f\n", name, m, floors[i]*1e3, floors[i]*1e3/m)
+	}
+	fmt.Fprintf(cmdOut, "%-14s %10.3f %10.4f %9.2f\n", "sum of stages", total, ftotal*1e3, ftotal*1e3/total)
+	return nil
+}
+
+// benchFile is the recording of the load benchmark (-file).
+var benchFile string
+
+// benchLoad reads every window of the recording at path through the
+// window loader (read-ahead 2) into reused buffers, with one and with 8
+// reader goroutines per window: the time dspk detect cannot beat.
+func benchLoad(path string) error {
+	if path == "" {
+		return usagef("-ops load needs -file PATH")
+	}
+	rec, err := recording.Open(path, recording.OpenOptions{})
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	ks := kilosort.Defaults()
+	s, err := recording.NewSchedule(0, rec.Samples(), ks.BatchSize, ks.NT)
+	if err != nil {
+		return err
+	}
+	bytes := float64(rec.Samples()) * float64(rec.Channels()) * 2
+	for _, readers := range []int{1, 8} {
+		t0 := time.Now()
+		ld := recording.NewLoader(rec, s, recording.LoaderOptions{InFlight: 2, Readers: readers})
+		for {
+			b, err := ld.Next(context.Background())
+			if err != nil {
+				ld.Close()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return err
+			}
+			ld.Release(b)
+		}
+		d := time.Since(t0)
+		row(fmt.Sprintf("load %d windows, %d readers", s.Windows, readers), "cpu", d,
+			fmt.Sprintf("%.2f GB/s, %.0f× real time", bytes/d.Seconds()/1e9, float64(rec.Samples())/rec.SampleRate()/d.Seconds()))
 	}
 	return nil
 }

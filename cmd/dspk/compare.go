@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -8,9 +9,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"codeberg.org/sbinet/npyio"
-
 	"dspk/compare"
+	"dspk/export"
 	"dspk/sim"
 )
 
@@ -69,13 +69,20 @@ func compareDirs(truthDir, detDir string, opt compare.Options) (compare.Report, 
 // readDetections reads spike_times.npy and spike_positions.npy of a
 // detection folder.
 func readDetections(dir string) (compare.Spikes, error) {
-	var times []int64
-	if err := readNPY(filepath.Join(dir, "spike_times.npy"), &times); err != nil {
+	a, err := readNPY(filepath.Join(dir, "spike_times.npy"))
+	if err != nil {
 		return compare.Spikes{}, err
 	}
-	var pos []float32
-	if err := readNPY(filepath.Join(dir, "spike_positions.npy"), &pos); err != nil {
+	times, err := a.Int64()
+	if err != nil {
+		return compare.Spikes{}, fmt.Errorf("%s: %w", filepath.Join(dir, "spike_times.npy"), err)
+	}
+	if a, err = readNPY(filepath.Join(dir, "spike_positions.npy")); err != nil {
 		return compare.Spikes{}, err
+	}
+	pos, err := a.Float32()
+	if err != nil {
+		return compare.Spikes{}, fmt.Errorf("%s: %w", filepath.Join(dir, "spike_positions.npy"), err)
 	}
 	if len(pos) != 2*len(times) {
 		return compare.Spikes{}, fmt.Errorf("%s: %d positions for %d spikes", filepath.Join(dir, "spike_positions.npy"), len(pos)/2, len(times))
@@ -87,16 +94,18 @@ func readDetections(dir string) (compare.Spikes, error) {
 	return compare.Spikes{Times: times, Y: y}, nil
 }
 
-func readNPY(path string, ptr any) error {
+// readNPY reads the .npy array at path.
+func readNPY(path string) (*export.NPY, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer f.Close()
-	if err := npyio.Read(f, ptr); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	a, err := export.ReadNPY(bufio.NewReader(f))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return nil
+	return a, nil
 }
 
 func printReport(w io.Writer, r compare.Report) {

@@ -83,7 +83,7 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
-	p, err := pipeline.New(rec, pr, cfg)
+	p, err := pipeline.New(dev, rec, pr, cfg)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -93,7 +93,7 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	}
 	opt := pipeline.RunOptions{}
 	if df.templates != "" {
-		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
+		tm, err := detect.LoadTemplates(df.templates, cfg.NT)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -105,9 +105,7 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		return nil, 0, err
 	}
 	defer w.Close()
-	if opt.Device, err = useDevice(p, dev, log); err != nil {
-		return nil, 0, err
-	}
+	opt.Device = useDevice(dev, log)
 	p.Progress = newBar()
 	sum, err := p.Run(context.Background(), w, opt)
 	if err != nil {
@@ -120,17 +118,13 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	return sum, w.Clusters(), nil
 }
 
-// useDevice puts the pipeline's preprocessing on dev when it is a GPU and
-// says where each stage runs.
-func useDevice(p *pipeline.Pipeline, dev *compute.Device, log io.Writer) (string, error) {
+// useDevice says where each stage of a pipeline on dev runs.
+func useDevice(dev *compute.Device, log io.Writer) string {
 	if dev.Kind() == compute.CPU {
-		return dev.String(), nil
+		return dev.String()
 	}
-	if err := p.UseGPU(dev); err != nil {
-		return "", err
-	}
-	fmt.Fprintf(log, "note: preprocessing runs on %s; detection on the GPU is not implemented yet and runs on the CPU\n", dev.Spec())
-	return fmt.Sprintf("preprocessing %s, detection cpu", dev), nil
+	fmt.Fprintf(log, "note: preprocessing, the whitening statistic and detection run on %s; template learning on the CPU\n", dev.Spec())
+	return fmt.Sprintf("preprocessing and detection %s", dev)
 }
 
 // datPath is the raw file Phy should read for rec.

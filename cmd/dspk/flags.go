@@ -4,6 +4,7 @@ import (
 	"flag"
 	"math"
 
+	"dspk/kilosort"
 	"dspk/pipeline"
 )
 
@@ -28,8 +29,8 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.tmax, "tmax", math.Inf(1), "end of the data used, in seconds")
 	fs.BoolVar(&f.invert, "invert", false, "flip the sign of the data (Kilosort4's invert_sign)")
 	fs.BoolVar(&f.noCAR, "no-car", false, "skip the common average reference")
-	fs.Float64Var(&f.highpass, "highpass", d.HighpassHz, "high-pass cut-off in Hz")
-	fs.IntVar(&f.batch, "batch", d.NT, "samples owned by each window (Kilosort4's batch_size)")
+	fs.Float64Var(&f.highpass, "highpass", d.HighpassCutoff, "high-pass cut-off in Hz")
+	fs.IntVar(&f.batch, "batch", d.BatchSize, "samples owned by each window (Kilosort4's batch_size)")
 	fs.IntVar(&f.nskip, "nskip", d.NSkip, "use every nskip-th window for whitening and template learning (Kilosort4's nskip)")
 	fs.Float64Var(&f.thSingle, "th-single-ch", d.ThSingleCh, "threshold in whitened SD of the single-channel peaks that teach the templates (Th_single_ch)")
 	fs.IntVar(&f.nearChans, "nearest_chans", d.NearestChans, "channels per template centre (Kilosort4's nearest_chans)")
@@ -41,11 +42,11 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 
 func (f *pipelineFlags) config() pipeline.Config {
 	c := pipeline.DefaultConfig()
-	c.Tmin, c.Tmax = f.tmin, f.tmax
-	c.Invert = f.invert
-	c.CAR = !f.noCAR
-	c.HighpassHz = f.highpass
-	c.NT = f.batch
+	c.Tmin, c.Tmax = f.tmin, kilosort.EndLimit(f.tmax)
+	c.InvertSign = f.invert
+	c.DoCAR = !f.noCAR
+	c.HighpassCutoff = f.highpass
+	c.BatchSize = f.batch
 	c.NSkip = f.nskip
 	c.ThSingleCh = f.thSingle
 	c.NearestChans = f.nearChans

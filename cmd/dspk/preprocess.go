@@ -48,22 +48,17 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 					return err
 				}
 				defer rec.Close()
-				p, err := pipeline.New(rec, pr, pf.config())
-				if err != nil {
-					return err
-				}
 				dev, reason, err := compute.Open(*device)
 				if err != nil {
 					return err
 				}
 				defer dev.Close()
-				defer p.Close() // before dev.Close
 				fmt.Fprintf(cmdErr, "device: %s (%s)\n", dev, reason)
-				if dev.Kind() != compute.CPU {
-					if err := p.UseGPU(dev); err != nil {
-						return err
-					}
+				p, err := pipeline.New(dev, rec, pr, pf.config())
+				if err != nil {
+					return err
 				}
+				defer p.Close() // before dev.Close
 				p.Progress = newBar()
 				return preprocessRun(p, rec, *out, *save, *overwrite)
 			}
@@ -125,7 +120,7 @@ func writeWhitened(ctx context.Context, p *pipeline.Pipeline, w *linalg.Whitenin
 	}
 	defer f.Close()
 	bw := bufio.NewWriterSize(f, 1<<20)
-	pad := p.Config().Pad
+	pad := p.Config().NT
 	T := p.Schedule().Len()
 	var row []byte
 	err = p.Whitened(ctx, "whitened", w, func(win recording.Window, x []float32) error {

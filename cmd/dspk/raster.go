@@ -71,14 +71,24 @@ func readRaster(dir string) (*rasterData, error) {
 	var pos, chpos []float32
 	for _, f := range []struct {
 		name string
-		ptr  any
+		dst  *[]float32
 	}{
-		{"spike_times.npy", &d.times}, {"spike_positions.npy", &pos}, {"amplitudes.npy", &d.amp},
-		{"channel_positions.npy", &chpos},
+		{"spike_positions.npy", &pos}, {"amplitudes.npy", &d.amp}, {"channel_positions.npy", &chpos},
 	} {
-		if err := readNPY(filepath.Join(dir, f.name), f.ptr); err != nil {
-			return nil, err
+		a, err := readNPY(filepath.Join(dir, f.name))
+		if err == nil {
+			*f.dst, err = a.Float32()
 		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
+		}
+	}
+	a, err := readNPY(filepath.Join(dir, "spike_times.npy"))
+	if err == nil {
+		d.times, err = a.Int64()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "spike_times.npy"), err)
 	}
 	n := len(d.times)
 	if len(pos) != 2*n || len(d.amp) != n {

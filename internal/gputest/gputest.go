@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
 )
 
 var (
@@ -25,7 +24,7 @@ var (
 func Device(t testing.TB) *compute.Device {
 	t.Helper()
 	once.Do(func() { dev, _, err = compute.Open("cuda:0") })
-	if errors.Is(err, cuda.ErrNotFound) {
+	if errors.Is(err, compute.ErrNotFound) {
 		t.Skipf("no CUDA GPU: %v", err)
 	}
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
 	"dspk/internal/gputest"
 	"dspk/linalg"
 	"dspk/recording"
@@ -54,14 +53,14 @@ func extremeWindow(rng *rand.Rand, T, cf int) []int16 {
 }
 
 // gpuParams returns parameters for C channels chosen at random from cf
-// file rows, windows of T samples (Pad 61 unless T is shorter).
+// file rows, windows of T samples (nt 61 unless T is shorter).
 func gpuParams(rng *rand.Rand, C, cf, T int, invert, car bool) Params {
 	p := DefaultParams()
-	p.Pad = min(61, (T-1)/2)
-	p.NT = T - 2*p.Pad
+	p.NT = min(61, (T-1)/2)
+	p.BatchSize = T - 2*p.NT
 	p.ChanMap = rng.Perm(cf)[:C]
 	p.NChanFile = cf
-	p.Invert, p.CAR = invert, car
+	p.InvertSign, p.DoCAR = invert, car
 	return p
 }
 
@@ -102,7 +101,7 @@ func nanSlice(n int) []float32 {
 	return x
 }
 
-// TestGPUMatchesCPU runs the GPU and the CPU Preprocessor on the same
+// TestGPUMatchesCPU runs the GPU and the CPU cpuPreprocessor on the same
 // random windows (with int16 extremes) for odd and even channel counts,
 // short windows (direct high-pass) and long ones up to Kilosort4's 60122
 // samples (chunked high-pass, one to thirty chunks), with and without
@@ -126,11 +125,11 @@ func TestGPUMatchesCPU(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(uint64(i), uint64(btoi(inv)+2*btoi(car))))
 					p := gpuParams(rng, sz.C, sz.cf, sz.T, inv, car)
-					pp, err := New(p)
+					pp, err := newCPU(p)
 					if err != nil {
 						t.Fatal(err)
 					}
-					g, err := NewGPU(dev, p)
+					g, err := newCUDA(dev, p, defaultGPUConfig)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -207,11 +206,11 @@ func randWhiteningK(rng *rand.Rand, C, K int) *linalg.Whitening {
 // checkReferenceStage downloads the GPU's reference-stage buffer (after
 // selection, sign, mean and CAR) of the last Run and compares it with the
 // CPU's bit for bit (+0 and −0 count as equal).
-func checkReferenceStage(t *testing.T, dev *compute.Device, g *GPUPreprocessor, pp *Preprocessor, src []int16) {
+func checkReferenceStage(t *testing.T, dev *compute.Device, g *cudaPreprocessor, pp *cpuPreprocessor, src []int16) {
 	t.Helper()
 	C, T := g.c, g.t
 	got := nanSlice(C * T)
-	if err := dev.Do(func(c *cuda.Ctx) error { return cuda.Download(c, got, g.x.Ptr) }); err != nil {
+	if err := dev.Do(func(c *compute.Ctx) error { return compute.Download(c, got, g.x.Ptr) }); err != nil {
 		t.Fatal(err)
 	}
 	want := make([]float32, C*T)
@@ -230,11 +229,11 @@ func TestGPUChunks(t *testing.T) {
 	dev := testGPU(t)
 	rng := rand.New(rand.NewPCG(21, 22))
 	p := gpuParams(rng, 37, 41, 3001, false, true)
-	pp, err := New(p)
+	pp, err := newCPU(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGPU(dev, p)
+	g, err := newCUDA(dev, p, defaultGPUConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,11 +277,11 @@ func TestGPUVariants(t *testing.T) {
 			t.Run(fmt.Sprintf("%+v/C%d_T%d", cfg, sz.C, sz.T), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(k), uint64(i)))
 				p := gpuParams(rng, sz.C, sz.cf, sz.T, i%2 == 1, true)
-				pp, err := New(p)
+				pp, err := newCPU(p)
 				if err != nil {
 					t.Fatal(err)
 				}
-				g, err := newGPU(dev, p, cfg)
+				g, err := newCUDA(dev, p, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -312,7 +311,7 @@ func TestGPUVariantsFull(t *testing.T) {
 	rng := rand.New(rand.NewPCG(81, 82))
 	p := DefaultParams()
 	p.ChanMap, p.NChanFile = rng.Perm(385)[:384], 385
-	pp, err := New(p)
+	pp, err := newCPU(p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -325,7 +324,7 @@ func TestGPUVariantsFull(t *testing.T) {
 		for _, bits := range []int{1, 2} {
 			for _, cols := range []int{1, 2, 4} {
 				cfg := gpuConfig{carCPW: cpw, carBits: bits, whiteCols: cols}
-				g, err := newGPU(dev, p, cfg)
+				g, err := newCUDA(dev, p, cfg)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -351,11 +350,11 @@ func TestGPUDenseWhitening(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	for _, sz := range []struct{ C, T int }{{7, 1000}, {64, 5003}} {
 		p := gpuParams(rng, sz.C, sz.C+1, sz.T, false, true)
-		pp, err := New(p)
+		pp, err := newCPU(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		g, err := newGPU(dev, p, gpuConfig{carCPW: 1, carBits: 1, whiteCols: 1, dense: true})
+		g, err := newCUDA(dev, p, gpuConfig{carCPW: 1, carBits: 1, whiteCols: 1, dense: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -392,12 +391,12 @@ func TestGPUPipelineLoader(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := DefaultParams()
-	p.NT, p.Pad, p.ChanMap, p.NChanFile = nt, pad, rng.Perm(cf)[:C], cf
-	pp, err := New(p)
+	p.BatchSize, p.NT, p.ChanMap, p.NChanFile = nt, pad, rng.Perm(cf)[:C], cf
+	pp, err := newCPU(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := NewGPU(dev, p)
+	g, err := newCUDA(dev, p, defaultGPUConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -416,7 +415,7 @@ func TestGPUPipelineLoader(t *testing.T) {
 	ctx := context.Background()
 	want := make([]float32, C*g.t)
 	n := 0
-	err = dev.Do(func(c *cuda.Ctx) error {
+	err = dev.Do(func(c *compute.Ctx) error {
 		if err := g.SetWhitening(c, w); err != nil {
 			return err
 		}
@@ -469,7 +468,7 @@ func TestGPUPanics(t *testing.T) {
 	dev := testGPU(t)
 	rng := rand.New(rand.NewPCG(51, 52))
 	p := gpuParams(rng, 4, 5, 1000, false, true)
-	g, err := NewGPU(dev, p)
+	g, err := newCUDA(dev, p, defaultGPUConfig)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,7 +490,7 @@ func TestGPUPanics(t *testing.T) {
 	mustPanic("Run short src", func() { g.Run(make([]float32, 4*T), src[1:], nil) })
 	mustPanic("Run short dst", func() { g.Run(make([]float32, 4*T-1), src, nil) })
 	mustPanic("Run whitening size", func() { g.Run(make([]float32, 4*T), src, randWhiteningK(rng, 5, 2)) })
-	dev.Do(func(c *cuda.Ctx) error {
+	dev.Do(func(c *compute.Ctx) error {
 		mustPanic("Process with nothing uploaded", func() { g.Process(c) })
 		mustPanic("Upload short", func() { g.Upload(c, src[1:]) })
 		if err := g.Upload(c, src); err != nil {
@@ -525,13 +524,13 @@ func TestNewGPUErrors(t *testing.T) {
 	p := DefaultParams()
 	p.ChanMap, p.NChanFile = []int{0, 1, 2}, 4
 	for _, d := range []*compute.Device{nil, cpu} {
-		if _, err := NewGPU(d, p); err == nil || !strings.Contains(err.Error(), "not a CUDA GPU") {
+		if _, err := newCUDA(d, p, defaultGPUConfig); err == nil || !strings.Contains(err.Error(), "not a CUDA GPU") {
 			t.Errorf("NewGPU(%v): error %v, want one saying it is not a CUDA GPU", d, err)
 		}
 	}
 	bad := p
 	bad.ChanMap = []int{0, 4}
-	if _, err := NewGPU(cpu, bad); err == nil || !strings.Contains(err.Error(), "channel map") {
+	if _, err := newCUDA(cpu, bad, defaultGPUConfig); err == nil || !strings.Contains(err.Error(), "channel map") {
 		t.Errorf("NewGPU with a bad channel map: error %v", err)
 	}
 }
@@ -658,6 +657,41 @@ func TestTailLength(t *testing.T) {
 		if tail(W) > 1.01*gpuTailTol || tail(W-1) < 0.99*gpuTailTol {
 			t.Errorf("%v Hz order %d: W = %d, tail from W %.3g, from W−1 %.3g, want them around %g",
 				tc.fc, tc.order, W, tail(W), tail(W-1), gpuTailTol)
+		}
+	}
+}
+
+// TestPreprocessorGPU runs the window path on the GPU (whitening uploaded
+// once, windows loaded from pinned and from pageable memory, a host Run
+// between windows) against the CPU back end.
+func TestPreprocessorGPU(t *testing.T) {
+	dev := testGPU(t)
+	rng := rand.New(rand.NewPCG(15, 2))
+	for _, T := range []int{999, 60122} {
+		p := gpuParams(rng, 37, 41, T, false, true)
+		srcs, w := testWindows(p)
+		pin, err := dev.AllocHost(len(srcs[0]) * 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		copy(pin.Int16(), srcs[1])
+		srcs[1] = pin.Int16()
+		pp, err := New(dev, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := runWindows(t, dev, pp, w, srcs)
+		ref, _ := newCPU(p)
+		for i, src := range srcs {
+			want := make([]float32, len(got[i]))
+			ref.Run(want, src, w)
+			compareGPU(t, fmt.Sprintf("T %d window %d", T, i), got[i], want)
+		}
+		if err := pp.Close(); err != nil {
+			t.Error(err)
+		}
+		if err := dev.FreeHost(pin); err != nil {
+			t.Error(err)
 		}
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"dspk/compute"
-	"dspk/compute/cuda"
 	"dspk/linalg"
 )
 
@@ -54,21 +53,16 @@ var defaultGPUConfig = gpuConfig{carCPW: 2, carBits: 1, whiteCols: 4, chunk: 512
 // carQs are the per-lane value counts the CAR kernel is built for.
 var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 
-// GPUPreprocessor applies Kilosort4's preprocessing to padded windows of
-// one shape on a CUDA GPU, with the results of [Preprocessor.Run] to about
-// 1e-7 relative (the largest difference about 1e-6 of the RMS): the
-// reference stage (selection, sign, mean, CAR) is bit for bit the CPU's,
-// the high-pass differs by float32 rounding of an intermediate and a
-// neglected start-up transient below 1e-10, and the sparse whitening sums
-// in the CPU's order without fused multiply-adds.
+// cudaPreprocessor is the CUDA back end of [Preprocessor] (see there for
+// how its results compare with the CPU's).
 //
-// It is built once per shape by [NewGPU], owns every device buffer it
+// It is built once per shape by newCUDA, owns every device buffer it
 // needs and allocates nothing per window. Windows travel as int16 from
-// pinned host memory (see [GPUPreprocessor.PinnedWindows]) into one of two
+// pinned host memory (see [cudaPreprocessor.PinnedWindows]) into one of two
 // device input buffers on a copy stream of its own, so the upload of the
 // next window overlaps the processing of the current one:
 //
-//	dev.Do(func(c *cuda.Ctx) error {
+//	dev.Do(func(c *compute.Ctx) error {
 //		g.Upload(c, win[0])
 //		for i := range win {
 //			if i+1 < len(win) {
@@ -79,11 +73,11 @@ var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 //		}
 //	})
 //
-// [GPUPreprocessor.Run] does one window synchronously from and to host
-// slices, as [Preprocessor.Run] does. The methods that take a *cuda.Ctx
-// must be called inside the device's Do; a GPUPreprocessor is not safe for
+// [cudaPreprocessor.Run] does one window synchronously from and to host
+// slices, as [cpuPreprocessor.Run] does. The methods that take a *compute.Ctx
+// must be called inside the device's Do; a cudaPreprocessor is not safe for
 // concurrent use.
-type GPUPreprocessor struct {
+type cudaPreprocessor struct {
 	dev       *compute.Device
 	p         Params
 	c, t, cf  int
@@ -93,45 +87,42 @@ type GPUPreprocessor struct {
 	gain      float64 // squared gain of the cascade
 	whiteCols int     // columns per lane of the whitening kernel in use
 
-	copyStream cuda.Stream
-	uploaded   [2]cuda.Event // upload into in[slot] finished
-	consumed   [2]cuda.Event // in[slot] no longer read
-	in         [2]cuda.Buffer
+	copyStream compute.Stream
+	uploaded   [2]compute.Event // upload into in[slot] finished
+	consumed   [2]compute.Event // in[slot] no longer read
+	in         [2]compute.Mem
 	head       int // slot of the oldest upload not yet processed
 	pending    int // uploads not yet processed (0, 1 or 2)
 
-	cmap, sums, mean, x, f, y, z, coef, taps cuda.Buffer
-	wPairs, wDense                           cuda.Buffer
+	cmap, sums, mean, x, f, y, z, coef, taps compute.Mem
+	wPairs, wDense                           compute.Mem
 	white                                    bool // a whitening is set
-	out                                      cuda.DevicePtr
+	out                                      compute.Ptr
 
-	fSums, fMeans, fCAR, fFwd, fBwd, fDirect, fWhite *cuda.Prepared
-	whiteFn                                          *cuda.Function
+	fSums, fMeans, fCAR, fFwd, fBwd, fDirect, fWhite *compute.Prepared
+	whiteFn                                          *compute.Kernel
 
 	pinMu  sync.Mutex
-	pinned []*cuda.HostBuffer
+	pinned []*compute.HostMem
 
-	stages []cuda.Event // when not nil, recorded between the stages (benchmarks)
+	stages []compute.Event // when not nil, recorded between the stages (benchmarks)
 	closed bool
 }
 
-// NewGPU returns a GPUPreprocessor on the CUDA device dev for the windows
-// that [New](p) accepts: it compiles the kernels for the shape (once per
+// newCUDA returns a cudaPreprocessor on the CUDA device dev for the windows
+// that [New] accepts for p: it compiles the kernels for the shape (once per
 // process), allocates the device buffers (up to five [C][T] float32
 // arrays and two raw windows) and creates its copy stream and events. It
 // returns an error if New(p) would, if dev is not a CUDA device, if C
 // exceeds 1024 (or the device's shared memory), if the high-pass needs Kilosort4's cropped taps (short
 // windows) and T exceeds 8192, or if the device fails.
-func NewGPU(dev *compute.Device, p Params) (*GPUPreprocessor, error) {
-	return newGPU(dev, p, defaultGPUConfig)
-}
-
-// newGPU is NewGPU with a choice of kernel variants.
-func newGPU(dev *compute.Device, p Params, cfg gpuConfig) (*GPUPreprocessor, error) {
-	if p.Groups != nil && p.CAR {
+//
+// cfg selects among the kernel variants (defaultGPUConfig in the product).
+func newCUDA(dev *compute.Device, p Params, cfg gpuConfig) (*cudaPreprocessor, error) {
+	if p.Groups != nil && p.DoCAR {
 		return nil, fmt.Errorf("preprocess: CAR within groups runs on the CPU only (use -device cpu with -groups)")
 	}
-	pp, err := New(p)
+	pp, err := newCPU(p)
 	if err != nil {
 		return nil, err
 	}
@@ -140,37 +131,37 @@ func newGPU(dev *compute.Device, p Params, cfg gpuConfig) (*GPUPreprocessor, err
 		if dev != nil {
 			name = dev.String()
 		}
-		return nil, fmt.Errorf("preprocess: NewGPU: device %s is not a CUDA GPU", name)
+		return nil, fmt.Errorf("preprocess: CUDA: device %s is not a CUDA GPU", name)
 	}
 	C, T := pp.c, pp.t
 	if C > maxGPUChan {
-		return nil, fmt.Errorf("preprocess: NewGPU: %d channels, more than the %d the GPU path supports", C, maxGPUChan)
+		return nil, fmt.Errorf("preprocess: CUDA: %d channels, more than the %d the GPU path supports", C, maxGPUChan)
 	}
 	if int64(T)*int64(max(C, p.NChanFile)) > math.MaxInt32 {
-		return nil, fmt.Errorf("preprocess: NewGPU: window of %d samples × %d channels is too large", T, max(C, p.NChanFile))
+		return nil, fmt.Errorf("preprocess: CUDA: window of %d samples × %d channels is too large", T, max(C, p.NChanFile))
 	}
 	flt := pp.Filter()
-	g := &GPUPreprocessor{
+	g := &cudaPreprocessor{
 		dev: dev, p: pp.Params(), c: C, t: T, cf: p.NChanFile, cfg: cfg,
 		fast: flt.fast, gain: flt.g2,
 	}
 	if g.fast {
 		g.warm = min(roundUp(tailLength(flt.secs, gpuTailTol), 32), T)
 	} else if T > maxGPUDirect {
-		return nil, fmt.Errorf("preprocess: NewGPU: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassHz, T, maxGPUDirect)
+		return nil, fmt.Errorf("preprocess: CUDA: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassCutoff, T, maxGPUDirect)
 	}
 	if C > 1023 {
 		g.cfg.carBits = 1 // packed counts hold at most 1023
 	}
-	info := dev.CUDA().Info()
+	info := dev.GPU()
 	if need := C * (carTile + 1) * 4; need > info.MaxSharedPerBlock {
-		return nil, fmt.Errorf("preprocess: NewGPU: %d channels need %d bytes of shared memory per block, %s has %d", C, need, dev, info.MaxSharedPerBlock)
+		return nil, fmt.Errorf("preprocess: CUDA: %d channels need %d bytes of shared memory per block, %s has %d", C, need, dev, info.MaxSharedPerBlock)
 	}
 	g.whiteCols = max(1, g.cfg.whiteCols)
 	for g.whiteCols > 1 && C*32*g.whiteCols*4 > info.MaxSharedPerBlock {
 		g.whiteCols /= 2
 	}
-	err = dev.Do(func(c *cuda.Ctx) error {
+	err = dev.Do(func(c *compute.Ctx) error {
 		if err := g.init(c, flt, info.SMs); err != nil {
 			g.release(c)
 			return err
@@ -221,7 +212,7 @@ func carQ(C int) int {
 
 // init compiles the kernels, allocates the buffers and prepares the
 // launches.
-func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
+func (g *cudaPreprocessor) init(c *compute.Ctx, flt *Filter, sms int) error {
 	C, T, cf := g.c, g.t, g.cf
 	opts := []string{
 		fmt.Sprintf("-DCAR_Q=%d", carQ(C)),
@@ -237,7 +228,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	if err != nil {
 		return err
 	}
-	alloc := func(b *cuda.Buffer, bytes int) {
+	alloc := func(b *compute.Mem, bytes int) {
 		if err == nil {
 			*b, err = c.Alloc(bytes)
 		}
@@ -263,7 +254,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	for i, r := range g.p.ChanMap {
 		cmap[i] = int32(r)
 	}
-	if err := cuda.Upload(c, g.cmap.Ptr, cmap); err != nil {
+	if err := compute.Upload(c, g.cmap.Ptr, cmap); err != nil {
 		return err
 	}
 	if g.fast {
@@ -271,12 +262,12 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 		for _, s := range flt.secs {
 			coef = append(coef, s.b0, s.b1, s.b2, s.a1, s.a2)
 		}
-		if err := cuda.Upload(c, g.coef.Ptr, coef); err != nil {
+		if err := compute.Upload(c, g.coef.Ptr, coef); err != nil {
 			return err
 		}
 	} else {
-		h := HighpassTaps(g.p.Fs, g.p.HighpassHz, g.p.HighpassOrder, T)
-		if err := cuda.Upload(c, g.taps.Ptr, h); err != nil {
+		h := HighpassTaps(g.p.Fs, g.p.HighpassCutoff, g.p.HighpassOrder, T)
+		if err := compute.Upload(c, g.taps.Ptr, h); err != nil {
 			return err
 		}
 	}
@@ -292,12 +283,12 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 		}
 	}
 
-	fn := func(name string, smem int) *cuda.Function {
+	fn := func(name string, smem int) *compute.Kernel {
 		if err != nil {
 			return nil
 		}
-		var f *cuda.Function
-		if f, err = mod.Function(name); err == nil && smem > defaultSmem {
+		var f *compute.Kernel
+		if f, err = mod.Kernel(name); err == nil && smem > defaultSmem {
 			err = f.SetMaxDynamicShared(smem)
 		}
 		return f
@@ -307,7 +298,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	fMeans := fn("chan_means", 0)
 	fCAR := fn("car_entry", carSmem)
 	g.whiteFn = fn("whiten", C*32*g.whiteCols*4)
-	var fFwd, fBwd, fDirect *cuda.Function
+	var fFwd, fBwd, fDirect *compute.Kernel
 	if g.fast {
 		fFwd = fn("hp_fwd", 0)
 		fBwd = fn("hp_bwd", 0)
@@ -317,24 +308,24 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 	if err != nil {
 		return err
 	}
-	var null cuda.DevicePtr
-	g.fSums = fSums.Prepare(cuda.Dim3{X: ceilDiv(T, sumRows), Y: ceilDiv(C, sumThreads)}, cuda.D1(sumThreads), 0,
+	var null compute.Ptr
+	g.fSums = fSums.Prepare(compute.Dim3{X: ceilDiv(T, sumRows), Y: ceilDiv(C, sumThreads)}, compute.D1(sumThreads), 0,
 		g.sums, null, g.cmap, int32(C), int32(cf), int32(T), int32(sumRows))
 	var inv, car int32
-	if g.p.Invert {
+	if g.p.InvertSign {
 		inv = 1
 	}
-	if g.p.CAR {
+	if g.p.DoCAR {
 		car = 1
 	}
-	g.fMeans = fMeans.Prepare(cuda.D1(ceilDiv(C, 128)), cuda.D1(128), 0, g.mean, g.sums, int32(C), int32(T), inv)
-	g.fCAR = fCAR.Prepare(cuda.D1(ceilDiv(T, carTile)), cuda.D1(gpuBlock), carSmem,
+	g.fMeans = fMeans.Prepare(compute.D1(ceilDiv(C, 128)), compute.D1(128), 0, g.mean, g.sums, int32(C), int32(T), inv)
+	g.fCAR = fCAR.Prepare(compute.D1(ceilDiv(T, carTile)), compute.D1(gpuBlock), carSmem,
 		g.x, null, g.cmap, g.mean, int32(C), int32(cf), int32(T), inv, car)
 	if g.fast {
 		ngroup := ceilDiv(C, 32)
-		g.fFwd = fFwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
+		g.fFwd = fFwd.Prepare(compute.D1(1), compute.D1(hpWarps*32), 0,
 			g.f, g.x, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ngroup), float64(1))
-		g.fBwd = fBwd.Prepare(cuda.D1(1), cuda.D1(hpWarps*32), 0,
+		g.fBwd = fBwd.Prepare(compute.D1(1), compute.D1(hpWarps*32), 0,
 			g.y, g.f, g.coef, int32(C), int32(T), int32(0), int32(g.warm), int32(0), int32(ngroup), g.gain)
 		L := g.cfg.chunk
 		if L == 0 {
@@ -342,7 +333,7 @@ func (g *GPUPreprocessor) init(c *cuda.Ctx, flt *Filter, sms int) error {
 		}
 		g.setChunk(L)
 	} else {
-		g.fDirect = fDirect.Prepare(cuda.Dim3{X: ceilDiv(T, gpuBlock), Y: C}, cuda.D1(gpuBlock), T*4,
+		g.fDirect = fDirect.Prepare(compute.Dim3{X: ceilDiv(T, gpuBlock), Y: C}, compute.D1(gpuBlock), T*4,
 			g.y, g.x, g.taps, int32(T))
 	}
 	g.out = g.y.Ptr
@@ -361,14 +352,14 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 // setChunk sets the chunk length L (a multiple of 32) of the chunked
 // high-pass.
-func (g *GPUPreprocessor) setChunk(L int) {
+func (g *cudaPreprocessor) setChunk(L int) {
 	if L < 32 || L%32 != 0 {
 		panic(fmt.Sprintf("preprocess: chunk length %d", L))
 	}
 	g.hpL = L
 	nchunk := ceilDiv(g.t, L)
-	grid := cuda.D1(ceilDiv(nchunk*ceilDiv(g.c, 32), hpWarps))
-	for _, p := range []*cuda.Prepared{g.fFwd, g.fBwd} {
+	grid := compute.D1(ceilDiv(nchunk*ceilDiv(g.c, 32), hpWarps))
+	for _, p := range []*compute.Prepared{g.fFwd, g.fBwd} {
 		p.SetGrid(grid)
 		p.Set(5, int32(L))
 		p.Set(7, int32(nchunk))
@@ -377,29 +368,29 @@ func (g *GPUPreprocessor) setChunk(L int) {
 
 // release frees everything g holds on the device; zero handles are
 // skipped. It returns the first error.
-func (g *GPUPreprocessor) release(c *cuda.Ctx) error {
+func (g *cudaPreprocessor) release(c *compute.Ctx) error {
 	var first error
 	keep := func(err error) {
 		if err != nil && first == nil {
 			first = err
 		}
 	}
-	bufs := []*cuda.Buffer{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.mean, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wPairs, &g.wDense}
+	bufs := []*compute.Mem{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.mean, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wPairs, &g.wDense}
 	for _, b := range bufs {
 		keep(c.Free(*b))
-		*b = cuda.Buffer{}
+		*b = compute.Mem{}
 	}
-	for _, p := range []**cuda.Prepared{&g.fSums, &g.fMeans, &g.fCAR, &g.fFwd, &g.fBwd, &g.fDirect, &g.fWhite} {
+	for _, p := range []**compute.Prepared{&g.fSums, &g.fMeans, &g.fCAR, &g.fFwd, &g.fBwd, &g.fDirect, &g.fWhite} {
 		if *p != nil {
 			(*p).Free()
 			*p = nil
 		}
 	}
 	for i := range 2 {
-		for _, e := range []*cuda.Event{&g.uploaded[i], &g.consumed[i]} {
-			if *e != 0 {
+		for _, e := range []*compute.Event{&g.uploaded[i], &g.consumed[i]} {
+			if *e != (compute.Event{}) {
 				keep(c.DestroyEvent(*e))
-				*e = 0
+				*e = compute.Event{}
 			}
 		}
 	}
@@ -407,9 +398,9 @@ func (g *GPUPreprocessor) release(c *cuda.Ctx) error {
 		keep(c.DestroyEvent(e))
 	}
 	g.stages = nil
-	if g.copyStream != 0 {
+	if g.copyStream != (compute.Stream{}) {
 		keep(c.DestroyStream(g.copyStream))
-		g.copyStream = 0
+		g.copyStream = compute.Stream{}
 	}
 	g.pinMu.Lock()
 	for _, h := range g.pinned {
@@ -423,12 +414,12 @@ func (g *GPUPreprocessor) release(c *cuda.Ctx) error {
 // Close waits for the device, then frees g's device buffers, pinned host
 // buffers (slices from PinnedWindows and PinnedOutput must not be used
 // afterwards), stream and events. Close may be called more than once.
-func (g *GPUPreprocessor) Close() error {
+func (g *cudaPreprocessor) Close() error {
 	if g.closed {
 		return nil
 	}
 	g.closed = true
-	return g.dev.Do(func(c *cuda.Ctx) error {
+	return g.dev.Do(func(c *compute.Ctx) error {
 		err := c.SyncDevice()
 		if err2 := g.release(c); err == nil {
 			err = err2
@@ -438,44 +429,44 @@ func (g *GPUPreprocessor) Close() error {
 }
 
 // check panics if g was closed.
-func (g *GPUPreprocessor) check(op string) {
+func (g *cudaPreprocessor) check(op string) {
 	if g.closed {
-		panic("preprocess: GPUPreprocessor." + op + " after Close")
+		panic("preprocess: cudaPreprocessor." + op + " after Close")
 	}
 }
 
 // Params returns the parameters g was built with.
-func (g *GPUPreprocessor) Params() Params {
+func (g *cudaPreprocessor) Params() Params {
 	p := g.p
 	p.ChanMap = append([]int(nil), p.ChanMap...)
 	return p
 }
 
 // Channels returns C, the number of channels in the output.
-func (g *GPUPreprocessor) Channels() int { return g.c }
+func (g *cudaPreprocessor) Channels() int { return g.c }
 
 // Len returns T, the number of samples of a padded window.
-func (g *GPUPreprocessor) Len() int { return g.t }
+func (g *cudaPreprocessor) Len() int { return g.t }
 
 // Device returns the device g runs on.
-func (g *GPUPreprocessor) Device() *compute.Device { return g.dev }
+func (g *cudaPreprocessor) Device() *compute.Device { return g.dev }
 
 // PinnedWindows allocates k pinned host buffers of one raw window each
 // (T·NChanFile int16) and returns a function that hands them out, one per
 // call, for recording.LoaderOptions.Alloc with InFlight = k−1: the loader
 // then reads windows straight into pinned memory, and
-// [GPUPreprocessor.Upload] sends each with one asynchronous copy. The
+// [cudaPreprocessor.Upload] sends each with one asynchronous copy. The
 // function panics if asked for another length or for more than k buffers.
 // The buffers belong to g and are freed by Close. PinnedWindows must not
 // be called inside the device's Do.
-func (g *GPUPreprocessor) PinnedWindows(k int) (func(n int) []int16, error) {
+func (g *cudaPreprocessor) PinnedWindows(k int) (func(n int) []int16, error) {
 	g.check("PinnedWindows")
 	if k < 1 {
-		panic(fmt.Sprintf("preprocess: GPUPreprocessor.PinnedWindows(%d)", k))
+		panic(fmt.Sprintf("preprocess: cudaPreprocessor.PinnedWindows(%d)", k))
 	}
 	n := g.t * g.cf
 	bufs := make([][]int16, 0, k)
-	err := g.dev.Do(func(c *cuda.Ctx) error {
+	err := g.dev.Do(func(c *compute.Ctx) error {
 		for range k {
 			h, err := g.allocPinned(c, n*2)
 			if err != nil {
@@ -505,12 +496,12 @@ func (g *GPUPreprocessor) PinnedWindows(k int) (func(n int) []int16, error) {
 }
 
 // PinnedOutput allocates a pinned host buffer of C·T float32 for
-// [GPUPreprocessor.Download] at full copy speed. It belongs to g and is
+// [cudaPreprocessor.Download] at full copy speed. It belongs to g and is
 // freed by Close. PinnedOutput must not be called inside the device's Do.
-func (g *GPUPreprocessor) PinnedOutput() ([]float32, error) {
+func (g *cudaPreprocessor) PinnedOutput() ([]float32, error) {
 	g.check("PinnedOutput")
 	var out []float32
-	err := g.dev.Do(func(c *cuda.Ctx) error {
+	err := g.dev.Do(func(c *compute.Ctx) error {
 		h, err := g.allocPinned(c, g.c*g.t*4)
 		if err == nil {
 			out = h.Float32()[:g.c*g.t]
@@ -521,7 +512,7 @@ func (g *GPUPreprocessor) PinnedOutput() ([]float32, error) {
 }
 
 // allocPinned allocates and records a pinned host buffer.
-func (g *GPUPreprocessor) allocPinned(c *cuda.Ctx, bytes int) (*cuda.HostBuffer, error) {
+func (g *cudaPreprocessor) allocPinned(c *compute.Ctx, bytes int) (*compute.HostMem, error) {
 	h, err := c.AllocHost(bytes)
 	if err != nil {
 		return nil, err
@@ -534,7 +525,7 @@ func (g *GPUPreprocessor) allocPinned(c *cuda.Ctx, bytes int) (*cuda.HostBuffer,
 
 // pinnedOf returns the pinned buffer of g holding the bytes at p, and
 // their offset in it.
-func (g *GPUPreprocessor) pinnedOf(p unsafe.Pointer, bytes int) (*cuda.HostBuffer, int, bool) {
+func (g *cudaPreprocessor) pinnedOf(p unsafe.Pointer, bytes int) (*compute.HostMem, int, bool) {
 	a := uintptr(p)
 	g.pinMu.Lock()
 	defer g.pinMu.Unlock()
@@ -551,14 +542,14 @@ func (g *GPUPreprocessor) pinnedOf(p unsafe.Pointer, bytes int) (*cuda.HostBuffe
 // high-pass (nil: none), uploading it to the device; w may change
 // afterwards without effect. It waits for the work on c's stream first.
 // It panics if w.C ≠ C.
-func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
+func (g *cudaPreprocessor) SetWhitening(c *compute.Ctx, w *linalg.Whitening) error {
 	g.check("SetWhitening")
 	if w == nil {
 		g.white = false
 		return nil
 	}
 	if w.C != g.c {
-		panic(fmt.Sprintf("preprocess: GPUPreprocessor.SetWhitening: whitening of %d channels for %d", w.C, g.c))
+		panic(fmt.Sprintf("preprocess: cudaPreprocessor.SetWhitening: whitening of %d channels for %d", w.C, g.c))
 	}
 	d := w.Dense() // panics if w is malformed (indices out of range)
 	C, T := g.c, g.t
@@ -584,7 +575,7 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 		for i, v := range d {
 			d32[i] = float32(v)
 		}
-		if err := cuda.Upload(c, g.wDense.Ptr, d32); err != nil {
+		if err := compute.Upload(c, g.wDense.Ptr, d32); err != nil {
 			return err
 		}
 		g.white = true
@@ -599,20 +590,20 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 		if err := c.Free(g.wPairs); err != nil {
 			return err
 		}
-		g.wPairs = cuda.Buffer{}
+		g.wPairs = compute.Mem{}
 		var err error
 		if g.wPairs, err = c.Alloc(max(len(pairs), 1) * 8); err != nil {
 			return err
 		}
 	}
-	if err := cuda.Upload(c, g.wPairs.Ptr, pairs); err != nil {
+	if err := compute.Upload(c, g.wPairs.Ptr, pairs); err != nil {
 		return err
 	}
 	if g.fWhite != nil {
 		g.fWhite.Free()
 	}
 	tw := 32 * g.whiteCols
-	g.fWhite = g.whiteFn.Prepare(cuda.D1(ceilDiv(T, tw)), cuda.D1(128*g.whiteCols), C*tw*4,
+	g.fWhite = g.whiteFn.Prepare(compute.D1(ceilDiv(T, tw)), compute.D1(128*g.whiteCols), C*tw*4,
 		g.z, g.y, g.wPairs, int32(C), int32(w.K), int32(T))
 	g.white = true
 	return nil
@@ -622,18 +613,18 @@ func (g *GPUPreprocessor) SetWhitening(c *cuda.Ctx, w *linalg.Whitening) error {
 // for t in [0, T) (a recording.Batch's Data), into the next of g's two
 // device input buffers, on g's copy stream, after the Process that last
 // read that buffer has read it. From a pinned buffer of g
-// ([GPUPreprocessor.PinnedWindows]) the copy is asynchronous and src must
+// ([cudaPreprocessor.PinnedWindows]) the copy is asynchronous and src must
 // stay untouched until the Process of this window returns; from any other
 // memory Upload waits for the copy (at pageable speed). It panics if
 // len(src) ≠ T·NChanFile or two uploaded windows await Process.
-func (g *GPUPreprocessor) Upload(c *cuda.Ctx, src []int16) error {
+func (g *cudaPreprocessor) Upload(c *compute.Ctx, src []int16) error {
 	g.check("Upload")
 	n := g.t * g.cf
 	if len(src) != n {
-		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Upload: len(src) = %d, want T·NChanFile = %d·%d", len(src), g.t, g.cf))
+		panic(fmt.Sprintf("preprocess: cudaPreprocessor.Upload: len(src) = %d, want T·NChanFile = %d·%d", len(src), g.t, g.cf))
 	}
 	if g.pending == 2 {
-		panic("preprocess: GPUPreprocessor.Upload: two uploaded windows await Process")
+		panic("preprocess: cudaPreprocessor.Upload: two uploaded windows await Process")
 	}
 	slot := (g.head + g.pending) % 2
 	cc := c.WithStream(g.copyStream)
@@ -644,7 +635,7 @@ func (g *GPUPreprocessor) Upload(c *cuda.Ctx, src []int16) error {
 	if h, off, ok := g.pinnedOf(unsafe.Pointer(&src[0]), n*2); ok {
 		err = cc.CopyHtoD(g.in[slot].Ptr, h, off, n*2)
 	} else {
-		err = cuda.Upload(cc, g.in[slot].Ptr, src)
+		err = compute.Upload(cc, g.in[slot].Ptr, src)
 	}
 	if err != nil {
 		return err
@@ -657,99 +648,118 @@ func (g *GPUPreprocessor) Upload(c *cuda.Ctx, src []int16) error {
 }
 
 // Process enqueues, on c's stream, the preprocessing of the oldest
-// uploaded window not yet processed (see [Preprocessor.Run] for the
+// uploaded window not yet processed (see [cpuPreprocessor.Run] for the
 // steps), with the whitening of the last SetWhitening, and returns the
 // device address of the result, [C][T] float32 channel-major. The result
 // stays valid until the next Process; work on other streams that reads it
 // must be ordered by the caller. Process returns once the window's upload
 // has finished, so that its host buffer may be reused. It panics if no
 // window awaits processing.
-func (g *GPUPreprocessor) Process(c *cuda.Ctx) (cuda.DevicePtr, error) {
+func (g *cudaPreprocessor) Process(c *compute.Ctx) (compute.Ptr, error) {
 	g.check("Process")
 	if g.pending == 0 {
-		panic("preprocess: GPUPreprocessor.Process: no window uploaded")
+		panic("preprocess: cudaPreprocessor.Process: no window uploaded")
 	}
 	slot := g.head
-	in := g.in[slot].Ptr
 	if err := c.Wait(g.uploaded[slot]); err != nil {
 		return 0, err
 	}
-	if err := g.mark(c, 0); err != nil {
-		return 0, err
+	out := g.y.Ptr
+	if g.white {
+		out = g.z.Ptr
 	}
-	if err := c.Memset8(g.sums.Ptr, 0, g.sums.Bytes); err != nil {
-		return 0, err
-	}
-	g.fSums.Set(1, in)
-	if err := g.fSums.Launch(c); err != nil {
-		return 0, err
-	}
-	if err := g.fMeans.Launch(c); err != nil {
-		return 0, err
-	}
-	if err := g.mark(c, 1); err != nil {
-		return 0, err
-	}
-	g.fCAR.Set(1, in)
-	if err := g.fCAR.Launch(c); err != nil {
-		return 0, err
-	}
-	if err := c.Record(g.consumed[slot]); err != nil {
+	if err := g.apply(c, g.in[slot].Ptr, out, g.consumed[slot]); err != nil {
 		return 0, err
 	}
 	g.head = (g.head + 1) % 2
 	g.pending--
-	if err := g.mark(c, 2); err != nil {
-		return 0, err
-	}
-	if g.fast {
-		if err := g.fFwd.Launch(c); err != nil {
-			return 0, err
-		}
-		if err := g.mark(c, 3); err != nil {
-			return 0, err
-		}
-		if err := g.fBwd.Launch(c); err != nil {
-			return 0, err
-		}
-	} else {
-		if err := g.mark(c, 3); err != nil {
-			return 0, err
-		}
-		if err := g.fDirect.Launch(c); err != nil {
-			return 0, err
-		}
-	}
-	if err := g.mark(c, 4); err != nil {
-		return 0, err
-	}
-	g.out = g.y.Ptr
-	if g.white {
-		var err error
-		if g.cfg.dense {
-			err = c.Sgemm(cuda.NoTrans, cuda.NoTrans, g.t, g.c, g.c, 1, g.y.Ptr, g.t, g.wDense.Ptr, g.c, 0, g.z.Ptr, g.t)
-		} else {
-			err = g.fWhite.Launch(c)
-		}
-		if err != nil {
-			return 0, err
-		}
-		g.out = g.z.Ptr
-	}
-	if err := g.mark(c, 5); err != nil {
-		return 0, err
-	}
 	if err := c.EventSync(g.uploaded[slot]); err != nil {
 		return 0, err
 	}
 	return g.out, nil
 }
 
+// apply enqueues, on c's stream, the preprocessing of the raw window at in
+// (T·NChanFile int16 on the device) into dst (C·T float32), whitened by
+// the last SetWhitening; consumed, unless zero, is recorded once in has
+// been read.
+func (g *cudaPreprocessor) apply(c *compute.Ctx, in, dst compute.Ptr, consumed compute.Event) error {
+	if err := g.mark(c, 0); err != nil {
+		return err
+	}
+	if err := c.Memset8(g.sums.Ptr, 0, g.sums.Bytes); err != nil {
+		return err
+	}
+	g.fSums.Set(1, in)
+	if err := g.fSums.Launch(c); err != nil {
+		return err
+	}
+	if err := g.fMeans.Launch(c); err != nil {
+		return err
+	}
+	if err := g.mark(c, 1); err != nil {
+		return err
+	}
+	g.fCAR.Set(1, in)
+	if err := g.fCAR.Launch(c); err != nil {
+		return err
+	}
+	if consumed != (compute.Event{}) {
+		if err := c.Record(consumed); err != nil {
+			return err
+		}
+	}
+	if err := g.mark(c, 2); err != nil {
+		return err
+	}
+	hp := dst // the high-pass writes the result unless whitening follows
+	if g.white {
+		hp = g.y.Ptr
+	}
+	if g.fast {
+		if err := g.fFwd.Launch(c); err != nil {
+			return err
+		}
+		if err := g.mark(c, 3); err != nil {
+			return err
+		}
+		g.fBwd.Set(0, hp)
+		if err := g.fBwd.Launch(c); err != nil {
+			return err
+		}
+	} else {
+		if err := g.mark(c, 3); err != nil {
+			return err
+		}
+		g.fDirect.Set(0, hp)
+		if err := g.fDirect.Launch(c); err != nil {
+			return err
+		}
+	}
+	if err := g.mark(c, 4); err != nil {
+		return err
+	}
+	if g.white {
+		var err error
+		if g.cfg.dense {
+			err = c.Sgemm(compute.NoTrans, compute.NoTrans, g.t, g.c, g.c, 1, g.y.Ptr, g.t, g.wDense.Ptr, g.c, 0, dst, g.t)
+		} else {
+			g.fWhite.Set(0, dst)
+			err = g.fWhite.Launch(c)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	g.out = dst
+	return g.mark(c, 5)
+}
+
 // stageNames name the intervals between the events of g.stages.
 var stageNames = []string{"sums", "CAR", "hp-forward", "hp-backward", "whiten"}
 
 // mark records stage event i when timing.
-func (g *GPUPreprocessor) mark(c *cuda.Ctx, i int) error {
+func (g *cudaPreprocessor) mark(c *compute.Ctx, i int) error {
 	if g.stages == nil {
 		return nil
 	}
@@ -757,17 +767,17 @@ func (g *GPUPreprocessor) mark(c *cuda.Ctx, i int) error {
 }
 
 // Output returns the device address of the last Process's result.
-func (g *GPUPreprocessor) Output() cuda.DevicePtr { return g.out }
+func (g *cudaPreprocessor) Output() compute.Ptr { return g.out }
 
 // Download copies the last Process's result into dst (C·T values,
 // dst[c*T+t]) after the work on c's stream, and waits for it. A dst from
-// [GPUPreprocessor.PinnedOutput] is copied at full speed. It panics if
+// [cudaPreprocessor.PinnedOutput] is copied at full speed. It panics if
 // len(dst) ≠ C·T.
-func (g *GPUPreprocessor) Download(c *cuda.Ctx, dst []float32) error {
+func (g *cudaPreprocessor) Download(c *compute.Ctx, dst []float32) error {
 	g.check("Download")
 	n := g.c * g.t
 	if len(dst) != n {
-		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Download: len(dst) = %d, want C·T = %d·%d", len(dst), g.c, g.t))
+		panic(fmt.Sprintf("preprocess: cudaPreprocessor.Download: len(dst) = %d, want C·T = %d·%d", len(dst), g.c, g.t))
 	}
 	if h, off, ok := g.pinnedOf(unsafe.Pointer(&dst[0]), n*4); ok {
 		if err := c.CopyDtoH(h, off, g.out, n*4); err != nil {
@@ -775,31 +785,31 @@ func (g *GPUPreprocessor) Download(c *cuda.Ctx, dst []float32) error {
 		}
 		return c.SyncOp("preprocess: GPU download")
 	}
-	return cuda.Download(c, dst, g.out)
+	return compute.Download(c, dst, g.out)
 }
 
-// Run preprocesses one padded window on the GPU as [Preprocessor.Run]
+// Run preprocesses one padded window on the GPU as [cpuPreprocessor.Run]
 // does on the CPU: src holds it interleaved as stored, dst receives the
 // result channel-major, dst[c*T+t], and w (nil: none) whitens it. Run
 // uploads w and src, processes, downloads and waits; src and dst may be
 // any memory (pinned buffers of g are copied faster). It panics as
-// Preprocessor.Run does, or if uploaded windows await Process.
-func (g *GPUPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) error {
+// cpuPreprocessor.Run does, or if uploaded windows await Process.
+func (g *cudaPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) error {
 	g.check("Run")
 	C, T := g.c, g.t
 	if len(src) != T*g.cf {
-		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Run: len(src) = %d, want T·NChanFile = %d·%d", len(src), T, g.cf))
+		panic(fmt.Sprintf("preprocess: cudaPreprocessor.Run: len(src) = %d, want T·NChanFile = %d·%d", len(src), T, g.cf))
 	}
 	if len(dst) != C*T {
-		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Run: len(dst) = %d, want C·T = %d·%d", len(dst), C, T))
+		panic(fmt.Sprintf("preprocess: cudaPreprocessor.Run: len(dst) = %d, want C·T = %d·%d", len(dst), C, T))
 	}
 	if w != nil && w.C != C {
-		panic(fmt.Sprintf("preprocess: GPUPreprocessor.Run: whitening of %d channels for %d", w.C, C))
+		panic(fmt.Sprintf("preprocess: cudaPreprocessor.Run: whitening of %d channels for %d", w.C, C))
 	}
 	if g.pending != 0 {
-		panic("preprocess: GPUPreprocessor.Run while uploaded windows await Process")
+		panic("preprocess: cudaPreprocessor.Run while uploaded windows await Process")
 	}
-	return g.dev.Do(func(c *cuda.Ctx) error {
+	return g.dev.Do(func(c *compute.Ctx) error {
 		if err := g.SetWhitening(c, w); err != nil {
 			return err
 		}
@@ -815,8 +825,8 @@ func (g *GPUPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) e
 
 // poison fills g's device work buffers with NaN (all bits set), so that a
 // test sees any element a kernel fails to write.
-func (g *GPUPreprocessor) poison(c *cuda.Ctx) error {
-	for _, b := range []cuda.Buffer{g.sums, g.mean, g.x, g.f, g.y, g.z} {
+func (g *cudaPreprocessor) poison(c *compute.Ctx) error {
+	for _, b := range []compute.Mem{g.sums, g.mean, g.x, g.f, g.y, g.z} {
 		if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
-// Package cuda provides a small set of bindings to NVIDIA's CUDA driver API,
-// NVRTC and cuBLAS, reached at run time through purego without cgo, so that
-// the module builds and tests with CGO_ENABLED=0 on machines without a GPU.
+// Package cuda provides the bindings to NVIDIA's CUDA driver API, NVRTC
+// and cuBLAS that package compute wraps (no algorithm package imports
+// them), reached at run time through purego without cgo, so that the
+// module builds and tests with CGO_ENABLED=0 on machines without a GPU.
 //
 // # Libraries
 //

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"dspk/compute/cuda"
+	"dspk/compute"
 )
 
 //go:embed kernels/gram.cu
@@ -89,7 +89,7 @@ func (m GramMethod) String() string {
 // samples go through GramDGEMM, which on an H200 is both faster than FP32
 // SGEMM and exact to ~1e-15, and float64 samples through GramBlocked;
 // elsewhere (FP64 at 1/32 to 1/64 rate) both use GramGEMM.
-func defaultGramMethod(info cuda.DeviceInfo, float64Samples bool) GramMethod {
+func defaultGramMethod(info compute.GPUInfo, float64Samples bool) GramMethod {
 	fullFP64 := info.Minor == 0 && (info.Major == 6 || info.Major == 7 || info.Major == 8 || info.Major == 9 || info.Major == 10)
 	switch {
 	case !fullFP64:
@@ -133,12 +133,12 @@ type GPUGram struct {
 	method  GramMethod
 	elem    int         // bytes per input sample
 	pelem   int         // bytes per packed sample
-	ws      cuda.Buffer // packed samples
-	prod    cuda.Buffer // product slices
-	mean    cuda.Buffer // C float64 means
-	fMean   *cuda.Prepared
-	fPack   *cuda.Prepared
-	fFinish *cuda.Prepared
+	ws      compute.Mem // packed samples
+	prod    compute.Mem // product slices
+	mean    compute.Mem // C float64 means
+	fMean   *compute.Prepared
+	fPack   *compute.Prepared
+	fFinish *compute.Prepared
 }
 
 // splitsFor is the number of GPUSplitLen splits of n samples.
@@ -148,7 +148,7 @@ func splitsFor(n int) int { return (n + GPUSplitLen - 1) / GPUSplitLen }
 // buffers of a GPUGram for C channels and windows of at most maxN samples.
 // It panics on C < 1, C > 65535, maxN < 1, or TF32 with float64 samples or
 // GramSYRK.
-func NewGPUGram(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, error) {
+func NewGPUGram(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, error) {
 	if C < 1 || C > 65535 || maxN < 1 {
 		panic(fmt.Sprintf("linalg: NewGPUGram: C=%d maxN=%d: need 1 ≤ C ≤ 65535 and maxN ≥ 1", C, maxN))
 	}
@@ -160,7 +160,7 @@ func NewGPUGram(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, error) 
 	case method == GramDefault && opt.TF32:
 		method = GramGEMM
 	case method == GramDefault:
-		method = defaultGramMethod(c.Device().Info(), opt.Float64)
+		method = defaultGramMethod(c.Device().GPU(), opt.Float64)
 	}
 	if method < GramSplit || method > GramDGEMM {
 		panic(fmt.Sprintf("linalg: NewGPUGram: unknown method %v", opt.Method))
@@ -202,9 +202,9 @@ func NewGPUGram(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, error) 
 	if err != nil {
 		return nil, err
 	}
-	fns := map[string]*cuda.Function{}
+	fns := map[string]*compute.Kernel{}
 	for key, name := range map[string]string{"row_means": "row_means" + in, "pack": pack, "finish": finish} {
-		f, err := mod.Function(name)
+		f, err := mod.Kernel(name)
 		if err != nil {
 			return nil, err
 		}
@@ -219,12 +219,12 @@ func NewGPUGram(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, error) 
 		g.Free(c)
 		return nil, err
 	}
-	var null cuda.DevicePtr
-	g.fMean = fns["row_means"].Prepare(cuda.D1(C), cuda.D1(256), 0,
+	var null compute.Ptr
+	g.fMean = fns["row_means"].Prepare(compute.D1(C), compute.D1(256), 0,
 		g.mean, null, int64(0), int64(0), int32(0))
-	g.fPack = fns["pack"].Prepare(cuda.Dim3{X: 1, Y: C}, cuda.D1(256), 0,
+	g.fPack = fns["pack"].Prepare(compute.Dim3{X: 1, Y: C}, compute.D1(256), 0,
 		g.ws, null, null, int32(C), int64(0), int64(0), int32(0), int32(0), int32(0))
-	g.fFinish = fns["finish"].Prepare(cuda.D1((C*C+255)/256), cuda.D1(256), 0,
+	g.fFinish = fns["finish"].Prepare(compute.D1((C*C+255)/256), compute.D1(256), 0,
 		null, g.prod, int32(C), int32(0), int64(0), float64(0), float64(0))
 	return g, nil
 }
@@ -241,15 +241,15 @@ func (g *GPUGram) MaxN() int { return g.maxN }
 func (g *GPUGram) Method() GramMethod { return g.method }
 
 // Free releases the device buffers; g must not be used afterwards.
-func (g *GPUGram) Free(c *cuda.Ctx) error {
+func (g *GPUGram) Free(c *compute.Ctx) error {
 	var first error
-	for _, b := range []*cuda.Buffer{&g.ws, &g.prod, &g.mean} {
+	for _, b := range []*compute.Mem{&g.ws, &g.prod, &g.mean} {
 		if err := c.Free(*b); err != nil && first == nil {
 			first = err
 		}
-		*b = cuda.Buffer{}
+		*b = compute.Mem{}
 	}
-	for _, p := range []*cuda.Prepared{g.fMean, g.fPack, g.fFinish} {
+	for _, p := range []*compute.Prepared{g.fMean, g.fPack, g.fFinish} {
 		if p != nil {
 			p.Free()
 		}
@@ -267,24 +267,24 @@ func (g *GPUGram) Free(c *cuda.Ctx) error {
 // with the means μ in float64, as [Covariance32] defines it. The work is
 // enqueued on c's stream. It panics unless 0 ≤ c0 < c1 ≤ ld and
 // c1 − c0 ≤ MaxN; x must hold (C−1)·ld + c1 samples.
-func (g *GPUGram) Covariance(c *cuda.Ctx, dst, x cuda.DevicePtr, ld, c0, c1 int) error {
+func (g *GPUGram) Covariance(c *compute.Ctx, dst, x compute.Ptr, ld, c0, c1 int) error {
 	return g.product(c, "Covariance", dst, x, ld, c0, c1, true, 0)
 }
 
 // SecondMoment writes to dst (C×C float64 on the device) the uncentred
 // second moment X Xᵀ / n of columns [c0, c1) of x (see Covariance).
-func (g *GPUGram) SecondMoment(c *cuda.Ctx, dst, x cuda.DevicePtr, ld, c0, c1 int) error {
+func (g *GPUGram) SecondMoment(c *compute.Ctx, dst, x compute.Ptr, ld, c0, c1 int) error {
 	return g.product(c, "SecondMoment", dst, x, ld, c0, c1, false, 0)
 }
 
 // AddSecondMoment adds X Xᵀ / n of columns [c0, c1) of x to the C×C
 // float64 sum at dst (see SecondMoment).
-func (g *GPUGram) AddSecondMoment(c *cuda.Ctx, dst, x cuda.DevicePtr, ld, c0, c1 int) error {
+func (g *GPUGram) AddSecondMoment(c *compute.Ctx, dst, x compute.Ptr, ld, c0, c1 int) error {
 	return g.product(c, "AddSecondMoment", dst, x, ld, c0, c1, false, 1)
 }
 
 // product forms dst = X̃ X̃ᵀ / n + beta·dst, X̃ centred if centred.
-func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c0, c1 int, centred bool, beta float64) error {
+func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c0, c1 int, centred bool, beta float64) error {
 	C := g.c
 	if ld < 1 || c0 < 0 || c1 <= c0 || c1 > ld {
 		panic(fmt.Sprintf("linalg: GPUGram.%s: ld=%d columns [%d, %d): need 0 ≤ c0 < c1 ≤ ld", name, ld, c0, c1))
@@ -299,7 +299,7 @@ func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c
 	if g.ws.Ptr == 0 {
 		panic(fmt.Sprintf("linalg: GPUGram.%s after Free", name))
 	}
-	var mean cuda.DevicePtr
+	var mean compute.Ptr
 	if centred {
 		mean = g.mean.Ptr
 		g.fMean.Set(1, x)
@@ -320,7 +320,7 @@ func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c
 		S, W = splitsFor(n), GPUSplitLen
 	}
 	if method != GramGEMMInPlace {
-		g.fPack.SetGrid(cuda.Dim3{X: min((S*W+255)/256, 64), Y: C})
+		g.fPack.SetGrid(compute.Dim3{X: min((S*W+255)/256, 64), Y: C})
 		g.fPack.Set(1, x)
 		g.fPack.Set(2, mean)
 		g.fPack.Set(4, int64(ld))
@@ -339,12 +339,12 @@ func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c
 		sa, sc := int64(C*W), int64(C*C)
 		switch {
 		case g.opt.Float64:
-			err = c.DgemmStridedBatched(cuda.Trans, cuda.NoTrans, C, C, W, 1, ws, W, sa, ws, W, sa, 0, prod, C, sc, S)
+			err = c.DgemmStridedBatched(compute.Trans, compute.NoTrans, C, C, W, 1, ws, W, sa, ws, W, sa, 0, prod, C, sc, S)
 		case g.opt.TF32:
-			err = c.GemmStridedBatchedEx(cuda.Trans, cuda.NoTrans, C, C, W, 1, ws, cuda.R32F, W, sa, ws, cuda.R32F, W, sa,
-				0, prod, cuda.R32F, C, sc, S, cuda.Compute32FFastTF32)
+			err = c.GemmStridedBatchedEx(compute.Trans, compute.NoTrans, C, C, W, 1, ws, compute.R32F, W, sa, ws, compute.R32F, W, sa,
+				0, prod, compute.R32F, C, sc, S, compute.Compute32FFastTF32)
 		default:
-			err = c.SgemmStridedBatched(cuda.Trans, cuda.NoTrans, C, C, W, 1, ws, W, sa, ws, W, sa, 0, prod, C, sc, S)
+			err = c.SgemmStridedBatched(compute.Trans, compute.NoTrans, C, C, W, 1, ws, W, sa, ws, W, sa, 0, prod, C, sc, S)
 		}
 	case GramGEMM, GramGEMMInPlace:
 		a, lda := ws, W
@@ -353,12 +353,12 @@ func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c
 		}
 		switch {
 		case g.opt.Float64:
-			err = c.Dgemm(cuda.Trans, cuda.NoTrans, C, C, n, 1, a, lda, a, lda, 0, prod, C)
+			err = c.Dgemm(compute.Trans, compute.NoTrans, C, C, n, 1, a, lda, a, lda, 0, prod, C)
 		case g.opt.TF32:
-			err = c.GemmStridedBatchedEx(cuda.Trans, cuda.NoTrans, C, C, n, 1, a, cuda.R32F, lda, 0, a, cuda.R32F, lda, 0,
-				0, prod, cuda.R32F, C, 0, 1, cuda.Compute32FFastTF32)
+			err = c.GemmStridedBatchedEx(compute.Trans, compute.NoTrans, C, C, n, 1, a, compute.R32F, lda, 0, a, compute.R32F, lda, 0,
+				0, prod, compute.R32F, C, 0, 1, compute.Compute32FFastTF32)
 		default:
-			err = c.Sgemm(cuda.Trans, cuda.NoTrans, C, C, n, 1, a, lda, a, lda, 0, prod, C)
+			err = c.Sgemm(compute.Trans, compute.NoTrans, C, C, n, 1, a, lda, a, lda, 0, prod, C)
 		}
 	case GramBlocked:
 		nb := g.opt.Blocks
@@ -374,19 +374,19 @@ func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c
 				a, b, out := ws.Add(p0*W*e), ws.Add(q0*W*e), prod.Add((q0*C+p0)*e)
 				switch {
 				case g.opt.Float64:
-					err = c.Dgemm(cuda.Trans, cuda.NoTrans, p1-p0, q1-q0, n, 1, a, W, b, W, 0, out, C)
+					err = c.Dgemm(compute.Trans, compute.NoTrans, p1-p0, q1-q0, n, 1, a, W, b, W, 0, out, C)
 				case g.opt.TF32:
-					err = c.GemmStridedBatchedEx(cuda.Trans, cuda.NoTrans, p1-p0, q1-q0, n, 1, a, cuda.R32F, W, 0, b, cuda.R32F, W, 0,
-						0, out, cuda.R32F, C, 0, 1, cuda.Compute32FFastTF32)
+					err = c.GemmStridedBatchedEx(compute.Trans, compute.NoTrans, p1-p0, q1-q0, n, 1, a, compute.R32F, W, 0, b, compute.R32F, W, 0,
+						0, out, compute.R32F, C, 0, 1, compute.Compute32FFastTF32)
 				default:
-					err = c.Sgemm(cuda.Trans, cuda.NoTrans, p1-p0, q1-q0, n, 1, a, W, b, W, 0, out, C)
+					err = c.Sgemm(compute.Trans, compute.NoTrans, p1-p0, q1-q0, n, 1, a, W, b, W, 0, out, C)
 				}
 			}
 		}
 	case GramSYRK:
-		err = c.Dsyrk(cuda.Upper, cuda.Trans, C, n, 1, ws, W, 0, prod, C)
+		err = c.Dsyrk(compute.Upper, compute.Trans, C, n, 1, ws, W, 0, prod, C)
 	case GramDGEMM:
-		err = c.Dgemm(cuda.Trans, cuda.NoTrans, C, C, n, 1, ws, W, ws, W, 0, prod, C)
+		err = c.Dgemm(compute.Trans, compute.NoTrans, C, C, n, 1, ws, W, ws, W, 0, prod, C)
 	}
 	if err != nil {
 		return err
@@ -399,24 +399,24 @@ func (g *GPUGram) product(c *cuda.Ctx, name string, dst, x cuda.DevicePtr, ld, c
 	return g.fFinish.Launch(c)
 }
 
-// GPUSecondMoment is the GPU counterpart of [SecondMoment]: it accumulates
+// cudaSecondMoment is the GPU counterpart of [SecondMoment]: it accumulates
 // the mean over windows of X_w X_wᵀ / n_w, in float64 on the device, for
 // windows that live in device memory. Its methods must be called inside
 // the device's Do.
-type GPUSecondMoment struct {
+type cudaSecondMoment struct {
 	g   *GPUGram
-	sum cuda.Buffer
+	sum compute.Mem
 	k   int
 }
 
-// NewGPUSecondMoment returns an empty accumulator for C channels and
+// newCUDASecondMoment returns an empty accumulator for C channels and
 // windows of at most maxN samples (see NewGPUGram for the options).
-func NewGPUSecondMoment(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUSecondMoment, error) {
+func newCUDASecondMoment(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*cudaSecondMoment, error) {
 	g, err := NewGPUGram(c, C, maxN, opt)
 	if err != nil {
 		return nil, err
 	}
-	m := &GPUSecondMoment{g: g}
+	m := &cudaSecondMoment{g: g}
 	if m.sum, err = c.Alloc(C * C * 8); err != nil {
 		g.Free(c)
 		return nil, err
@@ -429,14 +429,14 @@ func NewGPUSecondMoment(c *cuda.Ctx, C, maxN int, opt GPUGramOptions) (*GPUSecon
 }
 
 // Gram returns the GPUGram the accumulator uses.
-func (m *GPUSecondMoment) Gram() *GPUGram { return m.g }
+func (m *cudaSecondMoment) Gram() *GPUGram { return m.g }
 
 // Windows returns the number of windows added since creation or the last
 // Reset.
-func (m *GPUSecondMoment) Windows() int { return m.k }
+func (m *cudaSecondMoment) Windows() int { return m.k }
 
 // Reset forgets all windows.
-func (m *GPUSecondMoment) Reset(c *cuda.Ctx) error {
+func (m *cudaSecondMoment) Reset(c *compute.Ctx) error {
 	m.k = 0
 	return c.Memset8(m.sum.Ptr, 0, m.sum.Bytes)
 }
@@ -444,7 +444,7 @@ func (m *GPUSecondMoment) Reset(c *cuda.Ctx) error {
 // Add adds the window made of columns [c0, c1) of the C×ld row-major
 // window x on the device (see GPUGram.SecondMoment); the work is enqueued
 // on c's stream.
-func (m *GPUSecondMoment) Add(c *cuda.Ctx, x cuda.DevicePtr, ld, c0, c1 int) error {
+func (m *cudaSecondMoment) Add(c *compute.Ctx, x compute.Ptr, ld, c0, c1 int) error {
 	if err := m.g.AddSecondMoment(c, m.sum.Ptr, x, ld, c0, c1); err != nil {
 		return err
 	}
@@ -455,10 +455,10 @@ func (m *GPUSecondMoment) Add(c *cuda.Ctx, x cuda.DevicePtr, ld, c0, c1 int) err
 // ResultTo waits for the stream and writes to dst (C*C values, host
 // memory) the mean second moment over the windows added; all NaN with no
 // windows, as [SecondMoment.ResultTo].
-func (m *GPUSecondMoment) ResultTo(c *cuda.Ctx, dst []float64) error {
+func (m *cudaSecondMoment) ResultTo(c *compute.Ctx, dst []float64) error {
 	C := m.g.c
 	if len(dst) != C*C {
-		panic(fmt.Sprintf("linalg: GPUSecondMoment.ResultTo: len(dst) = %d, want C*C = %d", len(dst), C*C))
+		panic(fmt.Sprintf("linalg: cudaSecondMoment.ResultTo: len(dst) = %d, want C*C = %d", len(dst), C*C))
 	}
 	if m.k == 0 {
 		for i := range dst {
@@ -466,7 +466,7 @@ func (m *GPUSecondMoment) ResultTo(c *cuda.Ctx, dst []float64) error {
 		}
 		return c.Sync()
 	}
-	if err := cuda.Download(c, dst, m.sum.Ptr); err != nil {
+	if err := compute.Download(c, dst, m.sum.Ptr); err != nil {
 		return err
 	}
 	s := 1 / float64(m.k)
@@ -477,19 +477,19 @@ func (m *GPUSecondMoment) ResultTo(c *cuda.Ctx, dst []float64) error {
 }
 
 // Free releases the device buffers.
-func (m *GPUSecondMoment) Free(c *cuda.Ctx) error {
+func (m *cudaSecondMoment) Free(c *compute.Ctx) error {
 	err := m.g.Free(c)
 	if err2 := c.Free(m.sum); err == nil {
 		err = err2
 	}
-	m.sum = cuda.Buffer{}
+	m.sum = compute.Mem{}
 	return err
 }
 
 // poison fills g's buffers with NaN (all bits set), so that a test sees
 // any element a kernel fails to write.
-func (g *GPUGram) poison(c *cuda.Ctx) error {
-	for _, b := range []cuda.Buffer{g.ws, g.prod, g.mean} {
+func (g *GPUGram) poison(c *compute.Ctx) error {
+	for _, b := range []compute.Mem{g.ws, g.prod, g.mean} {
 		if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 			return err
 		}

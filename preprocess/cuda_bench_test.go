@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"dspk/compute/cuda"
+	"dspk/compute"
 	"dspk/linalg"
 )
 
@@ -30,14 +30,14 @@ func gpuBenchData() ([]int16, *linalg.Whitening) {
 	return gpuBenchSrc, gpuBenchW
 }
 
-// newBenchGPU returns a GPUPreprocessor for the NP1 window with k pinned
+// newBenchGPU returns a cudaPreprocessor for the NP1 window with k pinned
 // windows holding copies of the benchmark window.
-func newBenchGPU(b *testing.B, k int, cfg gpuConfig) (*GPUPreprocessor, [][]int16) {
+func newBenchGPU(b *testing.B, k int, cfg gpuConfig) (*cudaPreprocessor, [][]int16) {
 	dev := testGPU(b)
 	src, _ := gpuBenchData()
 	p := DefaultParams()
 	p.ChanMap, p.NChanFile = iota(384), 385
-	g, err := newGPU(dev, p, cfg)
+	g, err := newCUDA(dev, p, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,8 +93,8 @@ func BenchmarkGPUPreprocess(b *testing.B) {
 			_, w := gpuBenchData()
 			var total float64
 			stage := make([]float64, len(stageNames))
-			err := g.dev.Do(func(c *cuda.Ctx) error {
-				g.stages = make([]cuda.Event, len(stageNames)+1)
+			err := g.dev.Do(func(c *compute.Ctx) error {
+				g.stages = make([]compute.Event, len(stageNames)+1)
 				for i := range g.stages {
 					var err error
 					if g.stages[i], err = c.NewEvent(); err != nil {
@@ -159,7 +159,7 @@ func BenchmarkGPUUpload(b *testing.B) {
 		g, wins := newBenchGPU(b, 1, defaultGPUConfig)
 		bytes := len(wins[0]) * 2
 		var total float64
-		err := g.dev.Do(func(c *cuda.Ctx) error {
+		err := g.dev.Do(func(c *compute.Ctx) error {
 			e0, err := c.NewEvent()
 			if err != nil {
 				return err
@@ -201,10 +201,10 @@ func BenchmarkGPUUpload(b *testing.B) {
 		g, _ := newBenchGPU(b, 1, defaultGPUConfig)
 		src, _ := gpuBenchData()
 		b.SetBytes(int64(len(src) * 2))
-		err := g.dev.Do(func(c *cuda.Ctx) error {
+		err := g.dev.Do(func(c *compute.Ctx) error {
 			t0 := time.Now()
 			for range b.N {
-				if err := cuda.Upload(c, g.in[0].Ptr, src); err != nil {
+				if err := compute.Upload(c, g.in[0].Ptr, src); err != nil {
 					return err
 				}
 			}
@@ -231,7 +231,7 @@ func BenchmarkGPUOverlap(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			g, wins := newBenchGPU(b, windows, defaultGPUConfig)
 			_, w := gpuBenchData()
-			err := g.dev.Do(func(c *cuda.Ctx) error {
+			err := g.dev.Do(func(c *compute.Ctx) error {
 				if err := g.SetWhitening(c, w); err != nil {
 					return err
 				}

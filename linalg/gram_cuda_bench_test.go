@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"dspk/compute/cuda"
+	"dspk/compute"
 )
 
 // benchGPUGram times one 384 × 60000 window (columns [61, 60061) of a
@@ -24,8 +24,8 @@ func benchGPUGram(b *testing.B, opt GPUGramOptions, centred bool) {
 	if opt.Float64 {
 		x64 = to64(x)
 	}
-	gpuDo(b, func(c *cuda.Ctx) error {
-		var dx cuda.Buffer
+	gpuDo(b, func(c *compute.Ctx) error {
+		var dx compute.Mem
 		var err error
 		if opt.Float64 {
 			dx, err = upload(c, x64)

@@ -6,14 +6,14 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"dspk/compute/cuda"
+	"dspk/compute"
 	"dspk/internal/gputest"
 )
 
 // gpuDevice returns the test GPU, skipping where there is none.
-func gpuDevice(t testing.TB) *cuda.Device { return gputest.Device(t).CUDA() }
+func gpuDevice(t testing.TB) *compute.Device { return gputest.Device(t) }
 
-func gpuDo(t testing.TB, f func(c *cuda.Ctx) error) {
+func gpuDo(t testing.TB, f func(c *compute.Ctx) error) {
 	t.Helper()
 	if err := gpuDevice(t).Do(f); err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func (o GPUGramOptions) name() string {
 }
 
 // upload copies x to a new device buffer.
-func upload[T cuda.Number](c *cuda.Ctx, x []T) (cuda.Buffer, error) {
+func upload[T compute.Number](c *compute.Ctx, x []T) (compute.Mem, error) {
 	var z T
 	size := 4
 	if _, ok := any(z).(float64); ok {
@@ -67,13 +67,13 @@ func upload[T cuda.Number](c *cuda.Ctx, x []T) (cuda.Buffer, error) {
 	if err != nil {
 		return b, err
 	}
-	return b, cuda.Upload(c, b.Ptr, x)
+	return b, compute.Upload(c, b.Ptr, x)
 }
 
 // gpuRun computes a covariance (or second moment) of columns [c0, c1) of
 // the device window x with g, into a NaN-poisoned output, with g's
 // buffers poisoned first, and returns it.
-func gpuRun(c *cuda.Ctx, g *GPUGram, dst cuda.Buffer, x cuda.DevicePtr, ld, c0, c1 int, centred bool) ([]float64, error) {
+func gpuRun(c *compute.Ctx, g *GPUGram, dst compute.Mem, x compute.Ptr, ld, c0, c1 int, centred bool) ([]float64, error) {
 	if err := g.poison(c); err != nil {
 		return nil, err
 	}
@@ -90,7 +90,7 @@ func gpuRun(c *cuda.Ctx, g *GPUGram, dst cuda.Buffer, x cuda.DevicePtr, ld, c0, 
 		return nil, err
 	}
 	got := make([]float64, g.C()*g.C())
-	return got, cuda.Download(c, got, dst.Ptr)
+	return got, compute.Download(c, got, dst.Ptr)
 }
 
 // TestGPUGramAgainstReference runs the CPU table of
@@ -114,7 +114,7 @@ func TestGPUGramAgainstReference(t *testing.T) {
 				for _, centred := range []bool{true, false} {
 					refs[centred] = refGram(x64, C, ld, c0, c0+n, centred, rows)
 				}
-				gpuDo(t, func(c *cuda.Ctx) error {
+				gpuDo(t, func(c *compute.Ctx) error {
 					dx, err := upload(c, x)
 					if err != nil {
 						return err
@@ -177,7 +177,7 @@ func TestGPUGramTF32(t *testing.T) {
 	for _, centred := range []bool{true, false} {
 		ref := refGram(to64(x), C, ld, c0, c0+n, centred, rows)
 		for _, m := range []GramMethod{GramSplit, GramGEMM, GramBlocked, GramGEMMInPlace} {
-			gpuDo(t, func(c *cuda.Ctx) error {
+			gpuDo(t, func(c *compute.Ctx) error {
 				dx, err := upload(c, x)
 				if err != nil {
 					return err
@@ -220,7 +220,7 @@ func TestGPUGramInvariance(t *testing.T) {
 		contig := window(rng, C, n, 0, n)
 		long := window(rng, C, 12000, 0, 12000)
 		for _, m := range []GramMethod{GramSplit, GramGEMM, GramBlocked, GramSYRK, GramDGEMM} {
-			gpuDo(t, func(c *cuda.Ctx) error {
+			gpuDo(t, func(c *compute.Ctx) error {
 				g, err := NewGPUGram(c, C, 12000, GPUGramOptions{Method: m, Float64: m == GramSYRK})
 				if err != nil {
 					return err
@@ -232,7 +232,7 @@ func TestGPUGramInvariance(t *testing.T) {
 				}
 				defer c.Free(dst)
 				run := func(x []float32, ld, c0, c1 int, centred bool, fresh bool) ([]float64, error) {
-					var dx cuda.Buffer
+					var dx compute.Mem
 					var err error
 					if m == GramSYRK {
 						dx, err = upload(c, to64(x))
@@ -255,7 +255,7 @@ func TestGPUGramInvariance(t *testing.T) {
 						return nil, err
 					}
 					got := make([]float64, C*C)
-					return got, cuda.Download(c, got, dst.Ptr)
+					return got, compute.Download(c, got, dst.Ptr)
 				}
 				for _, centred := range []bool{true, false} {
 					want, err := run(contig, n, 0, n, centred, true)
@@ -321,19 +321,19 @@ func TestGPUSecondMoment(t *testing.T) {
 		ld := c0 + n + rng.IntN(5)
 		wins = append(wins, win{window(rng, C, ld, c0, n), ld, c0, c0 + n})
 	}
-	cpu := NewSecondMoment(C)
+	cpu := NewSecondMoment(nil, C)
 	for _, w := range wins {
 		cpu.Add32(w.x, w.ld, w.c0, w.c1)
 	}
-	want := cpu.Result()
+	want := result(cpu)
 	all := make([]int, C)
 	for i := range all {
 		all[i] = i
 	}
 	for _, o := range gpuConfigs() {
 		m, f64 := o.name(), o.Float64
-		gpuDo(t, func(c *cuda.Ctx) error {
-			acc, err := NewGPUSecondMoment(c, C, maxN, o)
+		gpuDo(t, func(c *compute.Ctx) error {
+			acc, err := newCUDASecondMoment(c, C, maxN, o)
 			if err != nil {
 				return err
 			}
@@ -349,7 +349,7 @@ func TestGPUSecondMoment(t *testing.T) {
 			}
 			for pass := range 2 {
 				for _, w := range wins {
-					var dx cuda.Buffer
+					var dx compute.Mem
 					if f64 {
 						dx, err = upload(c, to64(w.x))
 					} else {
@@ -389,7 +389,7 @@ func TestGPUSecondMoment(t *testing.T) {
 // TestGPUGramPanics checks the shape checks, which run before any device
 // call (so they run without a GPU).
 func TestGPUGramPanics(t *testing.T) {
-	g := &GPUGram{c: 4, maxN: 100, ws: cuda.Buffer{Ptr: 1, Bytes: 1}}
+	g := &GPUGram{c: 4, maxN: 100, ws: compute.Mem{Ptr: 1, Bytes: 1}}
 	for name, f := range map[string]func(){
 		"C=0":          func() { NewGPUGram(nil, 0, 10, GPUGramOptions{}) },
 		"maxN=0":       func() { NewGPUGram(nil, 4, 0, GPUGramOptions{}) },
@@ -429,7 +429,7 @@ func TestDefaultGramMethod(t *testing.T) {
 		{9, 0, false, GramDGEMM}, {9, 0, true, GramBlocked}, {8, 0, false, GramDGEMM}, {10, 0, false, GramDGEMM},
 		{8, 9, false, GramGEMM}, {8, 6, true, GramGEMM}, {12, 0, false, GramGEMM}, {7, 5, false, GramGEMM},
 	} {
-		if got := defaultGramMethod(cuda.DeviceInfo{Major: tc.major, Minor: tc.minor}, tc.f64); got != tc.want {
+		if got := defaultGramMethod(compute.GPUInfo{Major: tc.major, Minor: tc.minor}, tc.f64); got != tc.want {
 			t.Errorf("sm_%d%d float64=%v: %v, want %v", tc.major, tc.minor, tc.f64, got, tc.want)
 		}
 	}

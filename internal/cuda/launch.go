@@ -97,6 +97,14 @@ func (p *Prepared) Set(i int, v any) {
 	p.slots[i] = bits
 }
 
+// SetPtr is Set for a device-pointer argument, without boxing it.
+func (p *Prepared) SetPtr(i int, v DevicePtr) {
+	if p.kinds[i] != "ptr" {
+		panic(fmt.Sprintf("cuda: Prepared.SetPtr argument %d of %s: ptr, was %s", i, p.f.name, p.kinds[i]))
+	}
+	p.slots[i] = uint64(v)
+}
+
 // SetGrid changes the grid size.
 func (p *Prepared) SetGrid(grid Dim3) { p.grid = grid }
 

@@ -1,0 +1,190 @@
+package compute
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// Window is one padded window of a recording held where its device works
+// on it: the raw samples as stored (T rows of NChanFile int16, interleaved,
+// as recording.Batch.Data holds them) and the float32 working array of C
+// channels, channel-major ([C][T], x[c*T+t]) that the ops read and write
+// in turn (preprocessing writes it, the second moment and detection read
+// it).
+//
+// On the CPU both live in host memory: [Window.Load] keeps the caller's
+// raw slice without copying, and [Window.Data] is the working array
+// itself. On a CUDA device both live in device memory: Load uploads the
+// raw samples once (asynchronously staged from memory of
+// [Device.AllocHost], at pageable speed otherwise), the ops work on
+// [Window.RawMem] and [Window.DataMem] inside Do and call
+// [Window.MarkWritten] after writing the working array, and Data downloads
+// it into pinned host memory only when a host stage asks for it, once per
+// write.
+//
+// A Window is built once per shape by [Device.NewWindow] and reused for
+// every window of a pass; it is not safe for concurrent use. Load, Data
+// and Close must not be called inside Do.
+type Window struct {
+	dev      *Device
+	c, t, cf int
+
+	raw  []int16   // the raw samples of the last Load (host)
+	data []float32 // CPU: the working array; CUDA: its host copy (pinned)
+
+	rawMem, dataMem Mem      // CUDA: the window on the device
+	host            *HostMem // CUDA: pinned memory of data
+	stale           bool     // CUDA: data is older than dataMem
+	closed          bool
+}
+
+// NewWindow returns a window of C output channels, T samples and NChanFile
+// channels per stored sample on d, allocating its buffers (on a CUDA
+// device: T·NChanFile int16 and C·T float32 of device memory and C·T
+// float32 of pinned host memory). It panics unless C, T and NChanFile are
+// positive.
+func (d *Device) NewWindow(C, T, NChanFile int) (*Window, error) {
+	if C < 1 || T < 1 || NChanFile < 1 {
+		panic(fmt.Sprintf("compute: NewWindow(%d, %d, %d): sizes must be positive", C, T, NChanFile))
+	}
+	w := &Window{dev: d, c: C, t: T, cf: NChanFile}
+	if d.gpu == nil {
+		w.data = make([]float32, C*T)
+		return w, nil
+	}
+	err := d.Do(func(c *Ctx) error {
+		var err error
+		if w.rawMem, err = c.Alloc(T * NChanFile * 2); err != nil {
+			return err
+		}
+		if w.dataMem, err = c.Alloc(C * T * 4); err != nil {
+			return err
+		}
+		if w.host, err = c.AllocHost(C * T * 4); err != nil {
+			return err
+		}
+		w.data = w.host.Float32()[:C*T]
+		return nil
+	})
+	if err != nil {
+		w.release()
+		return nil, err
+	}
+	return w, nil
+}
+
+// Device returns the device w lives on.
+func (w *Window) Device() *Device { return w.dev }
+
+// Channels returns C, the channels of the working array.
+func (w *Window) Channels() int { return w.c }
+
+// Len returns T, the samples of the padded window.
+func (w *Window) Len() int { return w.t }
+
+// FileChannels returns NChanFile, the channels per stored sample.
+func (w *Window) FileChannels() int { return w.cf }
+
+// Load makes raw (T·NChanFile values, interleaved as stored) the window's
+// raw samples. On the CPU raw is kept, not copied: it must not change while
+// the window is in use. On a CUDA device it is uploaded and may be reused
+// when Load returns. It panics if len(raw) ≠ T·NChanFile.
+func (w *Window) Load(raw []int16) error {
+	w.check("Load")
+	if n := w.t * w.cf; len(raw) != n {
+		panic(fmt.Sprintf("compute: Window.Load: len(raw) = %d, want T·NChanFile = %d·%d", len(raw), w.t, w.cf))
+	}
+	w.raw = raw
+	if w.dev.gpu == nil {
+		return nil
+	}
+	n := len(raw) * 2
+	return w.dev.Do(func(c *Ctx) error {
+		if h, off, ok := w.dev.pinnedOf(unsafe.Pointer(&raw[0]), n); ok {
+			if err := c.CopyHtoD(w.rawMem.Ptr, h, off, n); err != nil {
+				return err
+			}
+			return c.SyncOp("compute: window upload")
+		}
+		return Upload(c, w.rawMem.Ptr, raw)
+	})
+}
+
+// Raw returns the host raw samples of the last Load (nil before any).
+func (w *Window) Raw() []int16 { return w.raw }
+
+// RawMem returns the raw samples on a CUDA device (the zero Mem on the
+// CPU).
+func (w *Window) RawMem() Mem { return w.rawMem }
+
+// DataMem returns the working array on a CUDA device (the zero Mem on the
+// CPU). An op that writes it calls MarkWritten.
+func (w *Window) DataMem() Mem { return w.dataMem }
+
+// MarkWritten records that an op wrote the working array on the device,
+// so that the next Data downloads it. On the CPU it does nothing.
+func (w *Window) MarkWritten() {
+	if w.dev.gpu != nil {
+		w.stale = true
+	}
+}
+
+// Data returns the working array in host memory, C·T float32,
+// channel-major. On the CPU it is the working array itself, which CPU ops
+// write; on a CUDA device it is a copy, downloaded if the device's array
+// was written since the last Data, and valid until the next write.
+func (w *Window) Data() ([]float32, error) {
+	w.check("Data")
+	if !w.stale {
+		return w.data, nil
+	}
+	err := w.dev.Do(func(c *Ctx) error {
+		if err := c.CopyDtoH(w.host, 0, w.dataMem.Ptr, w.c*w.t*4); err != nil {
+			return err
+		}
+		return c.SyncOp("compute: window download")
+	})
+	if err != nil {
+		return nil, err
+	}
+	w.stale = false
+	return w.data, nil
+}
+
+func (w *Window) check(op string) {
+	if w.closed {
+		panic("compute: Window." + op + " after Close")
+	}
+}
+
+// release frees what a CUDA window holds.
+func (w *Window) release() error {
+	if w.dev.gpu == nil {
+		return nil
+	}
+	err := w.dev.Do(func(c *Ctx) error {
+		err := c.Sync()
+		for _, m := range []*Mem{&w.rawMem, &w.dataMem} {
+			if e := c.Free(*m); e != nil && err == nil {
+				err = e
+			}
+			*m = Mem{}
+		}
+		if e := c.FreeHost(w.host); e != nil && err == nil {
+			err = e
+		}
+		return err
+	})
+	w.host, w.data = nil, nil
+	return err
+}
+
+// Close frees the window's buffers; it may be called more than once.
+func (w *Window) Close() error {
+	if w.closed {
+		return nil
+	}
+	w.closed = true
+	w.raw = nil
+	return w.release()
+}

@@ -1,0 +1,562 @@
+package detect
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"slices"
+	"unsafe"
+
+	"dspk/compute"
+)
+
+//go:embed kernels/detect.cu
+var gpuSource string
+
+// Sizes shared with kernels/detect.cu.
+const (
+	tcThreads = 128 // TC_THREADS
+	cgF       = 32  // CG_F
+	cgW       = 8   // CG_W
+	recHead   = 6   // REC_HEAD
+	// gpuGrid is the number of blocks of the grid-stride kernels (paint,
+	// local_max, emit), whose work is counted on the device.
+	gpuGrid = 1024
+	// initStrong and initDets are the first capacities of the strong list
+	// and the detection list; both grow when a window overflows them
+	// (and the window is redone).
+	initStrong = 1 << 22
+	initDets   = 1 << 15
+)
+
+// gpuDetectConfig selects among kernel variants; every variant computes
+// the same result.
+type gpuDetectConfig struct {
+	tcR     int  // filter bank: consecutive outputs per thread (TC_R)
+	evalVec bool // all of a point's B loaded before its responses (EVAL_VEC)
+	cgFirst bool // the bounds of a warp's centres before any response (CG_FIRST)
+}
+
+// defaultGPUDetectConfig is the fastest configuration measured on an
+// H200 (docs/perf.md).
+var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4}
+
+// GPUStageNames name the GPU stages that [Detector.StageTimes] reports, in
+// launch order.
+var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "clear", "records", "download"}
+
+// gpuDetector is the CUDA back end of [Detector]: it finds the same spikes, in
+// the same order, with the same amplitudes, positions and features, from
+// a whitened window that stays on the device. Stages (kernels/detect.cu):
+// the temporal filter bank in float64 rounded to float32 (as the CPU's
+// float64 FFT), the per-centre combination behind the exact
+// Cauchy–Schwarz bound with the best template and sign chosen in
+// registers, the local maximum over the nC2 nearest centres × ±nt0min
+// columns through a suppression map, and one record per spike (template,
+// sign, position, features) computed on the device; only the records are
+// downloaded, then ordered by column and centre on the host. Every
+// arithmetic step after the filter bank follows the CPU's order without
+// fused multiply-adds, so results are bit for bit the CPU's except where
+// a correlation value lies within ~1e-15 of a float32 rounding boundary.
+//
+// It owns about (K+1)·C·T' + F·T' float32 of device buffers (T' = T −
+// 2·nt; 1.0 GB for NP1) plus the strong-point and spike lists. A
+// gpuDetector is not safe for concurrent use; the methods that take a
+// *compute.Ctx must be called inside the device's Do.
+type gpuDetector struct {
+	dev *compute.Device
+	g   *Grid
+	tm  *Templates
+
+	c, t, ti, nt, nt0, half int
+	k, s, nc, nc2, p, f     int
+	th, thr2                float32
+	recWords                int
+	cfg                     gpuDetectConfig
+
+	fConv, fCentres, fPaint, fLocal, fEmit *compute.Kernel
+
+	b, m, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
+	sf, stp, sa, det, rec                                    compute.Mem
+	strongCap, detCap                                        int
+	hCounts, hRec                                            *compute.HostMem
+
+	order []int32 // scratch of the host ordering
+
+	stages []compute.Event // when not nil, recorded between the stages
+	closed bool
+}
+
+// newGPUDetector returns the CUDA back end of a [Detector] on dev for the
+// windows that NewDetector(nil, g, tm, T, prm) accepts: it compiles the
+// kernels for the sizes (K, nt, S, nC, nC2, P, nt0min as compile-time
+// constants) and the variant cfg, uploads the grid and templates and
+// allocates the device buffers. It returns an error if dev is not a CUDA
+// device, the sizes do not fit the kernels, or the device fails; it panics
+// where NewDetector does.
+func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params, cfg gpuDetectConfig) (*gpuDetector, error) {
+	if err := prm.Validate(); err != nil {
+		panic(err.Error())
+	}
+	tm.check()
+	if tm.NT != prm.NT {
+		panic(fmt.Sprintf("detect: templates of %d samples for nt = %d", tm.NT, prm.NT))
+	}
+	if T <= 2*prm.NT {
+		panic(fmt.Sprintf("detect: window of %d columns with %d of padding on each side", T, prm.NT))
+	}
+	if tm.K*g.S > math.MaxInt16 {
+		panic(fmt.Sprintf("detect: %d templates × %d sizes", tm.K, g.S))
+	}
+	if dev == nil || dev.Kind() != compute.CUDA {
+		name := "nil"
+		if dev != nil {
+			name = dev.String()
+		}
+		return nil, fmt.Errorf("detect: GPU detector: device %s is not a CUDA GPU", name)
+	}
+	d := &gpuDetector{
+		dev: dev, g: g, tm: tm,
+		c: g.C(), t: T, ti: T - 2*prm.NT, nt: prm.NT, nt0: prm.NT0Min, half: prm.NT / 2,
+		k: tm.K, s: g.S, nc: g.NC, nc2: g.NC2, p: tm.P, f: g.F(),
+		th: float32(prm.ThUniversal), cfg: cfg,
+		thr2: float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack)),
+	}
+	d.recWords = recHead + d.nc*d.p
+	switch {
+	case d.nc > 64:
+		return nil, fmt.Errorf("detect: GPU detector: %d channels per centre, more than the 64 the GPU kernels hold in registers", d.nc)
+	case int64(d.c)*int64(d.ti)*int64(d.k) > math.MaxInt32*4 || int64(d.f)*int64(d.ti) > math.MaxInt32:
+		return nil, fmt.Errorf("detect: GPU detector: window of %d columns × %d centres is too large", d.ti, d.f)
+	case d.ti > math.MaxInt32/cgF:
+		return nil, fmt.Errorf("detect: GPU detector: window of %d columns is too large", d.ti)
+	}
+	err := dev.Do(func(c *compute.Ctx) error {
+		if err := d.init(c); err != nil {
+			d.release(c)
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// init compiles the kernels, allocates the buffers and uploads the grid
+// and templates.
+func (d *gpuDetector) init(c *compute.Ctx) error {
+	opts := []string{
+		fmt.Sprintf("-DDK=%d", d.k), fmt.Sprintf("-DDNT=%d", d.nt), fmt.Sprintf("-DDS=%d", d.s),
+		fmt.Sprintf("-DDNC=%d", d.nc), fmt.Sprintf("-DDNC2=%d", d.nc2), fmt.Sprintf("-DDP=%d", d.p),
+		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_R=%d", d.cfg.tcR),
+		fmt.Sprintf("-DEVAL_VEC=%d", b2i(d.cfg.evalVec)), fmt.Sprintf("-DCG_FIRST=%d", b2i(d.cfg.cgFirst)),
+	}
+	mod, err := c.Compile("detect/kernels/detect.cu", gpuSource, opts...)
+	if err != nil {
+		return err
+	}
+	fn := func(name string) *compute.Kernel {
+		if err != nil {
+			return nil
+		}
+		var f *compute.Kernel
+		f, err = mod.Kernel(name)
+		return f
+	}
+	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn("tconv"), fn("centres"), fn("paint"), fn("local_max"), fn("emit")
+	if err != nil {
+		return err
+	}
+	alloc := func(b *compute.Mem, bytes int) {
+		if err == nil {
+			*b, err = c.Alloc(max(bytes, 4))
+		}
+	}
+	C, Ti := d.c, d.ti
+	alloc(&d.b, C*Ti*d.k*4)
+	alloc(&d.m, C*Ti*4)
+	alloc(&d.paint, d.f*Ti*4)
+	alloc(&d.counts, 2*4)
+	alloc(&d.ic, len(d.g.IC)*4)
+	alloc(&d.ic2, len(d.g.IC2)*4)
+	alloc(&d.w, len(d.g.Weights)*4)
+	alloc(&d.chx, C*8)
+	alloc(&d.chy, C*8)
+	alloc(&d.wt, len(d.tm.WTEMP)*8)
+	alloc(&d.wpca, len(d.tm.WPCA)*4)
+	if err != nil {
+		return err
+	}
+	if err := d.growStrong(c, min(initStrong, d.f*Ti)); err != nil {
+		return err
+	}
+	if err := d.growDets(c, initDets); err != nil {
+		return err
+	}
+	if d.hCounts, err = c.AllocHost(2 * 4); err != nil {
+		return err
+	}
+	wt := make([]float64, len(d.tm.WTEMP))
+	for i, v := range d.tm.WTEMP {
+		wt[i] = float64(v)
+	}
+	for _, e := range []error{
+		compute.Upload(c, d.ic.Ptr, d.g.IC), compute.Upload(c, d.ic2.Ptr, d.g.IC2),
+		compute.Upload(c, d.w.Ptr, d.g.Weights), compute.Upload(c, d.chx.Ptr, d.g.ChanX),
+		compute.Upload(c, d.chy.Ptr, d.g.ChanY), compute.Upload(c, d.wt.Ptr, wt),
+		compute.Upload(c, d.wpca.Ptr, d.tm.WPCA),
+		c.Memset8(d.paint.Ptr, 0, d.paint.Bytes),
+	} {
+		if e != nil {
+			return e
+		}
+	}
+	return c.Sync()
+}
+
+// growStrong (re)allocates the strong list for n points.
+func (d *gpuDetector) growStrong(c *compute.Ctx, n int) error {
+	for _, b := range []*compute.Mem{&d.sf, &d.stp, &d.sa} {
+		if err := c.Free(*b); err != nil {
+			return err
+		}
+		*b = compute.Mem{}
+	}
+	n = max(n, 1)
+	var err error
+	for _, b := range []*compute.Mem{&d.sf, &d.stp, &d.sa} {
+		if *b, err = c.Alloc(n * 4); err != nil {
+			return err
+		}
+	}
+	d.strongCap = n
+	return nil
+}
+
+// growDets (re)allocates the detection list and records for n spikes.
+func (d *gpuDetector) growDets(c *compute.Ctx, n int) error {
+	n = max(n, 1)
+	for _, b := range []*compute.Mem{&d.det, &d.rec} {
+		if err := c.Free(*b); err != nil {
+			return err
+		}
+		*b = compute.Mem{}
+	}
+	if d.hRec != nil {
+		if err := c.FreeHost(d.hRec); err != nil {
+			return err
+		}
+		d.hRec = nil
+	}
+	var err error
+	if d.det, err = c.Alloc(n * 4); err != nil {
+		return err
+	}
+	if d.rec, err = c.Alloc(n * d.recWords * 4); err != nil {
+		return err
+	}
+	if d.hRec, err = c.AllocHost(n * d.recWords * 4); err != nil {
+		return err
+	}
+	d.detCap = n
+	return nil
+}
+
+// release frees everything d holds on the device; zero handles are
+// skipped. It returns the first error.
+func (d *gpuDetector) release(c *compute.Ctx) error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	for _, b := range []*compute.Mem{&d.b, &d.m, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
+		&d.wt, &d.wpca, &d.xin, &d.sf, &d.stp, &d.sa, &d.det, &d.rec} {
+		keep(c.Free(*b))
+		*b = compute.Mem{}
+	}
+	for _, h := range []**compute.HostMem{&d.hCounts, &d.hRec} {
+		if *h != nil {
+			keep(c.FreeHost(*h))
+			*h = nil
+		}
+	}
+	for _, e := range d.stages {
+		keep(c.DestroyEvent(e))
+	}
+	d.stages = nil
+	return first
+}
+
+// Close waits for the device, then frees d's device and pinned buffers.
+// Close may be called more than once.
+func (d *gpuDetector) Close() error {
+	if d.closed {
+		return nil
+	}
+	d.closed = true
+	return d.dev.Do(func(c *compute.Ctx) error {
+		err := c.SyncDevice()
+		if err2 := d.release(c); err == nil {
+			err = err2
+		}
+		return err
+	})
+}
+
+// Detect is [Detector.Detect] on the GPU from a whitened window in host
+// memory (for tests and benchmarks): it
+// uploads x (pageable, about 7 GB/s), detects and appends the spikes to
+// dst. It panics as Detector.Detect does.
+func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) (Stats, error) {
+	if len(x) != d.c*d.t {
+		panic(fmt.Sprintf("detect: Detect of %d values for %d channels × %d columns", len(x), d.c, d.t))
+	}
+	var st Stats
+	err := d.dev.Do(func(c *compute.Ctx) error {
+		if d.xin.Ptr == 0 {
+			var err error
+			if d.xin, err = c.Alloc(len(x) * 4); err != nil {
+				return err
+			}
+		}
+		if err := compute.Upload(c, d.xin.Ptr, x); err != nil {
+			return err
+		}
+		var err error
+		st, err = d.DetectDevice(c, dst, d.xin.Ptr, ownStart, owned)
+		return err
+	})
+	return st, err
+}
+
+// DetectDevice is [Detector.Detect] of the whitened window at x on the
+// device ([C][T] float32, channel-major), ordered after the work already
+// on c's stream: it appends the spikes to dst and returns when they are
+// there (x may then be overwritten). The counts it returns: Columns and
+// ConvFlops as the CPU's for one chunk of T−2·nt columns; Strong is the
+// number of (centre, column) pairs above Th in those columns; Spikes the
+// spikes kept; the pruning counts are not kept (zero). It panics if owned
+// is not in [1, T−2·nt].
+func (d *gpuDetector) DetectDevice(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStart int64, owned int) (Stats, error) {
+	if d.closed {
+		panic("detect: gpuDetector.DetectDevice after Close")
+	}
+	if owned < 1 || owned > d.ti {
+		panic(fmt.Sprintf("detect: window owning %d of %d columns", owned, d.ti))
+	}
+	for {
+		n, nd, err := d.run(c, x, owned)
+		if err != nil {
+			return Stats{}, err
+		}
+		if n > d.strongCap {
+			if err := d.growStrong(c, n+n/4); err != nil {
+				return Stats{}, err
+			}
+			continue
+		}
+		if nd > d.detCap {
+			if err := d.growDets(c, nd+nd/4); err != nil {
+				return Stats{}, err
+			}
+			continue
+		}
+		if err := c.CopyDtoH(d.hRec, 0, d.rec.Ptr, nd*d.recWords*4); err != nil {
+			return Stats{}, err
+		}
+		if err := d.mark(c, 7); err != nil {
+			return Stats{}, err
+		}
+		if err := c.SyncOp("detect: GPU spike download"); err != nil {
+			return Stats{}, err
+		}
+		d.decode(dst, nd, ownStart)
+		cols := int64(d.ti)
+		return Stats{
+			Columns: cols, ConvFlops: int64(2*d.c*d.k*d.nt) * cols,
+			Strong: int64(n), Spikes: int64(nd),
+		}, nil
+	}
+}
+
+// run enqueues the stages of one window and returns the strong points and
+// detections counted (which may exceed the capacities: nothing beyond them
+// was written, and the suppression map is clean again).
+func (d *gpuDetector) run(c *compute.Ctx, x compute.Ptr, owned int) (n, nd int, err error) {
+	C, Ti := d.c, d.ti
+	cnt := d.counts.Ptr
+	ndet := cnt.Add(4)
+	steps := []func() error{
+		func() error { return c.Memset32(cnt, 0, 2) },
+		func() error { return d.mark(c, 0) },
+		func() error {
+			return c.Launch(d.fConv, compute.Dim3{X: ceilDiv(Ti, tcThreads*d.cfg.tcR), Y: C}, compute.D1(tcThreads), 0,
+				d.b, d.m, x, d.wt, int32(d.t), int32(Ti))
+		},
+		func() error { return d.mark(c, 1) },
+		func() error {
+			return c.Launch(d.fCentres, compute.Dim3{X: ceilDiv(Ti, 32), Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
+				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.b, d.m, d.ic, d.w, int32(d.f), int32(Ti), d.thr2, d.th)
+		},
+		func() error { return d.mark(c, 2) },
+		func() error {
+			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
+				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(0))
+		},
+		func() error { return d.mark(c, 3) },
+		func() error {
+			return c.Launch(d.fLocal, compute.D1(gpuGrid), compute.D1(256), 0,
+				d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.paint, d.ic2, int32(Ti), int32(owned))
+		},
+		func() error { return d.mark(c, 4) },
+		func() error {
+			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
+				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(1))
+		},
+		func() error { return d.mark(c, 5) },
+		func() error {
+			return c.Launch(d.fEmit, compute.D1(gpuGrid), compute.D1(64), 0,
+				d.rec, d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, d.b, x, d.ic, d.w, d.chx, d.chy, d.wpca,
+				int32(d.t), int32(Ti), d.thr2)
+		},
+		func() error { return d.mark(c, 6) },
+		func() error { return c.CopyDtoH(d.hCounts, 0, cnt, 8) },
+		func() error { return c.SyncOp("detect: GPU detection") },
+	}
+	for _, s := range steps {
+		if err := s(); err != nil {
+			return 0, 0, err
+		}
+	}
+	h := unsafe.Slice((*int32)(d.hCounts.Ptr()), 2)
+	return int(h[0]), int(h[1]), nil
+}
+
+// decode appends the nd downloaded records to dst in order of column, then
+// centre (the CPU's order).
+func (d *gpuDetector) decode(dst *Spikes, nd int, ownStart int64) {
+	rec := unsafe.Slice((*uint32)(d.hRec.Ptr()), nd*d.recWords)
+	rw := d.recWords
+	d.order = d.order[:0]
+	for i := range nd {
+		d.order = append(d.order, int32(i))
+	}
+	slices.SortFunc(d.order, func(a, b int32) int {
+		ra, rb := rec[int(a)*rw:], rec[int(b)*rw:]
+		if ra[0] != rb[0] {
+			return int(int32(ra[0]) - int32(rb[0]))
+		}
+		return int(int32(ra[1]) - int32(rb[1]))
+	})
+	if dst.Len() == 0 {
+		dst.NC, dst.P = d.nc, d.p
+	}
+	shift := int64(d.half - d.nt0)
+	for _, i := range d.order {
+		r := rec[int(i)*rw : int(i+1)*rw]
+		f := int32(r[1])
+		dst.Sample = append(dst.Sample, ownStart+int64(int32(r[0]))-shift)
+		dst.Center = append(dst.Center, f)
+		dst.Template = append(dst.Template, int16(r[2]&0xffff))
+		dst.Sign = append(dst.Sign, int8(int16(r[2]>>16)))
+		dst.Amplitude = append(dst.Amplitude, math.Float32frombits(r[3]))
+		dst.X = append(dst.X, math.Float32frombits(r[4]))
+		dst.Y = append(dst.Y, math.Float32frombits(r[5]))
+		dst.Channels = append(dst.Channels, d.g.IC[int(f)*d.nc:int(f+1)*d.nc]...)
+		for _, v := range r[recHead:] {
+			dst.Features = append(dst.Features, math.Float32frombits(v))
+		}
+	}
+}
+
+// mark records stage event i when timing.
+func (d *gpuDetector) mark(c *compute.Ctx, i int) error {
+	if d.stages == nil {
+		return nil
+	}
+	return c.Record(d.stages[i])
+}
+
+// SetTiming turns the recording of events between the stages on or off;
+// [gpuDetector.StageTimes] then reads them. It must be called inside the
+// device's Do.
+func (d *gpuDetector) SetTiming(c *compute.Ctx, on bool) error {
+	if !on {
+		for _, e := range d.stages {
+			if err := c.DestroyEvent(e); err != nil {
+				return err
+			}
+		}
+		d.stages = nil
+		return nil
+	}
+	if d.stages != nil {
+		return nil
+	}
+	for range len(GPUStageNames) + 1 {
+		e, err := c.NewEvent()
+		if err != nil {
+			return err
+		}
+		d.stages = append(d.stages, e)
+	}
+	return nil
+}
+
+// StageTimes returns the milliseconds of each stage of the last
+// DetectDevice (named by GPUStageNames), with timing on. The last run of
+// a window that overflowed a list is the one timed.
+func (d *gpuDetector) StageTimes(c *compute.Ctx) ([]float64, error) {
+	if d.stages == nil {
+		return nil, fmt.Errorf("detect: gpuDetector.StageTimes without SetTiming")
+	}
+	out := make([]float64, len(GPUStageNames))
+	for i := range out {
+		ms, err := c.Elapsed(d.stages[i], d.stages[i+1])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = float64(ms)
+	}
+	return out, nil
+}
+
+// ceilDiv returns ⌈a/b⌉ for positive b.
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// b2i is 1 for true, 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// SetStageTiming turns on or off the recording of events between the GPU
+// stages of DetectWindow; [Detector.StageTimes] reads them. It is an error
+// on a detector that is not on a CUDA device.
+func (d *Detector) SetStageTiming(on bool) error {
+	if d.gpu == nil {
+		return fmt.Errorf("detect: stage timing needs a detector on a CUDA device")
+	}
+	return d.dev.Do(func(c *compute.Ctx) error { return d.gpu.SetTiming(c, on) })
+}
+
+// StageTimes returns the milliseconds of each GPU stage (named by
+// GPUStageNames) of the last DetectWindow, with stage timing on.
+func (d *Detector) StageTimes() ([]float64, error) {
+	if d.gpu == nil {
+		return nil, fmt.Errorf("detect: stage timing needs a detector on a CUDA device")
+	}
+	var ms []float64
+	err := d.dev.Do(func(c *compute.Ctx) error {
+		var err error
+		ms, err = d.gpu.StageTimes(c)
+		return err
+	})
+	return ms, err
+}

@@ -1,0 +1,406 @@
+// Kernels of detect's GPU path (cuda.go): Kilosort4's universal-template
+// detection of one whitened window (kilosort4.md §9–§10), with the CPU
+// detector (detector.go) as the reference. Compiled at run time by NVRTC;
+// entry points are extern "C". No headers: NVRTC provides the builtins.
+//
+// Variants (every one computes the same): TC_R outputs per thread of the
+// filter bank; EVAL_VEC loads all of a point's B values before the
+// responses; CG_FIRST computes the bounds of a warp's centres before any
+// response.
+//
+// Sizes are compile-time constants given with -D options:
+//   DK   templates K          DNT  template length nt (odd)
+//   DS   footprint sizes S    DNC  channels per centre nC
+//   DNC2 centres per neighbourhood nC2
+//   DP   PCA components P     DR   suppression radius nt0min
+//
+// Layouts. x is the whitened window, float32 channel-major x[c*T + t].
+// Only the inner columns t = nt + t', t' in [0, Ti), Ti = T − 2·nt, can
+// hold detections (Kilosort4 zeroes the rest), so everything after x is
+// indexed by t':
+//   B[(c*Ti + t')*DK + k]  temporal correlation, as the CPU's chunk b;
+//   M[c*Ti + t']           max_k B², the Cauchy–Schwarz bound's terms;
+//   P[f*Ti + t']           the suppression map (float bits of the largest
+//                          strong response of centre f within ±DR; 0
+//                          elsewhere, cleared after every window).
+//
+// Exactness. B is computed in float64 and rounded once to float32, as the
+// CPU's float64 FFT is: the two differ only where the exact value lies
+// within ~1e-15 of a float32 rounding boundary. Every later float32 or
+// float64 operation is written with _rn intrinsics in the CPU's order, so
+// that no multiply-add is contracted and results are bit for bit the
+// CPU's for bit-equal inputs.
+
+#ifndef DK
+#define DK 6
+#endif
+#ifndef DNT
+#define DNT 61
+#endif
+#ifndef DS
+#define DS 5
+#endif
+#ifndef DNC
+#define DNC 10
+#endif
+#ifndef DNC2
+#define DNC2 100
+#endif
+#ifndef DP
+#define DP 6
+#endif
+#ifndef DR
+#define DR 20
+#endif
+#ifndef EVAL_VEC
+#define EVAL_VEC 0
+#endif
+#ifndef CG_FIRST
+#define CG_FIRST 0
+#endif
+#define DHALF (DNT / 2)
+#define FULL_MASK 0xffffffffu
+
+// ---------------------------------------------------------------------------
+// Temporal filter bank.
+//
+// tconv computes B and M for the TC_TILE columns [blockIdx.x*TC_TILE, +TC_TILE)
+// of channel blockIdx.y. The block holds its stretch of x plus the nt−1
+// columns of context, and the K×nt templates, in shared memory as float64;
+// each thread keeps TC_R consecutive outputs of every template in registers,
+// so each step of j loads TC_R x values and K template values (broadcast)
+// for K·TC_R fused multiply-adds.
+// Shared x is padded by one double every 16 so that the threads' strided
+// reads (TC_R doubles apart) hit distinct banks.
+#define TC_THREADS 128
+#ifndef TC_R
+#define TC_R 4
+#endif
+#define TC_TILE (TC_THREADS * TC_R)
+#define TC_PAD(i) ((i) + ((i) >> 4))
+#define TC_SX (TC_PAD(TC_TILE + DNT - 1) + 1)
+
+extern "C" __global__ void __launch_bounds__(TC_THREADS) tconv(float* __restrict__ B, float* __restrict__ M,
+                                                               const float* __restrict__ x,
+                                                               const double* __restrict__ wt, int T, int Ti) {
+    __shared__ double sw[DK * DNT];
+    __shared__ double sx[TC_SX];
+    const int c = blockIdx.y;
+    const int t0 = blockIdx.x * TC_TILE;
+    for (int i = threadIdx.x; i < DK * DNT; i += TC_THREADS) sw[i] = wt[i];
+    // sx[i] holds x[c, nt + t0 − half + i]; output t' reads sx[t'−t0 + j].
+    const float* row = x + (size_t)c * T + DNT + t0 - DHALF;
+    const int nload = min(TC_TILE + DNT - 1, Ti - t0 + DNT - 1);
+    for (int i = threadIdx.x; i < TC_TILE + DNT - 1; i += TC_THREADS)
+        sx[TC_PAD(i)] = i < nload ? (double)__ldg(row + i) : 0.0;
+    __syncthreads();
+
+    const int base = threadIdx.x * TC_R;
+    double acc[DK][TC_R];
+#pragma unroll
+    for (int k = 0; k < DK; ++k)
+#pragma unroll
+        for (int r = 0; r < TC_R; ++r) acc[k][r] = 0.0;
+#pragma unroll 4
+    for (int j = 0; j < DNT; ++j) {
+        double xr[TC_R];
+#pragma unroll
+        for (int r = 0; r < TC_R; ++r) xr[r] = sx[TC_PAD(base + r + j)];
+#pragma unroll
+        for (int k = 0; k < DK; ++k) {
+            const double w = sw[k * DNT + j];
+#pragma unroll
+            for (int r = 0; r < TC_R; ++r) acc[k][r] = fma(xr[r], w, acc[k][r]);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < TC_R; ++r) {
+        const int tp = t0 + base + r;
+        if (tp >= Ti) break;
+        float mx = 0.0f;
+        float* b = B + ((size_t)c * Ti + tp) * DK;
+#pragma unroll
+        for (int k = 0; k < DK; ++k) {
+            const float v = (float)acc[k][r];
+            b[k] = v;
+            mx = fmaxf(mx, __fmul_rn(v, v));
+        }
+        M[(size_t)c * Ti + tp] = mx;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Per-centre combination.
+
+// evaluate returns the best |A| of the S·K responses of centre f (channels
+// ic, weights wf[s*DNC + j]) at column tp, and its template q = s·K + k and
+// sign, exactly as the CPU's Detector.evaluate: float32 sums in channel
+// order, the lowest q on ties; a shape k with Σ_j B² ≤ thr2 is skipped
+// (its responses are at most Th).
+__device__ __forceinline__ float evaluate(const float* __restrict__ B, const int (&ic)[DNC],
+                                          const float* __restrict__ wf, int Ti, int tp, float thr2, int& bq,
+                                          int& sg) {
+    float best = -1.0f;
+    bq = 0;
+    sg = 0;
+#if EVAL_VEC
+    // All K·nC values first (K consecutive floats per channel), so that
+    // the loads overlap.
+    float v[DNC][DK];
+#pragma unroll
+    for (int j = 0; j < DNC; ++j) {
+        const float* b = B + ((size_t)ic[j] * Ti + tp) * DK;
+#if DK % 2 == 0
+#pragma unroll
+        for (int k = 0; k < DK; k += 2) {
+            const float2 p = __ldg(reinterpret_cast<const float2*>(b + k));
+            v[j][k] = p.x;
+            v[j][k + 1] = p.y;
+        }
+#else
+#pragma unroll
+        for (int k = 0; k < DK; ++k) v[j][k] = __ldg(b + k);
+#endif
+    }
+#define EV(j, k) v[j][k]
+#pragma unroll
+#else
+#define EV(j, k) v[j]
+#pragma unroll 1
+#endif
+    for (int k = 0; k < DK; ++k) {
+#if !EVAL_VEC
+        float v[DNC];
+#pragma unroll
+        for (int j = 0; j < DNC; ++j) v[j] = __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
+#endif
+        float uk = 0.0f;
+#pragma unroll
+        for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(EV(j, k), EV(j, k)));
+        if (!(uk > thr2)) continue;
+#pragma unroll
+        for (int s = 0; s < DS; ++s) {
+            float a = 0.0f;
+#pragma unroll
+            for (int j = 0; j < DNC; ++j) a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), EV(j, k)));
+            const float aa = fabsf(a);
+            const int q = s * DK + k;
+            if (aa > best || (aa == best && q < bq)) {
+                best = aa;
+                bq = q;
+                sg = a < 0.0f ? -1 : 1;
+            }
+        }
+    }
+#undef EV
+    return best;
+}
+
+// centres computes, for the columns [blockIdx.x*32, +32) and the CG_F
+// centres [blockIdx.y*CG_F, +CG_F), the bound U = Σ_j M[iC(j,f), t'] and,
+// where U > thr2, the best response; each (f, t') whose best exceeds th is
+// appended to the strong list (sf, stp, sa) at a slot taken with a
+// warp-aggregated atomicAdd on count (the list's order is irrelevant: it
+// feeds a max and per-point tests). Slots ≥ cap are counted, not written.
+// Block (32, CG_W): warp y takes centres y, y+CG_W, …, so the block's
+// warps read overlapping rows of M through L1.
+#define CG_F 32
+#define CG_W 8
+extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict__ sf, int* __restrict__ stp,
+                                                                float* __restrict__ sa, int* __restrict__ count,
+                                                                int cap, const float* __restrict__ B,
+                                                                const float* __restrict__ M,
+                                                                const int* __restrict__ iC,
+                                                                const float* __restrict__ W, int F, int Ti,
+                                                                float thr2, float th) {
+    __shared__ int s_ic[CG_F * DNC];
+    const int f0 = blockIdx.y * CG_F;
+    const int nf = min(CG_F, F - f0);
+    for (int i = threadIdx.y * 32 + threadIdx.x; i < nf * DNC; i += 32 * CG_W) s_ic[i] = iC[f0 * DNC + i];
+    __syncthreads();
+    const int tp = blockIdx.x * 32 + threadIdx.x;
+    const unsigned lane = threadIdx.x;
+    constexpr int NPW = CG_F / CG_W; // centres per warp
+#if CG_FIRST
+    // The bounds of the warp's centres first: their loads overlap.
+    float u[NPW];
+#pragma unroll
+    for (int r = 0; r < NPW; ++r) {
+        const int fi = threadIdx.y + r * CG_W;
+        u[r] = 0.0f;
+        if (fi < nf && tp < Ti) {
+            const int* ic = s_ic + fi * DNC;
+            float acc = __ldg(M + (size_t)ic[0] * Ti + tp);
+#pragma unroll
+            for (int j = 1; j < DNC; ++j) acc = __fadd_rn(acc, __ldg(M + (size_t)ic[j] * Ti + tp));
+            u[r] = acc;
+        }
+    }
+#pragma unroll
+#else
+#pragma unroll 1
+#endif
+    for (int r = 0; r < NPW; ++r) {
+        const int fi = threadIdx.y + r * CG_W;
+        if (fi >= nf) break;
+        const int f = f0 + fi;
+        int ic[DNC];
+#pragma unroll
+        for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
+#if CG_FIRST
+        const float ur = u[r];
+#else
+        float ur = 0.0f;
+        if (tp < Ti) {
+            ur = __ldg(M + (size_t)ic[0] * Ti + tp);
+#pragma unroll
+            for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
+        }
+#endif
+        bool strong = false;
+        float best = 0.0f;
+        if (ur > thr2) {
+            int bq, sg;
+            best = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, bq, sg);
+            strong = best > th;
+        }
+        const unsigned mask = __ballot_sync(FULL_MASK, strong);
+        if (mask == 0u) continue;
+        int slot = 0;
+        if (lane == 0) slot = atomicAdd(count, __popc(mask));
+        slot = __shfl_sync(FULL_MASK, slot, 0) + __popc(mask & ((1u << lane) - 1u));
+        if (strong && slot < cap) {
+            sf[slot] = f;
+            stp[slot] = tp;
+            sa[slot] = best;
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Local maxima over the nC2 nearest centres × ±DR columns.
+
+// paint sets P[f, t'+u] = max(P, a) for every strong point and |u| ≤ DR
+// (t'+u inside [0, Ti)), with integer atomicMax on the bits of the
+// positive responses: the result is the same in any order. With clear ≠ 0
+// it writes 0 there instead, leaving P all zeros for the next window.
+extern "C" __global__ void paint(unsigned* __restrict__ P, const int* __restrict__ sf,
+                                 const int* __restrict__ stp, const float* __restrict__ sa,
+                                 const int* __restrict__ count, int cap, int Ti, int clear) {
+    const long long n = (long long)min(*count, cap) * (2 * DR + 1);
+    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        const int s = (int)(i / (2 * DR + 1));
+        const int t = stp[s] + (int)(i % (2 * DR + 1)) - DR;
+        if (t < 0 || t >= Ti) continue;
+        unsigned* p = P + (size_t)sf[s] * Ti + t;
+        if (clear)
+            *p = 0u;
+        else
+            atomicMax(p, __float_as_uint(sa[s]));
+    }
+}
+
+// local_max keeps the strong points (f, t', a) with t' < owned that no
+// strong point of the nC2 centres of iC2(f) within ±DR exceeds
+// (P[g, t'] ≤ a for every g), and appends their strong-list indices to
+// det (slots ≥ dcap counted, not written). A point is a candidate only if
+// its own row allows it (P[f, t'] = a, as f is in iC2(f)): each thread
+// tests one point so, then the warp tests its candidates' nC2 rows
+// together, one candidate at a time.
+extern "C" __global__ void local_max(int* __restrict__ det, int* __restrict__ ndet, int dcap,
+                                     const int* __restrict__ sf, const int* __restrict__ stp,
+                                     const float* __restrict__ sa, const int* __restrict__ count, int cap,
+                                     const unsigned* __restrict__ P, const int* __restrict__ iC2, int Ti,
+                                     int owned) {
+    const int n = min(*count, cap);
+    const int lane = threadIdx.x & 31;
+    const int stride = gridDim.x * blockDim.x;
+    for (int base = blockIdx.x * blockDim.x + (threadIdx.x & ~31); base < n; base += stride) {
+        const int s = base + lane;
+        int tp = 0, f = 0;
+        unsigned a = 0u;
+        bool cand = false;
+        if (s < n) {
+            tp = stp[s];
+            f = sf[s];
+            a = __float_as_uint(sa[s]);
+            cand = tp < owned && __ldg(P + (size_t)f * Ti + tp) == a;
+        }
+        unsigned m = __ballot_sync(FULL_MASK, cand);
+        while (m) {
+            const int src = __ffs(m) - 1;
+            m &= m - 1;
+            const int cf = __shfl_sync(FULL_MASK, f, src);
+            const int ct = __shfl_sync(FULL_MASK, tp, src);
+            const unsigned ca = __shfl_sync(FULL_MASK, a, src);
+            bool beaten = false;
+            for (int j = lane; j < DNC2; j += 32)
+                beaten |= __ldg(P + (size_t)__ldg(iC2 + cf * DNC2 + j) * Ti + ct) > ca;
+            if (!__any_sync(FULL_MASK, beaten) && lane == 0) {
+                const int d = atomicAdd(ndet, 1);
+                if (d < dcap) det[d] = base + src;
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Spike records.
+
+// The record of one spike, REC_WORDS 32-bit words: t', f, q | sign << 16,
+// amplitude, x, y (float bits), then the DNC·DP features.
+#define REC_HEAD 6
+#define REC_WORDS (REC_HEAD + DNC * DP)
+
+// emit writes the records of the detections, one block per detection:
+// thread 0 recomputes the best template and sign (as centres did) and the
+// relu-weighted position in float64, as the CPU's emit; threads
+// j·DP + p < DNC·DP project the nt samples of channel iC(j, f) centred at
+// the peak on wPCA row p in float64, in the CPU's order.
+extern "C" __global__ void emit(unsigned* __restrict__ rec, const int* __restrict__ det,
+                                const int* __restrict__ ndet, int dcap, const int* __restrict__ sf,
+                                const int* __restrict__ stp, const float* __restrict__ sa,
+                                const float* __restrict__ B, const float* __restrict__ x,
+                                const int* __restrict__ iC, const float* __restrict__ W,
+                                const double* __restrict__ chx, const double* __restrict__ chy,
+                                const float* __restrict__ wpca, int T, int Ti, float thr2) {
+    const int n = min(*ndet, dcap);
+    for (int d = blockIdx.x; d < n; d += gridDim.x) {
+        const int s = det[d];
+        const int f = sf[s];
+        const int tp = stp[s];
+        unsigned* r = rec + (size_t)d * REC_WORDS;
+        if (threadIdx.x == 0) {
+            int ic[DNC];
+#pragma unroll
+            for (int j = 0; j < DNC; ++j) ic[j] = iC[f * DNC + j];
+            int q, sg;
+            evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, q, sg);
+            const int k = q % DK;
+            double sw = 0.0, sx = 0.0, sy = 0.0;
+            for (int j = 0; j < DNC; ++j) {
+                const double v = (double)B[((size_t)ic[j] * Ti + tp) * DK + k] * (double)sg;
+                if (v > 0.0) {
+                    sw = __dadd_rn(sw, v);
+                    sx = __dadd_rn(sx, __dmul_rn(v, chx[ic[j]]));
+                    sy = __dadd_rn(sy, __dmul_rn(v, chy[ic[j]]));
+                }
+            }
+            r[0] = (unsigned)tp;
+            r[1] = (unsigned)f;
+            r[2] = (unsigned)(q & 0xffff) | ((unsigned)(sg & 0xffff) << 16);
+            r[3] = __float_as_uint(sa[s]);
+            r[4] = __float_as_uint((float)(sx / sw));
+            r[5] = __float_as_uint((float)(sy / sw));
+        }
+        for (int i = threadIdx.x; i < DNC * DP; i += blockDim.x) {
+            const int j = i / DP, p = i % DP;
+            const float* xs = x + (size_t)iC[f * DNC + j] * T + DNT + tp - DHALF;
+            const float* wp = wpca + p * DNT;
+            double acc = 0.0;
+            for (int u = 0; u < DNT; ++u) acc = __dadd_rn(acc, __dmul_rn((double)xs[u], (double)wp[u]));
+            r[REC_HEAD + i] = __float_as_uint((float)acc);
+        }
+    }
+}
