@@ -31,6 +31,15 @@ type FolderOptions struct {
 	DatPath string
 	// OnSpikes, if set, also receives every window's spikes.
 	OnSpikes func(win recording.Window, s *detect.Spikes)
+
+	// Inputs are the files the run reads (recording, meta, probe,
+	// templates); Out may not be or hold one of them, even with Overwrite
+	// (see [export.OutputOptions]).
+	Inputs []string
+	// Warnings found before the run (by the caller) are written into
+	// dspk.json's "warnings" with those the passes find
+	// ([Pipeline.Warnings]).
+	Warnings []string
 }
 
 // Summary describes a finished detection run.
@@ -52,6 +61,9 @@ type Summary struct {
 	Times     []int64   `json:"-"`
 	Y         []float32 `json:"-"`
 	Amplitude []float32 `json:"-"`
+	// Warnings are those of FolderOptions and the passes, as written
+	// into dspk.json.
+	Warnings []string `json:"-"`
 }
 
 // WriteDetections runs the three passes and writes the Phy /
@@ -61,7 +73,7 @@ type Summary struct {
 // streamed to disk as the windows are detected.
 func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Summary, error) {
 	start := time.Now()
-	od, err := export.NewOutputDir(opt.Out, opt.Overwrite)
+	od, err := export.CreateOutputDir(opt.Out, export.OutputOptions{Overwrite: opt.Overwrite, Inputs: opt.Inputs})
 	if err != nil {
 		return nil, err
 	}
@@ -184,6 +196,8 @@ func (p *Pipeline) WriteDetections(ctx context.Context, opt FolderOptions) (*Sum
 		"summary":           sum,
 		"whitening_windows": p.StatWindows(),
 	}
+	sum.Warnings = append(append([]string{}, opt.Warnings...), p.Warnings()...)
+	prov["warnings"] = sum.Warnings
 	if err := export.WriteJSON(od.Path("dspk.json"), prov); err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ type piGroup struct {
 type piProbe struct {
 	NDim                 int               `json:"ndim"`
 	SIUnits              *string           `json:"si_units"`
-	ContactPositions     [][]float64       `json:"contact_positions"`
+	ContactPositions     [][]*float64      `json:"contact_positions"` // pointers: null is not 0
 	ContactIDs           []json.RawMessage `json:"contact_ids"`
 	ShankIDs             []json.RawMessage `json:"shank_ids"`
 	DeviceChannelIndices []json.RawMessage `json:"device_channel_indices"`
@@ -133,6 +133,9 @@ func (pp *piProbe) toProbe(name string) (*Probe, error) {
 		if len(pos) != 2 {
 			return nil, fmt.Errorf("probe %s: contact %d has %d coordinates; want 2", name, i, len(pos))
 		}
+		if pos[0] == nil || pos[1] == nil {
+			return nil, fmt.Errorf("probe %s: contact_positions[%d] holds a null coordinate", name, i)
+		}
 	}
 	if pp.ContactIDs != nil && len(pp.ContactIDs) != n {
 		return nil, fmt.Errorf("probe %s: %d contact positions but %d contact_ids", name, n, len(pp.ContactIDs))
@@ -176,8 +179,8 @@ func (pp *piProbe) toProbe(name string) (*Probe, error) {
 		ChanMap: make([]int, len(use)),
 	}
 	for s, i := range use {
-		p.X[s] = pp.ContactPositions[i][0] * scale
-		p.Y[s] = pp.ContactPositions[i][1] * scale
+		p.X[s] = *pp.ContactPositions[i][0] * scale
+		p.Y[s] = *pp.ContactPositions[i][1] * scale
 		p.Shank[s] = shank[i]
 		p.ChanMap[s] = rows[i]
 		p.NChanFile = max(p.NChanFile, rows[i]+1)
