@@ -36,12 +36,15 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 				if df.out == "" {
 					return usagef("-o DIR is required")
 				}
+				setOutput(df.out)
 				rec, pr, err := in.open(args[0])
 				if err != nil {
 					return err
 				}
 				defer rec.Close()
-				sum, err := runDetect(rec, pr, &pf, &df, cmdErr)
+				printWarnings(cmdErr, in.warnings)
+				inputs := append(recordingFiles(args[0], rec), in.inputFiles(df.templates)...)
+				sum, err := runDetect(cmdCtx, rec, pr, &pf, &df, inputs, in.warnings, cmdErr)
 				if err != nil {
 					return err
 				}
@@ -66,30 +69,23 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
 	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
 	fs.StringVar(&f.templates, "templates", "", "universal templates to use instead of learning them: an .npz with wTEMP and wPCA, or a folder with wTEMP.npy and wPCA.npy")
-	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 }
 
-// runDetect opens the device, builds the pipeline and writes the folder.
-func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, error) {
-	dev, reason, err := compute.Open(df.device)
-	if err != nil {
-		return nil, err
-	}
-	defer dev.Close()
-	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
+// runDetect builds the pipeline, loads the templates, opens the device
+// and writes the folder; inputs are the files the run reads (the folder
+// may not replace them) and warnings those found so far (for dspk.json).
+// The passes' own warnings go to log.
+func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags,
+	inputs, warnings []string, log io.Writer) (*pipeline.Summary, error) {
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
 	p, err := pipeline.New(rec, pr, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer p.Close()
-	used, err := useDevice(p, dev, log)
-	if err != nil {
-		return nil, err
-	}
-	p.Progress = newBar()
-	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, Device: used, DatPath: datPath(rec)}
+	opt := pipeline.FolderOptions{Out: df.out, Overwrite: df.overwrite, DatPath: datPath(rec),
+		Inputs: inputs, Warnings: warnings}
 	if df.templates != "" {
 		tm, err := detect.LoadTemplates(df.templates, cfg.Pad)
 		if err != nil {
@@ -97,7 +93,23 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
-	return p.WriteDetections(context.Background(), opt)
+	dev, reason, err := compute.Open(df.device)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	defer p.Close() // before dev.Close
+	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
+	if opt.Device, err = useDevice(p, dev, log); err != nil {
+		return nil, err
+	}
+	p.Progress = trackProgress(newBar())
+	sum, err := p.WriteDetections(ctx, opt)
+	if err != nil {
+		return nil, err
+	}
+	printWarnings(log, p.Warnings())
+	return sum, nil
 }
 
 // useDevice puts the pipeline's preprocessing on dev when it is a GPU and

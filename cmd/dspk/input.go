@@ -19,6 +19,8 @@ type inputFlags struct {
 	channels int
 	rate     float64
 	stream   string
+	// warnings collects what resolving the probe found suspicious.
+	warnings []string
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
@@ -50,12 +52,16 @@ func (f *inputFlags) resolveProbe(rec recording.Recording) (*probe.Probe, error)
 		if err != nil {
 			return nil, err
 		}
+		f.warnings = append(f.warnings, probeWarnings(rec, pr, f.probe)...)
 		return pr, nil
 	}
 	if p, ok := rec.(recording.Prober); ok {
 		if pr := p.Probe(); pr != nil {
 			return pr, nil
 		}
+	}
+	if err := geometryError(rec); err != nil {
+		return nil, err
 	}
 	if rec.Channels() == 385 {
 		return probe.NP1(), nil
