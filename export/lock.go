@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 )
 
 // LockName is the lock file inside a folder that a running dspk process
@@ -22,20 +21,24 @@ import (
 // (so that a reused process id does not keep a stale folder alive).
 const LockName = ".dspk-lock"
 
-// staleEmptyAge is how old an empty temporary folder without a lock must
-// be before it is removed: a live run creates the lock a moment after
-// the folder.
-const staleEmptyAge = time.Minute
-
 // staleName matches the temporary (".NAME.tmp-XXXXXXXX") and set-aside
 // (".NAME.old-XXXXXXXX") folders of an OutputDir.
 var staleName = regexp.MustCompile(`^\.(.+)\.(tmp|old)-[0-9a-f]{8}$`)
 
-// writeLock writes dir's lock file for this process.
+// writeLock writes dir's lock file for this process and checks that it is
+// in place (a sweep of another run may remove a folder whose lock is not
+// written yet; the caller then makes a new one).
 func writeLock(dir string) error {
 	pid := os.Getpid()
 	s := fmt.Sprintf("%d\n%s\n%s\n", pid, bootID(), procStart(pid))
-	return os.WriteFile(filepath.Join(dir, LockName), []byte(s), 0o666)
+	path := filepath.Join(dir, LockName)
+	if err := os.WriteFile(path, []byte(s), 0o666); err != nil {
+		return err
+	}
+	if b, err := os.ReadFile(path); err != nil || string(b) != s {
+		return fmt.Errorf("lock %s vanished while it was written: %w", path, fs.ErrNotExist)
+	}
+	return nil
 }
 
 // lockOwner reads dir's lock file. ok is false when there is none or it
@@ -101,7 +104,7 @@ func SweepStale(dir string) {
 			if ownerDead(p) {
 				os.RemoveAll(p)
 			} else if _, _, _, ok := lockOwner(p); !ok {
-				removeIfEmptyAndOld(p)
+				removeUnlocked(p)
 			}
 		case "old":
 			if !ownerDead(p) {
@@ -119,14 +122,21 @@ func SweepStale(dir string) {
 	}
 }
 
-// removeIfEmptyAndOld removes an empty folder last changed more than
-// staleEmptyAge ago.
-func removeIfEmptyAndOld(p string) {
-	fi, err := os.Stat(p)
-	if err != nil || time.Since(fi.ModTime()) < staleEmptyAge {
+// removeUnlocked removes a temporary folder without a readable lock if it
+// holds nothing else (its run was killed between creating it and writing
+// the lock). A live run caught in that moment finds its lock gone and
+// starts again with a new folder (see writeLock).
+func removeUnlocked(p string) {
+	es, err := os.ReadDir(p)
+	if err != nil {
 		return
 	}
-	os.Remove(p) // fails unless empty
+	for _, e := range es {
+		if e.Name() != LockName {
+			return
+		}
+	}
+	os.RemoveAll(p)
 }
 
 // CreateTempDir creates a new folder in the system's temporary folder

@@ -91,12 +91,16 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 		return nil, fmt.Errorf("export: creating output folder: %w", err)
 	}
 	SweepStale(parent)
-	tmp, err := mkdirUnique(filepath.Join(parent, "."+base+".tmp-"), true)
-	if err == nil {
-		err = writeLock(tmp)
+	var tmp string
+	for range 3 { // a concurrent sweep may take a folder before its lock is written
+		tmp, err = mkdirUnique(filepath.Join(parent, "."+base+".tmp-"), true)
 		if err != nil {
-			os.RemoveAll(tmp)
+			break
 		}
+		if err = writeLock(tmp); err == nil {
+			break
+		}
+		os.RemoveAll(tmp)
 	}
 	if err != nil {
 		removeCreated(created)

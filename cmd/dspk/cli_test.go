@@ -210,7 +210,9 @@ func TestCommandLineBadInput(t *testing.T) {
 		{name: "preprocess overwrite the recording's folder", args: func(e *env) []string {
 			return []string{"preprocess", "-device", "cpu", "-save-data", "-overwrite", "-o", filepath.Dir(e.bin), e.bin}
 		}, code: 1, want: "holds the input"},
-		{name: "preprocess tmax 0", args: func(e *env) []string { return []string{"preprocess", "-device", "cpu", "-tmax", "0", "-o", e.out, e.bin} }, code: 1, want: "tmax 0 s"},
+		{name: "preprocess tmax 0", args: func(e *env) []string {
+			return []string{"preprocess", "-device", "cpu", "-tmax", "0", "-o", e.out, e.bin}
+		}, code: 1, want: "tmax 0 s"},
 		{name: "preprocess no -o", args: func(e *env) []string { return []string{"preprocess", e.bin} }, code: 2, want: "-o DIR is required"},
 		// simulate
 		{name: "simulate duration 0", args: func(e *env) []string { return []string{"simulate", "-o", e.out, "-duration", "0s"} }, code: 2, want: "-duration must be positive"},

@@ -133,9 +133,9 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 
 	title := fmt.Sprintf("dspk demo: %d spikes, recall %.3f, precision %.3f", sum.Spikes, r.Recall, r.Precision)
 	setStage("the drift raster")
-	tmpPNG := filepath.Join(out, "drift_raster.png.tmp")
+	tmpPNG := filepath.Join(out, "drift_raster.tmp.png") // the plot's format follows the extension
 	if keep {
-		tmpPNG = filepath.Join(out, ".drift_raster.png.tmp")
+		tmpPNG = filepath.Join(out, ".drift_raster.tmp.png")
 	}
 	defer os.Remove(tmpPNG)
 	if err := writeDriftRaster(tmpPNG, sum.Times, sum.Y, sum.Amplitude, rec.SampleRate(), pf.config().ThUniversal, title); err != nil {
