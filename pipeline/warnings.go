@@ -68,8 +68,12 @@ func (r *railCounter) warnings(name string) []string {
 	if len(bad) > 8 {
 		list = strings.Join(bad[:8], ", ") + fmt.Sprintf(", … (%d sites)", len(bad))
 	}
-	return []string{fmt.Sprintf("%s: sites %s have more than %g %% of their samples at the int16 rails "+
-		"(site %d: %.1f %%); clipped data give spurious detections", name, list, 100*RailShareWarn, worst, 100*worstShare)}
+	which := "sites " + list + " have"
+	if len(bad) == 1 {
+		which = "site " + list + " has"
+	}
+	return []string{fmt.Sprintf("%s: %s more than %g %% of the samples at the int16 rails "+
+		"(site %d: %.1f %%); clipped data give spurious detections", name, which, 100*RailShareWarn, worst, 100*worstShare)}
 }
 
 // Warnings returns what the passes run so far found legal but suspicious

@@ -235,6 +235,7 @@ func TestCommandLineBadInput(t *testing.T) {
 		{name: "demo into existing results", setup: func(t *testing.T, e *env) { os.MkdirAll(filepath.Join(e.dir, "d", "sim"), 0o755) }, args: func(e *env) []string {
 			return []string{"demo", "-o", filepath.Join(e.dir, "d")}
 		}, code: 1, want: "demo does not replace earlier results"},
+		{name: "demo too short", args: func(e *env) []string { return []string{"demo", "-duration", "2s"} }, code: 2, want: "too short"},
 		{name: "demo argument", args: func(e *env) []string { return []string{"demo", "x"} }, code: 2, want: "takes no arguments"},
 		{name: "demo duration 0", args: func(e *env) []string { return []string{"demo", "-duration", "0s"} }, code: 2, want: "-duration must be positive"},
 		{name: "info missing", args: func(e *env) []string { return []string{"info", filepath.Join(e.dir, "none.bin")} }, code: 1, want: "none.bin"},

@@ -13,6 +13,7 @@ import (
 	"dspk/compare"
 	"dspk/export"
 	"dspk/probe"
+	"dspk/recording"
 	"dspk/sim"
 )
 
@@ -34,6 +35,10 @@ dspk demo -o demo1 -duration 60s -device cpu`,
 				}
 				if *dur <= 0 {
 					return usagef("-duration must be positive")
+				}
+				if n := dur.Seconds() * sim.DefaultConfig().SampleRate; n <= float64(recording.DefaultNT+recording.DefaultPad) {
+					return usagef("-duration %s is too short: detection needs more than %d samples (two windows, %.3f s)",
+						dur, recording.DefaultNT+recording.DefaultPad, float64(recording.DefaultNT+recording.DefaultPad)/sim.DefaultConfig().SampleRate)
 				}
 				return demo(cmdCtx, *out, *dur, *seed, *device, *drift)
 			}

@@ -39,7 +39,7 @@ func TestNoSequenceLosesData(t *testing.T) {
 		{"detect", "-device", "cpu", "-overwrite", "-o", dir, bin},
 		{"detect", "-device", "cpu", "-overwrite", "-o", filepath.Join(rec, "truth"), bin},
 		{"simulate", "-overwrite", "-duration", "1s", "-o", filepath.Join(rec, "truth")},
-		{"demo", "-o", filepath.Dir(rec)},
+		{"simulate", "-overwrite", "-duration", "1s", "-o", dir},
 	} {
 		code, _, stderr := dspk(t, args...)
 		if code == 0 {
@@ -129,7 +129,7 @@ func TestInterrupts(t *testing.T) {
 			return []string{"preprocess", "-device", "cpu", "-save-data", "-o", out, bin}
 		},
 		"simulate": func(out string) []string { return []string{"simulate", "-duration", "4s", "-o", out} },
-		"demo":     func(out string) []string { return []string{"demo", "-device", "cpu", "-duration", "2s"} },
+		"demo":     func(out string) []string { return []string{"demo", "-device", "cpu", "-duration", "2.5s"} },
 	}
 	all := os.Getenv("DSPK_LONG_TESTS") != ""
 	for name, argv := range commands {
