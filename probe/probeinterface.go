@@ -196,6 +196,9 @@ func (pp *piProbe) toProbe(name string) (*Probe, error) {
 
 // intValue decodes a JSON number that is an exact integer.
 func intValue(raw json.RawMessage) (int, error) {
+	if isNull(raw) {
+		return 0, fmt.Errorf("null is not an integer")
+	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return 0, err
@@ -219,6 +222,9 @@ func shankIDs(raw []json.RawMessage, n int, name string) ([]int, error) {
 	numeric := true
 	for i, r := range raw {
 		var s string
+		if isNull(r) {
+			return nil, fmt.Errorf("probe %s: shank_ids[%d] is null", name, i)
+		}
 		if err := json.Unmarshal(r, &s); err == nil {
 			strs[i] = s
 		} else if v, err := intValue(r); err == nil {
@@ -254,3 +260,7 @@ func shankIDs(raw []json.RawMessage, n int, name string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// isNull reports whether a JSON value is null (which encoding/json would
+// decode as a zero value).
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -19,6 +19,8 @@ func TestValidateGeometry(t *testing.T) {
 		{"minus zero duplicate", `{"chanMap":[0,1,2],"xc":[0,-0.0,9],"yc":[0,0,0]}`, "both at"},
 		{"spacing 1e9", `{"chanMap":[0,1,2],"xc":[0,0,0],"yc":[0,1e9,2e9]}`, "from the origin"},
 		{"median spacing", `{"chanMap":[0,1,2],"xc":[0,0,0],"yc":[0,5000,10000]}`, "median 5000 µm"},
+		{"pi null channel", `{"specification":"probeinterface","probes":[{"ndim":2,"contact_positions":[[0,0],[0,20]],"device_channel_indices":[0,null]}]}`, "device_channel_indices[1] = null"},
+		{"pi null shank", `{"specification":"probeinterface","probes":[{"ndim":2,"contact_positions":[[0,0],[0,20]],"shank_ids":["0",null]}]}`, "shank_ids[1] is null"},
 		{"pi null", `{"specification":"probeinterface","probes":[{"ndim":2,"contact_positions":[[0,0],[null,20]]}]}`, "contact_positions[1] holds a null"},
 	} {
 		_, err := Parse([]byte(c.json), c.name+".json")
