@@ -43,8 +43,8 @@ func (tm *Templates) check() {
 // an .npz archive holding arrays wTEMP and wPCA (Kilosort4's wTEMP.npz
 // layout) or a directory holding wTEMP.npy and wPCA.npy. Each array must
 // be 2-D, float32 or float64, C or Fortran order, with nt columns (K×nt
-// and P×nt), finite float32 values and no all-zero row. Errors name the file and, for a wrong
-// shape, the shape found and the one expected.
+// and P×nt), finite float32 values and no all-zero row. Errors name the
+// file and, for a wrong shape, the shape found and the one expected.
 func LoadTemplates(path string, nt int) (*Templates, error) {
 	st, err := os.Stat(path)
 	if err != nil {
