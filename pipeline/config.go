@@ -17,8 +17,8 @@ type Config struct {
 	// Pad is the context on each side of a window (nt), also the length of
 	// a template.
 	Pad int `json:"nt"`
-	// Tmin and Tmax limit the samples used, in seconds (Tmax ≤ 0 or +Inf:
-	// to the end).
+	// Tmin and Tmax limit the samples used, in seconds (Tmax +Inf: to the
+	// end). Tmin must be finite and ≥ 0 and Tmax > Tmin.
 	Tmin float64 `json:"tmin"`
 	Tmax float64 `json:"tmax"`
 	// NSkip is the stride of the windows used for whitening and template
@@ -81,22 +81,24 @@ func (c Config) validate() error {
 		return fmt.Errorf("nearest_chans %d and nearest_templates %d must be positive", c.NearestChans, c.NearestTemplates)
 	case c.WhiteningRange <= 0:
 		return fmt.Errorf("whitening range %d must be positive", c.WhiteningRange)
-	case !(c.HighpassHz > 0):
-		return fmt.Errorf("high-pass cut-off %g Hz must be positive", c.HighpassHz)
-	case !(c.ThUniversal > 0) || !(c.ThSingleCh > 0):
-		return fmt.Errorf("thresholds must be positive (Th_universal %g, Th_single_ch %g)", c.ThUniversal, c.ThSingleCh)
-	case c.Tmin < 0 || math.IsNaN(c.Tmin) || math.IsNaN(c.Tmax):
-		return fmt.Errorf("bad time range tmin %g s, tmax %g s", c.Tmin, c.Tmax)
+	case !(c.HighpassHz > 0) || math.IsInf(c.HighpassHz, 0):
+		return fmt.Errorf("high-pass cut-off %g Hz must be positive and finite", c.HighpassHz)
+	case !(c.ThUniversal > 0) || !(c.ThSingleCh > 0) || math.IsInf(c.ThUniversal, 0) || math.IsInf(c.ThSingleCh, 0):
+		return fmt.Errorf("thresholds must be positive and finite (Th_universal %g, Th_single_ch %g)", c.ThUniversal, c.ThSingleCh)
+	case !(c.Tmin >= 0) || math.IsInf(c.Tmin, 0):
+		return fmt.Errorf("tmin %g s must be finite and at least 0", c.Tmin)
+	case math.IsNaN(c.Tmax) || c.Tmax <= c.Tmin:
+		return fmt.Errorf("tmax %g s must be greater than tmin %g s (leave tmax out to use the recording to its end)", c.Tmax, c.Tmin)
 	}
 	return nil
 }
 
 // MarshalJSON writes the configuration with an unbounded Tmax as null
-// (JSON has no infinity).
+// (JSON has no infinity; validate refuses every other non-finite value).
 func (c Config) MarshalJSON() ([]byte, error) {
 	type plain Config
 	var tmax any = c.Tmax
-	if math.IsInf(c.Tmax, 0) || c.Tmax <= 0 {
+	if math.IsInf(c.Tmax, 0) || math.IsNaN(c.Tmax) {
 		tmax = nil
 	}
 	return json.Marshal(struct {

@@ -33,6 +33,7 @@ type Pipeline struct {
 	// Timings records the wall time of each pass that has run.
 	Timings map[string]time.Duration
 
+	onRaw    func(win recording.Window, data []int16) // sees each raw window of a pass
 	warnings []string
 }
 
@@ -54,7 +55,7 @@ func New(rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error
 	fs := rec.SampleRate()
 	imin := int64(cfg.Tmin * fs)
 	imax := rec.Samples()
-	if !math.IsInf(cfg.Tmax, 1) && cfg.Tmax > 0 {
+	if !math.IsInf(cfg.Tmax, 1) {
 		imax = min(imax, int64(cfg.Tmax*fs))
 	}
 	if imin >= imax {
@@ -121,9 +122,6 @@ func carWarnings(pr *probe.Probe, cfg Config) []string {
 		"and subtracting it can create spikes on a silent wire; consider -no-car", what, MinCARChannels)}
 }
 
-// Warnings returns what about the run's settings may give poor results
-// (CAR over few channels).
-func (p *Pipeline) Warnings() []string { return append([]string(nil), p.warnings...) }
 
 // Schedule returns the window schedule.
 func (p *Pipeline) Schedule() recording.Schedule { return p.sched }
@@ -188,6 +186,9 @@ func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *lina
 			p.pre.Run(x, b.Data, w)
 		}
 		win := b.Window
+		if p.onRaw != nil {
+			p.onRaw(win, b.Data)
+		}
 		ld.Release(b)
 		if err := fn(win, x); err != nil {
 			return err
@@ -205,12 +206,21 @@ func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *lina
 func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64, error) {
 	sm := linalg.NewSecondMoment(p.probe.Len())
 	T := p.sched.Len()
+	rails := newRailCounter(p.probe.ChanMap)
+	p.onRaw = func(win recording.Window, data []int16) { rails.add(win, data, p.rec.Channels(), p.cfg.Pad) }
 	err := p.each(ctx, "whitening", p.StatWindows(), nil, func(win recording.Window, x []float32) error {
 		sm.Add32(x, T, p.cfg.Pad, p.cfg.Pad+win.Owned())
 		return nil
 	})
+	p.onRaw = nil
 	if err != nil {
 		return nil, nil, err
+	}
+	p.warnings = append(p.warnings, rails.warnings(p.rec.Name())...)
+	if rails.samples < MinWhiteningSamples {
+		p.warnings = append(p.warnings, fmt.Sprintf("%s: the whitening matrix is estimated from %d samples per site "+
+			"(%.2f s), fewer than %d; it may be unreliable — use a longer recording, a larger -batch or a smaller -nskip",
+			p.rec.Name(), rails.samples, float64(rails.samples)/p.rec.SampleRate(), MinWhiteningSamples))
 	}
 	cc := sm.Result()
 	var w *linalg.Whitening
