@@ -29,6 +29,24 @@ type Options struct {
 	Bands []Band
 }
 
+// Check returns an error if the tolerances are not usable: MaxLag < 0,
+// MaxDepth not a positive finite number, or a band whose bounds are not
+// finite with Lo < Hi.
+func (opt Options) Check() error {
+	if opt.MaxLag < 0 {
+		return fmt.Errorf("compare: largest lag %d samples must be at least 0", opt.MaxLag)
+	}
+	if !(opt.MaxDepth > 0) || math.IsInf(opt.MaxDepth, 0) {
+		return fmt.Errorf("compare: largest depth difference %g µm must be positive and finite", opt.MaxDepth)
+	}
+	for _, b := range opt.Bands {
+		if !(b.Lo < b.Hi) || math.IsInf(b.Lo, 0) || math.IsInf(b.Hi, 0) {
+			return fmt.Errorf("compare: amplitude band %g–%g SD: want finite bounds, low below high", b.Lo, b.Hi)
+		}
+	}
+	return nil
+}
+
 // DefaultOptions returns the tolerances of Kilosort4's reference
 // comparison: ±25 samples, < 60 µm, bands 5–9, 9–12 and 12–25 noise SD.
 func DefaultOptions() Options {
@@ -56,8 +74,12 @@ type Report struct {
 }
 
 // Match matches det against truth one-to-one. Times need not be sorted.
-// It returns an error if the slices of a set disagree in length.
+// It returns an error if the slices of a set disagree in length or the
+// tolerances fail [Options.Check].
 func Match(truth, det Spikes, opt Options) (Report, error) {
+	if err := opt.Check(); err != nil {
+		return Report{}, err
+	}
 	if len(truth.Y) != len(truth.Times) || len(det.Y) != len(det.Times) {
 		return Report{}, fmt.Errorf("compare: %d true times with %d depths, %d detected times with %d depths",
 			len(truth.Times), len(truth.Y), len(det.Times), len(det.Y))

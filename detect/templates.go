@@ -42,8 +42,8 @@ func (tm *Templates) check() {
 // an .npz archive holding arrays wTEMP and wPCA (Kilosort4's wTEMP.npz
 // layout) or a directory holding wTEMP.npy and wPCA.npy. Each array must
 // be 2-D, float32 or float64, C or Fortran order, with nt columns (K×nt
-// and P×nt) and finite values. Errors name the file and, for a wrong
-// shape, the shape found and the one expected.
+// and P×nt), finite float32 values and no all-zero row. Errors name the
+// file and, for a wrong shape, the shape found and the one expected.
 func LoadTemplates(path string, nt int) (*Templates, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -73,6 +73,21 @@ func LoadTemplates(path string, nt int) (*Templates, error) {
 		wp, kp, err = readNpzArray(r, path, "wPCA", nt)
 		if err != nil {
 			return nil, err
+		}
+	}
+	for _, a := range []struct {
+		name string
+		v    []float32
+		rows int
+	}{{"wTEMP", wt, kt}, {"wPCA", wp, kp}} {
+		for i := range a.rows {
+			zero := true
+			for _, v := range a.v[i*nt : (i+1)*nt] {
+				zero = zero && v == 0
+			}
+			if zero {
+				return nil, fmt.Errorf("detect: templates %s: %s row %d is all zero; such a template detects nothing", path, a.name, i)
+			}
 		}
 	}
 	return &Templates{NT: nt, K: kt, P: kp, WTEMP: wt, WPCA: wp}, nil
@@ -127,8 +142,8 @@ func readNpy(rd io.Reader, where, name string, nt int) ([]float32, int, error) {
 	}
 	out := make([]float32, len(v))
 	for e, x := range v {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return nil, 0, fmt.Errorf("detect: templates %s: %s[%d, %d] is %g", where, name, e/nt, e%nt, x)
+		if math.IsNaN(x) || math.IsInf(x, 0) || math.Abs(x) > math.MaxFloat32 {
+			return nil, 0, fmt.Errorf("detect: templates %s: %s[%d, %d] is %g, not a finite float32", where, name, e/nt, e%nt, x)
 		}
 		out[e] = float32(x)
 	}

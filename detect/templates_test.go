@@ -55,7 +55,7 @@ func npyBytes(dtype string, fortran bool, rows, cols int, vals []float64) []byte
 	return b.Bytes()
 }
 
-func writeNpz(t *testing.T, path string, files map[string][]byte) {
+func writeNpz(t testing.TB, path string, files map[string][]byte) {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -168,6 +168,14 @@ func TestLoadTemplates(t *testing.T) {
 			"wTEMP.npy": npyBytes("<f4", false, 6, nt, append([]float64{math.NaN()}, wt[1:]...)),
 			"wPCA.npy":  npyBytes("<f4", false, 4, nt, wp),
 		}, []string{"bad_nan.npz", "wTEMP[0, 0]", "NaN"}},
+		{"zero row", map[string][]byte{
+			"wTEMP.npy": npyBytes("<f4", false, 6, nt, append(make([]float64, nt), wt[nt:]...)),
+			"wPCA.npy":  npyBytes("<f4", false, 4, nt, wp),
+		}, []string{"bad_zero row.npz", "wTEMP row 0 is all zero"}},
+		{"float32 overflow", map[string][]byte{
+			"wTEMP.npy": npyBytes("<f8", false, 6, nt, append([]float64{1e300}, wt[1:]...)),
+			"wPCA.npy":  npyBytes("<f4", false, 4, nt, wp),
+		}, []string{"wTEMP[0, 0]", "not a finite float32"}},
 		{"garbage", map[string][]byte{
 			"wTEMP.npy": []byte("not an array"),
 			"wPCA.npy":  npyBytes("<f4", false, 4, nt, wp),
@@ -231,4 +239,45 @@ func TestLoadedTemplatesDetect(t *testing.T) {
 			t.Fatalf("value %d differs after the round trip", i)
 		}
 	}
+}
+
+// FuzzLoadTemplates feeds arbitrary bytes to the .npz loader as a file:
+// it must return templates that satisfy the documented checks or an
+// error naming the file, never panic.
+func FuzzLoadTemplates(f *testing.F) {
+	nt := 5
+	dir := f.TempDir()
+	seed := filepath.Join(dir, "seed.npz")
+	writeNpz(f, seed, map[string][]byte{
+		"wTEMP.npy": npyBytes("<f4", false, 2, nt, seqVals(2, nt, 1)),
+		"wPCA.npy":  npyBytes("<f8", true, 1, nt, seqVals(1, nt, -3)),
+	})
+	b, err := os.ReadFile(seed)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(b)
+	f.Add(b[:len(b)/2])
+	f.Add([]byte("PK\x03\x04"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "t.npz")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tm, err := LoadTemplates(path, nt)
+		if err != nil {
+			if !strings.Contains(err.Error(), "t.npz") {
+				t.Errorf("error %q does not name the file", err)
+			}
+			return
+		}
+		if tm.NT != nt || tm.K < 1 || tm.P < 1 || len(tm.WTEMP) != tm.K*nt || len(tm.WPCA) != tm.P*nt {
+			t.Fatalf("templates K %d P %d nt %d with %d and %d values", tm.K, tm.P, tm.NT, len(tm.WTEMP), len(tm.WPCA))
+		}
+		for _, v := range append(append([]float32{}, tm.WTEMP...), tm.WPCA...) {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				t.Fatalf("non-finite value %g accepted", v)
+			}
+		}
+	})
 }

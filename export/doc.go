@@ -16,6 +16,15 @@
 // of a structured dtype by interleaving columns. [ReadNPYHeader] parses
 // the header of formats 1.0, 2.0 and 3.0.
 //
+// # Output folders
+//
+// [CreateOutputDir] fills a folder under a locked temporary name and
+// renames it into place on [OutputDir.Commit], listing its files in a
+// manifest ([ManifestName]). With overwrite it replaces only a folder
+// whose manifest lists every file in it unchanged, and never one that is
+// or holds an input of the run; temporary folders of dead processes are
+// removed by the next run writing beside them ([SweepStale]).
+//
 // Shape misuse (a shape whose product is not the data length, an unsupported
 // element type) is a programmer error and panics; I/O problems are returned
 // as errors.

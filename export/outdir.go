@@ -1,21 +1,36 @@
 package export
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 )
+
+// ManifestName is the file every committed [OutputDir] holds: the list of
+// the files dspk wrote into it, with their sizes and modification times.
+// Only a folder whose manifest lists every file in it, unchanged, can be
+// replaced with overwrite.
+const ManifestName = ".dspk-manifest.json"
+
+// manifestFormat identifies the manifest's layout.
+const manifestFormat = "dspk output manifest 1"
 
 // OutputDir is a results folder that is filled under a temporary name and
 // appears under its final name only when committed, so that an interrupted
 // run never leaves a half-written folder that looks complete.
 //
 // The temporary folder is a hidden sibling of the final one
-// (".<name>.tmp-XXXX" in the same parent), so that the final rename is
-// atomic on one file system. The usual pattern is
+// (".<name>.tmp-XXXXXXXX" in the same parent), so that the final rename is
+// atomic on one file system. It holds a lock file naming the process that
+// writes it (see [LockName]); temporary folders of processes that are gone
+// (killed, or lost with a power cut) are removed by the next OutputDir
+// created in the same parent. The usual pattern is
 //
 //	d, err := export.NewOutputDir(dir, overwrite)
 //	if err != nil { … }
@@ -23,24 +38,44 @@ import (
 //	… write files at d.Path("spike_times.npy") …
 //	return d.Commit()
 type OutputDir struct {
-	final     string
-	tmp       string
-	overwrite bool
-	done      bool
+	final   string
+	tmp     string
+	opt     OutputOptions
+	created []string // parent folders this OutputDir created, deepest first
+	done    bool
 }
 
-// NewOutputDir creates the temporary folder for the final folder path,
-// creating the parent folders if needed. Unless overwrite is set it refuses
-// a final path that already exists; with overwrite an existing folder is
-// replaced at [OutputDir.Commit], and an existing non-folder is refused.
+// OutputOptions configures [CreateOutputDir].
+type OutputOptions struct {
+	// Overwrite allows replacing an existing final folder, which must be
+	// one an OutputDir committed (its manifest lists every file in it,
+	// unchanged) and must be none of Inputs and hold none of them.
+	Overwrite bool
+	// Inputs are the files and folders the run reads (recording, meta,
+	// probe, templates, truth). The output folder may be none of them
+	// and no folder that holds one of them, however the paths are spelled
+	// (absolute or relative, through symbolic links, or bind mounts of the
+	// same folder).
+	Inputs []string
+}
+
+// NewOutputDir is [CreateOutputDir] with only the overwrite option.
 func NewOutputDir(final string, overwrite bool) (*OutputDir, error) {
+	return CreateOutputDir(final, OutputOptions{Overwrite: overwrite})
+}
+
+// CreateOutputDir creates the temporary folder for the final folder path,
+// creating the parent folders if needed (and removing them again on
+// [OutputDir.Abort]). Unless opt.Overwrite is set it refuses a final path
+// that already exists; with it an existing folder is replaced at
+// [OutputDir.Commit] if dspk wrote it and it holds no input of the run;
+// anything else is refused with the reason. Stale temporary folders of
+// dead processes beside the final path are removed first.
+func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 	if final == "" {
 		return nil, errors.New("export: empty output folder name")
 	}
 	final = filepath.Clean(final)
-	if err := checkFinal(final, overwrite); err != nil {
-		return nil, err
-	}
 	parent, base := filepath.Split(final)
 	if base == "" || base == "." || base == ".." {
 		return nil, fmt.Errorf("export: %s cannot be an output folder name", final)
@@ -48,31 +83,225 @@ func NewOutputDir(final string, overwrite bool) (*OutputDir, error) {
 	if parent == "" {
 		parent = "."
 	}
-	if err := os.MkdirAll(parent, 0o777); err != nil {
-		return nil, fmt.Errorf("export: creating output folder: %w", err)
+	if err := checkFinal(final, opt); err != nil {
+		return nil, err
 	}
-	tmp, err := mkdirUnique(filepath.Join(parent, "."+base+".tmp-"), true)
+	created, err := mkdirParents(parent)
 	if err != nil {
 		return nil, fmt.Errorf("export: creating output folder: %w", err)
 	}
-	return &OutputDir{final: final, tmp: tmp, overwrite: overwrite}, nil
+	SweepStale(parent)
+	var tmp string
+	for range 3 { // a concurrent sweep may take a folder before its lock is written
+		tmp, err = mkdirUnique(filepath.Join(parent, "."+base+".tmp-"), true)
+		if err != nil {
+			break
+		}
+		if err = writeLock(tmp); err == nil {
+			break
+		}
+		os.RemoveAll(tmp)
+	}
+	if err != nil {
+		removeCreated(created)
+		return nil, fmt.Errorf("export: creating output folder: %w", err)
+	}
+	return &OutputDir{final: final, tmp: tmp, opt: opt, created: created}, nil
 }
 
-// checkFinal refuses an existing final path unless overwrite is set and it
-// is a folder.
-func checkFinal(final string, overwrite bool) error {
+// mkdirParents creates dir and its missing parents and returns the ones
+// it created, deepest first.
+func mkdirParents(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return nil, err
+	}
+	return missing, nil
+}
+
+// removeCreated removes the folders in created (deepest first) while they
+// are empty.
+func removeCreated(created []string) {
+	for _, d := range created {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
+}
+
+// checkFinal refuses an existing final path unless overwrite is set, it is
+// a folder dspk wrote, unchanged, and it is not and holds no input.
+func checkFinal(final string, opt OutputOptions) error {
 	fi, err := os.Lstat(final)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
 	case err != nil:
 		return fmt.Errorf("export: output folder: %w", err)
-	case !overwrite:
-		return fmt.Errorf("export: output folder %s exists; use -overwrite to replace it", final)
+	}
+	if err := checkInputs(final, fi, opt.Inputs); err != nil {
+		return err
+	}
+	switch {
+	case !opt.Overwrite:
+		return fmt.Errorf("export: output folder %s exists; use -overwrite to replace it (only a folder dspk wrote can be replaced)", final)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return fmt.Errorf("export: output path %s is a symbolic link; -overwrite replaces only a folder dspk wrote", final)
 	case !fi.IsDir():
 		return fmt.Errorf("export: output path %s exists and is not a folder", final)
 	}
+	return checkManifest(final, opt.Inputs)
+}
+
+// checkInputs refuses a final path that is, holds or lies on the path of
+// any input.
+func checkInputs(final string, fi fs.FileInfo, inputs []string) error {
+	fAbs, _ := filepath.Abs(final)
+	fReal, err := filepath.EvalSymlinks(fAbs)
+	if err != nil {
+		fReal = fAbs
+	}
+	refuse := func(in string) error {
+		return fmt.Errorf("export: output folder %s is or holds the input %s of this run; it cannot be replaced — choose another folder", final, in)
+	}
+	for _, in := range inputs {
+		if in == "" {
+			continue
+		}
+		abs, _ := filepath.Abs(in)
+		real, err := filepath.EvalSymlinks(abs)
+		if err != nil {
+			real = abs
+		}
+		if within(abs, fAbs) || within(real, fReal) || within(abs, fReal) || within(real, fAbs) {
+			return refuse(in)
+		}
+		// The same folder under another name (a bind mount or a second
+		// link): compare the folders on the input's path by identity.
+		for d := real; ; d = filepath.Dir(d) {
+			if di, err := os.Stat(d); err == nil && os.SameFile(di, fi) {
+				return refuse(in)
+			}
+			if filepath.Dir(d) == d {
+				break
+			}
+		}
+	}
 	return nil
+}
+
+// within reports whether path is dir or lies inside it.
+func within(path, dir string) bool {
+	rel, err := filepath.Rel(dir, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// manifest is the content of [ManifestName].
+type manifest struct {
+	Format string          `json:"format"`
+	Files  []manifestEntry `json:"files"`
+}
+
+type manifestEntry struct {
+	Path    string `json:"path"` // slash-separated, relative to the folder
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+}
+
+// checkManifest refuses a folder that lacks a manifest or holds anything
+// the manifest does not list as it was written (a file added, changed or
+// replaced, a symbolic link), or a hard link of an input.
+func checkManifest(dir string, inputs []string) error {
+	mpath := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		return fmt.Errorf("export: output folder %s exists and was not written by dspk (no %s); -overwrite replaces only a folder dspk wrote — remove it yourself or choose another folder", dir, ManifestName)
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil || m.Format != manifestFormat {
+		return fmt.Errorf("export: output folder %s: %s is not a dspk manifest; the folder is not replaced", dir, mpath)
+	}
+	listed := make(map[string]manifestEntry, len(m.Files))
+	for _, e := range m.Files {
+		listed[e.Path] = e
+	}
+	var inStats []fs.FileInfo
+	for _, in := range inputs {
+		if fi, err := os.Stat(in); err == nil {
+			inStats = append(inStats, fi)
+		}
+	}
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("export: output folder %s: %w", dir, err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if rel == "." || rel == ManifestName || rel == LockName {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return fmt.Errorf("export: output folder %s: %w", dir, err)
+		}
+		if d.IsDir() {
+			return nil
+		}
+		for _, s := range inStats {
+			if os.SameFile(s, fi) {
+				return fmt.Errorf("export: output folder %s holds %s, a link to an input of this run; it cannot be replaced", dir, rel)
+			}
+		}
+		e, ok := listed[rel]
+		switch {
+		case !ok:
+			return fmt.Errorf("export: output folder %s holds %s, which dspk did not write; -overwrite does not replace it — move the file or choose another folder", dir, rel)
+		case !fi.Mode().IsRegular():
+			return fmt.Errorf("export: output folder %s: %s is not a regular file; the folder is not replaced", dir, rel)
+		case fi.Size() != e.Size || fi.ModTime().UnixNano() != e.ModTime:
+			return fmt.Errorf("export: output folder %s: %s changed since dspk wrote it; -overwrite does not replace it", dir, rel)
+		}
+		return nil
+	})
+}
+
+// writeManifest lists the files of dir in its manifest.
+func writeManifest(dir string) error {
+	m := manifest{Format: manifestFormat, Files: []manifestEntry{}}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() || rel == ManifestName || rel == LockName {
+			return nil
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		m.Files = append(m.Files, manifestEntry{Path: rel, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	sort.Slice(m.Files, func(i, j int) bool { return m.Files[i].Path < m.Files[j].Path })
+	b, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ManifestName), append(b, '\n'), 0o666)
 }
 
 // Final returns the path the folder will have after Commit.
@@ -85,22 +314,27 @@ func (d *OutputDir) Dir() string { return d.tmp }
 // Path returns the path of the file name inside the temporary folder.
 func (d *OutputDir) Path(name string) string { return filepath.Join(d.tmp, name) }
 
-// Commit moves the temporary folder to its final name. With overwrite, an
-// existing final folder is first renamed aside, and removed only after the
-// new folder is in place; if the rename fails the old folder is restored.
-// Commit fails if the final path appeared in the meantime and overwrite is
-// not set. After Commit, Abort does nothing; a second Commit is an error.
+// Commit writes the manifest and moves the temporary folder to its final
+// name. With overwrite, an existing final folder (checked again as at
+// creation) is first renamed aside, and removed only after the new folder
+// is in place; if the rename fails the old folder is restored. Commit
+// fails if the final path appeared in the meantime and overwrite is not
+// set. After Commit, Abort does nothing; a second Commit is an error.
 func (d *OutputDir) Commit() error {
 	if d.done {
 		return fmt.Errorf("export: output folder %s already committed or aborted", d.final)
 	}
-	if err := checkFinal(d.final, d.overwrite); err != nil {
+	if err := checkFinal(d.final, d.opt); err != nil {
 		return err
+	}
+	if err := writeManifest(d.tmp); err != nil {
+		return fmt.Errorf("export: committing %s: %w", d.final, err)
 	}
 	var aside string
 	if _, err := os.Lstat(d.final); err == nil {
-		// Reserve a unique name next to the final folder, then move the
-		// old folder there.
+		// Reserve a unique name next to the final folder, lock the old
+		// folder (so that no other run takes it for a stale one), then move
+		// it there.
 		parent, base := filepath.Split(d.final)
 		if parent == "" {
 			parent = "."
@@ -109,18 +343,25 @@ func (d *OutputDir) Commit() error {
 		if err != nil {
 			return fmt.Errorf("export: replacing %s: %w", d.final, err)
 		}
+		if err := writeLock(d.final); err != nil {
+			return fmt.Errorf("export: replacing %s: %w", d.final, err)
+		}
 		if err := os.Rename(d.final, a); err != nil {
+			os.Remove(filepath.Join(d.final, LockName))
 			return fmt.Errorf("export: replacing %s: %w", d.final, err)
 		}
 		aside = a
 	}
 	if err := os.Rename(d.tmp, d.final); err != nil {
 		if aside != "" {
-			os.Rename(aside, d.final)
+			if os.Rename(aside, d.final) == nil {
+				os.Remove(filepath.Join(d.final, LockName))
+			}
 		}
 		return fmt.Errorf("export: committing %s: %w", d.final, err)
 	}
 	d.done = true
+	os.Remove(filepath.Join(d.final, LockName))
 	if aside != "" {
 		if err := os.RemoveAll(aside); err != nil {
 			return fmt.Errorf("export: %s committed, but removing the old folder %s: %w", d.final, aside, err)
@@ -129,8 +370,9 @@ func (d *OutputDir) Commit() error {
 	return nil
 }
 
-// Abort removes the temporary folder and everything in it. It does nothing
-// after Commit or a previous Abort, so it can be deferred.
+// Abort removes the temporary folder and everything in it, and the parent
+// folders CreateOutputDir created if they are empty. It does nothing after
+// Commit or a previous Abort, so it can be deferred.
 func (d *OutputDir) Abort() error {
 	if d.done {
 		return nil
@@ -139,6 +381,7 @@ func (d *OutputDir) Abort() error {
 	if err := os.RemoveAll(d.tmp); err != nil {
 		return fmt.Errorf("export: removing %s: %w", d.tmp, err)
 	}
+	removeCreated(d.created)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -61,7 +62,7 @@ func TestOutputDirCommit(t *testing.T) {
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, final); len(got) != 1 || got[0] != "spike_times.npy" {
+	if got := entries(t, final); len(got) != 2 || got[0] != ManifestName || got[1] != "spike_times.npy" {
 		t.Errorf("final folder holds %v", got)
 	}
 	if got := entries(t, filepath.Dir(final)); len(got) != 1 || got[0] != "kilosort4" {
@@ -104,13 +105,25 @@ func TestOutputDirAbort(t *testing.T) {
 	}
 }
 
+// commitDir commits an OutputDir at final holding the given files.
+func commitDir(t *testing.T, final string, overwrite bool, files ...string) {
+	t.Helper()
+	d, err := NewOutputDir(final, overwrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		writeFile(t, d.Path(f), f)
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestOutputDirExisting(t *testing.T) {
 	parent := t.TempDir()
 	final := filepath.Join(parent, "out")
-	if err := os.Mkdir(final, 0o777); err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(final, "old.txt"), "old")
+	commitDir(t, final, false, "old.txt")
 
 	_, err := NewOutputDir(final, false)
 	if err == nil || !strings.Contains(err.Error(), "exists; use -overwrite") || !strings.Contains(err.Error(), final) {
@@ -126,17 +139,238 @@ func TestOutputDirExisting(t *testing.T) {
 		t.Fatal(err)
 	}
 	writeFile(t, d.Path("new.txt"), "new")
-	if got := entries(t, final); len(got) != 1 || got[0] != "old.txt" {
+	if got := entries(t, final); len(got) != 2 || got[1] != "old.txt" {
 		t.Errorf("old folder changed before Commit: %v", got)
 	}
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if got := entries(t, final); len(got) != 1 || got[0] != "new.txt" {
+	if got := entries(t, final); len(got) != 2 || got[1] != "new.txt" {
 		t.Errorf("after overwrite the folder holds %v", got)
 	}
 	if got := entries(t, parent); len(got) != 1 {
 		t.Errorf("parent holds %v after overwrite; want only out", got)
+	}
+}
+
+// TestOutputDirOverwriteRefused checks every folder -overwrite must not
+// replace: one dspk did not write, one with a file added, changed or
+// replaced by a link, and each is left exactly as it was.
+func TestOutputDirOverwriteRefused(t *testing.T) {
+	cases := []struct {
+		name, want string
+		make       func(t *testing.T, final string)
+	}{
+		{"foreign folder", "not written by dspk", func(t *testing.T, final string) {
+			os.Mkdir(final, 0o777)
+			writeFile(t, filepath.Join(final, "notes.txt"), "my notes")
+		}},
+		{"empty foreign folder", "not written by dspk", func(t *testing.T, final string) { os.Mkdir(final, 0o777) }},
+		{"file added", "did not write", func(t *testing.T, final string) {
+			commitDir(t, final, false, "a.npy")
+			os.Mkdir(filepath.Join(final, ".phy"), 0o777)
+			writeFile(t, filepath.Join(final, ".phy", "state.json"), "{}")
+		}},
+		{"file changed", "changed since", func(t *testing.T, final string) {
+			commitDir(t, final, false, "a.npy")
+			writeFile(t, filepath.Join(final, "a.npy"), "edited by hand")
+		}},
+		{"file replaced by a link", "", func(t *testing.T, final string) {
+			commitDir(t, final, false, "a.npy")
+			other := filepath.Join(filepath.Dir(final), "precious.txt")
+			writeFile(t, other, "precious")
+			os.Remove(filepath.Join(final, "a.npy"))
+			if err := os.Symlink(other, filepath.Join(final, "a.npy")); err != nil {
+				t.Skip(err)
+			}
+		}},
+		{"bad manifest", "not a dspk manifest", func(t *testing.T, final string) {
+			commitDir(t, final, false, "a.npy")
+			writeFile(t, filepath.Join(final, ManifestName), "{}")
+		}},
+		{"symbolic link to a dspk folder", "symbolic link", func(t *testing.T, final string) {
+			real := filepath.Join(filepath.Dir(final), "real")
+			commitDir(t, real, false, "a.npy")
+			if err := os.Symlink(real, final); err != nil {
+				t.Skip(err)
+			}
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			parent := t.TempDir()
+			final := filepath.Join(parent, "out")
+			c.make(t, final)
+			before := snapshot(t, parent)
+			_, err := NewOutputDir(final, true)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("overwrite: %v, want an error containing %q", err, c.want)
+			}
+			if after := snapshot(t, parent); after != before {
+				t.Errorf("refused overwrite changed the folder:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// snapshot describes every path under dir with its size and content.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		fi, _ := os.Lstat(p)
+		b.WriteString(rel + " " + fi.Mode().String())
+		if fi.Mode().IsRegular() {
+			data, _ := os.ReadFile(p)
+			b.WriteString(" " + string(data) + fi.ModTime().String())
+		}
+		b.WriteString("; ")
+		return nil
+	})
+	return b.String()
+}
+
+// TestOutputDirInputs checks that a folder holding an input of the run,
+// the input itself or a parent of it is never replaced, however the path
+// is spelled.
+func TestOutputDirInputs(t *testing.T) {
+	parent := t.TempDir()
+	rec := filepath.Join(parent, "rec")
+	commitDir(t, rec, false, "sim.bin", "sim.meta") // a dspk folder holding the input
+	bin := filepath.Join(rec, "sim.bin")
+	link := filepath.Join(parent, "link")
+	if err := os.Symlink(rec, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(parent)
+	for _, c := range []struct{ out, input string }{
+		{rec, bin},
+		{"rec", "rec/sim.bin"},
+		{"rec/", "./rec/../rec/sim.bin"},
+		{rec, filepath.Join(link, "sim.bin")},
+		{rec, rec},
+		{"rec", filepath.Join(parent, "rec", "sim.meta")},
+	} {
+		before := snapshot(t, parent)
+		_, err := CreateOutputDir(c.out, OutputOptions{Overwrite: true, Inputs: []string{"other", c.input}})
+		if err == nil || !strings.Contains(err.Error(), "holds the input") {
+			t.Errorf("-o %s with input %s: %v", c.out, c.input, err)
+		}
+		if snapshot(t, parent) != before {
+			t.Errorf("-o %s with input %s changed files", c.out, c.input)
+		}
+	}
+	// A parent of the input's folder.
+	top := filepath.Join(parent, "top")
+	commitDir(t, top, false, "x")
+	inner := filepath.Join(top, "inner")
+	os.Mkdir(inner, 0o777)
+	writeFile(t, filepath.Join(inner, "r.bin"), "data")
+	if _, err := CreateOutputDir(top, OutputOptions{Overwrite: true, Inputs: []string{filepath.Join(inner, "r.bin")}}); err == nil || !strings.Contains(err.Error(), "holds the input") {
+		t.Errorf("parent of the input: %v", err)
+	}
+	// A hard link of the input inside a dspk folder.
+	det := filepath.Join(parent, "det")
+	commitDir(t, det, false, "a")
+	if err := os.Link(bin, filepath.Join(det, "hard.bin")); err == nil {
+		if _, err := CreateOutputDir(det, OutputOptions{Overwrite: true, Inputs: []string{bin}}); err == nil {
+			t.Error("folder holding a hard link of the input was replaced")
+		}
+	}
+	// An unrelated dspk folder is replaced.
+	other := filepath.Join(parent, "other")
+	commitDir(t, other, false, "old")
+	d, err := CreateOutputDir(other, OutputOptions{Overwrite: true, Inputs: []string{bin}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestOutputDirParents checks that Abort removes the parent folders the
+// OutputDir created and keeps those that existed.
+func TestOutputDirParents(t *testing.T) {
+	parent := t.TempDir()
+	d, err := NewOutputDir(filepath.Join(parent, "a", "b", "c", "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, d.Path("x"), "x")
+	if err := d.Abort(); err != nil {
+		t.Fatal(err)
+	}
+	if got := entries(t, parent); len(got) != 0 {
+		t.Errorf("Abort left %v", got)
+	}
+	os.Mkdir(filepath.Join(parent, "keep"), 0o777)
+	d, err = NewOutputDir(filepath.Join(parent, "keep", "new", "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Abort()
+	if got := entries(t, parent); len(got) != 1 || got[0] != "keep" || len(entries(t, filepath.Join(parent, "keep"))) != 0 {
+		t.Errorf("Abort left %v", got)
+	}
+}
+
+// deadPID returns the id of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	p, err := os.StartProcess("/bin/true", []string{"true"}, &os.ProcAttr{})
+	if err != nil {
+		t.Skip(err)
+	}
+	p.Wait()
+	return p.Pid
+}
+
+// TestSweepStale checks that temporary folders of dead processes are
+// removed by the next OutputDir beside them, and those of live ones (and
+// foreign folders) are not.
+func TestSweepStale(t *testing.T) {
+	parent := t.TempDir()
+	mk := func(name, lock string) string {
+		p := filepath.Join(parent, name)
+		os.Mkdir(p, 0o777)
+		writeFile(t, filepath.Join(p, "part.npy"), "partial")
+		if lock != "" {
+			writeFile(t, filepath.Join(p, LockName), lock)
+		}
+		return p
+	}
+	dead := deadPID(t)
+	mk(".det.tmp-0000dead", fmt.Sprintf("%d\n%s\n%s\n", dead, bootID(), ""))
+	mk(".det.tmp-0000b007", fmt.Sprintf("%d\nanother-boot\n\n", os.Getppid()))
+	live := mk(".det.tmp-00001111", fmt.Sprintf("%d\n%s\n%s\n", os.Getppid(), bootID(), procStart(os.Getppid())))
+	reused := fmt.Sprintf("%d\n%s\n%s\n", os.Getppid(), bootID(), "1")
+	if procStart(os.Getppid()) != "" {
+		mk(".det.tmp-00002222", reused)
+	}
+	foreign := mk(".det.tmp-00003333", "") // no lock, not empty
+	other := mk(".notes.tmp-xyz", fmt.Sprintf("%d\n\n\n", dead))
+	// An interrupted replacement: the old folder set aside, the final gone.
+	aside := mk(".res.old-00004444", fmt.Sprintf("%d\n\n\n", dead))
+	writeFile(t, filepath.Join(aside, ManifestName), "{}")
+
+	d, err := NewOutputDir(filepath.Join(parent, "det"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	got := entries(t, parent)
+	want := []string{filepath.Base(d.Dir()), filepath.Base(live), filepath.Base(foreign), filepath.Base(other), "res"}
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("after the sweep the parent holds %v, want %v", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(parent, "res", LockName)); err == nil {
+		t.Error("restored folder keeps the stale lock")
 	}
 }
 

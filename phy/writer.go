@@ -19,6 +19,13 @@ import (
 
 // Options configures [Create].
 type Options struct {
+	// Inputs are the files the run reads (recording, meta, probe,
+	// templates); the folder may not be or hold one of them, even with
+	// Overwrite (see [export.OutputOptions]).
+	Inputs []string
+	// Warnings found before the run (by the caller) are written into
+	// dspk.json's "warnings" before those of the passes.
+	Warnings []string
 	// Overwrite allows replacing an existing folder (at End).
 	Overwrite bool
 	// DatPath is the raw data file params.py points at (default: the
@@ -61,7 +68,7 @@ func (w *Writer) Clusters() int { return w.clusters }
 // Create reserves the output folder out (refusing an existing one unless
 // opt.Overwrite) and returns the writer that fills it.
 func Create(out string, opt Options) (*Writer, error) {
-	od, err := export.NewOutputDir(out, opt.Overwrite)
+	od, err := export.CreateOutputDir(out, export.OutputOptions{Overwrite: opt.Overwrite, Inputs: opt.Inputs})
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +327,7 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	}
 	prov := pipeline.Provenance(info, sum)
 	prov["clusters"] = K
+	prov["warnings"] = append(append([]string{}, w.opt.Warnings...), sum.Warnings...)
 	if err := export.WriteJSON(w.od.Path("dspk.json"), prov); err != nil {
 		return err
 	}

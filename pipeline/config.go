@@ -42,12 +42,14 @@ func (c Config) validate() error {
 		return fmt.Errorf("nearest_chans %d and nearest_templates %d must be positive", c.NearestChans, c.NearestTemplates)
 	case c.WhiteningRange <= 0:
 		return fmt.Errorf("whitening range %d must be positive", c.WhiteningRange)
-	case !(c.HighpassCutoff > 0):
-		return fmt.Errorf("high-pass cut-off %g Hz must be positive", c.HighpassCutoff)
-	case !(c.ThUniversal > 0) || !(c.ThSingleCh > 0):
-		return fmt.Errorf("thresholds must be positive (Th_universal %g, Th_single_ch %g)", c.ThUniversal, c.ThSingleCh)
-	case c.Tmin < 0 || math.IsNaN(c.Tmin) || math.IsNaN(float64(c.Tmax)):
-		return fmt.Errorf("bad time range tmin %g s, tmax %g s", c.Tmin, c.Tmax)
+	case !(c.HighpassCutoff > 0) || math.IsInf(c.HighpassCutoff, 0):
+		return fmt.Errorf("high-pass cut-off %g Hz must be positive and finite", c.HighpassCutoff)
+	case !(c.ThUniversal > 0) || !(c.ThSingleCh > 0) || math.IsInf(c.ThUniversal, 0) || math.IsInf(c.ThSingleCh, 0):
+		return fmt.Errorf("thresholds must be positive and finite (Th_universal %g, Th_single_ch %g)", c.ThUniversal, c.ThSingleCh)
+	case !(c.Tmin >= 0) || math.IsInf(c.Tmin, 0):
+		return fmt.Errorf("tmin %g s must be finite and at least 0", c.Tmin)
+	case math.IsNaN(float64(c.Tmax)) || !math.IsInf(float64(c.Tmax), 1) && float64(c.Tmax) <= c.Tmin:
+		return fmt.Errorf("tmax %g s must be greater than tmin %g s (leave tmax out to use the recording to its end)", float64(c.Tmax), c.Tmin)
 	}
 	return nil
 }

@@ -41,6 +41,7 @@ type Pipeline struct {
 	// Timings records the wall time of each pass that has run.
 	Timings map[string]time.Duration
 
+	onRaw    func(win recording.Window, data []int16) // sees each raw window of a pass
 	warnings []string
 }
 
@@ -227,6 +228,9 @@ func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w
 			err = p.pre.Window(p.win)
 		}
 		rw := b.Window
+		if p.onRaw != nil {
+			p.onRaw(rw, b.Data)
+		}
 		ld.Release(b)
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
@@ -265,11 +269,20 @@ func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *lina
 func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64, error) {
 	sm := linalg.NewSecondMoment(p.dev, p.probe.Len())
 	defer sm.Close()
+	rails := newRailCounter(p.probe.ChanMap)
+	p.onRaw = func(win recording.Window, data []int16) { rails.add(win, data, p.rec.Channels(), p.cfg.NT) }
 	err := p.eachWindow(ctx, "whitening", p.StatWindows(), nil, func(rw recording.Window, win *compute.Window) error {
 		return sm.AddWindow(win, p.cfg.NT, p.cfg.NT+rw.Owned())
 	})
+	p.onRaw = nil
 	if err != nil {
 		return nil, nil, err
+	}
+	p.warnings = append(p.warnings, rails.warnings(p.rec.Name())...)
+	if rails.samples < MinWhiteningSamples {
+		p.warnings = append(p.warnings, fmt.Sprintf("%s: the whitening matrix is estimated from %d samples per site "+
+			"(%.2f s), fewer than %d; it may be unreliable — use a longer recording, a larger -batch or a smaller -nskip",
+			p.rec.Name(), rails.samples, float64(rails.samples)/p.rec.SampleRate(), MinWhiteningSamples))
 	}
 	cc, err := sm.Result()
 	if err != nil {
@@ -321,7 +334,3 @@ func (p *Pipeline) Close() error {
 
 // Preprocessor returns the preprocessing of the pipeline's windows.
 func (p *Pipeline) Preprocessor() *preprocess.Preprocessor { return p.pre }
-
-// Warnings returns what about the run's settings may give poor results
-// (CAR over few channels).
-func (p *Pipeline) Warnings() []string { return append([]string(nil), p.warnings...) }

@@ -102,6 +102,9 @@ type Summary struct {
 	Centres int `json:"centres"`
 	// Work sums the detector's work counts.
 	Work detect.Stats `json:"work"`
+	// Warnings are those the passes found ([Pipeline.Warnings]); a sink
+	// writes them with its own (dspk.json's "warnings").
+	Warnings []string `json:"-"`
 }
 
 // Speed says how fast the run went relative to the recording, without
@@ -168,6 +171,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	for k, v := range p.Timings {
 		sum.PassSeconds[k] = v.Seconds()
 	}
+	sum.Warnings = p.Warnings()
 	if err := sink.End(sum); err != nil {
 		return nil, err
 	}
@@ -187,7 +191,7 @@ func Provenance(info *RunInfo, sum *Summary) map[string]any {
 		"host":         host,
 		"gomaxprocs":   runtime.GOMAXPROCS(0),
 		"input":        InputProvenance(rec, ""),
-		"probe": map[string]any{"name": info.Probe.Name, "summary": info.Probe.Summary(), "sites": info.Probe.Len()},
+		"probe":        map[string]any{"name": info.Probe.Name, "summary": info.Probe.Summary(), "sites": info.Probe.Len()},
 		"grid": map[string]any{"dmin": g.Dmin, "dminx": g.Dminx, "candidates": g.Candidates, "centres": g.F(),
 			"nearest_chans": g.NC, "nearest_templates": g.NC2},
 		"config":            info.Config,

@@ -9,12 +9,26 @@ import (
 )
 
 // ksJSON is Kilosort's flat probe dictionary as JSON.
+// Array elements are pointers so that a null is told from a 0.
 type ksJSON struct {
-	ChanMap []float64 `json:"chanMap"`
-	XC      []float64 `json:"xc"`
-	YC      []float64 `json:"yc"`
-	KCoords []float64 `json:"kcoords"`
-	NChan   *float64  `json:"n_chan"`
+	ChanMap []*float64 `json:"chanMap"`
+	XC      []*float64 `json:"xc"`
+	YC      []*float64 `json:"yc"`
+	KCoords []*float64 `json:"kcoords"`
+	NChan   *float64   `json:"n_chan"`
+}
+
+// values returns the numbers of a JSON array, refusing nulls (which
+// encoding/json would read as 0).
+func values(name, key string, a []*float64) ([]float64, error) {
+	out := make([]float64, len(a))
+	for i, v := range a {
+		if v == nil {
+			return nil, fmt.Errorf("probe %s: %s[%d] is null", name, key, i)
+		}
+		out[i] = *v
+	}
+	return out, nil
 }
 
 // ReadKilosortJSON reads a Kilosort probe JSON file; see
@@ -49,14 +63,24 @@ func ParseKilosortJSON(data []byte, name string) (*Probe, error) {
 		return nil, fmt.Errorf("probe %s: %d chanMap entries but %d xc, %d yc and %d kcoords values",
 			name, n, len(k.XC), len(k.YC), len(k.KCoords))
 	}
+	var arrs [4][]float64
+	for j, a := range []struct {
+		key string
+		v   []*float64
+	}{{"chanMap", k.ChanMap}, {"xc", k.XC}, {"yc", k.YC}, {"kcoords", k.KCoords}} {
+		var err error
+		if arrs[j], err = values(name, a.key, a.v); err != nil {
+			return nil, err
+		}
+	}
 	p := &Probe{
 		Name:    name,
-		X:       k.XC,
-		Y:       k.YC,
+		X:       arrs[1],
+		Y:       arrs[2],
 		Shank:   make([]int, n),
 		ChanMap: make([]int, n),
 	}
-	for i, v := range k.ChanMap {
+	for i, v := range arrs[0] {
 		r, ok := exactInt(v)
 		if !ok || r < 0 {
 			return nil, fmt.Errorf("probe %s: chanMap[%d] = %g is not a channel index", name, i, v)
@@ -64,7 +88,7 @@ func ParseKilosortJSON(data []byte, name string) (*Probe, error) {
 		p.ChanMap[i] = r
 		p.NChanFile = max(p.NChanFile, r+1)
 	}
-	for i, v := range k.KCoords {
+	for i, v := range arrs[3] {
 		s, ok := exactInt(v)
 		if !ok {
 			return nil, fmt.Errorf("probe %s: kcoords[%d] = %g is not a shank number", name, i, v)

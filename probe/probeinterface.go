@@ -20,7 +20,7 @@ type piGroup struct {
 type piProbe struct {
 	NDim                 int               `json:"ndim"`
 	SIUnits              *string           `json:"si_units"`
-	ContactPositions     [][]float64       `json:"contact_positions"`
+	ContactPositions     [][]*float64      `json:"contact_positions"` // pointers: null is not 0
 	ContactIDs           []json.RawMessage `json:"contact_ids"`
 	ShankIDs             []json.RawMessage `json:"shank_ids"`
 	DeviceChannelIndices []json.RawMessage `json:"device_channel_indices"`
@@ -133,6 +133,9 @@ func (pp *piProbe) toProbe(name string) (*Probe, error) {
 		if len(pos) != 2 {
 			return nil, fmt.Errorf("probe %s: contact %d has %d coordinates; want 2", name, i, len(pos))
 		}
+		if pos[0] == nil || pos[1] == nil {
+			return nil, fmt.Errorf("probe %s: contact_positions[%d] holds a null coordinate", name, i)
+		}
 	}
 	if pp.ContactIDs != nil && len(pp.ContactIDs) != n {
 		return nil, fmt.Errorf("probe %s: %d contact positions but %d contact_ids", name, n, len(pp.ContactIDs))
@@ -176,8 +179,8 @@ func (pp *piProbe) toProbe(name string) (*Probe, error) {
 		ChanMap: make([]int, len(use)),
 	}
 	for s, i := range use {
-		p.X[s] = pp.ContactPositions[i][0] * scale
-		p.Y[s] = pp.ContactPositions[i][1] * scale
+		p.X[s] = *pp.ContactPositions[i][0] * scale
+		p.Y[s] = *pp.ContactPositions[i][1] * scale
 		p.Shank[s] = shank[i]
 		p.ChanMap[s] = rows[i]
 		p.NChanFile = max(p.NChanFile, rows[i]+1)
@@ -193,6 +196,9 @@ func (pp *piProbe) toProbe(name string) (*Probe, error) {
 
 // intValue decodes a JSON number that is an exact integer.
 func intValue(raw json.RawMessage) (int, error) {
+	if isNull(raw) {
+		return 0, fmt.Errorf("null is not an integer")
+	}
 	var f float64
 	if err := json.Unmarshal(raw, &f); err != nil {
 		return 0, err
@@ -216,6 +222,9 @@ func shankIDs(raw []json.RawMessage, n int, name string) ([]int, error) {
 	numeric := true
 	for i, r := range raw {
 		var s string
+		if isNull(r) {
+			return nil, fmt.Errorf("probe %s: shank_ids[%d] is null", name, i)
+		}
 		if err := json.Unmarshal(r, &s); err == nil {
 			strs[i] = s
 		} else if v, err := intValue(r); err == nil {
@@ -251,3 +260,7 @@ func shankIDs(raw []json.RawMessage, n int, name string) ([]int, error) {
 	}
 	return out, nil
 }
+
+// isNull reports whether a JSON value is null (which encoding/json would
+// decode as a zero value).
+func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }

@@ -477,3 +477,29 @@ func FuzzOebin(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRawInfo feeds arbitrary bytes to the info.json reader: it must
+// return a usable channel count and rate or an error naming the file.
+func FuzzRawInfo(f *testing.F) {
+	f.Add([]byte(`{"sample_rate": 15000.0, "shape": [-1, 4], "dtype": "int16"}`))
+	f.Add([]byte(`{"sample_rate": 1e400, "shape": [-1, 4], "dtype": "int16"}`))
+	f.Add([]byte(`{"sample_rate": null, "shape": [null, null], "dtype": "int16"}`))
+	f.Add([]byte(`{"shape": [1, 1, 1]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "info.json")
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		o, err := readRawInfo(path)
+		c, rate := o.Channels, o.Rate
+		if err != nil {
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error without the file name: %v", err)
+			}
+			return
+		}
+		if c <= 0 || c > 1<<20 || !(rate > 0) || math.IsInf(rate, 0) {
+			t.Fatalf("accepted %d channels at %g Hz", c, rate)
+		}
+	})
+}

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"dspk/probe"
 )
 
 func readMetaFile(t testing.TB, name string) *Meta {
@@ -401,4 +403,40 @@ func FuzzParseMeta(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestProbeContradictions checks that a -probe contradicting the meta's
+// geometry or probe type is reported, and a shifted or mirrored copy of
+// it is not.
+func TestProbeContradictions(t *testing.T) {
+	meta := func(typ int, geom string) *Meta {
+		m := &Meta{Name: "x.meta", TypeThis: "imec", ProbeType: typ, NSavedChans: 3,
+			SavedAPLFSY: [3]int{2, 0, 1}, Fields: map[string]string{"snsApLfSy": "2,0,1"}}
+		if geom != "" {
+			m.Fields["snsGeomMap"] = geom
+		}
+		return m
+	}
+	p := &probe.Probe{Name: "p.json", X: []float64{0, 32}, Y: []float64{0, 0}, Shank: []int{0, 0}, ChanMap: []int{0, 1}, NChanFile: 3}
+	for _, c := range []struct {
+		name   string
+		m      *Meta
+		preset string
+		want   string
+	}{
+		{"same", meta(0, "(NP1000,1,0,70)(0:0:0:1)(0:32:0:1)"), "", ""},
+		{"shifted", meta(0, "(NP1000,1,0,70)(0:27:20:1)(0:59:20:1)"), "", ""},
+		{"mirrored", meta(0, "(NP1000,1,0,70)(0:32:0:1)(0:0:0:1)"), "", ""},
+		{"other pitch", meta(0, "(NP1000,1,0,70)(0:0:0:1)(0:0:15:1)"), "", "contradicts the meta's geometry (1 of 2 sites elsewhere; file row 1 at (32, 0)"},
+		{"fewer sites", meta(0, "(NP1000,1,0,70)(0:0:0:1)(0:32:0:0)"), "", "1 sites in the meta, 2 given"},
+		{"malformed", meta(0, "(NP1000,1,0,70)(0:0:0:1)(0:x:0:1)"), "", "using -probe p.json instead"},
+		{"np2 on NP1", meta(0, ""), "np2", "-probe np2, but the meta's imDatPrb_type is 0"},
+		{"np1 on NP2", meta(21, ""), "np1", "imDatPrb_type is 21"},
+		{"np2 on NP2", meta(21, ""), "np2", ""},
+	} {
+		got := strings.Join(c.m.ProbeContradictions(p, c.preset), "\n")
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
 }

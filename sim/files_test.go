@@ -441,3 +441,71 @@ var (
 	_ io.ReadSeeker       = (*Recording)(nil)
 	_ io.WriterTo         = (*Recording)(nil)
 )
+
+// TestWriteSpikeGLXNP2 checks that a simulation on the NP2 layout writes
+// a Neuropixels 2.0 meta that the recording package (and so any SpikeGLX
+// reader) takes for one: the probe type, part number, range and imro
+// format of a real NP2.0 meta, the NP2 gain, and the geometry back.
+func TestWriteSpikeGLXNP2(t *testing.T) {
+	cfg := shortConfig(0.2)
+	cfg.Probe = probe.NP2()
+	dir := t.TempDir()
+	if _, _, err := WriteSpikeGLX(dir, "np2", cfg); err == nil || !strings.Contains(err.Error(), "gain 80") {
+		t.Fatalf("NP2 at the NP1 scale: %v", err)
+	}
+	cfg.MicrovoltsPerCount = NP2MicrovoltsPerCount
+	binPath, _, err := WriteSpikeGLX(dir, "np2", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := recording.OpenSpikeGLX(binPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Close()
+	f, err := os.Open("testdata/p2_g0_t0.imec0.ap.meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	real, err := recording.ParseMeta(f, "p2_g0_t0.imec0.ap.meta")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := rec.Meta
+	if m.ProbeType != 21 || m.ProbePart != "NP2000" || m.ProbeType != real.ProbeType {
+		t.Errorf("probe type %d part %q, want 21 NP2000", m.ProbeType, m.ProbePart)
+	}
+	if m.ImAiRangeMax != real.ImAiRangeMax || m.MaxInt() != real.MaxInt() || m.SavedAPLFSY != real.SavedAPLFSY ||
+		m.AcquiredAPLFSY != real.AcquiredAPLFSY || !slices.Equal(m.SaveChans, real.SaveChans) {
+		t.Errorf("range %g / %d, saved %v acquired %v chans %v; the real NP2 meta has %g / %d, %v, %v, %v",
+			m.ImAiRangeMax, m.MaxInt(), m.SavedAPLFSY, m.AcquiredAPLFSY, m.SaveChans[len(m.SaveChans)-2:],
+			real.ImAiRangeMax, real.MaxInt(), real.SavedAPLFSY, real.AcquiredAPLFSY, real.SaveChans[len(real.SaveChans)-2:])
+	}
+	// The imro table: same header type and four fields per entry, bank 0.
+	ours, theirs := m.Fields["imroTbl"], real.Fields["imroTbl"]
+	if !strings.HasPrefix(ours, "(21,384)(0 1 0 0)(1 1 0 1)") || !strings.HasPrefix(theirs, "(21,384)(0 1 0 0)(1 1 0 1)") {
+		t.Errorf("imroTbl %.40s…, the real one %.40s…", ours, theirs)
+	}
+	if !strings.HasPrefix(m.Fields["snsShankMap"], "(1,2,640)(0:0:0:1)(0:1:0:1)(0:0:1:1)") ||
+		!strings.HasPrefix(m.Fields["snsGeomMap"], "(NP2000,1,0,70)") {
+		t.Errorf("shank map %.40s…, geometry map %.40s…", m.Fields["snsShankMap"], m.Fields["snsGeomMap"])
+	}
+	uv := rec.MicrovoltsPerCount()
+	for i := range 384 {
+		if uv[i] != NP2MicrovoltsPerCount {
+			t.Fatalf("channel %d: %g µV per count, want %g", i, uv[i], NP2MicrovoltsPerCount)
+		}
+	}
+	if uv[384] != 0 {
+		t.Errorf("sync channel scaled by %g", uv[384])
+	}
+	pr := rec.Probe()
+	if pr == nil {
+		t.Fatalf("no probe: %v", rec.ProbeError())
+	}
+	want := probe.NP2()
+	if !slices.Equal(pr.X, want.X) || !slices.Equal(pr.Y, want.Y) || !slices.Equal(pr.ChanMap, want.ChanMap) {
+		t.Error("the geometry read back differs from the NP2 layout")
+	}
+}

@@ -36,14 +36,18 @@ dspk compare -json -truth sim1/truth det1`,
 				if *truthDir == "" {
 					return usagef("-truth DIR is required")
 				}
-				r, err := compareDirs(*truthDir, args[0], opt)
+				r, warnings, err := compareDirsWarn(*truthDir, args[0], opt)
 				if err != nil {
 					return err
 				}
+				printWarnings(cmdErr, warnings)
 				if *asJSON {
 					enc := json.NewEncoder(cmdOut)
 					enc.SetIndent("", "  ")
-					return enc.Encode(r)
+					return enc.Encode(struct {
+						compare.Report
+						Warnings []string `json:"warnings,omitempty"`
+					}{r, warnings})
 				}
 				printReport(cmdOut, r)
 				return nil
@@ -55,15 +59,69 @@ dspk compare -json -truth sim1/truth det1`,
 // compareDirs matches the spikes of a detection folder against a
 // ground-truth folder.
 func compareDirs(truthDir, detDir string, opt compare.Options) (compare.Report, error) {
+	r, _, err := compareDirsWarn(truthDir, detDir, opt)
+	return r, err
+}
+
+// RangeOverlapWarn is the least share of the union of the truth's and the
+// detections' sample ranges that their overlap must cover before compare
+// warns that they cover different times (the precision and recall then
+// count spikes outside the other's range as misses).
+const RangeOverlapWarn = 0.99
+
+// compareDirsWarn is compareDirs that also returns warnings: the truth
+// and the detections covering different time ranges. The detections'
+// range is the schedule in their dspk.json, else the span of their spike
+// times.
+func compareDirsWarn(truthDir, detDir string, opt compare.Options) (compare.Report, []string, error) {
+	if err := opt.Check(); err != nil {
+		return compare.Report{}, nil, err
+	}
 	truth, err := sim.ReadTruthDir(truthDir)
 	if err != nil {
-		return compare.Report{}, err
+		return compare.Report{}, nil, err
 	}
 	det, err := readDetections(detDir)
 	if err != nil {
-		return compare.Report{}, err
+		return compare.Report{}, nil, err
 	}
-	return compare.Match(compare.Spikes{Times: truth.SpikeTimes, Y: truth.SpikeY(), Amplitude: truth.SpikeAmplitude()}, det, opt)
+	r, err := compare.Match(compare.Spikes{Times: truth.SpikeTimes, Y: truth.SpikeY(), Amplitude: truth.SpikeAmplitude()}, det, opt)
+	if err != nil {
+		return compare.Report{}, nil, err
+	}
+	var warnings []string
+	start, end, ok := detectionRange(detDir, det.Times)
+	if ok {
+		lo, hi := max(start, 0), min(end, truth.Samples)
+		union := max(end, truth.Samples) - min(start, 0)
+		if union > 0 && float64(max(hi-lo, 0)) < RangeOverlapWarn*float64(union) {
+			fs := truth.Config.SampleRate
+			warnings = append(warnings, fmt.Sprintf("the truth in %s covers %.3f–%.3f s but the detections in %s cover %.3f–%.3f s; "+
+				"spikes outside the common range count against recall or precision",
+				truthDir, 0.0, float64(truth.Samples)/fs, detDir, float64(start)/fs, float64(end)/fs))
+		}
+	}
+	return r, warnings, nil
+}
+
+// detectionRange returns the samples [start, end) a detection folder
+// covers: its dspk.json's schedule, else the span of its spike times.
+func detectionRange(dir string, times []int64) (start, end int64, ok bool) {
+	var prov struct {
+		Schedule *struct{ Start, End int64 } `json:"schedule"`
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "dspk.json")); err == nil && json.Unmarshal(b, &prov) == nil &&
+		prov.Schedule != nil && prov.Schedule.End > prov.Schedule.Start {
+		return prov.Schedule.Start, prov.Schedule.End, true
+	}
+	if len(times) == 0 {
+		return 0, 0, false
+	}
+	start, end = times[0], times[0]
+	for _, t := range times {
+		start, end = min(start, t), max(end, t+1)
+	}
+	return start, end, true
 }
 
 // readDetections reads spike_times.npy and spike_positions.npy of a

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
+	"dspk/kilosort"
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
 
 	"dspk/compare"
+	"dspk/export"
 	"dspk/probe"
 	"dspk/sim"
 )
@@ -19,7 +24,7 @@ func init() {
 		example: `dspk demo
 dspk demo -o demo1 -duration 60s -device cpu`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			out := fs.String("o", "", "keep everything in this folder (default: a temporary folder, removed at the end except the report files)")
+			out := fs.String("o", "", "keep the recording, truth, detections and drift raster in this folder, which must not hold them yet\n(default: a temporary folder, removed at exit; the drift raster goes to ./dspk-demo-drift.png)")
 			dur := fs.Duration("duration", 20*time.Second, "length of the simulated recording")
 			seed := fs.Uint64("seed", 1, "random seed of the simulation")
 			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
@@ -28,26 +33,66 @@ dspk demo -o demo1 -duration 60s -device cpu`,
 				if len(args) != 0 {
 					return usagef("demo takes no arguments")
 				}
-				return demo(*out, *dur, *seed, *device, *drift)
+				if *dur <= 0 {
+					return usagef("-duration must be positive")
+				}
+				ks := kilosort.Defaults()
+				if n := dur.Seconds() * sim.DefaultConfig().SampleRate; n <= float64(ks.BatchSize+ks.NT) {
+					return usagef("-duration %s is too short: detection needs more than %d samples (two windows, %.3f s)",
+						dur, ks.BatchSize+ks.NT, float64(ks.BatchSize+ks.NT)/sim.DefaultConfig().SampleRate)
+				}
+				return demo(cmdCtx, *out, *dur, *seed, *device, *drift)
 			}
 		},
 	})
 }
 
-func demo(out string, dur time.Duration, seed uint64, device string, drift float64) error {
+// demo simulates, detects and compares. With out it keeps everything in
+// out/sim, out/detections and out/drift_raster.png, refusing an out that
+// holds any of them; otherwise it works in a locked temporary folder that
+// is removed on every exit path (the next demo removes one a killed demo
+// left) and writes the raster into the working folder under a free name.
+// On failure it removes what it wrote.
+func demo(ctx context.Context, out string, dur time.Duration, seed uint64, device string, drift float64) (err error) {
 	keep := out != ""
+	var png string
 	if !keep {
-		tmp, err := os.MkdirTemp("", "dspk-demo-")
+		tmp, err := export.CreateTempDir("dspk-demo-")
 		if err != nil {
 			return err
 		}
 		defer os.RemoveAll(tmp)
 		out = tmp
-	} else if err := os.MkdirAll(out, 0o755); err != nil {
-		return err
+	} else {
+		setOutput(out)
+		png = filepath.Join(out, "drift_raster.png")
+		for _, p := range []string{filepath.Join(out, "sim"), filepath.Join(out, "detections"), png} {
+			if _, err := os.Lstat(p); !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("%s exists; demo does not replace earlier results: choose a new -o folder or remove it", p)
+			}
+		}
+		created, err := mkdirAllCreated(out)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			if err != nil {
+				for _, d := range created {
+					if os.Remove(d) != nil {
+						break
+					}
+				}
+			}
+		}()
 	}
 	simDir := filepath.Join(out, "sim")
 	detDir := filepath.Join(out, "detections")
+	defer func() {
+		if err != nil && keep { // this run wrote them: remove them again
+			os.RemoveAll(detDir)
+			os.RemoveAll(simDir)
+		}
+	}()
 
 	cfg := sim.DefaultConfig()
 	cfg.Seconds = dur.Seconds()
@@ -56,11 +101,12 @@ func demo(out string, dur time.Duration, seed uint64, device string, drift float
 	cfg.DriftUmPerS = drift
 	fmt.Fprintf(cmdOut, "Simulating %s of Neuropixels 1.0 (%d units, seed %d)…\n", dur, cfg.Units, seed)
 	t0 := time.Now()
-	bin, truth, err := simulate(simDir, cfg, false)
+	setStage("the simulation")
+	bin, truth, err := simulate(ctx, simDir, cfg, false)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmdOut, "  %s: %d true spikes (%.1f s)\n", bin, len(truth.SpikeTimes), time.Since(t0).Seconds())
+	fmt.Fprintf(cmdOut, "  %d true spikes (%.1f s)\n", len(truth.SpikeTimes), time.Since(t0).Seconds())
 
 	var in inputFlags
 	rec, pr, err := in.open(bin)
@@ -71,15 +117,20 @@ func demo(out string, dur time.Duration, seed uint64, device string, drift float
 	fmt.Fprintf(cmdOut, "Detecting spikes…\n")
 	var pf pipelineFlags
 	pf.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
-	df := detectFlags{out: detDir, device: device}
+	var df detectFlags
 	df.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	df.out, df.device = detDir, device
-	sum, k, err := runDetect(rec, pr, &pf, &df, cmdErr)
+	sum, k, err := runDetect(ctx, rec, pr, &pf, &df, recordingFiles(bin, rec), nil, cmdErr)
 	if err != nil {
 		return err
 	}
-	printSummary(cmdOut, sum, k, detDir)
+	where := detDir
+	if !keep {
+		where = "a temporary folder (removed at exit; -o DIR keeps everything)"
+	}
+	printSummary(cmdOut, sum, k, where)
 
+	setStage("the comparison")
 	r, err := compareDirs(filepath.Join(simDir, "truth"), detDir, compare.DefaultOptions())
 	if err != nil {
 		return err
@@ -87,16 +138,22 @@ func demo(out string, dur time.Duration, seed uint64, device string, drift float
 	fmt.Fprintf(cmdOut, "\nAgainst the ground truth (±%d samples, < %g µm):\n", compare.DefaultOptions().MaxLag, compare.DefaultOptions().MaxDepth)
 	printReport(cmdOut, r)
 
-	plotDir := detDir
-	if !keep {
-		plotDir = "."
-	}
-	png := filepath.Join(plotDir, "dspk-demo-drift.png")
-	if keep {
-		png = filepath.Join(detDir, "drift_raster.png")
-	}
 	title := fmt.Sprintf("dspk demo: %d spikes, recall %.3f, precision %.3f", sum.Spikes, r.Recall, r.Precision)
-	if err := plotFolder(detDir, png, title); err != nil {
+	setStage("the drift raster")
+	tmpPNG := filepath.Join(out, "drift_raster.tmp.png") // the plot's format follows the extension
+	if keep {
+		tmpPNG = filepath.Join(out, ".drift_raster.tmp.png")
+	}
+	defer os.Remove(tmpPNG)
+	if err := plotFolder(detDir, tmpPNG, title); err != nil {
+		return err
+	}
+	if keep {
+		err = os.Rename(tmpPNG, png)
+	} else {
+		png, err = linkFree(tmpPNG, "dspk-demo-drift", ".png")
+	}
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(cmdOut, "\nDrift raster: %s\n", png)
@@ -104,4 +161,65 @@ func demo(out string, dur time.Duration, seed uint64, device string, drift float
 		fmt.Fprintf(cmdOut, "Recording, truth and detections are in %s\n", out)
 	}
 	return nil
+}
+
+// linkFree links src to the first free name base.ext, base-2.ext, … in
+// the working folder (a link never replaces an existing file) and returns
+// it.
+func linkFree(src, base, ext string) (string, error) {
+	for i := 1; i <= 1000; i++ {
+		name := base + ext
+		if i > 1 {
+			name = fmt.Sprintf("%s-%d%s", base, i, ext)
+		}
+		err := os.Link(src, name)
+		if err == nil {
+			return name, nil
+		}
+		if !errors.Is(err, fs.ErrExist) {
+			// Another file system: copy without replacing.
+			err = copyNew(src, name)
+			if err == nil {
+				return name, nil
+			}
+			if !errors.Is(err, fs.ErrExist) {
+				return "", err
+			}
+		}
+	}
+	return "", fmt.Errorf("no free name %s-N%s in the working folder", base, ext)
+}
+
+// copyNew copies src to dst, which must not exist.
+func copyNew(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		os.Remove(dst)
+		return err
+	}
+	return f.Close()
+}
+
+// mkdirAllCreated creates dir and its parents and returns the folders it
+// created, deepest first.
+func mkdirAllCreated(dir string) ([]string, error) {
+	var missing []string
+	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil {
+			break
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	return missing, os.MkdirAll(dir, 0o777)
 }

@@ -37,12 +37,19 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 				if df.out == "" {
 					return usagef("-o DIR is required")
 				}
+				setOutput(df.out)
 				rec, pr, err := in.open(args...)
 				if err != nil {
 					return err
 				}
 				defer rec.Close()
-				sum, k, err := runDetect(rec, pr, &pf, &df, cmdErr)
+				printWarnings(cmdErr, in.warnings)
+				var inputs []string
+				for _, a := range args {
+					inputs = append(inputs, recordingFiles(a, rec)...)
+				}
+				inputs = append(inputs, in.inputFiles(df.templates)...)
+				sum, k, err := runDetect(cmdCtx, rec, pr, &pf, &df, inputs, in.warnings, cmdErr)
 				if err != nil {
 					return err
 				}
@@ -67,14 +74,18 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
 	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
 	fs.StringVar(&f.templates, "templates", "", "universal templates to use instead of learning them: an .npz with wTEMP and wPCA, or a folder with wTEMP.npy and wPCA.npy")
-	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 }
 
-// runDetect opens the device, builds the pipeline and writes the folder
-// df.out (with its drift raster); it returns the summary and the number
-// of provisional clusters. The folder is reserved before any work, so an
-// existing one is refused at once.
-func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags, log io.Writer) (*pipeline.Summary, int, error) {
+// runDetect opens the device, builds the pipeline, loads the templates
+// and writes the folder df.out (with its drift raster); inputs are the
+// files the run reads (the folder may not replace them) and warnings
+// those found so far (for dspk.json). It returns the summary and the
+// number of provisional clusters. The folder is reserved before any
+// work, so an existing one is refused at once. The passes' own warnings
+// go to log.
+func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags,
+	inputs, warnings []string, log io.Writer) (*pipeline.Summary, int, error) {
 	dev, reason, err := compute.Open(df.device)
 	if err != nil {
 		return nil, 0, err
@@ -87,10 +98,7 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 	if err != nil {
 		return nil, 0, err
 	}
-	defer p.Close()
-	for _, w := range p.Warnings() {
-		fmt.Fprintf(log, "warning: %s\n", w)
-	}
+	defer p.Close() // before dev.Close
 	opt := pipeline.RunOptions{}
 	if df.templates != "" {
 		tm, err := detect.LoadTemplates(df.templates, cfg.NT)
@@ -100,17 +108,19 @@ func runDetect(rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
 	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec),
+		Inputs: inputs, Warnings: warnings,
 		Extra: func(dir string) error { return plotFolder(dir, filepath.Join(dir, rasterFile), "") }})
 	if err != nil {
 		return nil, 0, err
 	}
 	defer w.Close()
 	opt.Device = useDevice(dev, log)
-	p.Progress = newBar()
-	sum, err := p.Run(context.Background(), w, opt)
+	p.Progress = trackProgress(newBar())
+	sum, err := p.Run(ctx, w, opt)
 	if err != nil {
 		return nil, 0, err
 	}
+	printWarnings(log, p.Warnings())
 	if opt.Templates == nil && sum.Clips < detect.FewClips {
 		fmt.Fprintf(log, "warning: the templates were learned from only %d isolated peaks (Kilosort4's runs on large probes have thousands); "+
 			"check them (wTEMP.npy) or supply -templates from a longer recording\n", sum.Clips)

@@ -20,6 +20,8 @@ type inputFlags struct {
 	dtype      string
 	scale      float64
 	strictSize bool
+	// warnings collects what resolving the probe found suspicious.
+	warnings []string
 }
 
 func (f *inputFlags) register(fs *flag.FlagSet) {
@@ -105,15 +107,20 @@ func (f *inputFlags) resolveProbe(rec recording.Recording) (*probe.Probe, error)
 
 func (f *inputFlags) findProbe(rec recording.Recording) (*probe.Probe, error) {
 	if f.probe != "" {
-		return probe.Load(f.probe)
+		pr, err := probe.Load(f.probe)
+		if err != nil {
+			return nil, err
+		}
+		f.warnings = append(f.warnings, probeWarnings(rec, pr, f.probe)...)
+		return pr, nil
 	}
 	if p, ok := rec.(recording.Prober); ok {
 		if pr := p.Probe(); pr != nil {
 			return pr, nil
 		}
 	}
-	if e, ok := rec.(interface{ ProbeError() error }); ok && e.ProbeError() != nil {
-		fmt.Fprintf(cmdErr, "warning: %v\n", e.ProbeError())
+	if err := geometryError(rec); err != nil {
+		return nil, err
 	}
 	if rec.Channels() == 385 || rec.Channels() == 384 {
 		return probe.NP1(), nil

@@ -21,10 +21,13 @@
 // Run "dspk <command> -h" for a command's flags and an example.
 //
 // Exit status: 0 on success, 1 on a runtime error (one line on stderr),
-// 2 on a usage error.
+// 2 on a usage error, 130 or 143 when interrupted by SIGINT or SIGTERM
+// (the run stops, removes its temporary output and says so; a second
+// signal exits at once).
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -59,11 +62,20 @@ var commands []*command
 func register(c *command) { commands = append(commands, c) }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	ctx, stop := signalContext(os.Stderr)
+	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run executes dspk with args and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext executes dspk with args under ctx, whose cancellation (with
+// an [interrupted] cause) stops the command, and returns the exit status.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	pipeline.Version = version
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stderr)
@@ -93,7 +105,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	exec := cmd.setup(fs)
-	cmdOut, cmdErr = stdout, stderr
+	cmdOut, cmdErr, cmdCtx = stdout, stderr, ctx
+	setStage("")
+	setOutput("")
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -102,6 +116,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if err := exec(positional); err != nil {
+		var sig interrupted
+		if errors.As(context.Cause(ctx), &sig) {
+			fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, interruptMessage(sig))
+			return sig.exitCode()
+		}
 		var ue usageError
 		if errors.As(err, &ue) {
 			fmt.Fprintf(stderr, "dspk %s: %s\n", name, ue.msg)
@@ -115,8 +134,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 // cmdOut and cmdErr are where the running command writes data and
-// messages; tests replace them.
-var cmdOut, cmdErr io.Writer = os.Stdout, os.Stderr
+// messages; tests replace them. cmdCtx is the run's context.
+var (
+	cmdOut, cmdErr io.Writer       = os.Stdout, os.Stderr
+	cmdCtx         context.Context = context.Background()
+)
 
 func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "dspk %s: fast Kilosort4-compatible preprocessing and spike detection.\n\n", version)

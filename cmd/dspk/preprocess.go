@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"dspk/compute"
@@ -35,7 +36,7 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 			out := fs.String("o", "", "output folder (required)")
 			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
 			save := fs.Bool("save-data", false, "also write the whitened recording as int16 ×200 (temp_wh.dat) and params.py")
-			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists")
+			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 			return func(args []string) error {
 				if len(args) < 1 {
 					return usagef("preprocess takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
@@ -43,11 +44,13 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 				if *out == "" {
 					return usagef("-o DIR is required")
 				}
+				setOutput(*out)
 				rec, pr, err := in.open(args...)
 				if err != nil {
 					return err
 				}
 				defer rec.Close()
+				printWarnings(cmdErr, in.warnings)
 				dev, reason, err := compute.Open(*device)
 				if err != nil {
 					return err
@@ -59,25 +62,30 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 					return err
 				}
 				defer p.Close() // before dev.Close
-				p.Progress = newBar()
-				return preprocessRun(p, rec, *out, *save, *overwrite)
+				p.Progress = trackProgress(newBar())
+				opt := export.OutputOptions{Overwrite: *overwrite, Inputs: append(recordingFiles(args[0], rec), in.inputFiles()...)}
+				return preprocessRun(cmdCtx, p, rec, *out, *save, opt, in.warnings)
 			}
 		},
 	})
 }
 
-func preprocessRun(p *pipeline.Pipeline, rec recording.Recording, out string, save, overwrite bool) error {
+// preprocessRun writes the whitening matrices (and with save the
+// whitened data and params.py) and dspk.json, the provenance with the
+// warnings, into out.
+func preprocessRun(ctx context.Context, p *pipeline.Pipeline, rec recording.Recording, out string, save bool,
+	opt export.OutputOptions, warnings []string) error {
 	start := time.Now()
-	od, err := export.NewOutputDir(out, overwrite)
+	od, err := export.CreateOutputDir(out, opt)
 	if err != nil {
 		return err
 	}
 	defer od.Abort()
-	ctx := context.Background()
 	w, _, err := p.Whitening(ctx)
 	if err != nil {
 		return err
 	}
+	warnings = append(append([]string{}, warnings...), p.Warnings()...)
 	dense, inv, err := pipeline.WhiteningMatrices(w)
 	if err != nil {
 		return err
@@ -101,9 +109,25 @@ func preprocessRun(p *pipeline.Pipeline, rec recording.Recording, out string, sa
 			return err
 		}
 	}
+	prov := map[string]any{
+		"dspk_version": version,
+		"command":      "preprocess",
+		"input": map[string]any{"path": absPath(rec.Name()), "format": rec.Format(), "channels": rec.Channels(),
+			"sample_rate": rec.SampleRate(), "samples": rec.Samples()},
+		"probe":             map[string]any{"name": p.Probe().Name, "summary": p.Probe().Summary(), "sites": p.Probe().Len()},
+		"config":            p.Config(),
+		"schedule":          p.Schedule(),
+		"whitening_windows": p.StatWindows(),
+		"whitened_data":     save,
+		"warnings":          warnings,
+	}
+	if err := export.WriteJSON(od.Path("dspk.json"), prov); err != nil {
+		return err
+	}
 	if err := od.Commit(); err != nil {
 		return err
 	}
+	printWarnings(cmdErr, p.Warnings())
 	s := p.Schedule()
 	fmt.Fprintf(cmdOut, "wrote %s: whitening from %d of %d windows, %d channels, %.1f s\n",
 		out, len(p.StatWindows()), s.Windows, c, time.Since(start).Seconds())
@@ -149,4 +173,12 @@ func writeWhitened(ctx context.Context, p *pipeline.Pipeline, w *linalg.Whitenin
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// absPath returns path made absolute where possible.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"dspk/export"
@@ -29,7 +32,7 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 			seed := fs.Uint64("seed", 1, "random seed (equal seeds give identical files)")
 			pr := fs.String("probe", "np1", "probe geometry: np1 or np2")
 			drift := fs.Float64("drift", 0, "rigid drift speed in µm/s")
-			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists")
+			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged")
 			return func(args []string) error {
 				if len(args) != 0 {
 					return usagef("simulate takes no arguments")
@@ -40,6 +43,9 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 				if *dur <= 0 || *units < 0 {
 					return usagef("-duration must be positive and -units non-negative")
 				}
+				if math.IsNaN(*drift) || math.IsInf(*drift, 0) {
+					return usagef("-drift %g: must be finite", *drift)
+				}
 				p, err := probe.Preset(*pr)
 				if err != nil {
 					return usagef("%v", err)
@@ -49,8 +55,13 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 				cfg.Units = *units
 				cfg.Seed = *seed
 				cfg.Probe = p
+				if strings.EqualFold(strings.TrimSpace(*pr), "np2") {
+					cfg.MicrovoltsPerCount = sim.NP2MicrovoltsPerCount
+				}
 				cfg.DriftUmPerS = *drift
-				bin, truth, err := simulate(*out, cfg, *overwrite)
+				setOutput(*out)
+				setStage("the simulation")
+				bin, truth, err := simulate(cmdCtx, *out, cfg, *overwrite)
 				if err != nil {
 					return err
 				}
@@ -62,16 +73,24 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 	})
 }
 
-// simulate writes cfg as a SpikeGLX pair and its ground truth into the
-// folder out, atomically.
-func simulate(out string, cfg sim.Config, overwrite bool) (string, *sim.Truth, error) {
+// simulate writes cfg as a SpikeGLX pair, its ground truth and dspk.json
+// (the provenance) into the folder out, atomically.
+func simulate(ctx context.Context, out string, cfg sim.Config, overwrite bool) (string, *sim.Truth, error) {
 	od, err := export.NewOutputDir(out, overwrite)
 	if err != nil {
 		return "", nil, err
 	}
 	defer od.Abort()
-	bin, truth, err := sim.WriteSpikeGLX(od.Dir(), simBase, cfg)
+	bin, truth, err := sim.WriteSpikeGLXContext(ctx, od.Dir(), simBase, cfg)
 	if err != nil {
+		return "", nil, err
+	}
+	prov := map[string]any{
+		"dspk_version": version, "command": "simulate", "recording": filepath.Base(bin),
+		"probe": cfg.Probe.Name, "seconds": cfg.Seconds, "units": cfg.Units, "seed": cfg.Seed,
+		"drift_um_per_s": cfg.DriftUmPerS, "spikes": len(truth.SpikeTimes),
+	}
+	if err := export.WriteJSON(od.Path("dspk.json"), prov); err != nil {
 		return "", nil, err
 	}
 	if err := os.Mkdir(od.Path("truth"), 0o755); err != nil {
