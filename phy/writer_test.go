@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"dspk/export"
 	"dspk/pipeline"
 	"dspk/probe"
 	"dspk/recording"
@@ -66,7 +67,7 @@ func TestSecondRunIdentical(t *testing.T) {
 		t.Fatalf("only %d files written", len(entries))
 	}
 	for _, e := range entries {
-		if e.Name() == "dspk.json" {
+		if e.Name() == "dspk.json" || e.Name() == export.ManifestName {
 			continue
 		}
 		a, _ := os.ReadFile(filepath.Join(outs[0], e.Name()))

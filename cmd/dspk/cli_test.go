@@ -126,7 +126,7 @@ func TestCommandLineBadInput(t *testing.T) {
 		want  string
 	}{
 		// detect: usage and time range
-		{name: "detect no args", args: func(e *env) []string { return []string{"detect", "-o", e.out} }, code: 2, want: "one recording path"},
+		{name: "detect no args", args: func(e *env) []string { return []string{"detect", "-o", e.out} }, code: 2, want: "a recording path"},
 		{name: "detect no -o", args: func(e *env) []string { return []string{"detect", e.bin} }, code: 2, want: "-o DIR is required"},
 		{name: "detect missing file", args: func(e *env) []string { return []string{"detect", "-o", e.out, filepath.Join(e.dir, "missing.ap.bin")} }, code: 1, want: "missing.ap.bin"},
 		{name: "detect tmax negative", args: detectArgs("-tmax", "-1"), code: 1, want: "tmax -1 s must be greater than tmin"},
@@ -153,7 +153,7 @@ func TestCommandLineBadInput(t *testing.T) {
 		}, args: func(e *env) []string { return detectArgs("-templates", filepath.Join(e.dir, "t.npz"))(e) }, code: 1, want: "t.npz"},
 		// detect: probes
 		{name: "probe unknown", args: detectArgs("-probe", "np9"), code: 1, want: "neither a file nor a preset"},
-		{name: "probe wrong channel count", args: detectArgs("-probe", "np1"), code: 1, want: "33 channels per sample but probe np1"},
+		{name: "probe wrong channel count", args: detectArgs("-probe", "np1"), code: 1, want: "has only 33 channels"},
 		{name: "probe null coordinate", setup: writeProbe(ksProbe(list32(func(i int) string {
 			if i == 7 {
 				return "null"
@@ -185,7 +185,7 @@ func TestCommandLineBadInput(t *testing.T) {
 			return coords(i)
 		})), args: detectArgs(), code: 1, want: "sites 4 and 5 are both at"},
 		{name: "meta geometry absurd spacing", meta: setMeta("~snsGeomMap", geomMap(func(i int) string { return fmt.Sprintf("0:%d", 2000*i) })), args: detectArgs(), code: 1, want: "median 2000 µm"},
-		{name: "meta size mismatch", meta: setMeta("fileSizeBytes", "8910002"), args: detectArgs(), code: 1, want: "fileSizeBytes=8910002"},
+		{name: "meta size mismatch, -strict-size", meta: setMeta("fileSizeBytes", "8910002"), args: detectArgs("-strict-size"), code: 1, want: "fileSizeBytes=8910002"},
 		{name: "meta bad rate", meta: setMeta("imSampRate", "-5"), args: detectArgs(), code: 1, want: "imSampRate"},
 		// detect: output folders
 		{name: "overwrite the recording's folder", args: func(e *env) []string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"dspk/kilosort"
 	"errors"
 	"flag"
 	"fmt"
@@ -13,6 +12,7 @@ import (
 
 	"dspk/compare"
 	"dspk/export"
+	"dspk/kilosort"
 	"dspk/probe"
 	"dspk/sim"
 )
