@@ -92,9 +92,14 @@ type Detector struct {
 // worker is one goroutine's scratch.
 type worker struct {
 	cor    *correlator
-	b      []float32 // B of the chunk: b[(c*W+i)*K+k]
+	b      []float32 // B of the chunk: b[(c*K+k)*W+i]
 	m      []float32 // max_k B² : m[c*W+i]
 	mb     []float32 // block maxima of m: mb[c*nb+blk]
+	sb     []float32 // coarse bounds of one centre: sb[blk]
+	sbt    []float32 // coarse bounds of all centres: sbt[blk*F+f]
+	u      []float32 // fine bounds of one block: u[i−i0]
+	resp   []float32 // bounds and responses of one block (respGo)
+	boffs  []int     // row offsets of one centre's channels in mb
 	offs   []int     // row offsets of one centre's channels in m
 	goffs  []int     // offsets in b of one (f, i)'s channels
 	acc    []float32 // the S responses of one (f, i, k)
@@ -181,6 +186,11 @@ func (d *Detector) setChunk(chunk, workers int) {
 			b:     make([]float32, d.c*wmax*d.k),
 			m:     make([]float32, d.c*wmax),
 			mb:    make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
+			sb:    make([]float32, (wmax+boundBlock-1)/boundBlock),
+			sbt:   make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
+			u:     make([]float32, boundBlock),
+			resp:  make([]float32, (d.k+d.k%2)*respRows*respStride),
+			boffs: make([]int, d.nc),
 			offs:  make([]int, d.nc),
 			goffs: make([]int, d.nc),
 			acc:   make([]float32, d.s),
@@ -288,41 +298,75 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	nb := (W + boundBlock - 1) / boundBlock
 	mb := w.mb[:C*nb]
 	for c := range C {
-		row := m[c*W : (c+1)*W]
-		for blk := range nb {
-			var mx float32
-			for _, v := range row[blk*boundBlock : min(W, (blk+1)*boundBlock)] {
-				mx = max(mx, v)
-			}
-			mb[c*nb+blk] = mx
-		}
+		row, rb := m[c*W:(c+1)*W], mb[c*nb:(c+1)*nb]
+		j := blockMaxVec(rb, row)
+		blockMaxGo(rb[j:], row[j*boundBlock:])
 	}
-	offs := w.offs[:nc]
+	// Coarse bounds of every centre, stored block-major: the fine work
+	// then runs block by block over all centres, so that the B and m
+	// columns of a block (C·K·8 and C·8 floats) stay in cache while the
+	// centres that share their channels use them. The order in which
+	// (f, i) are evaluated changes nothing: each is evaluated once, and
+	// the detections are sorted by (column, centre) below.
+	offs, boffs, goffs := w.offs[:nc], w.boffs[:nc], w.goffs[:nc]
+	sb, sbt := w.sb[:nb], w.sbt[:nb*d.f]
 	for f := range d.f {
 		ic := g.IC[f*nc : (f+1)*nc]
-		for blk := range nb {
-			s := mb[int(ic[0])*nb+blk]
-			for _, c := range ic[1:] {
-				s += mb[int(c)*nb+blk]
-			}
+		for j, c := range ic {
+			boffs[j] = int(c) * nb
+		}
+		rowSum(sb, mb, boffs)
+		for blk, s := range sb {
+			sbt[blk*d.f+f] = s
+		}
+	}
+	for blk := range nb {
+		i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+		for f, s := range sbt[blk*d.f : (blk+1)*d.f] {
 			if !(d.noPrune || s > d.thr2) {
 				continue
 			}
 			w.st.BlockPass++
-			i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+			ic := g.IC[f*nc : (f+1)*nc]
 			for j, c := range ic {
-				offs[j] = int(c) * W
+				offs[j] = int(c)*W + i0
 			}
-			for i := i0; i < i1; i++ {
-				u := m[offs[0]+i]
-				for _, o := range offs[1:] {
-					u += m[o+i]
-				}
-				if d.noPrune || u > d.thr2 {
-					d.evaluate(w, f, i, W)
-				}
-			}
+			u := w.u[:i1-i0]
+			rowSum(u, m, offs)
 			w.st.BoundEvals += int64(i1 - i0)
+			if !useAsm {
+				for ii, v := range u {
+					if d.noPrune || v > d.thr2 {
+						d.evaluate(w, f, i0+ii, W)
+					}
+				}
+				continue
+			}
+			// The vector path forms every bound and response of the
+			// block at once (the same sums as evaluate) and then makes
+			// evaluate's choices from them.
+			first := -1
+			for ii, v := range u {
+				if d.noPrune || v > d.thr2 {
+					first = ii
+					break
+				}
+			}
+			if first < 0 {
+				continue
+			}
+			for j, c := range ic {
+				goffs[j] = int(c)*K*W + i0
+			}
+			wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
+			if !respVec(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt) {
+				respGo(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt)
+			}
+			for ii := first; ii < len(u); ii++ {
+				if d.noPrune || u[ii] > d.thr2 {
+					d.choose(w, f, i0+ii, ii)
+				}
+			}
 		}
 	}
 	w.st.BlockBounds += int64(d.f * nb)
@@ -380,17 +424,18 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 	b := w.b
 	offs := w.goffs[:nc]
 	for j, c := range ic {
-		offs[j] = (int(c)*W + i) * K
+		offs[j] = int(c)*K*W + i
 	}
 	wf := d.g.Weights[f*S*nc : (f+1)*S*nc]
 	acc := w.acc[:S]
 	best, bq, sign := float32(-1), 0, int8(0)
 	w.st.Survivors++
 	for k := range K {
+		kw := k * W
 		if !d.noPrune {
 			var uk float32
 			for _, o := range offs {
-				v := b[o+k]
+				v := b[o+kw]
 				uk += v * v
 			}
 			if !(uk > d.thr2) || (best > 0 && uk < best*best*(1-boundSlack)) {
@@ -403,7 +448,7 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 			wt := d.wt[f*nc*5 : (f+1)*nc*5]
 			var a0, a1, a2, a3, a4 float32
 			for j, o := range offs {
-				v := b[o+k]
+				v := b[o+kw]
 				ws := wt[j*5 : j*5+5]
 				a0 += ws[0] * v
 				a1 += ws[1] * v
@@ -415,7 +460,7 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 		} else {
 			clear(acc)
 			for j, o := range offs {
-				v := b[o+k]
+				v := b[o+kw]
 				for s := range acc {
 					acc[s] += wf[s*nc+j] * v
 				}
@@ -434,6 +479,49 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 	}
 	if best > d.th {
 		w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i), a: best, q: int16(bq), sign: sign})
+	}
+}
+
+// choose makes evaluate's choices at centre f, chunk column i from the
+// bounds and per-shape best responses of its block in w.resp (column ii
+// of the block; respGo).
+func (d *Detector) choose(w *worker, f, i, ii int) {
+	K := d.k
+	r := w.resp[:K*respRows*respStride]
+	best, bq, sign := float32(-1), 0, int8(0)
+	w.st.Survivors++
+	for k := range K {
+		row := r[k*respRows*respStride+ii:]
+		if !d.noPrune {
+			uk := row[0]
+			if !(uk > d.thr2) || (best > 0 && uk < best*best*(1-boundSlack)) {
+				continue
+			}
+		}
+		w.st.ShapeEvals++
+		bs := row[2*respStride]
+		if bs < 0 {
+			continue
+		}
+		a := row[respStride]
+		aa := float32(math.Abs(float64(a)))
+		if q := int(bs)*K + k; aa > best || (aa == best && q < bq) {
+			best, bq = aa, q
+			sign = 1
+			if a < 0 {
+				sign = -1
+			}
+		}
+	}
+	if best > d.th {
+		w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i), a: best, q: int16(bq), sign: sign})
+	}
+}
+
+// rowSum is rowSumGo, with the vector kernel where there is one.
+func rowSum(dst, src []float32, offs []int) {
+	if !rowSumVec(dst, src, offs) {
+		rowSumGo(dst, src, offs)
 	}
 }
 
@@ -456,7 +544,7 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 		ic := g.IC[f*nc : (f+1)*nc]
 		var sw, sx, sy float64
 		for _, c := range ic {
-			v := float64(w.b[(int(c)*W+int(p.i))*K+k]) * float64(p.sign)
+			v := float64(w.b[(int(c)*K+k)*W+int(p.i)]) * float64(p.sign)
 			if v > 0 {
 				sw += v
 				sx += v * g.ChanX[c]
