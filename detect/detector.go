@@ -375,9 +375,9 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	paint := w.paint[:d.f*W]
 	for _, p := range w.strong {
 		row := paint[int(p.f)*W : int(p.f+1)*W]
-		lo, hi := max(0, int(p.i)-R), min(W, int(p.i)+R+1)
-		for j := lo; j < hi; j++ {
-			row[j] = max(row[j], p.a)
+		span := row[max(0, int(p.i)-R):min(W, int(p.i)+R+1)]
+		if !paintMaxVec(span, p.a) {
+			paintMaxGo(span, p.a)
 		}
 	}
 	w.dets = w.dets[:0]

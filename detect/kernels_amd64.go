@@ -147,3 +147,15 @@ func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool {
 	resp5AVX512(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0])
 	return true
 }
+
+//go:noescape
+func paintMaxAVX512(row *float32, n int, a float32)
+
+// paintMaxVec does paintMaxGo(row, a) if a > 0.
+func paintMaxVec(row []float32, a float32) bool {
+	if !useAsm || len(row) == 0 || !(a > 0) {
+		return false
+	}
+	paintMaxAVX512(&row[0], len(row), a)
+	return true
+}

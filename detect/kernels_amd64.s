@@ -61,27 +61,29 @@ GLOBL idxIm<>(SB), RODATA|NOPTR, $64
 DATA nan32<>+0(SB)/4, $0x7fc00000
 GLOBL nan32<>(SB), RODATA|NOPTR, $4
 
-// CMUL sets r = x·w for w at memory operand m (four complex): Z12–Z14
-// are scratch, Z31 holds negRe.
-#define CMUL(m, x, r) \
+// CMUL sets r = x·w for w at memory operand m (four complex): Z12–Z13
+// and Z9 are scratch, neg holds negRe. Only Z0–Z15 are used anywhere, so
+// that VZEROUPPER leaves no dirty upper register state behind for the
+// SSE code of the Go compiler.
+#define CMUL(m, x, r, neg) \
 	VMOVDDUP m, Z12; \
 	VPERMILPD $0xff, m, Z13; \
-	VPERMILPD $0x55, x, Z14; \
+	VPERMILPD $0x55, x, Z9; \
 	VMULPD Z12, x, Z12; \
-	VMULPD Z13, Z14, Z14; \
-	VPXORQ Z31, Z14, Z14; \
-	VADDPD Z14, Z12, r
+	VMULPD Z13, Z9, Z9; \
+	VPXORQ neg, Z9, Z9; \
+	VADDPD Z9, Z12, r
 
 // CMULCONJ sets r = x·conj(w): real xr·c + xi·d (Go: xr·c − xi·(−d)),
-// imaginary xi·c + (−(xr·d)) (Go: xr·(−d) + xi·c). Z30 holds negIm.
-#define CMULCONJ(m, x, r) \
+// imaginary xi·c + (−(xr·d)) (Go: xr·(−d) + xi·c); neg holds negIm.
+#define CMULCONJ(m, x, r, neg) \
 	VMOVDDUP m, Z12; \
 	VPERMILPD $0xff, m, Z13; \
-	VPERMILPD $0x55, x, Z14; \
+	VPERMILPD $0x55, x, Z9; \
 	VMULPD Z12, x, Z12; \
-	VMULPD Z13, Z14, Z14; \
-	VPXORQ Z30, Z14, Z14; \
-	VADDPD Z14, Z12, r
+	VMULPD Z13, Z9, Z9; \
+	VPXORQ neg, Z9, Z9; \
+	VADDPD Z9, Z12, r
 
 // func fftFwdStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
 //
@@ -97,8 +99,8 @@ TEXT ·fftFwdStageAVX512(SB), NOSPLIT, $0-48
 	SHLQ $4, CX
 	ADDQ DI, CX                  // end of x
 	SHLQ $4, DX                  // q in bytes
-	VMOVUPD negRe<>(SB), Z31
-	VMOVUPD negIm<>(SB), Z30
+	VMOVUPD negRe<>(SB), Z15
+	VMOVUPD negIm<>(SB), Z14
 
 fwdBlock:
 	LEAQ (DI)(DX*1), R13
@@ -116,17 +118,17 @@ fwdJ:
 	VADDPD  Z3, Z1, Z6           // t2 = a1 + a3
 	VSUBPD  Z3, Z1, Z7           // d = a1 − a3
 	VPERMILPD $0x55, Z7, Z7
-	VPXORQ  Z30, Z7, Z7          // t3 = −i·d = (d.im, −d.re)
+	VPXORQ  Z14, Z7, Z7          // t3 = −i·d = (d.im, −d.re)
 	VADDPD  Z6, Z4, Z8           // t0 + t2
 	VMOVUPD Z8, (DI)(AX*1)
-	VADDPD  Z7, Z5, Z9           // t1 + t3
-	CMUL((R8)(AX*1), Z9, Z9)
-	VMOVUPD Z9, (R13)(AX*1)
+	VADDPD  Z7, Z5, Z8           // t1 + t3
+	CMUL((R8)(AX*1), Z8, Z8, Z15)
+	VMOVUPD Z8, (R13)(AX*1)
 	VSUBPD  Z6, Z4, Z10          // t0 − t2
-	CMUL((R9)(AX*1), Z10, Z10)
+	CMUL((R9)(AX*1), Z10, Z10, Z15)
 	VMOVUPD Z10, (R14)(AX*1)
 	VSUBPD  Z7, Z5, Z11          // t1 − t3
-	CMUL((R10)(AX*1), Z11, Z11)
+	CMUL((R10)(AX*1), Z11, Z11, Z15)
 	VMOVUPD Z11, (BX)(AX*1)
 	ADDQ    $64, AX
 	CMPQ    AX, DX
@@ -152,8 +154,8 @@ TEXT ·fftInvStageAVX512(SB), NOSPLIT, $0-48
 	SHLQ $4, CX
 	ADDQ DI, CX
 	SHLQ $4, DX
-	VMOVUPD negRe<>(SB), Z31
-	VMOVUPD negIm<>(SB), Z30
+	VMOVUPD negRe<>(SB), Z15
+	VMOVUPD negIm<>(SB), Z14
 
 invBlock:
 	LEAQ (DI)(DX*1), R13
@@ -166,15 +168,15 @@ invJ:
 	VMOVUPD (R13)(AX*1), Z1
 	VMOVUPD (R14)(AX*1), Z2
 	VMOVUPD (BX)(AX*1), Z3
-	CMULCONJ((R8)(AX*1), Z1, Z1)
-	CMULCONJ((R9)(AX*1), Z2, Z2)
-	CMULCONJ((R10)(AX*1), Z3, Z3)
+	CMULCONJ((R8)(AX*1), Z1, Z1, Z14)
+	CMULCONJ((R9)(AX*1), Z2, Z2, Z14)
+	CMULCONJ((R10)(AX*1), Z3, Z3, Z14)
 	VADDPD  Z2, Z0, Z4           // t0
 	VSUBPD  Z2, Z0, Z5           // t1
 	VADDPD  Z3, Z1, Z6           // t2
 	VSUBPD  Z3, Z1, Z7           // d
 	VPERMILPD $0x55, Z7, Z7
-	VPXORQ  Z31, Z7, Z7          // t3 = +i·d = (−d.im, d.re)
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d = (−d.im, d.re)
 	VADDPD  Z6, Z4, Z8
 	VMOVUPD Z8, (DI)(AX*1)
 	VADDPD  Z7, Z5, Z9
@@ -195,16 +197,16 @@ invJ:
 
 // TRANSPOSE4 transposes four ZMM registers seen as 4×4 matrices of complex
 // numbers (one 128-bit lane each): afterwards a holds the first complex of
-// a, b, c, d, and so on. Z20–Z23 are scratch.
+// a, b, c, d, and so on. Z8–Z11 are scratch.
 #define TRANSPOSE4(a, b, c, d) \
-	VSHUFF64X2 $0x44, b, a, Z20; \
-	VSHUFF64X2 $0xee, b, a, Z21; \
-	VSHUFF64X2 $0x44, d, c, Z22; \
-	VSHUFF64X2 $0xee, d, c, Z23; \
-	VSHUFF64X2 $0x88, Z22, Z20, a; \
-	VSHUFF64X2 $0xdd, Z22, Z20, b; \
-	VSHUFF64X2 $0x88, Z23, Z21, c; \
-	VSHUFF64X2 $0xdd, Z23, Z21, d
+	VSHUFF64X2 $0x44, b, a, Z8; \
+	VSHUFF64X2 $0xee, b, a, Z9; \
+	VSHUFF64X2 $0x44, d, c, Z10; \
+	VSHUFF64X2 $0xee, d, c, Z11; \
+	VSHUFF64X2 $0x88, Z10, Z8, a; \
+	VSHUFF64X2 $0xdd, Z10, Z8, b; \
+	VSHUFF64X2 $0x88, Z11, Z9, c; \
+	VSHUFF64X2 $0xdd, Z11, Z9, d
 
 // func fftSpan4AVX512(x *complex128, n int, inv bool)
 //
@@ -216,10 +218,10 @@ TEXT ·fftSpan4AVX512(SB), NOSPLIT, $0-17
 	MOVQ n+8(FP), CX
 	SHLQ $4, CX
 	ADDQ DI, CX
-	VMOVUPD negIm<>(SB), Z29     // forward: −i·d
+	VMOVUPD negIm<>(SB), Z15     // forward: −i·d
 	CMPB inv+16(FP), $0
 	JEQ  span4Loop
-	VMOVUPD negRe<>(SB), Z29     // inverse: +i·d
+	VMOVUPD negRe<>(SB), Z15     // inverse: +i·d
 
 span4Loop:
 	VMOVUPD (DI), Z0
@@ -232,7 +234,7 @@ span4Loop:
 	VADDPD  Z3, Z1, Z6           // t2
 	VSUBPD  Z3, Z1, Z7           // d
 	VPERMILPD $0x55, Z7, Z7
-	VPXORQ  Z29, Z7, Z7          // t3
+	VPXORQ  Z15, Z7, Z7          // t3
 	VADDPD  Z6, Z4, Z0
 	VADDPD  Z7, Z5, Z1
 	VSUBPD  Z6, Z4, Z2
@@ -257,12 +259,12 @@ TEXT ·cmulAVX512(SB), NOSPLIT, $0-32
 	MOVQ s+16(FP), R8
 	MOVQ n+24(FP), CX
 	SHLQ $4, CX
-	VMOVUPD negRe<>(SB), Z31
+	VMOVUPD negRe<>(SB), Z15
 	XORQ AX, AX
 
 cmulLoop:
 	VMOVUPD (SI)(AX*1), Z0
-	CMUL((R8)(AX*1), Z0, Z0)
+	CMUL((R8)(AX*1), Z0, Z0, Z15)
 	VMOVUPD Z0, (DI)(AX*1)
 	ADDQ    $64, AX
 	CMPQ    AX, CX
@@ -279,20 +281,20 @@ TEXT ·cvtAVX512(SB), NOSPLIT, $0-32
 	MOVQ dB+8(FP), R9
 	MOVQ p+16(FP), SI
 	MOVQ n+24(FP), CX
-	VMOVUPD idxRe<>(SB), Z30
-	VMOVUPD idxIm<>(SB), Z31
+	VMOVUPD idxRe<>(SB), Z14
+	VMOVUPD idxIm<>(SB), Z15
 	XORQ AX, AX                  // column
 
 cvtLoop:
 	VMOVUPD   (SI), Z0
 	VMOVUPD   64(SI), Z1
-	VMOVAPD   Z30, Z2
+	VMOVAPD   Z14, Z2
 	VPERMI2PD Z1, Z0, Z2         // real parts
 	VCVTPD2PS Z2, Y3
 	VMOVUPS   Y3, (DI)(AX*4)
 	TESTQ     R9, R9
 	JEQ       cvtNext
-	VMOVAPD   Z31, Z4
+	VMOVAPD   Z15, Z4
 	VPERMI2PD Z1, Z0, Z4         // imaginary parts
 	VCVTPD2PS Z4, Y5
 	VMOVUPS   Y5, (R9)(AX*4)
@@ -316,7 +318,7 @@ TEXT ·maxSqAVX512(SB), NOSPLIT, $0-40
 	MOVQ W+24(FP), R9
 	MOVQ n+32(FP), CX
 	SHLQ $2, R9                  // row stride in bytes
-	VBROADCASTSS nan32<>(SB), Z31
+	VBROADCASTSS nan32<>(SB), Z15
 	XORQ AX, AX
 
 maxSqCol:
@@ -335,7 +337,7 @@ maxSqRow:
 	DECQ     R11
 	JNZ      maxSqRow
 
-	VMOVAPS  Z31, K1, Z0
+	VMOVAPS  Z15, K1, Z0
 	VMOVUPS  Z0, (DI)(AX*4)
 	ADDQ     $16, AX
 	CMPQ     AX, CX
@@ -440,14 +442,15 @@ DATA sizeIdx32<>+12(SB)/4, $0x40400000
 DATA sizeIdx32<>+16(SB)/4, $0x40800000
 GLOBL sizeIdx32<>(SB), RODATA|NOPTR, $20
 
-// PICK folds size s (response in a, its index broadcast in idx) into the
-// running choice: Z10 best |A| (−1: none), Z12 its A, Z11 its size.
+// PICK folds size s (response in a, its index at memory operand idx) into
+// the running choice: Z10 best |A| (−1: none), Z12 its A, Z11 its size;
+// Z14 holds absMask32.
 #define PICK(a, idx) \
-	VPANDD Z20, a, Z13; \
+	VPANDD Z14, a, Z13; \
 	VCMPPS $0x1e, Z10, Z13, K2; \
 	VMOVAPS Z13, K2, Z10; \
 	VMOVAPS a, K2, Z12; \
-	VMOVAPS idx, K2, Z11
+	VBROADCASTSS idx, K2, Z11
 
 // func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
 //
@@ -468,13 +471,8 @@ TEXT ·resp5AVX512(SB), NOSPLIT, $0-64
 	DECL DX
 	KMOVW DX, K1
 	SHLQ $2, R12                 // W in bytes
-	VBROADCASTSS absMask32<>(SB), Z20
-	VBROADCASTSS minusOne32<>(SB), Z21
-	VBROADCASTSS sizeIdx32<>+0(SB), Z22
-	VBROADCASTSS sizeIdx32<>+4(SB), Z23
-	VBROADCASTSS sizeIdx32<>+8(SB), Z24
-	VBROADCASTSS sizeIdx32<>+12(SB), Z25
-	VBROADCASTSS sizeIdx32<>+16(SB), Z26
+	VBROADCASTSS absMask32<>(SB), Z14
+	VBROADCASTSS minusOne32<>(SB), Z15
 	XORQ R14, R14                // byte offset of row k
 
 respPair:
@@ -521,14 +519,14 @@ respJ:
 	CMPQ         BX, R9
 	JLT          respJ
 
-	VMOVAPS Z21, Z10
-	VMOVAPS Z21, Z11
+	VMOVAPS Z15, Z10
+	VMOVAPS Z15, Z11
 	VPXORD  Z12, Z12, Z12
-	PICK(Z1, Z22)
-	PICK(Z2, Z23)
-	PICK(Z3, Z24)
-	PICK(Z4, Z25)
-	PICK(Z5, Z26)
+	PICK(Z1, sizeIdx32<>+0(SB))
+	PICK(Z2, sizeIdx32<>+4(SB))
+	PICK(Z3, sizeIdx32<>+8(SB))
+	PICK(Z4, sizeIdx32<>+12(SB))
+	PICK(Z5, sizeIdx32<>+16(SB))
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y12, 32(DI)
 	VMOVUPS Y11, 64(DI)
@@ -546,5 +544,39 @@ respJ:
 	JNZ     respPair
 
 respDone:
+	VZEROUPPER
+	RET
+
+// func paintMaxAVX512(row *float32, n int, a float32)
+//
+// row[j] = max(row[j], a) for j < n; the caller guarantees no NaN and
+// a > 0, where VMAXPS is Go's max.
+TEXT ·paintMaxAVX512(SB), NOSPLIT, $0-20
+	MOVQ row+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS a+16(FP), Z1
+	XORQ AX, AX
+
+paintChunk:
+	MOVQ CX, BX
+	SUBQ AX, BX
+	CMPQ BX, $16
+	JGE  paintFull
+	MOVL $1, DX
+	SHLXL BX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	JMP  paintGo
+
+paintFull:
+	KXNORW K1, K1, K1
+
+paintGo:
+	VMOVUPS.Z (DI)(AX*4), K1, Z0
+	VMAXPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)(AX*4)
+	ADDQ      $16, AX
+	CMPQ      AX, CX
+	JLT       paintChunk
 	VZEROUPPER
 	RET

@@ -19,3 +19,5 @@ func maxSqVec(m, b []float32, K, W int) int                                   { 
 func blockMaxVec(mb, m []float32) int                                         { return 0 }
 func rowSumVec(dst, src []float32, offs []int) bool                           { return false }
 func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool { return false }
+
+func paintMaxVec(row []float32, a float32) bool { return false }
