@@ -164,7 +164,7 @@ func TestKernelMaxSqBlockMax(t *testing.T) {
 					b[3] = float32(math.NaN())
 					b[(K-1)*W+W-1] = float32(math.Inf(-1))
 				}
-				m, g := nanF(W+off)[off:], nanF(W)
+				m, g := nanF(W + off)[off:], nanF(W)
 				i := maxSqVec(m, b, K, W)
 				maxSqGo(m[i:], b[i:], K, W)
 				maxSqGo(g, b, K, W)
@@ -178,7 +178,7 @@ func TestKernelMaxSqBlockMax(t *testing.T) {
 					if W > 9 {
 						src[9], src[10] = float32(math.Copysign(0, -1)), 0
 					}
-					mb, gb := nanF(nb+off)[off:], nanF(nb)
+					mb, gb := nanF(nb + off)[off:], nanF(nb)
 					j := blockMaxVec(mb, src)
 					blockMaxGo(mb[j:], src[j*boundBlock:])
 					blockMaxGo(gb, src)
