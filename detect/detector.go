@@ -99,6 +99,7 @@ type worker struct {
 	sbt    []float32 // coarse bounds of all centres: sbt[blk*F+f]
 	u      []float32 // fine bounds of one block: u[i−i0]
 	resp   []float32 // bounds and responses of one block (respGo)
+	choice []float32 // the choices of one block (chooseGo)
 	boffs  []int     // row offsets of one centre's channels in mb
 	offs   []int     // row offsets of one centre's channels in m
 	goffs  []int     // offsets in b of one (f, i)'s channels
@@ -182,19 +183,20 @@ func (d *Detector) setChunk(chunk, workers int) {
 	d.ws = make([]*worker, d.workers)
 	for i := range d.ws {
 		d.ws[i] = &worker{
-			cor:   newCorrelator(d.spec, d.k, d.nt, n),
-			b:     make([]float32, d.c*wmax*d.k),
-			m:     make([]float32, d.c*wmax),
-			mb:    make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
-			sb:    make([]float32, (wmax+boundBlock-1)/boundBlock),
-			sbt:   make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
-			u:     make([]float32, boundBlock),
-			resp:  make([]float32, (d.k+d.k%2)*respRows*respStride),
-			boffs: make([]int, d.nc),
-			offs:  make([]int, d.nc),
-			goffs: make([]int, d.nc),
-			acc:   make([]float32, d.s),
-			paint: make([]float32, d.f*wmax),
+			cor:    newCorrelator(d.spec, d.k, d.nt, n),
+			b:      make([]float32, d.c*wmax*d.k),
+			m:      make([]float32, d.c*wmax),
+			mb:     make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
+			sb:     make([]float32, (wmax+boundBlock-1)/boundBlock),
+			sbt:    make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
+			u:      make([]float32, boundBlock),
+			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
+			choice: make([]float32, chooseRows*respStride),
+			boffs:  make([]int, d.nc),
+			offs:   make([]int, d.nc),
+			goffs:  make([]int, d.nc),
+			acc:    make([]float32, d.s),
+			paint:  make([]float32, d.f*wmax),
 		}
 	}
 	d.res = make([]Spikes, maxChunks)
@@ -362,9 +364,19 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 			if !respVec(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt) {
 				respGo(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt)
 			}
+			ch := w.choice[:chooseRows*respStride]
+			if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
+				chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
+			}
 			for ii := first; ii < len(u); ii++ {
-				if d.noPrune || u[ii] > d.thr2 {
-					d.choose(w, f, i0+ii, ii)
+				if !(d.noPrune || u[ii] > d.thr2) {
+					continue
+				}
+				w.st.Survivors++
+				w.st.ShapeEvals += int64(ch[3*respStride+ii])
+				if best := ch[ii]; best > d.th {
+					w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
+						q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
 				}
 			}
 		}
@@ -474,42 +486,6 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 				if a < 0 {
 					sign = -1
 				}
-			}
-		}
-	}
-	if best > d.th {
-		w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i), a: best, q: int16(bq), sign: sign})
-	}
-}
-
-// choose makes evaluate's choices at centre f, chunk column i from the
-// bounds and per-shape best responses of its block in w.resp (column ii
-// of the block; respGo).
-func (d *Detector) choose(w *worker, f, i, ii int) {
-	K := d.k
-	r := w.resp[:K*respRows*respStride]
-	best, bq, sign := float32(-1), 0, int8(0)
-	w.st.Survivors++
-	for k := range K {
-		row := r[k*respRows*respStride+ii:]
-		if !d.noPrune {
-			uk := row[0]
-			if !(uk > d.thr2) || (best > 0 && uk < best*best*(1-boundSlack)) {
-				continue
-			}
-		}
-		w.st.ShapeEvals++
-		bs := row[2*respStride]
-		if bs < 0 {
-			continue
-		}
-		a := row[respStride]
-		aa := float32(math.Abs(float64(a)))
-		if q := int(bs)*K + k; aa > best || (aa == best && q < bq) {
-			best, bq = aa, q
-			sign = 1
-			if a < 0 {
-				sign = -1
 			}
 		}
 	}

@@ -117,3 +117,43 @@ func paintMaxGo(row []float32, a float32) {
 		row[j] = max(row[j], a)
 	}
 }
+
+// chooseRows is the number of rows of chooseGo's output.
+const chooseRows = 4
+
+// chooseGo makes Detector.evaluate's choice for each column i of a
+// response block (respGo) from its per-shape bounds and best responses:
+// shapes in order k = 0 … K−1, shape k skipped (unless noPrune) when
+// !(u_k > thr2) or (best > 0 && u_k < best·best·c), c = float32(1 −
+// boundSlack); of the rest, the best |A| wins, the lowest q = s·K+k on
+// ties. out[i] is the best |A| (−1 if none), out[respStride+i] its q,
+// out[2·respStride+i] its sign (±1; 0 if none) and out[3·respStride+i]
+// the number of shapes not skipped, all as float32.
+func chooseGo(out, resp []float32, K int, thr2, c float32, noPrune bool) {
+	for i := range respStride {
+		best, bq, sign, n := float32(-1), 0, float32(0), 0
+		for k := range K {
+			row := resp[k*respRows*respStride+i:]
+			if !noPrune {
+				if uk := row[0]; !(uk > thr2) || (best > 0 && uk < best*best*c) {
+					continue
+				}
+			}
+			n++
+			bs := row[2*respStride]
+			if bs < 0 {
+				continue
+			}
+			a := row[respStride]
+			aa := float32(math.Abs(float64(a)))
+			if q := int(bs)*K + k; aa > best || (aa == best && q < bq) {
+				best, bq = aa, q
+				sign = 1
+				if a < 0 {
+					sign = -1
+				}
+			}
+		}
+		out[i], out[respStride+i], out[2*respStride+i], out[3*respStride+i] = best, float32(bq), sign, float32(n)
+	}
+}

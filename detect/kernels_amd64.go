@@ -159,3 +159,17 @@ func paintMaxVec(row []float32, a float32) bool {
 	paintMaxAVX512(&row[0], len(row), a)
 	return true
 }
+
+//go:noescape
+func chooseAVX2(out, resp *float32, K int, thr2, c float32, noPrune bool)
+
+// chooseVec does chooseGo for all respStride columns.
+func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool {
+	if !useAsm || K < 1 {
+		return false
+	}
+	_ = out[chooseRows*respStride-1]
+	_ = resp[K*respRows*respStride-1]
+	chooseAVX2(&out[0], &resp[0], K, thr2, c, noPrune)
+	return true
+}

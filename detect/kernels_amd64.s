@@ -580,3 +580,79 @@ paintGo:
 	JLT       paintChunk
 	VZEROUPPER
 	RET
+
+DATA one32<>+0(SB)/4, $0x3f800000
+GLOBL one32<>(SB), RODATA|NOPTR, $4
+
+// func chooseAVX2(out, resp *float32, K int, thr2, c float32, noPrune bool)
+//
+// chooseGo for the eight columns of a response block: the shapes in order
+// k = 0 … K−1 with, per column (one lane each), the running best |A|
+// (Y0, from −1), its q = s·K+k (Y1), its sign (Y2) and the count of shapes
+// not skipped (Y3). The skip test is evaluate's, (best·best)·c with c =
+// float32(1 − boundSlack). q is formed in float32, exact for q < 2²⁴.
+TEXT ·chooseAVX2(SB), NOSPLIT, $0-33
+	MOVQ         out+0(FP), DI
+	MOVQ         resp+8(FP), SI
+	MOVQ         K+16(FP), CX
+	MOVBLZX      noPrune+32(FP), DX
+	VXORPS       Y6, Y6, Y6          // 0
+	VBROADCASTSS one32<>(SB), Y7     // 1
+	VSUBPS       Y7, Y6, Y8          // −1
+	VBROADCASTSS absMask32<>(SB), Y9
+	CVTSQ2SS     CX, X10
+	VBROADCASTSS X10, Y10            // K
+	VMOVAPS      Y8, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y11, Y11, Y11       // k
+
+chooseShape:
+	VCMPPS  $0, Y6, Y6, Y13          // all ones
+	TESTQ   DX, DX
+	JNE     chooseKept
+	VMOVUPS (SI), Y12                // u_k
+	VBROADCASTSS thr2+24(FP), Y4
+	VBROADCASTSS c+28(FP), Y5
+	VCMPPS  $0x1e, Y4, Y12, Y13      // u > thr2
+	VMULPS  Y0, Y0, Y14
+	VMULPS  Y5, Y14, Y14             // best·best·c
+	VCMPPS  $0x11, Y14, Y12, Y14     // u < best·best·c
+	VCMPPS  $0x1e, Y6, Y0, Y15       // best > 0
+	VANDPS  Y15, Y14, Y14
+	VANDNPS Y13, Y14, Y13            // kept = (u > thr2) ∧ ¬(best > 0 ∧ u < …)
+
+chooseKept:
+	VANDPS  Y7, Y13, Y14
+	VADDPS  Y14, Y3, Y3              // count the kept shapes
+	VMOVUPS 64(SI), Y12              // chosen s (−1: none)
+	VCMPPS  $0x1d, Y6, Y12, Y14      // s ≥ 0
+	VANDPS  Y14, Y13, Y13            // valid
+	VMULPS  Y10, Y12, Y12
+	VADDPS  Y11, Y12, Y12            // q = s·K + k
+	VMOVUPS 32(SI), Y14              // A
+	VANDPS  Y9, Y14, Y15             // |A|
+	VCMPPS  $0x11, Y1, Y12, Y14      // q < bq
+	VCMPPS  $0, Y0, Y15, Y4          // |A| == best
+	VANDPS  Y14, Y4, Y4
+	VCMPPS  $0x1e, Y0, Y15, Y5       // |A| > best
+	VORPS   Y5, Y4, Y4
+	VANDPS  Y4, Y13, Y13             // update
+	VBLENDVPS Y13, Y15, Y0, Y0
+	VBLENDVPS Y13, Y12, Y1, Y1
+	VMOVUPS 32(SI), Y14
+	VCMPPS  $0x11, Y6, Y14, Y14      // A < 0
+	VBLENDVPS Y14, Y8, Y7, Y15       // its sign: A < 0 ? −1 : 1
+	VBLENDVPS Y13, Y15, Y2, Y2
+	VADDPS  Y7, Y11, Y11             // k + 1
+	ADDQ    $96, SI
+	DECQ    CX
+	JNZ     chooseShape
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET

@@ -21,3 +21,5 @@ func rowSumVec(dst, src []float32, offs []int) bool                           { 
 func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool { return false }
 
 func paintMaxVec(row []float32, a float32) bool { return false }
+
+func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool { return false }

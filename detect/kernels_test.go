@@ -314,3 +314,34 @@ func TestDetectVectorMatchesGo(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelChoose(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 6))
+	// Small integers make ties in |A| and in the bounds common.
+	for rep := range 200 {
+		K := 1 + rep%7
+		resp := make([]float32, (K+K%2)*respRows*respStride)
+		for k := range K {
+			for i := range respStride {
+				row := resp[k*respRows*respStride+i:]
+				row[0] = float32(rng.IntN(12))
+				if rng.IntN(20) == 0 {
+					row[0] = float32(math.NaN())
+				}
+				row[respStride] = float32(rng.IntN(9) - 4)
+				row[2*respStride] = float32(rng.IntN(6) - 1)
+			}
+		}
+		thr2, c := float32(rng.IntN(6)), float32(1-boundSlack)
+		for _, noPrune := range []bool{false, true} {
+			a, b := nanF(chooseRows*respStride), nanF(chooseRows*respStride)
+			if !chooseVec(a, resp, K, thr2, c, noPrune) {
+				chooseGo(a, resp, K, thr2, c, noPrune)
+			}
+			chooseGo(b, resp, K, thr2, c, noPrune)
+			if i := sameF(a, b); i >= 0 {
+				t.Fatalf("K %d noPrune %v: out[%d] = %g, Go %g", K, noPrune, i, a[i], b[i])
+			}
+		}
+	}
+}
