@@ -65,14 +65,17 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		need := nout + c.nt - 1
 		clear(z)
 		lo, hi := max(0, -base), min(need, T-base)
-		if rowB != nil {
-			for j := lo; j < hi; j++ {
-				z[j] = complex(float64(rowA[base+j]), float64(rowB[base+j]))
+		if lo < hi {
+			za, ra := z[lo:hi], rowA[base+lo:base+hi]
+			var rb []float32
+			if rowB != nil {
+				rb = rowB[base+lo : base+hi]
 			}
-		} else {
-			for j := lo; j < hi; j++ {
-				z[j] = complex(float64(rowA[base+j]), 0)
+			j := fillVec(za, ra, rb)
+			if rb != nil {
+				rb = rb[j:]
 			}
+			fillGo(za[j:], ra[j:], rb)
 		}
 		c.fft.forward(z)
 		for k := range K {

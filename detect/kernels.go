@@ -157,3 +157,19 @@ func chooseGo(out, resp []float32, K int, thr2, c float32, noPrune bool) {
 		out[i], out[respStride+i], out[2*respStride+i], out[3*respStride+i] = best, float32(bq), sign, float32(n)
 	}
 }
+
+// fillGo sets z[j] = complex(float64(a[j]), float64(b[j])), or
+// complex(float64(a[j]), 0) if b is nil.
+func fillGo(z []complex128, a, b []float32) {
+	a = a[:len(z)]
+	if b != nil {
+		b = b[:len(z)]
+		for j := range z {
+			z[j] = complex(float64(a[j]), float64(b[j]))
+		}
+		return
+	}
+	for j := range z {
+		z[j] = complex(float64(a[j]), 0)
+	}
+}

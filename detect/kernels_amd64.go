@@ -173,3 +173,22 @@ func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool {
 	chooseAVX2(&out[0], &resp[0], K, thr2, c, noPrune)
 	return true
 }
+
+//go:noescape
+func fillAVX512(z *complex128, a, b *float32, n int)
+
+// fillVec does fillGo for the first multiple of 8 of z and returns it.
+func fillVec(z []complex128, a, b []float32) int {
+	n := len(z) &^ 7
+	if !useAsm || n == 0 {
+		return 0
+	}
+	_ = a[n-1]
+	var pb *float32
+	if b != nil {
+		_ = b[n-1]
+		pb = &b[0]
+	}
+	fillAVX512(&z[0], &a[0], pb, n)
+	return n
+}

@@ -656,3 +656,59 @@ chooseKept:
 	VMOVUPS Y3, 96(DI)
 	VZEROUPPER
 	RET
+
+// Lane indices interleaving two ZMM registers of float64 (a0 b0 a1 b1 …):
+// low and high halves.
+DATA idxLo<>+0(SB)/8, $0
+DATA idxLo<>+8(SB)/8, $8
+DATA idxLo<>+16(SB)/8, $1
+DATA idxLo<>+24(SB)/8, $9
+DATA idxLo<>+32(SB)/8, $2
+DATA idxLo<>+40(SB)/8, $10
+DATA idxLo<>+48(SB)/8, $3
+DATA idxLo<>+56(SB)/8, $11
+GLOBL idxLo<>(SB), RODATA|NOPTR, $64
+
+DATA idxHi<>+0(SB)/8, $4
+DATA idxHi<>+8(SB)/8, $12
+DATA idxHi<>+16(SB)/8, $5
+DATA idxHi<>+24(SB)/8, $13
+DATA idxHi<>+32(SB)/8, $6
+DATA idxHi<>+40(SB)/8, $14
+DATA idxHi<>+48(SB)/8, $7
+DATA idxHi<>+56(SB)/8, $15
+GLOBL idxHi<>(SB), RODATA|NOPTR, $64
+
+// func fillAVX512(z *complex128, a, b *float32, n int)
+//
+// z[j] = complex(float64(a[j]), float64(b[j])) for j < n, n a multiple of
+// 8; b = nil gives a zero imaginary part.
+TEXT ·fillAVX512(SB), NOSPLIT, $0-32
+	MOVQ z+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), CX
+	VMOVUPD idxLo<>(SB), Z14
+	VMOVUPD idxHi<>(SB), Z15
+	VPXORQ  Z1, Z1, Z1
+	XORQ AX, AX
+
+fillLoop:
+	VCVTPS2PD (SI)(AX*4), Z0
+	TESTQ     R8, R8
+	JEQ       fillStore
+	VCVTPS2PD (R8)(AX*4), Z1
+
+fillStore:
+	VMOVAPD   Z14, Z2
+	VPERMI2PD Z1, Z0, Z2
+	VMOVAPD   Z15, Z3
+	VPERMI2PD Z1, Z0, Z3
+	VMOVUPD   Z2, (DI)
+	VMOVUPD   Z3, 64(DI)
+	ADDQ      $128, DI
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JLT       fillLoop
+	VZEROUPPER
+	RET

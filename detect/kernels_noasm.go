@@ -23,3 +23,5 @@ func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool { 
 func paintMaxVec(row []float32, a float32) bool { return false }
 
 func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool { return false }
+
+func fillVec(z []complex128, a, b []float32) int { return 0 }

@@ -345,3 +345,30 @@ func TestKernelChoose(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 7))
+	for _, n := range []int{1, 7, 8, 9, 23, 1024} {
+		for _, off := range []int{0, 1, 3} {
+			a, b := randF32(rng, n+off)[off:], randF32(rng, n+off)[off:]
+			a[0] = float32(math.Copysign(0, -1))
+			for _, pair := range []bool{true, false} {
+				bb := b
+				if !pair {
+					bb = nil
+				}
+				z, g := nanC(n + off)[off:], nanC(n)
+				j := fillVec(z, a, bb)
+				rest := bb
+				if rest != nil {
+					rest = rest[j:]
+				}
+				fillGo(z[j:], a[j:], rest)
+				fillGo(g, a, bb)
+				if i := sameC(z, g); i >= 0 {
+					t.Fatalf("fill n %d pair %v: at %d %v, Go %v", n, pair, i, z[i], g[i])
+				}
+			}
+		}
+	}
+}
