@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // boundSlack is the relative margin of the pruning test U² > Th²·(1 −
@@ -43,6 +44,19 @@ type Stats struct {
 	Strong int64
 	// Spikes is the number of detections kept.
 	Spikes int64
+	// FFTFlops is the arithmetic of the correlation as done: per FFT
+	// block of a channel pair, 1 + K transforms of (n/4)·log₄n radix-4
+	// butterflies of 34 flops and K spectrum products of 6n flops.
+	FFTFlops int64
+	// RespBlocks is the number of blocks of boundBlock columns whose
+	// bounds and responses were formed together (the vector path's unit
+	// of evaluation work: K·(S+1)·NC·8 multiply-adds each).
+	RespBlocks int64
+	// ConvTime, EvalTime and SuppressTime are the time the goroutines
+	// spent, summed, in the correlation, in the bounds and responses, and
+	// in the suppression and the features; not written to JSON (they vary
+	// from run to run).
+	ConvTime, EvalTime, SuppressTime time.Duration `json:"-"`
 }
 
 // Add adds the counts of o to s (to total the work of several windows).
@@ -56,6 +70,11 @@ func (s *Stats) Add(o Stats) {
 	s.ShapeEvals += o.ShapeEvals
 	s.Strong += o.Strong
 	s.Spikes += o.Spikes
+	s.FFTFlops += o.FFTFlops
+	s.RespBlocks += o.RespBlocks
+	s.ConvTime += o.ConvTime
+	s.EvalTime += o.EvalTime
+	s.SuppressTime += o.SuppressTime
 }
 
 // Detector runs Kilosort4's universal-template detection (kilosort4.md
@@ -279,6 +298,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	g := d.g
 
 	// Temporal correlation of every channel over the chunk and its halo.
+	tConv := time.Now()
 	b, m := w.b[:C*W*K], w.m[:C*W]
 	for c := 0; c < C; c += 2 {
 		if c+1 < C {
@@ -290,6 +310,11 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	}
 	w.st.Columns += int64(W)
 	w.st.ConvFlops += int64(2*C*K*d.nt) * int64(W)
+	nfft := w.cor.n
+	w.st.FFTFlops += int64((C+1)/2) * int64((W+w.cor.l-1)/w.cor.l) *
+		(int64(1+K)*int64(nfft/4*(bitsLen(nfft)-1)/2*34) + int64(K*6*nfft))
+	tEval := time.Now()
+	w.st.ConvTime += tEval.Sub(tConv)
 
 	// Bound, then the exact responses where the bound allows Th. The
 	// bound U² is first taken over blocks of boundBlock columns with the
@@ -337,6 +362,12 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 			rowSum(u, m, offs)
 			w.st.BoundEvals += int64(i1 - i0)
 			if !useAsm {
+				for _, v := range u {
+					if d.noPrune || v > d.thr2 {
+						w.st.RespBlocks++
+						break
+					}
+				}
 				for ii, v := range u {
 					if d.noPrune || v > d.thr2 {
 						d.evaluate(w, f, i0+ii, W)
@@ -357,6 +388,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 			if first < 0 {
 				continue
 			}
+			w.st.RespBlocks++
 			for j, c := range ic {
 				goffs[j] = int(c)*K*W + i0
 			}
@@ -382,6 +414,8 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 		}
 	}
 	w.st.BlockBounds += int64(d.f * nb)
+	tSup := time.Now()
+	w.st.EvalTime += tSup.Sub(tEval)
 
 	// Local maxima over the nc2 nearest centres × ±nt0min columns.
 	paint := w.paint[:d.f*W]
@@ -421,6 +455,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	w.st.Strong += int64(len(w.strong))
 	w.st.Spikes += int64(len(w.dets))
 	d.emit(&d.res[ci], w, e0, W)
+	w.st.SuppressTime += time.Since(tSup)
 }
 
 // evaluate computes the best of the S·K responses at centre f, chunk

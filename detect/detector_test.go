@@ -538,9 +538,9 @@ func TestConvMatchesDirect(t *testing.T) {
 
 func TestStatsAdd(t *testing.T) {
 	var s Stats
-	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	if s != (Stats{2, 4, 6, 8, 10, 12, 14, 16, 18}) {
+	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+	if s != (Stats{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28}) {
 		t.Errorf("%+v", s)
 	}
 	_ = fmt.Sprint(s)

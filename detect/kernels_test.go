@@ -287,6 +287,7 @@ func TestDetectVectorMatchesGo(t *testing.T) {
 				d.noPrune = noPrune
 				poison(d)
 				st := d.Detect(&s, x, 1000, c.owned)
+				st.ConvTime, st.EvalTime, st.SuppressTime = 0, 0, 0
 				return s, st
 			}
 			a, sa := run()
