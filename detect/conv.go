@@ -80,10 +80,12 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		c.fft.forward(z)
 		for k := range K {
 			sp := c.spec[k*n : (k+1)*n]
-			if !cmulVec(p, z, sp) {
-				cmulGo(p, z, sp)
+			if !mulInverseVec(c.fft, p, z, sp) {
+				if !cmulVec(p, z, sp) {
+					cmulGo(p, z, sp)
+				}
+				c.fft.inverse(p)
 			}
-			c.fft.inverse(p)
 			out := p[:nout]
 			da := dstA[k*w+b0 : k*w+b0+nout]
 			var db []float32

@@ -192,3 +192,21 @@ func fillVec(z []complex128, a, b []float32) int {
 	fillAVX512(&z[0], &a[0], pb, n)
 	return n
 }
+
+//go:noescape
+func mulSpan4InvAVX512(p, z, s *complex128, n int)
+
+// mulInverseVec does cmulGo(p, z, s) and then f.inverse(p) with the
+// vector kernels if it can, the product fused into the first stage.
+func mulInverseVec(f *fft4, p, z, s []complex128) bool {
+	if !useAsm || f.n < 16 {
+		return false
+	}
+	p, z, s = p[:f.n], z[:f.n], s[:f.n]
+	mulSpan4InvAVX512(&p[0], &z[0], &s[0], f.n)
+	for i := len(f.stages) - 1; i >= 0; i-- {
+		st := f.stages[i]
+		fftInvStageAVX512(&p[0], f.n, st.q, &st.w1[0], &st.w2[0], &st.w3[0])
+	}
+	return true
+}

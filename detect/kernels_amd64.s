@@ -712,3 +712,47 @@ fillStore:
 	JLT       fillLoop
 	VZEROUPPER
 	RET
+
+// func mulSpan4InvAVX512(p, z, s *complex128, n int)
+//
+// p = z·s (cmulAVX512) followed by the span-4 stage of the inverse
+// (fftSpan4AVX512 with inv), in one pass; n a multiple of 16.
+TEXT ·mulSpan4InvAVX512(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), DI
+	MOVQ z+8(FP), SI
+	MOVQ s+16(FP), R8
+	MOVQ n+24(FP), CX
+	SHLQ $4, CX
+	VMOVUPD negRe<>(SB), Z15
+	XORQ AX, AX
+
+mulSpan4Loop:
+	VMOVUPD (SI)(AX*1), Z0
+	CMUL((R8)(AX*1), Z0, Z0, Z15)
+	VMOVUPD 64(SI)(AX*1), Z1
+	CMUL(64(R8)(AX*1), Z1, Z1, Z15)
+	VMOVUPD 128(SI)(AX*1), Z2
+	CMUL(128(R8)(AX*1), Z2, Z2, Z15)
+	VMOVUPD 192(SI)(AX*1), Z3
+	CMUL(192(R8)(AX*1), Z3, Z3, Z15)
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d
+	VADDPD  Z6, Z4, Z0
+	VADDPD  Z7, Z5, Z1
+	VSUBPD  Z6, Z4, Z2
+	VSUBPD  Z7, Z5, Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VMOVUPD Z0, (DI)(AX*1)
+	VMOVUPD Z1, 64(DI)(AX*1)
+	VMOVUPD Z2, 128(DI)(AX*1)
+	VMOVUPD Z3, 192(DI)(AX*1)
+	ADDQ    $256, AX
+	CMPQ    AX, CX
+	JLT     mulSpan4Loop
+	VZEROUPPER
+	RET

@@ -25,3 +25,5 @@ func paintMaxVec(row []float32, a float32) bool { return false }
 func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool { return false }
 
 func fillVec(z []complex128, a, b []float32) int { return 0 }
+
+func mulInverseVec(f *fft4, p, z, s []complex128) bool { return false }

@@ -104,6 +104,18 @@ func TestKernelFFT(t *testing.T) {
 				if i := sameC(a, b); i >= 0 {
 					t.Fatalf("inverse n %d: at %d %v, Go %v", n, i, a[i], b[i])
 				}
+				// The product fused into the inverse.
+				s := randComplex(rng, n)
+				p, q := nanC(n+off)[off:], nanC(n)
+				if !mulInverseVec(f, p, a, s) {
+					cmulGo(p, a, s)
+					f.inverse(p)
+				}
+				cmulGo(q, b, s)
+				f.inverseGo(q)
+				if i := sameC(p, q); i >= 0 {
+					t.Fatalf("product and inverse n %d: at %d %v, Go %v", n, i, p[i], q[i])
+				}
 			}
 		}
 	}
