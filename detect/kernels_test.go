@@ -106,7 +106,7 @@ func TestKernelFFT(t *testing.T) {
 				}
 				// The product fused into the inverse.
 				s := randComplex(rng, n)
-				p, q := nanC(n+off)[off:], nanC(n)
+				p, q := nanC(n + off)[off:], nanC(n)
 				if !mulInverseVec(f, p, a, s) {
 					cmulGo(p, a, s)
 					f.inverse(p)
