@@ -48,9 +48,9 @@ func newCorrelator(spec []complex128, k, nt, n int) *correlator {
 	}
 }
 
-// correlate writes B for columns e0 … e0+w−1 of rowA into dstA[i*K+k]
-// (i = column − e0) and mA[i] = max_k B[i,k]², and the same for rowB
-// into dstB, mB unless rowB is nil.
+// correlate writes B for columns e0 … e0+w−1 of rowA into dstA[k*w+i]
+// (i = column − e0; one row of w columns per template k) and mA[i] =
+// max_k B[k,i]², and the same for rowB into dstB, mB unless rowB is nil.
 func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w int) {
 	K, n := c.k, c.n
 	dstA, mA = dstA[:w*K], mA[:w]
@@ -65,33 +65,38 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		need := nout + c.nt - 1
 		clear(z)
 		lo, hi := max(0, -base), min(need, T-base)
-		if rowB != nil {
-			for j := lo; j < hi; j++ {
-				z[j] = complex(float64(rowA[base+j]), float64(rowB[base+j]))
+		if lo < hi {
+			za, ra := z[lo:hi], rowA[base+lo:base+hi]
+			var rb []float32
+			if rowB != nil {
+				rb = rowB[base+lo : base+hi]
 			}
-		} else {
-			for j := lo; j < hi; j++ {
-				z[j] = complex(float64(rowA[base+j]), 0)
+			j := fillVec(za, ra, rb)
+			if rb != nil {
+				rb = rb[j:]
 			}
+			fillGo(za[j:], ra[j:], rb)
 		}
 		c.fft.forward(z)
 		for k := range K {
 			sp := c.spec[k*n : (k+1)*n]
-			for f, v := range z {
-				p[f] = v * sp[f]
-			}
-			c.fft.inverse(p)
-			out := p[:nout]
-			da := dstA[b0*K+k:]
-			for i, v := range out {
-				da[i*K] = float32(real(v))
-			}
-			if rowB != nil {
-				db := dstB[b0*K+k:]
-				for i, v := range out {
-					db[i*K] = float32(imag(v))
+			if !mulInverseVec(c.fft, p, z, sp) {
+				if !cmulVec(p, z, sp) {
+					cmulGo(p, z, sp)
 				}
+				c.fft.inverse(p)
 			}
+			out := p[:nout]
+			da := dstA[k*w+b0 : k*w+b0+nout]
+			var db []float32
+			if rowB != nil {
+				db = dstB[k*w+b0 : k*w+b0+nout]
+			}
+			i := cvtVec(da, db, out)
+			if db != nil {
+				db = db[i:]
+			}
+			cvtGo(da[i:], db, out[i:])
 		}
 	}
 	maxSq(mA, dstA, K)
@@ -100,14 +105,9 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 	}
 }
 
-// maxSq sets m[i] = max_k b[i*K+k]².
+// maxSq sets m[i] = max_k b[k*W+i]² (W = len(m)).
 func maxSq(m, b []float32, K int) {
-	for i := range m {
-		r := b[i*K : (i+1)*K]
-		var mx float32
-		for _, v := range r {
-			mx = max(mx, v*v)
-		}
-		m[i] = mx
-	}
+	W := len(m)
+	i := maxSqVec(m, b, K, W)
+	maxSqGo(m[i:], b[i:], K, W)
 }

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"dspk/compute"
+	"time"
 )
 
 // boundSlack is the relative margin of the pruning test U² > Th²·(1 −
@@ -45,6 +46,19 @@ type Stats struct {
 	Strong int64
 	// Spikes is the number of detections kept.
 	Spikes int64
+	// FFTFlops is the arithmetic of the correlation as done: per FFT
+	// block of a channel pair, 1 + K transforms of (n/4)·log₄n radix-4
+	// butterflies of 34 flops and K spectrum products of 6n flops.
+	FFTFlops int64
+	// RespBlocks is the number of blocks of boundBlock columns whose
+	// bounds and responses were formed together (the vector path's unit
+	// of evaluation work: K·(S+1)·NC·8 multiply-adds each).
+	RespBlocks int64
+	// ConvTime, EvalTime and SuppressTime are the time the goroutines
+	// spent, summed, in the correlation, in the bounds and responses, and
+	// in the suppression and the features; not written to JSON (they vary
+	// from run to run).
+	ConvTime, EvalTime, SuppressTime time.Duration `json:"-"`
 }
 
 // Add adds the counts of o to s (to total the work of several windows).
@@ -58,6 +72,11 @@ func (s *Stats) Add(o Stats) {
 	s.ShapeEvals += o.ShapeEvals
 	s.Strong += o.Strong
 	s.Spikes += o.Spikes
+	s.FFTFlops += o.FFTFlops
+	s.RespBlocks += o.RespBlocks
+	s.ConvTime += o.ConvTime
+	s.EvalTime += o.EvalTime
+	s.SuppressTime += o.SuppressTime
 }
 
 // Detector runs Kilosort4's universal-template detection (kilosort4.md
@@ -96,9 +115,15 @@ type Detector struct {
 // worker is one goroutine's scratch.
 type worker struct {
 	cor    *correlator
-	b      []float32 // B of the chunk: b[(c*W+i)*K+k]
+	b      []float32 // B of the chunk: b[(c*K+k)*W+i]
 	m      []float32 // max_k B² : m[c*W+i]
 	mb     []float32 // block maxima of m: mb[c*nb+blk]
+	sb     []float32 // coarse bounds of one centre: sb[blk]
+	sbt    []float32 // coarse bounds of all centres: sbt[blk*F+f]
+	u      []float32 // fine bounds of one block: u[i−i0]
+	resp   []float32 // bounds and responses of one block (respGo)
+	choice []float32 // the choices of one block (chooseGo)
+	boffs  []int     // row offsets of one centre's channels in mb
 	offs   []int     // row offsets of one centre's channels in m
 	goffs  []int     // offsets in b of one (f, i)'s channels
 	acc    []float32 // the S responses of one (f, i, k)
@@ -236,14 +261,20 @@ func (d *Detector) setChunk(chunk, workers int) {
 	d.ws = make([]*worker, d.workers)
 	for i := range d.ws {
 		d.ws[i] = &worker{
-			cor:   newCorrelator(d.spec, d.k, d.nt, n),
-			b:     make([]float32, d.c*wmax*d.k),
-			m:     make([]float32, d.c*wmax),
-			mb:    make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
-			offs:  make([]int, d.nc),
-			goffs: make([]int, d.nc),
-			acc:   make([]float32, d.s),
-			paint: make([]float32, d.f*wmax),
+			cor:    newCorrelator(d.spec, d.k, d.nt, n),
+			b:      make([]float32, d.c*wmax*d.k),
+			m:      make([]float32, d.c*wmax),
+			mb:     make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
+			sb:     make([]float32, (wmax+boundBlock-1)/boundBlock),
+			sbt:    make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
+			u:      make([]float32, boundBlock),
+			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
+			choice: make([]float32, chooseRows*respStride),
+			boffs:  make([]int, d.nc),
+			offs:   make([]int, d.nc),
+			goffs:  make([]int, d.nc),
+			acc:    make([]float32, d.s),
+			paint:  make([]float32, d.f*wmax),
 		}
 	}
 	d.res = make([]Spikes, maxChunks)
@@ -329,6 +360,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	g := d.g
 
 	// Temporal correlation of every channel over the chunk and its halo.
+	tConv := time.Now()
 	b, m := w.b[:C*W*K], w.m[:C*W]
 	for c := 0; c < C; c += 2 {
 		if c+1 < C {
@@ -340,6 +372,11 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	}
 	w.st.Columns += int64(W)
 	w.st.ConvFlops += int64(2*C*K*d.nt) * int64(W)
+	nfft := w.cor.n
+	w.st.FFTFlops += int64((C+1)/2) * int64((W+w.cor.l-1)/w.cor.l) *
+		(int64(1+K)*int64(nfft/4*(bitsLen(nfft)-1)/2*34) + int64(K*6*nfft))
+	tEval := time.Now()
+	w.st.ConvTime += tEval.Sub(tConv)
 
 	// Bound, then the exact responses where the bound allows Th. The
 	// bound U² is first taken over blocks of boundBlock columns with the
@@ -350,52 +387,105 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	nb := (W + boundBlock - 1) / boundBlock
 	mb := w.mb[:C*nb]
 	for c := range C {
-		row := m[c*W : (c+1)*W]
-		for blk := range nb {
-			var mx float32
-			for _, v := range row[blk*boundBlock : min(W, (blk+1)*boundBlock)] {
-				mx = max(mx, v)
-			}
-			mb[c*nb+blk] = mx
-		}
+		row, rb := m[c*W:(c+1)*W], mb[c*nb:(c+1)*nb]
+		j := blockMaxVec(rb, row)
+		blockMaxGo(rb[j:], row[j*boundBlock:])
 	}
-	offs := w.offs[:nc]
+	// Coarse bounds of every centre, stored block-major: the fine work
+	// then runs block by block over all centres, so that the B and m
+	// columns of a block (C·K·8 and C·8 floats) stay in cache while the
+	// centres that share their channels use them. The order in which
+	// (f, i) are evaluated changes nothing: each is evaluated once, and
+	// the detections are sorted by (column, centre) below.
+	offs, boffs, goffs := w.offs[:nc], w.boffs[:nc], w.goffs[:nc]
+	sb, sbt := w.sb[:nb], w.sbt[:nb*d.f]
 	for f := range d.f {
 		ic := g.IC[f*nc : (f+1)*nc]
-		for blk := range nb {
-			s := mb[int(ic[0])*nb+blk]
-			for _, c := range ic[1:] {
-				s += mb[int(c)*nb+blk]
-			}
+		for j, c := range ic {
+			boffs[j] = int(c) * nb
+		}
+		rowSum(sb, mb, boffs)
+		for blk, s := range sb {
+			sbt[blk*d.f+f] = s
+		}
+	}
+	for blk := range nb {
+		i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+		for f, s := range sbt[blk*d.f : (blk+1)*d.f] {
 			if !(d.noPrune || s > d.thr2) {
 				continue
 			}
 			w.st.BlockPass++
-			i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+			ic := g.IC[f*nc : (f+1)*nc]
 			for j, c := range ic {
-				offs[j] = int(c) * W
+				offs[j] = int(c)*W + i0
 			}
-			for i := i0; i < i1; i++ {
-				u := m[offs[0]+i]
-				for _, o := range offs[1:] {
-					u += m[o+i]
-				}
-				if d.noPrune || u > d.thr2 {
-					d.evaluate(w, f, i, W)
-				}
-			}
+			u := w.u[:i1-i0]
+			rowSum(u, m, offs)
 			w.st.BoundEvals += int64(i1 - i0)
+			if !useAsm {
+				for _, v := range u {
+					if d.noPrune || v > d.thr2 {
+						w.st.RespBlocks++
+						break
+					}
+				}
+				for ii, v := range u {
+					if d.noPrune || v > d.thr2 {
+						d.evaluate(w, f, i0+ii, W)
+					}
+				}
+				continue
+			}
+			// The vector path forms every bound and response of the
+			// block at once (the same sums as evaluate) and then makes
+			// evaluate's choices from them.
+			first := -1
+			for ii, v := range u {
+				if d.noPrune || v > d.thr2 {
+					first = ii
+					break
+				}
+			}
+			if first < 0 {
+				continue
+			}
+			w.st.RespBlocks++
+			for j, c := range ic {
+				goffs[j] = int(c)*K*W + i0
+			}
+			wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
+			if !respVec(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt) {
+				respGo(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt)
+			}
+			ch := w.choice[:chooseRows*respStride]
+			if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
+				chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
+			}
+			for ii := first; ii < len(u); ii++ {
+				if !(d.noPrune || u[ii] > d.thr2) {
+					continue
+				}
+				w.st.Survivors++
+				w.st.ShapeEvals += int64(ch[3*respStride+ii])
+				if best := ch[ii]; best > d.th {
+					w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
+						q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
+				}
+			}
 		}
 	}
 	w.st.BlockBounds += int64(d.f * nb)
+	tSup := time.Now()
+	w.st.EvalTime += tSup.Sub(tEval)
 
 	// Local maxima over the nc2 nearest centres × ±nt0min columns.
 	paint := w.paint[:d.f*W]
 	for _, p := range w.strong {
 		row := paint[int(p.f)*W : int(p.f+1)*W]
-		lo, hi := max(0, int(p.i)-R), min(W, int(p.i)+R+1)
-		for j := lo; j < hi; j++ {
-			row[j] = max(row[j], p.a)
+		span := row[max(0, int(p.i)-R):min(W, int(p.i)+R+1)]
+		if !paintMaxVec(span, p.a) {
+			paintMaxGo(span, p.a)
 		}
 	}
 	w.dets = w.dets[:0]
@@ -427,6 +517,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	w.st.Strong += int64(len(w.strong))
 	w.st.Spikes += int64(len(w.dets))
 	d.emit(&d.res[ci], w, e0, W)
+	w.st.SuppressTime += time.Since(tSup)
 }
 
 // evaluate computes the best of the S·K responses at centre f, chunk
@@ -442,17 +533,18 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 	b := w.b
 	offs := w.goffs[:nc]
 	for j, c := range ic {
-		offs[j] = (int(c)*W + i) * K
+		offs[j] = int(c)*K*W + i
 	}
 	wf := d.g.Weights[f*S*nc : (f+1)*S*nc]
 	acc := w.acc[:S]
 	best, bq, sign := float32(-1), 0, int8(0)
 	w.st.Survivors++
 	for k := range K {
+		kw := k * W
 		if !d.noPrune {
 			var uk float32
 			for _, o := range offs {
-				v := b[o+k]
+				v := b[o+kw]
 				uk += v * v
 			}
 			if !(uk > d.thr2) || (best > 0 && uk < best*best*(1-boundSlack)) {
@@ -465,7 +557,7 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 			wt := d.wt[f*nc*5 : (f+1)*nc*5]
 			var a0, a1, a2, a3, a4 float32
 			for j, o := range offs {
-				v := b[o+k]
+				v := b[o+kw]
 				ws := wt[j*5 : j*5+5]
 				a0 += ws[0] * v
 				a1 += ws[1] * v
@@ -477,7 +569,7 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 		} else {
 			clear(acc)
 			for j, o := range offs {
-				v := b[o+k]
+				v := b[o+kw]
 				for s := range acc {
 					acc[s] += wf[s*nc+j] * v
 				}
@@ -496,6 +588,13 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 	}
 	if best > d.th {
 		w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i), a: best, q: int16(bq), sign: sign})
+	}
+}
+
+// rowSum is rowSumGo, with the vector kernel where there is one.
+func rowSum(dst, src []float32, offs []int) {
+	if !rowSumVec(dst, src, offs) {
+		rowSumGo(dst, src, offs)
 	}
 }
 
@@ -518,7 +617,7 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 		ic := g.IC[f*nc : (f+1)*nc]
 		var sw, sx, sy float64
 		for _, c := range ic {
-			v := float64(w.b[(int(c)*W+int(p.i))*K+k]) * float64(p.sign)
+			v := float64(w.b[(int(c)*K+k)*W+int(p.i)]) * float64(p.sign)
 			if v > 0 {
 				sw += v
 				sx += v * g.ChanX[c]

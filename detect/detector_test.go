@@ -281,7 +281,7 @@ func TestDetectMatchesReference(t *testing.T) {
 func poison(d *Detector) {
 	nan := float32(math.NaN())
 	for _, w := range d.ws {
-		for _, s := range [][]float32{w.b, w.m, w.mb, w.acc} {
+		for _, s := range [][]float32{w.b, w.m, w.mb, w.sb, w.sbt, w.u, w.resp, w.choice, w.acc} {
 			for i := range s {
 				s[i] = nan
 			}
@@ -488,7 +488,7 @@ func TestConvMatchesDirect(t *testing.T) {
 			correlateDirect(dir, xp, wt, e0, w)
 			for i := range fftB {
 				var ref float64
-				k, col := i%6, e0+i/6
+				k, col := i/w, e0+i%w
 				for j := range nt {
 					if tt := col + j - nt/2; tt >= 0 && tt < T {
 						ref += float64(rowB[tt]) * float64(tm.WTEMP[k*nt+j])
@@ -515,10 +515,10 @@ func TestConvMatchesDirect(t *testing.T) {
 							mag += math.Abs(float64(row[tt]) * float64(tm.WTEMP[k*nt+j]))
 						}
 					}
-					if f := float64(fft[i*6+k]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
+					if f := float64(fft[k*w+i]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
 						t.Fatalf("T %d col %d k %d: FFT %.9g, float64 direct %.9g", T, e0+i, k, f, ref)
 					}
-					if f := float64(single[i*6+k]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
+					if f := float64(single[k*w+i]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
 						t.Fatalf("T %d col %d k %d: unpaired FFT %.9g, float64 direct %.9g", T, e0+i, k, f, ref)
 					}
 					if f := float64(gon[i*6+k]); math.Abs(f-ref) > 6e-8*math.Abs(ref)+1e-12*mag {
@@ -527,7 +527,7 @@ func TestConvMatchesDirect(t *testing.T) {
 					if f := float64(dir[i*6+k]); math.Abs(f-ref) > 1e-6*mag {
 						t.Fatalf("T %d col %d k %d: float32 direct %.9g, float64 %.9g", T, e0+i, k, f, ref)
 					}
-					mx = max(mx, float64(fft[i*6+k])*float64(fft[i*6+k]))
+					mx = max(mx, float64(fft[k*w+i])*float64(fft[k*w+i]))
 				}
 				if math.Abs(float64(m[i])-mx) > 1e-6*mx {
 					t.Fatalf("max B² %g, want %g", m[i], mx)
@@ -539,9 +539,9 @@ func TestConvMatchesDirect(t *testing.T) {
 
 func TestStatsAdd(t *testing.T) {
 	var s Stats
-	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9})
-	if s != (Stats{2, 4, 6, 8, 10, 12, 14, 16, 18}) {
+	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+	s.Add(Stats{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14})
+	if s != (Stats{2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28}) {
 		t.Errorf("%+v", s)
 	}
 	_ = fmt.Sprint(s)

@@ -59,6 +59,13 @@ func bitsLen(n int) int {
 // forward transforms x (length n) in place; the result is X[σ(p)] at
 // position p, σ the base-4 digit reversal.
 func (f *fft4) forward(x []complex128) {
+	if !fftForwardVec(f, x) {
+		f.forwardGo(x)
+	}
+}
+
+// forwardGo is forward in Go, the reference of the vector kernels.
+func (f *fft4) forwardGo(x []complex128) {
 	x = x[:f.n]
 	for _, s := range f.stages {
 		q := s.q
@@ -93,6 +100,13 @@ func (f *fft4) forward(x []complex128) {
 // inverse undoes forward up to the factor n: digit-reversed spectrum in,
 // natural-order sequence out, in place.
 func (f *fft4) inverse(x []complex128) {
+	if !fftInverseVec(f, x) {
+		f.inverseGo(x)
+	}
+}
+
+// inverseGo is inverse in Go, the reference of the vector kernels.
+func (f *fft4) inverseGo(x []complex128) {
 	x = x[:f.n]
 	for b := 0; b < f.n; b += 4 {
 		y := x[b : b+4]

@@ -164,8 +164,12 @@ func (w *Whitening) Apply(dst, src []float32, T int) {
 }
 
 // applyRow computes samples [t0, t0+len(d)) of output row c into d: one
-// gonum (SSE) axpy per stored entry, in order.
+// gonum (SSE) axpy per stored entry, in order; or, where the CPU has
+// AVX-512, the same sums by whitening_amd64.s in one pass over d.
 func (w *Whitening) applyRow(d, src []float32, T, t0, c int) {
+	if w.combineVec(d, src, T, t0, c) {
+		return
+	}
 	L := len(d)
 	clear(d)
 	dv := blas32.Vector{N: L, Inc: 1, Data: d}

@@ -22,7 +22,11 @@ type cpuPreprocessor struct {
 	sums [][]int64   // per-worker channel sums over its time range
 	mean []float32   // per-channel mean of the window (sign applied)
 	vals [][]float32 // per-worker one column of C values
-	sel  [][]float32 // per-worker copy of it for the median
+	sel  [][]float32 // per-worker copy of it for the median (C+16: lowerMedianVec)
+	selB [][]float32 // per-worker second buffer of lowerMedianVec (C+16)
+	// run0 ≥ 0 if the channel map is the run of file rows run0 … run0+C−1
+	// (the vector conversion then reads them in place); −1 otherwise.
+	run0 int
 	blk  [][]float32 // per-worker [C][blockT] block of output columns
 	filt []*Filter   // per-worker high-pass
 	tmp  []float32   // [C][T] before whitening, allocated on first use
@@ -66,6 +70,13 @@ func newCPU(p Params) (*cpuPreprocessor, error) {
 		p: p, c: C, t: T, cf: p.NChanFile, chanMap: p.ChanMap,
 		workers: max(1, runtime.GOMAXPROCS(0)),
 		mean:    make([]float32, C),
+		run0:    p.ChanMap[0],
+	}
+	for i, r := range p.ChanMap {
+		if r != pp.run0+i {
+			pp.run0 = -1
+			break
+		}
 	}
 	if p.Groups != nil {
 		p.Groups = append([]int(nil), p.Groups...)
@@ -87,7 +98,8 @@ func newCPU(p Params) (*cpuPreprocessor, error) {
 	for w := range pp.workers {
 		pp.sums = append(pp.sums, make([]int64, p.NChanFile))
 		pp.vals = append(pp.vals, make([]float32, C))
-		pp.sel = append(pp.sel, make([]float32, C))
+		pp.sel = append(pp.sel, make([]float32, C+16))
+		pp.selB = append(pp.selB, make([]float32, C+16))
 		pp.blk = append(pp.blk, make([]float32, C*blockT))
 		if w == 0 {
 			pp.filt = append(pp.filt, f)
@@ -228,7 +240,7 @@ func (pp *cpuPreprocessor) finishMean() {
 // columns of blocks [lo, hi) of blockT columns, writing them to pp.out.
 func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 	C, T, cf := pp.c, pp.t, pp.cf
-	vals, sel, blk := pp.vals[w], pp.sel[w], pp.blk[w]
+	vals, sel, selB, blk := pp.vals[w], pp.sel[w], pp.selB[w], pp.blk[w]
 	mean, cmap := pp.mean, pp.chanMap
 	var sign float32 = 1
 	if pp.p.InvertSign {
@@ -239,8 +251,10 @@ func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 		nb := min(blockT, T-t0)
 		for k := range nb {
 			row := pp.src[(t0+k)*cf : (t0+k)*cf+cf]
-			for i, r := range cmap {
-				vals[i] = sign*float32(row[r]) - mean[i]
+			if pp.run0 < 0 || !convertVec(vals, row[pp.run0:pp.run0+C], mean, sign) {
+				for i, r := range cmap {
+					vals[i] = sign*float32(row[r]) - mean[i]
+				}
 			}
 			if pp.groups != nil && pp.p.DoCAR {
 				for _, g := range pp.groups {
@@ -257,8 +271,11 @@ func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 			}
 			var med float32
 			if pp.p.DoCAR {
-				copy(sel, vals)
-				med = LowerMedian(sel)
+				var ok bool
+				if med, ok = lowerMedianVec(vals, sel, selB); !ok {
+					copy(sel, vals)
+					med = LowerMedian(sel[:C])
+				}
 			}
 			for i, v := range vals {
 				blk[i*blockT+k] = v - med

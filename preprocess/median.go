@@ -68,3 +68,15 @@ func selectRank(x []float32, k int) float32 {
 	}
 	return x[k]
 }
+
+// median3 returns the median of a, b and c (the pivot of
+// lowerMedianVec).
+func median3(a, b, c float32) float32 {
+	if a > b {
+		a, b = b, a
+	}
+	if b > c {
+		b = c
+	}
+	return max(a, b)
+}

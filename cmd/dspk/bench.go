@@ -9,9 +9,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/cpu"
 
 	"dspk/compute"
 	"dspk/detect"
@@ -231,6 +234,25 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 			return err
 		}
 		row("preprocess 384×60122 (+whitening)", pp.Device().Spec(), d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
+		if !gpu {
+			x := make([]float32, pp.Channels()*pp.Len())
+			dr, err := dev.Median(reps, func() error { return pp.Run(x, raw, nil) })
+			if err != nil {
+				return err
+			}
+			row("  int16, mean, CAR median, high-pass", "cpu", dr, "no arithmetic floor (selection and recursive filters)")
+			y := make([]float32, len(x))
+			dw, err := dev.Median(reps, func() error { wh.Apply(y, x, s.Len()); return nil })
+			if err != nil {
+				return err
+			}
+			_, f32 := vectorPeak()
+			cores := float64(runtime.GOMAXPROCS(0))
+			flops := 2 * float64(wh.C) * float64(wh.K) * float64(s.Len())
+			floor := flops / (f32 * cores)
+			row("  whitening apply (float32)", "cpu", dw, fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it",
+				flops/1e9, floor*1e3, f32/1e9, 100*floor/dw.Seconds()))
+		}
 	}
 	if err := pp.Window(win); err != nil {
 		return err
@@ -275,6 +297,15 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 		if !gpu {
 			row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), "cpu", d, fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound",
 				2/d.Seconds(), st.Spikes, 100*float64(st.Survivors)/ft))
+			// Stages: the goroutines' summed time of the last call, shown
+			// per core, beside the arithmetic floor at the vector width.
+			cores := float64(runtime.GOMAXPROCS(0))
+			f64, f32 := vectorPeak()
+			nc, S := float64(g.NC), float64(g.S)
+			resp := float64(st.RespBlocks) * float64(tm.K) * (S + 1) * nc * 8 * 2
+			stage("  correlation (FFT, float64)", st.ConvTime, cores, float64(st.FFTFlops), f64)
+			stage("  bounds + responses (float32)", st.EvalTime, cores, resp, f32)
+			stage("  suppression + features", st.SuppressTime, cores, 0, 0)
 			return nil
 		}
 		// On the GPU the window stays on the device; only the spikes
@@ -284,6 +315,32 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 		return benchDetectStages(dt, win, reps, g, tm, s.Len(), p.DetectParams(), w, st)
 	}
 	return nil
+}
+
+// vectorPeak returns the CPU's add + multiply peak per core and second in
+// float64 and float32 (no fused multiply-add: the detector has none), at
+// the vector width the kernels use and an assumed 2.6 GHz: two vector adds
+// and two vector multiplies per cycle of 256 bits (Zen 4 runs 512-bit
+// operations as two halves; without AVX-512 the Go code is scalar).
+func vectorPeak() (f64, f32 float64) {
+	const ghz = 2.6e9
+	if !cpu.X86.HasAVX512F {
+		return 4 * ghz, 4 * ghz
+	}
+	return 4 * 4 * ghz, 4 * 8 * ghz
+}
+
+// stage prints one stage of a benchmark: its time per core, the floor of
+// its flops at peak on all cores, and the fraction of the floor reached.
+func stage(name string, busy time.Duration, cores, flops, peak float64) {
+	wall := time.Duration(float64(busy) / cores)
+	if flops == 0 || peak == 0 {
+		row(name, "cpu", wall, "no arithmetic floor (memory and branches)")
+		return
+	}
+	floor := flops / (peak * cores)
+	row(name, "cpu", wall, fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it",
+		flops/1e9, floor*1e3, peak/1e9, 100*floor/wall.Seconds()))
 }
 
 // benchTrailing measures the causal trailing mean on dev against a copy

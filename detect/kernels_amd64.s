@@ -1,0 +1,758 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// AVX-512 kernels of the detector; see kernels_amd64.go, and for the exact
+// order of operations they share with the Go code, fft.go and kernels.go.
+// Every output is computed by the same IEEE operations, in the same order,
+// as its Go reference: the vectors run across independent outputs
+// (frequencies, columns), never across the terms of one sum. No fused
+// multiply-add is used; MXCSR is left as Go leaves it (round to nearest,
+// no flush to zero).
+//
+// Complex numbers are (re, im) pairs of float64; a ZMM register holds four.
+// A complex product x·w is formed as x·(c, c) + (xi, xr)·(−d, d) with
+// w = (c, d): the real part xr·c + (−(xi·d)) equals Go's xr·c − xi·d
+// exactly, the imaginary part xi·c + xr·d is Go's xr·d + xi·c.
+
+// Sign masks: negate the real (even) or the imaginary (odd) float64 lanes.
+DATA negRe<>+0(SB)/8, $0x8000000000000000
+DATA negRe<>+8(SB)/8, $0
+DATA negRe<>+16(SB)/8, $0x8000000000000000
+DATA negRe<>+24(SB)/8, $0
+DATA negRe<>+32(SB)/8, $0x8000000000000000
+DATA negRe<>+40(SB)/8, $0
+DATA negRe<>+48(SB)/8, $0x8000000000000000
+DATA negRe<>+56(SB)/8, $0
+GLOBL negRe<>(SB), RODATA|NOPTR, $64
+
+DATA negIm<>+0(SB)/8, $0
+DATA negIm<>+8(SB)/8, $0x8000000000000000
+DATA negIm<>+16(SB)/8, $0
+DATA negIm<>+24(SB)/8, $0x8000000000000000
+DATA negIm<>+32(SB)/8, $0
+DATA negIm<>+40(SB)/8, $0x8000000000000000
+DATA negIm<>+48(SB)/8, $0
+DATA negIm<>+56(SB)/8, $0x8000000000000000
+GLOBL negIm<>(SB), RODATA|NOPTR, $64
+
+// Lane indices that gather the real (even) and imaginary (odd) float64s of
+// two ZMM registers of complex numbers (VPERMI2PD).
+DATA idxRe<>+0(SB)/8, $0
+DATA idxRe<>+8(SB)/8, $2
+DATA idxRe<>+16(SB)/8, $4
+DATA idxRe<>+24(SB)/8, $6
+DATA idxRe<>+32(SB)/8, $8
+DATA idxRe<>+40(SB)/8, $10
+DATA idxRe<>+48(SB)/8, $12
+DATA idxRe<>+56(SB)/8, $14
+GLOBL idxRe<>(SB), RODATA|NOPTR, $64
+
+DATA idxIm<>+0(SB)/8, $1
+DATA idxIm<>+8(SB)/8, $3
+DATA idxIm<>+16(SB)/8, $5
+DATA idxIm<>+24(SB)/8, $7
+DATA idxIm<>+32(SB)/8, $9
+DATA idxIm<>+40(SB)/8, $11
+DATA idxIm<>+48(SB)/8, $13
+DATA idxIm<>+56(SB)/8, $15
+GLOBL idxIm<>(SB), RODATA|NOPTR, $64
+
+DATA nan32<>+0(SB)/4, $0x7fc00000
+GLOBL nan32<>(SB), RODATA|NOPTR, $4
+
+// CMUL sets r = x·w for w at memory operand m (four complex): Z12–Z13
+// and Z9 are scratch, neg holds negRe. Only Z0–Z15 are used anywhere, so
+// that VZEROUPPER leaves no dirty upper register state behind for the
+// SSE code of the Go compiler.
+#define CMUL(m, x, r, neg) \
+	VMOVDDUP m, Z12; \
+	VPERMILPD $0xff, m, Z13; \
+	VPERMILPD $0x55, x, Z9; \
+	VMULPD Z12, x, Z12; \
+	VMULPD Z13, Z9, Z9; \
+	VPXORQ neg, Z9, Z9; \
+	VADDPD Z9, Z12, r
+
+// CMULCONJ sets r = x·conj(w): real xr·c + xi·d (Go: xr·c − xi·(−d)),
+// imaginary xi·c + (−(xr·d)) (Go: xr·(−d) + xi·c); neg holds negIm.
+#define CMULCONJ(m, x, r, neg) \
+	VMOVDDUP m, Z12; \
+	VPERMILPD $0xff, m, Z13; \
+	VPERMILPD $0x55, x, Z9; \
+	VMULPD Z12, x, Z12; \
+	VMULPD Z13, Z9, Z9; \
+	VPXORQ neg, Z9, Z9; \
+	VADDPD Z9, Z12, r
+
+// func fftFwdStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+//
+// One decimation-in-frequency radix-4 stage of fft4.forward with quarter
+// span q (a multiple of 4) over x[0:n].
+TEXT ·fftFwdStageAVX512(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ q+16(FP), DX
+	MOVQ w1+24(FP), R8
+	MOVQ w2+32(FP), R9
+	MOVQ w3+40(FP), R10
+	SHLQ $4, CX
+	ADDQ DI, CX                  // end of x
+	SHLQ $4, DX                  // q in bytes
+	VMOVUPD negRe<>(SB), Z15
+	VMOVUPD negIm<>(SB), Z14
+
+fwdBlock:
+	LEAQ (DI)(DX*1), R13
+	LEAQ (R13)(DX*1), R14
+	LEAQ (R14)(DX*1), BX
+	XORQ AX, AX
+
+fwdJ:
+	VMOVUPD (DI)(AX*1), Z0
+	VMOVUPD (R13)(AX*1), Z1
+	VMOVUPD (R14)(AX*1), Z2
+	VMOVUPD (BX)(AX*1), Z3
+	VADDPD  Z2, Z0, Z4           // t0 = a0 + a2
+	VSUBPD  Z2, Z0, Z5           // t1 = a0 − a2
+	VADDPD  Z3, Z1, Z6           // t2 = a1 + a3
+	VSUBPD  Z3, Z1, Z7           // d = a1 − a3
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z14, Z7, Z7          // t3 = −i·d = (d.im, −d.re)
+	VADDPD  Z6, Z4, Z8           // t0 + t2
+	VMOVUPD Z8, (DI)(AX*1)
+	VADDPD  Z7, Z5, Z8           // t1 + t3
+	CMUL((R8)(AX*1), Z8, Z8, Z15)
+	VMOVUPD Z8, (R13)(AX*1)
+	VSUBPD  Z6, Z4, Z10          // t0 − t2
+	CMUL((R9)(AX*1), Z10, Z10, Z15)
+	VMOVUPD Z10, (R14)(AX*1)
+	VSUBPD  Z7, Z5, Z11          // t1 − t3
+	CMUL((R10)(AX*1), Z11, Z11, Z15)
+	VMOVUPD Z11, (BX)(AX*1)
+	ADDQ    $64, AX
+	CMPQ    AX, DX
+	JLT     fwdJ
+
+	LEAQ (BX)(DX*1), DI
+	CMPQ DI, CX
+	JLT  fwdBlock
+	VZEROUPPER
+	RET
+
+// func fftInvStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+//
+// One decimation-in-time radix-4 stage of fft4.inverse with quarter span
+// q (a multiple of 4) over x[0:n].
+TEXT ·fftInvStageAVX512(SB), NOSPLIT, $0-48
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ q+16(FP), DX
+	MOVQ w1+24(FP), R8
+	MOVQ w2+32(FP), R9
+	MOVQ w3+40(FP), R10
+	SHLQ $4, CX
+	ADDQ DI, CX
+	SHLQ $4, DX
+	VMOVUPD negRe<>(SB), Z15
+	VMOVUPD negIm<>(SB), Z14
+
+invBlock:
+	LEAQ (DI)(DX*1), R13
+	LEAQ (R13)(DX*1), R14
+	LEAQ (R14)(DX*1), BX
+	XORQ AX, AX
+
+invJ:
+	VMOVUPD (DI)(AX*1), Z0
+	VMOVUPD (R13)(AX*1), Z1
+	VMOVUPD (R14)(AX*1), Z2
+	VMOVUPD (BX)(AX*1), Z3
+	CMULCONJ((R8)(AX*1), Z1, Z1, Z14)
+	CMULCONJ((R9)(AX*1), Z2, Z2, Z14)
+	CMULCONJ((R10)(AX*1), Z3, Z3, Z14)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d = (−d.im, d.re)
+	VADDPD  Z6, Z4, Z8
+	VMOVUPD Z8, (DI)(AX*1)
+	VADDPD  Z7, Z5, Z9
+	VMOVUPD Z9, (R13)(AX*1)
+	VSUBPD  Z6, Z4, Z10
+	VMOVUPD Z10, (R14)(AX*1)
+	VSUBPD  Z7, Z5, Z11
+	VMOVUPD Z11, (BX)(AX*1)
+	ADDQ    $64, AX
+	CMPQ    AX, DX
+	JLT     invJ
+
+	LEAQ (BX)(DX*1), DI
+	CMPQ DI, CX
+	JLT  invBlock
+	VZEROUPPER
+	RET
+
+// TRANSPOSE4 transposes four ZMM registers seen as 4×4 matrices of complex
+// numbers (one 128-bit lane each): afterwards a holds the first complex of
+// a, b, c, d, and so on. Z8–Z11 are scratch.
+#define TRANSPOSE4(a, b, c, d) \
+	VSHUFF64X2 $0x44, b, a, Z8; \
+	VSHUFF64X2 $0xee, b, a, Z9; \
+	VSHUFF64X2 $0x44, d, c, Z10; \
+	VSHUFF64X2 $0xee, d, c, Z11; \
+	VSHUFF64X2 $0x88, Z10, Z8, a; \
+	VSHUFF64X2 $0xdd, Z10, Z8, b; \
+	VSHUFF64X2 $0x88, Z11, Z9, c; \
+	VSHUFF64X2 $0xdd, Z11, Z9, d
+
+// func fftSpan4AVX512(x *complex128, n int, inv bool)
+//
+// The twiddle-free span-4 stage of fft4 (last of forward, first of
+// inverse) over x[0:n], n a multiple of 16: four groups at a time,
+// transposed so that each register holds one position of four groups.
+TEXT ·fftSpan4AVX512(SB), NOSPLIT, $0-17
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHLQ $4, CX
+	ADDQ DI, CX
+	VMOVUPD negIm<>(SB), Z15     // forward: −i·d
+	CMPB inv+16(FP), $0
+	JEQ  span4Loop
+	VMOVUPD negRe<>(SB), Z15     // inverse: +i·d
+
+span4Loop:
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD 128(DI), Z2
+	VMOVUPD 192(DI), Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3
+	VADDPD  Z6, Z4, Z0
+	VADDPD  Z7, Z5, Z1
+	VSUBPD  Z6, Z4, Z2
+	VSUBPD  Z7, Z5, Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $256, DI
+	CMPQ    DI, CX
+	JLT     span4Loop
+	VZEROUPPER
+	RET
+
+// func cmulAVX512(p, z, s *complex128, n int)
+//
+// p[i] = z[i]·s[i] for i < n, n a multiple of 4 (Go's complex product).
+TEXT ·cmulAVX512(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), DI
+	MOVQ z+8(FP), SI
+	MOVQ s+16(FP), R8
+	MOVQ n+24(FP), CX
+	SHLQ $4, CX
+	VMOVUPD negRe<>(SB), Z15
+	XORQ AX, AX
+
+cmulLoop:
+	VMOVUPD (SI)(AX*1), Z0
+	CMUL((R8)(AX*1), Z0, Z0, Z15)
+	VMOVUPD Z0, (DI)(AX*1)
+	ADDQ    $64, AX
+	CMPQ    AX, CX
+	JLT     cmulLoop
+	VZEROUPPER
+	RET
+
+// func cvtAVX512(dA, dB *float32, p *complex128, n int)
+//
+// dA[i] = float32(real(p[i])) and, unless dB is nil, dB[i] =
+// float32(imag(p[i])) for i < n, n a multiple of 8.
+TEXT ·cvtAVX512(SB), NOSPLIT, $0-32
+	MOVQ dA+0(FP), DI
+	MOVQ dB+8(FP), R9
+	MOVQ p+16(FP), SI
+	MOVQ n+24(FP), CX
+	VMOVUPD idxRe<>(SB), Z14
+	VMOVUPD idxIm<>(SB), Z15
+	XORQ AX, AX                  // column
+
+cvtLoop:
+	VMOVUPD   (SI), Z0
+	VMOVUPD   64(SI), Z1
+	VMOVAPD   Z14, Z2
+	VPERMI2PD Z1, Z0, Z2         // real parts
+	VCVTPD2PS Z2, Y3
+	VMOVUPS   Y3, (DI)(AX*4)
+	TESTQ     R9, R9
+	JEQ       cvtNext
+	VMOVAPD   Z15, Z4
+	VPERMI2PD Z1, Z0, Z4         // imaginary parts
+	VCVTPD2PS Z4, Y5
+	VMOVUPS   Y5, (R9)(AX*4)
+
+cvtNext:
+	ADDQ $128, SI
+	ADDQ $8, AX
+	CMPQ AX, CX
+	JLT  cvtLoop
+	VZEROUPPER
+	RET
+
+// func maxSqAVX512(m, b *float32, K, W, n int)
+//
+// m[i] = max(0, b[i]², b[W+i]², …, b[(K−1)·W+i]²) for i < n, n a multiple
+// of 16, NaN wherever one of the squares is NaN (as Go's max).
+TEXT ·maxSqAVX512(SB), NOSPLIT, $0-40
+	MOVQ m+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ K+16(FP), R8
+	MOVQ W+24(FP), R9
+	MOVQ n+32(FP), CX
+	SHLQ $2, R9                  // row stride in bytes
+	VBROADCASTSS nan32<>(SB), Z15
+	XORQ AX, AX
+
+maxSqCol:
+	VPXORD   Z0, Z0, Z0
+	KXORW    K1, K1, K1
+	MOVQ     SI, R10
+	MOVQ     R8, R11
+
+maxSqRow:
+	VMOVUPS  (R10)(AX*4), Z1
+	VMULPS   Z1, Z1, Z1
+	VCMPPS   $3, Z1, Z1, K2      // unordered: the square is NaN
+	KORW     K2, K1, K1
+	VMAXPS   Z1, Z0, Z0
+	ADDQ     R9, R10
+	DECQ     R11
+	JNZ      maxSqRow
+
+	VMOVAPS  Z15, K1, Z0
+	VMOVUPS  Z0, (DI)(AX*4)
+	ADDQ     $16, AX
+	CMPQ     AX, CX
+	JLT      maxSqCol
+	VZEROUPPER
+	RET
+
+// func blockMaxAVX2(mb, m *float32, nb int)
+//
+// mb[j] = max(0, m[8j], …, m[8j+7]) for j < nb, NaN if one is NaN.
+TEXT ·blockMaxAVX2(SB), NOSPLIT, $0-24
+	MOVQ mb+0(FP), DI
+	MOVQ m+8(FP), SI
+	MOVQ nb+16(FP), CX
+	VXORPS X7, X7, X7
+	MOVSS nan32<>(SB), X6
+	XORQ AX, AX
+
+blockMaxLoop:
+	VMOVUPS      (SI), Y0
+	VCMPPS       $3, Y0, Y0, Y5
+	VMOVMSKPS    Y5, BX
+	VEXTRACTF128 $1, Y0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0x4e, X0, X1
+	VMAXPS       X1, X0, X0
+	VPERMILPS    $0xb1, X0, X1
+	VMAXPS       X1, X0, X0
+	VMAXSS       X7, X0, X0      // +0 is returned for ±0 and negatives
+	TESTL        BX, BX
+	JEQ          blockMaxStore
+	VMOVAPS      X6, X0
+
+blockMaxStore:
+	VMOVSS X0, (DI)(AX*4)
+	ADDQ   $32, SI
+	INCQ   AX
+	CMPQ   AX, CX
+	JLT    blockMaxLoop
+	VZEROUPPER
+	RET
+
+// func rowSumAVX512(dst, src *float32, offs *int, nrows, n int)
+//
+// dst[i] = src[offs[0]+i] + src[offs[1]+i] + … + src[offs[nrows−1]+i],
+// added left to right, for i < n; nrows ≥ 1.
+TEXT ·rowSumAVX512(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ offs+16(FP), R8
+	MOVQ nrows+24(FP), R9
+	MOVQ n+32(FP), CX
+	XORQ AX, AX
+
+rowSumChunk:
+	MOVQ CX, BX
+	SUBQ AX, BX
+	CMPQ BX, $16
+	JGE  rowSumFull
+	MOVL $1, DX
+	SHLXL BX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	JMP  rowSumGo
+
+rowSumFull:
+	KXNORW K1, K1, K1
+
+rowSumGo:
+	MOVQ    (R8), R10
+	ADDQ    AX, R10
+	VMOVUPS.Z (SI)(R10*4), K1, Z0
+	MOVQ    $1, R11
+
+rowSumRow:
+	CMPQ    R11, R9
+	JGE     rowSumStore
+	MOVQ    (R8)(R11*8), R10
+	ADDQ    AX, R10
+	VMOVUPS.Z (SI)(R10*4), K1, Z1
+	VADDPS  Z1, Z0, Z0
+	INCQ    R11
+	JMP     rowSumRow
+
+rowSumStore:
+	VMOVUPS Z0, K1, (DI)(AX*4)
+	ADDQ    $16, AX
+	CMPQ    AX, CX
+	JLT     rowSumChunk
+	VZEROUPPER
+	RET
+
+// Constants of resp5AVX512 (float32, broadcast).
+DATA absMask32<>+0(SB)/4, $0x7fffffff
+GLOBL absMask32<>(SB), RODATA|NOPTR, $4
+DATA minusOne32<>+0(SB)/4, $0xbf800000
+GLOBL minusOne32<>(SB), RODATA|NOPTR, $4
+DATA sizeIdx32<>+0(SB)/4, $0x00000000
+DATA sizeIdx32<>+4(SB)/4, $0x3f800000
+DATA sizeIdx32<>+8(SB)/4, $0x40000000
+DATA sizeIdx32<>+12(SB)/4, $0x40400000
+DATA sizeIdx32<>+16(SB)/4, $0x40800000
+GLOBL sizeIdx32<>(SB), RODATA|NOPTR, $20
+
+// PICK folds size s (response in a, its index at memory operand idx) into
+// the running choice: Z10 best |A| (−1: none), Z12 its A, Z11 its size;
+// Z14 holds absMask32.
+#define PICK(a, idx) \
+	VPANDD Z14, a, Z13; \
+	VCMPPS $0x1e, Z10, Z13, K2; \
+	VMOVAPS Z13, K2, Z10; \
+	VMOVAPS a, K2, Z12; \
+	VBROADCASTSS idx, K2, Z11
+
+// func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+//
+// respGo for S = 5: two shapes at a time, shape k in the low and k+1 in
+// the high eight lanes, the six sums of both in registers, each from 0 in
+// channel order; then the choice of the best size by strict |A| > best.
+TEXT ·resp5AVX512(SB), NOSPLIT, $0-64
+	MOVQ dst+0(FP), DI
+	MOVQ b+8(FP), SI
+	MOVQ offs+16(FP), R8
+	MOVQ nc+24(FP), R9
+	MOVQ K+32(FP), R10
+	MOVQ W+40(FP), R12
+	MOVQ n+48(FP), CX
+	MOVQ wt+56(FP), R13
+	MOVL $1, DX
+	SHLXL CX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	SHLQ $2, R12                 // W in bytes
+	VBROADCASTSS absMask32<>(SB), Z14
+	VBROADCASTSS minusOne32<>(SB), Z15
+	XORQ R14, R14                // byte offset of row k
+
+respPair:
+	MOVQ R14, DX                 // row k+1, or k again for the last of odd K
+	CMPQ R10, $1
+	JEQ  respOne
+	ADDQ R12, DX
+
+respOne:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	XORQ   BX, BX
+	MOVQ   R13, CX
+
+respJ:
+	MOVQ         (R8)(BX*8), AX
+	LEAQ         (SI)(AX*4), AX
+	VMOVUPS.Z    (AX)(R14*1), K1, Y6
+	VMOVUPS.Z    (AX)(DX*1), K1, Y7
+	VINSERTF64X4 $1, Y7, Z6, Z6
+	VMULPS       Z6, Z6, Z7
+	VADDPS       Z7, Z0, Z0
+	VBROADCASTSS (CX), Z8
+	VMULPS       Z6, Z8, Z8
+	VADDPS       Z8, Z1, Z1
+	VBROADCASTSS 4(CX), Z9
+	VMULPS       Z6, Z9, Z9
+	VADDPS       Z9, Z2, Z2
+	VBROADCASTSS 8(CX), Z8
+	VMULPS       Z6, Z8, Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS 12(CX), Z9
+	VMULPS       Z6, Z9, Z9
+	VADDPS       Z9, Z4, Z4
+	VBROADCASTSS 16(CX), Z8
+	VMULPS       Z6, Z8, Z8
+	VADDPS       Z8, Z5, Z5
+	ADDQ         $20, CX
+	INCQ         BX
+	CMPQ         BX, R9
+	JLT          respJ
+
+	VMOVAPS Z15, Z10
+	VMOVAPS Z15, Z11
+	VPXORD  Z12, Z12, Z12
+	PICK(Z1, sizeIdx32<>+0(SB))
+	PICK(Z2, sizeIdx32<>+4(SB))
+	PICK(Z3, sizeIdx32<>+8(SB))
+	PICK(Z4, sizeIdx32<>+12(SB))
+	PICK(Z5, sizeIdx32<>+16(SB))
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y12, 32(DI)
+	VMOVUPS Y11, 64(DI)
+	CMPQ    R10, $1
+	JEQ     respDone
+	VEXTRACTF64X4 $1, Z0, Y13
+	VMOVUPS Y13, 96(DI)
+	VEXTRACTF64X4 $1, Z12, Y13
+	VMOVUPS Y13, 128(DI)
+	VEXTRACTF64X4 $1, Z11, Y13
+	VMOVUPS Y13, 160(DI)
+	ADDQ    $192, DI
+	LEAQ    (R14)(R12*2), R14
+	SUBQ    $2, R10
+	JNZ     respPair
+
+respDone:
+	VZEROUPPER
+	RET
+
+// func paintMaxAVX512(row *float32, n int, a float32)
+//
+// row[j] = max(row[j], a) for j < n; the caller guarantees no NaN and
+// a > 0, where VMAXPS is Go's max.
+TEXT ·paintMaxAVX512(SB), NOSPLIT, $0-20
+	MOVQ row+0(FP), DI
+	MOVQ n+8(FP), CX
+	VBROADCASTSS a+16(FP), Z1
+	XORQ AX, AX
+
+paintChunk:
+	MOVQ CX, BX
+	SUBQ AX, BX
+	CMPQ BX, $16
+	JGE  paintFull
+	MOVL $1, DX
+	SHLXL BX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	JMP  paintGo
+
+paintFull:
+	KXNORW K1, K1, K1
+
+paintGo:
+	VMOVUPS.Z (DI)(AX*4), K1, Z0
+	VMAXPS    Z1, Z0, Z0
+	VMOVUPS   Z0, K1, (DI)(AX*4)
+	ADDQ      $16, AX
+	CMPQ      AX, CX
+	JLT       paintChunk
+	VZEROUPPER
+	RET
+
+DATA one32<>+0(SB)/4, $0x3f800000
+GLOBL one32<>(SB), RODATA|NOPTR, $4
+
+// func chooseAVX2(out, resp *float32, K int, thr2, c float32, noPrune bool)
+//
+// chooseGo for the eight columns of a response block: the shapes in order
+// k = 0 … K−1 with, per column (one lane each), the running best |A|
+// (Y0, from −1), its q = s·K+k (Y1), its sign (Y2) and the count of shapes
+// not skipped (Y3). The skip test is evaluate's, (best·best)·c with c =
+// float32(1 − boundSlack). q is formed in float32, exact for q < 2²⁴.
+TEXT ·chooseAVX2(SB), NOSPLIT, $0-33
+	MOVQ         out+0(FP), DI
+	MOVQ         resp+8(FP), SI
+	MOVQ         K+16(FP), CX
+	MOVBLZX      noPrune+32(FP), DX
+	VXORPS       Y6, Y6, Y6          // 0
+	VBROADCASTSS one32<>(SB), Y7     // 1
+	VSUBPS       Y7, Y6, Y8          // −1
+	VBROADCASTSS absMask32<>(SB), Y9
+	CVTSQ2SS     CX, X10
+	VBROADCASTSS X10, Y10            // K
+	VMOVAPS      Y8, Y0
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y11, Y11, Y11       // k
+
+chooseShape:
+	VCMPPS  $0, Y6, Y6, Y13          // all ones
+	TESTQ   DX, DX
+	JNE     chooseKept
+	VMOVUPS (SI), Y12                // u_k
+	VBROADCASTSS thr2+24(FP), Y4
+	VBROADCASTSS c+28(FP), Y5
+	VCMPPS  $0x1e, Y4, Y12, Y13      // u > thr2
+	VMULPS  Y0, Y0, Y14
+	VMULPS  Y5, Y14, Y14             // best·best·c
+	VCMPPS  $0x11, Y14, Y12, Y14     // u < best·best·c
+	VCMPPS  $0x1e, Y6, Y0, Y15       // best > 0
+	VANDPS  Y15, Y14, Y14
+	VANDNPS Y13, Y14, Y13            // kept = (u > thr2) ∧ ¬(best > 0 ∧ u < …)
+
+chooseKept:
+	VANDPS  Y7, Y13, Y14
+	VADDPS  Y14, Y3, Y3              // count the kept shapes
+	VMOVUPS 64(SI), Y12              // chosen s (−1: none)
+	VCMPPS  $0x1d, Y6, Y12, Y14      // s ≥ 0
+	VANDPS  Y14, Y13, Y13            // valid
+	VMULPS  Y10, Y12, Y12
+	VADDPS  Y11, Y12, Y12            // q = s·K + k
+	VMOVUPS 32(SI), Y14              // A
+	VANDPS  Y9, Y14, Y15             // |A|
+	VCMPPS  $0x11, Y1, Y12, Y14      // q < bq
+	VCMPPS  $0, Y0, Y15, Y4          // |A| == best
+	VANDPS  Y14, Y4, Y4
+	VCMPPS  $0x1e, Y0, Y15, Y5       // |A| > best
+	VORPS   Y5, Y4, Y4
+	VANDPS  Y4, Y13, Y13             // update
+	VBLENDVPS Y13, Y15, Y0, Y0
+	VBLENDVPS Y13, Y12, Y1, Y1
+	VMOVUPS 32(SI), Y14
+	VCMPPS  $0x11, Y6, Y14, Y14      // A < 0
+	VBLENDVPS Y14, Y8, Y7, Y15       // its sign: A < 0 ? −1 : 1
+	VBLENDVPS Y13, Y15, Y2, Y2
+	VADDPS  Y7, Y11, Y11             // k + 1
+	ADDQ    $96, SI
+	DECQ    CX
+	JNZ     chooseShape
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// Lane indices interleaving two ZMM registers of float64 (a0 b0 a1 b1 …):
+// low and high halves.
+DATA idxLo<>+0(SB)/8, $0
+DATA idxLo<>+8(SB)/8, $8
+DATA idxLo<>+16(SB)/8, $1
+DATA idxLo<>+24(SB)/8, $9
+DATA idxLo<>+32(SB)/8, $2
+DATA idxLo<>+40(SB)/8, $10
+DATA idxLo<>+48(SB)/8, $3
+DATA idxLo<>+56(SB)/8, $11
+GLOBL idxLo<>(SB), RODATA|NOPTR, $64
+
+DATA idxHi<>+0(SB)/8, $4
+DATA idxHi<>+8(SB)/8, $12
+DATA idxHi<>+16(SB)/8, $5
+DATA idxHi<>+24(SB)/8, $13
+DATA idxHi<>+32(SB)/8, $6
+DATA idxHi<>+40(SB)/8, $14
+DATA idxHi<>+48(SB)/8, $7
+DATA idxHi<>+56(SB)/8, $15
+GLOBL idxHi<>(SB), RODATA|NOPTR, $64
+
+// func fillAVX512(z *complex128, a, b *float32, n int)
+//
+// z[j] = complex(float64(a[j]), float64(b[j])) for j < n, n a multiple of
+// 8; b = nil gives a zero imaginary part.
+TEXT ·fillAVX512(SB), NOSPLIT, $0-32
+	MOVQ z+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), R8
+	MOVQ n+24(FP), CX
+	VMOVUPD idxLo<>(SB), Z14
+	VMOVUPD idxHi<>(SB), Z15
+	VPXORQ  Z1, Z1, Z1
+	XORQ AX, AX
+
+fillLoop:
+	VCVTPS2PD (SI)(AX*4), Z0
+	TESTQ     R8, R8
+	JEQ       fillStore
+	VCVTPS2PD (R8)(AX*4), Z1
+
+fillStore:
+	VMOVAPD   Z14, Z2
+	VPERMI2PD Z1, Z0, Z2
+	VMOVAPD   Z15, Z3
+	VPERMI2PD Z1, Z0, Z3
+	VMOVUPD   Z2, (DI)
+	VMOVUPD   Z3, 64(DI)
+	ADDQ      $128, DI
+	ADDQ      $8, AX
+	CMPQ      AX, CX
+	JLT       fillLoop
+	VZEROUPPER
+	RET
+
+// func mulSpan4InvAVX512(p, z, s *complex128, n int)
+//
+// p = z·s (cmulAVX512) followed by the span-4 stage of the inverse
+// (fftSpan4AVX512 with inv), in one pass; n a multiple of 16.
+TEXT ·mulSpan4InvAVX512(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), DI
+	MOVQ z+8(FP), SI
+	MOVQ s+16(FP), R8
+	MOVQ n+24(FP), CX
+	SHLQ $4, CX
+	VMOVUPD negRe<>(SB), Z15
+	XORQ AX, AX
+
+mulSpan4Loop:
+	VMOVUPD (SI)(AX*1), Z0
+	CMUL((R8)(AX*1), Z0, Z0, Z15)
+	VMOVUPD 64(SI)(AX*1), Z1
+	CMUL(64(R8)(AX*1), Z1, Z1, Z15)
+	VMOVUPD 128(SI)(AX*1), Z2
+	CMUL(128(R8)(AX*1), Z2, Z2, Z15)
+	VMOVUPD 192(SI)(AX*1), Z3
+	CMUL(192(R8)(AX*1), Z3, Z3, Z15)
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d
+	VADDPD  Z6, Z4, Z0
+	VADDPD  Z7, Z5, Z1
+	VSUBPD  Z6, Z4, Z2
+	VSUBPD  Z7, Z5, Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VMOVUPD Z0, (DI)(AX*1)
+	VMOVUPD Z1, 64(DI)(AX*1)
+	VMOVUPD Z2, 128(DI)(AX*1)
+	VMOVUPD Z3, 192(DI)(AX*1)
+	ADDQ    $256, AX
+	CMPQ    AX, CX
+	JLT     mulSpan4Loop
+	VZEROUPPER
+	RET

@@ -1,0 +1,29 @@
+//go:build !amd64 || noasm
+
+package detect
+
+// Without the amd64 assembly only the Go kernels exist: every vector entry
+// point reports that it did nothing.
+
+// haveAsm reports whether this build and CPU have the vector kernels.
+const haveAsm = false
+
+// useAsm selects the vector kernels; always false here.
+var useAsm = false
+
+func fftForwardVec(f *fft4, x []complex128) bool                              { return false }
+func fftInverseVec(f *fft4, x []complex128) bool                              { return false }
+func cmulVec(p, z, s []complex128) bool                                       { return false }
+func cvtVec(dA, dB []float32, p []complex128) int                             { return 0 }
+func maxSqVec(m, b []float32, K, W int) int                                   { return 0 }
+func blockMaxVec(mb, m []float32) int                                         { return 0 }
+func rowSumVec(dst, src []float32, offs []int) bool                           { return false }
+func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool { return false }
+
+func paintMaxVec(row []float32, a float32) bool { return false }
+
+func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool { return false }
+
+func fillVec(z []complex128, a, b []float32) int { return 0 }
+
+func mulInverseVec(f *fft4, p, z, s []complex128) bool { return false }

@@ -1,0 +1,387 @@
+package detect
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The vector kernels against their Go references on random inputs, bit for
+// bit: odd sizes, unaligned starts (slices from odd offsets), tails, and
+// outputs poisoned with NaN so that anything left unwritten shows. Without
+// the vector kernels (other architectures, -tags noasm, no AVX-512) the
+// tests compare the Go kernels with themselves and only check the plumbing.
+
+// withGo runs fn with the Go kernels selected.
+func withGo(fn func()) {
+	old := useAsm
+	useAsm = false
+	defer func() { useAsm = old }()
+	fn()
+}
+
+func randComplex(rng *rand.Rand, n int) []complex128 {
+	x := make([]complex128, n)
+	for i := range x {
+		x[i] = complex(rng.NormFloat64()*math.Exp(rng.NormFloat64()*4), rng.NormFloat64())
+	}
+	return x
+}
+
+func randF32(rng *rand.Rand, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * math.Exp(rng.NormFloat64()*3))
+	}
+	return x
+}
+
+// sameC reports the first index where a and b differ in bits, NaNs of any
+// payload or sign counting as equal (an infinite input may give NaNs
+// whose sign differs: Go forms x·(−d), the kernels −(x·d)); −1 if none.
+func sameC(a, b []complex128) int {
+	eq := func(x, y float64) bool {
+		return math.Float64bits(x) == math.Float64bits(y) || (x != x && y != y)
+	}
+	for i := range a {
+		if !eq(real(a[i]), real(b[i])) || !eq(imag(a[i]), imag(b[i])) {
+			return i
+		}
+	}
+	return -1
+}
+
+// sameF reports the first index where a and b differ in bits, NaNs of any
+// payload counting as equal; −1 if none.
+func sameF(a, b []float32) int {
+	for i := range a {
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+func nanC(n int) []complex128 {
+	x := make([]complex128, n)
+	for i := range x {
+		x[i] = complex(math.NaN(), math.NaN())
+	}
+	return x
+}
+
+func nanF(n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(math.NaN())
+	}
+	return x
+}
+
+func TestKernelFFT(t *testing.T) {
+	if !haveAsm {
+		t.Log("no vector kernels in this build or on this CPU: Go against Go")
+	}
+	rng := rand.New(rand.NewPCG(19, 1))
+	for _, n := range []int{4, 16, 64, 256, 1024, 4096} {
+		f := newFFT4(n)
+		for rep := range 3 {
+			for _, off := range []int{0, 1} {
+				buf := randComplex(rng, n+off)
+				if rep == 2 {
+					buf[off+n/3] = complex(math.Inf(1), 0)
+				}
+				x := buf[off:]
+				a := append([]complex128(nil), x...)
+				b := append([]complex128(nil), x...)
+				f.forward(a)
+				f.forwardGo(b)
+				if i := sameC(a, b); i >= 0 {
+					t.Fatalf("forward n %d: at %d %v, Go %v", n, i, a[i], b[i])
+				}
+				f.inverse(a)
+				f.inverseGo(b)
+				if i := sameC(a, b); i >= 0 {
+					t.Fatalf("inverse n %d: at %d %v, Go %v", n, i, a[i], b[i])
+				}
+				// The product fused into the inverse.
+				s := randComplex(rng, n)
+				p, q := nanC(n + off)[off:], nanC(n)
+				if !mulInverseVec(f, p, a, s) {
+					cmulGo(p, a, s)
+					f.inverse(p)
+				}
+				cmulGo(q, b, s)
+				f.inverseGo(q)
+				if i := sameC(p, q); i >= 0 {
+					t.Fatalf("product and inverse n %d: at %d %v, Go %v", n, i, p[i], q[i])
+				}
+			}
+		}
+	}
+}
+
+func TestKernelCmulCvt(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 2))
+	for _, n := range []int{4, 8, 12, 964, 1024} {
+		for _, off := range []int{0, 1, 3} {
+			z := randComplex(rng, n+off)[off:]
+			s := randComplex(rng, n+off)[off:]
+			p, q := nanC(n + off)[off:], nanC(n)
+			if !cmulVec(p, z, s) {
+				cmulGo(p, z, s)
+			}
+			cmulGo(q, z, s)
+			if i := sameC(p, q); i >= 0 {
+				t.Fatalf("cmul n %d off %d: at %d %v, Go %v", n, off, i, p[i], q[i])
+			}
+		}
+	}
+	for _, n := range []int{1, 7, 8, 9, 17, 964, 1000} {
+		for _, off := range []int{0, 1, 5} {
+			p := randComplex(rng, n+off)[off:]
+			for _, pair := range []bool{true, false} {
+				a, b := nanF(n + off)[off:], nanF(n + off)[off:]
+				ga, gb := nanF(n), nanF(n)
+				if !pair {
+					b, gb = nil, nil
+				}
+				i := cvtVec(a, b, p)
+				var bt []float32
+				if pair {
+					bt = b[i:]
+				}
+				cvtGo(a[i:], bt, p[i:])
+				cvtGo(ga, gb, p)
+				if j := sameF(a, ga); j >= 0 {
+					t.Fatalf("cvt real n %d: at %d %g, Go %g", n, j, a[j], ga[j])
+				}
+				if pair {
+					if j := sameF(b, gb); j >= 0 {
+						t.Fatalf("cvt imag n %d: at %d %g, Go %g", n, j, b[j], gb[j])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestKernelMaxSqBlockMax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 3))
+	for _, W := range []int{1, 8, 15, 16, 17, 33, 100, 1928} {
+		for _, K := range []int{1, 3, 6} {
+			for _, off := range []int{0, 1} {
+				b := randF32(rng, K*W+off)[off:]
+				if W > 5 {
+					b[3] = float32(math.NaN())
+					b[(K-1)*W+W-1] = float32(math.Inf(-1))
+				}
+				m, g := nanF(W + off)[off:], nanF(W)
+				i := maxSqVec(m, b, K, W)
+				maxSqGo(m[i:], b[i:], K, W)
+				maxSqGo(g, b, K, W)
+				if j := sameF(m, g); j >= 0 {
+					t.Fatalf("maxSq W %d K %d: at %d %g, Go %g", W, K, j, m[j], g[j])
+				}
+				// Block maxima of the squares and of raw values
+				// (negative, ±0, NaN).
+				nb := (W + boundBlock - 1) / boundBlock
+				for _, src := range [][]float32{m, b[:W]} {
+					if W > 9 {
+						src[9], src[10] = float32(math.Copysign(0, -1)), 0
+					}
+					mb, gb := nanF(nb + off)[off:], nanF(nb)
+					j := blockMaxVec(mb, src)
+					blockMaxGo(mb[j:], src[j*boundBlock:])
+					blockMaxGo(gb, src)
+					if k := sameF(mb, gb); k >= 0 {
+						t.Fatalf("blockMax W %d: at %d %g, Go %g", W, k, mb[k], gb[k])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestKernelRowSumResp(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 4))
+	for _, n := range []int{1, 3, 8, 15, 16, 17, 241} {
+		for _, nr := range []int{1, 2, 10} {
+			src := randF32(rng, 20*n+7)
+			offs := make([]int, nr)
+			for j := range offs {
+				offs[j] = rng.IntN(19*n + 7)
+			}
+			d, g := nanF(n), nanF(n)
+			if !rowSumVec(d, src, offs) {
+				rowSumGo(d, src, offs)
+			}
+			rowSumGo(g, src, offs)
+			if i := sameF(d, g); i >= 0 {
+				t.Fatalf("rowSum n %d rows %d: at %d %g, Go %g", n, nr, i, d[i], g[i])
+			}
+		}
+	}
+	for _, K := range []int{1, 5, 6} {
+		for _, S := range []int{1, 5} {
+			for _, n := range []int{1, 5, 8} {
+				for _, nc := range []int{1, 10} {
+					W := 37
+					C := 12
+					b := randF32(rng, C*K*W)
+					if n > 2 {
+						b[rng.IntN(len(b))] = float32(math.NaN())
+					}
+					wt := randF32(rng, nc*S)
+					offs := make([]int, nc)
+					for j := range offs {
+						offs[j] = rng.IntN(C)*K*W + rng.IntN(W-n+1)
+					}
+					sz := (K + K%2) * respRows * respStride
+					d, g := nanF(sz), nanF(sz)
+					if !respVec(d, b, offs, K, S, W, n, wt) {
+						respGo(d, b, offs, K, S, W, n, wt)
+					}
+					respGo(g, b, offs, K, S, W, n, wt)
+					for k := range K {
+						for r := range respRows {
+							row := (k*respRows + r) * respStride
+							if i := sameF(d[row:row+n], g[row:row+n]); i >= 0 {
+								t.Fatalf("resp K %d S %d n %d nc %d: shape %d row %d col %d: %g, Go %g",
+									K, S, n, nc, k, r, i, d[row+i], g[row+i])
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestKernelPaint(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 5))
+	for _, n := range []int{1, 7, 16, 21, 41} {
+		for _, off := range []int{0, 3} {
+			row := make([]float32, n+off)[off:]
+			for i := range row {
+				if rng.IntN(2) == 0 {
+					row[i] = float32(9 + rng.Float64()*10)
+				}
+			}
+			g := append([]float32(nil), row...)
+			a := float32(9 + rng.Float64()*10)
+			if !paintMaxVec(row, a) {
+				paintMaxGo(row, a)
+			}
+			paintMaxGo(g, a)
+			if i := sameF(row, g); i >= 0 {
+				t.Fatalf("paint n %d: at %d %g, Go %g", n, i, row[i], g[i])
+			}
+		}
+	}
+}
+
+// TestDetectVectorMatchesGo runs whole detections with the vector kernels
+// and with the Go path, pruned and unpruned, on scratch poisoned with NaN:
+// the spikes and the counts must agree bit for bit.
+func TestDetectVectorMatchesGo(t *testing.T) {
+	if !haveAsm {
+		t.Skip("no vector kernels in this build or on this CPU")
+	}
+	t.Parallel()
+	for _, c := range detCases() {
+		for _, noPrune := range []bool{false, true} {
+			prm, g, tm, x, T := buildCase(c, 5)
+			run := func() (Spikes, Stats) {
+				var s Spikes
+				d := newCPUDetector(g, tm, T, prm)
+				d.setChunk(c.chunk, c.workers)
+				d.noPrune = noPrune
+				poison(d)
+				st := d.Detect(&s, x, 1000, c.owned)
+				st.ConvTime, st.EvalTime, st.SuppressTime = 0, 0, 0
+				return s, st
+			}
+			a, sa := run()
+			var b Spikes
+			var sb Stats
+			withGo(func() { b, sb = run() })
+			if sa != sb {
+				t.Errorf("%s noPrune %v: stats %+v, Go %+v", c.name, noPrune, sa, sb)
+			}
+			if a.Len() == 0 {
+				t.Fatalf("%s: no spikes: bad test data", c.name)
+			}
+			same := a.Len() == b.Len() && len(a.Features) == len(b.Features)
+			for i := 0; same && i < a.Len(); i++ {
+				same = a.Sample[i] == b.Sample[i] && a.Center[i] == b.Center[i] && a.Template[i] == b.Template[i] &&
+					a.Sign[i] == b.Sign[i] && math.Float32bits(a.Amplitude[i]) == math.Float32bits(b.Amplitude[i]) &&
+					math.Float32bits(a.X[i]) == math.Float32bits(b.X[i]) && math.Float32bits(a.Y[i]) == math.Float32bits(b.Y[i])
+			}
+			for i := 0; same && i < len(a.Features); i++ {
+				same = math.Float32bits(a.Features[i]) == math.Float32bits(b.Features[i])
+			}
+			if !same {
+				t.Errorf("%s noPrune %v: %d spikes with the vector kernels, %d with Go; they differ", c.name, noPrune, a.Len(), b.Len())
+			}
+		}
+	}
+}
+
+func TestKernelChoose(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 6))
+	// Small integers make ties in |A| and in the bounds common.
+	for rep := range 200 {
+		K := 1 + rep%7
+		resp := make([]float32, (K+K%2)*respRows*respStride)
+		for k := range K {
+			for i := range respStride {
+				row := resp[k*respRows*respStride+i:]
+				row[0] = float32(rng.IntN(12))
+				if rng.IntN(20) == 0 {
+					row[0] = float32(math.NaN())
+				}
+				row[respStride] = float32(rng.IntN(9) - 4)
+				row[2*respStride] = float32(rng.IntN(6) - 1)
+			}
+		}
+		thr2, c := float32(rng.IntN(6)), float32(1-boundSlack)
+		for _, noPrune := range []bool{false, true} {
+			a, b := nanF(chooseRows*respStride), nanF(chooseRows*respStride)
+			if !chooseVec(a, resp, K, thr2, c, noPrune) {
+				chooseGo(a, resp, K, thr2, c, noPrune)
+			}
+			chooseGo(b, resp, K, thr2, c, noPrune)
+			if i := sameF(a, b); i >= 0 {
+				t.Fatalf("K %d noPrune %v: out[%d] = %g, Go %g", K, noPrune, i, a[i], b[i])
+			}
+		}
+	}
+}
+
+func TestKernelFill(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 7))
+	for _, n := range []int{1, 7, 8, 9, 23, 1024} {
+		for _, off := range []int{0, 1, 3} {
+			a, b := randF32(rng, n+off)[off:], randF32(rng, n+off)[off:]
+			a[0] = float32(math.Copysign(0, -1))
+			for _, pair := range []bool{true, false} {
+				bb := b
+				if !pair {
+					bb = nil
+				}
+				z, g := nanC(n + off)[off:], nanC(n)
+				j := fillVec(z, a, bb)
+				rest := bb
+				if rest != nil {
+					rest = rest[j:]
+				}
+				fillGo(z[j:], a[j:], rest)
+				fillGo(g, a, bb)
+				if i := sameC(z, g); i >= 0 {
+					t.Fatalf("fill n %d pair %v: at %d %v, Go %v", n, pair, i, z[i], g[i])
+				}
+			}
+		}
+	}
+}

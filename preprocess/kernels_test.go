@@ -1,0 +1,128 @@
+package preprocess
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The vector conversion and median against the Go code, bit for bit. Without
+// the kernels (other architectures, -tags noasm) the tests check the
+// plumbing only.
+
+func TestKernelConvert(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 11))
+	for _, n := range []int{1, 7, 15, 16, 17, 383, 384} {
+		for _, off := range []int{0, 1} {
+			src := make([]int16, n+off)[off:]
+			mean := make([]float32, n+off)[off:]
+			for i := range src {
+				src[i] = int16(rng.IntN(65536) - 32768)
+				mean[i] = float32(rng.NormFloat64() * 100)
+			}
+			src[0], mean[0] = 0, 0
+			for _, sign := range []float32{1, -1} {
+				a, b := make([]float32, n+off)[off:], make([]float32, n)
+				for i := range a {
+					a[i], b[i] = float32(math.NaN()), float32(math.NaN())
+				}
+				if !convertVec(a, src, mean, sign) {
+					for i := range a {
+						a[i] = sign*float32(src[i]) - mean[i]
+					}
+				}
+				for i := range b {
+					b[i] = sign*float32(src[i]) - mean[i]
+				}
+				for i := range a {
+					if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+						t.Fatalf("n %d sign %g: dst[%d] = %g, Go %g", n, sign, i, a[i], b[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func TestKernelLowerMedian(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 12))
+	for _, n := range []int{1, 2, 3, 16, 17, 33, 100, 383, 384, 385} {
+		for rep := range 30 {
+			x := make([]float32, n)
+			for i := range x {
+				switch rep % 3 {
+				case 0:
+					x[i] = float32(rng.NormFloat64())
+				case 1: // many ties
+					x[i] = float32(rng.IntN(5) - 2)
+				default: // counts minus a mean, as referenceRange makes
+					x[i] = float32(rng.IntN(200)-100) - 0.25
+				}
+			}
+			orig := append([]float32(nil), x...)
+			a, b := make([]float32, n+16), make([]float32, n+16)
+			got, ok := lowerMedianVec(x, a, b)
+			want := LowerMedian(append([]float32(nil), x...))
+			for i := range x {
+				if math.Float32bits(x[i]) != math.Float32bits(orig[i]) {
+					t.Fatalf("n %d: lowerMedianVec changed its input", n)
+				}
+			}
+			if ok && math.Float32bits(got) != math.Float32bits(want) {
+				t.Fatalf("n %d rep %d: median %g, Go %g", n, rep, got, want)
+			}
+			if !ok && useAsm && want != 0 {
+				t.Fatalf("n %d rep %d: no vector median for %g", n, rep, want)
+			}
+		}
+	}
+}
+
+// TestRunVectorMatchesGo runs whole windows with and without the kernels:
+// CAR or not, inverted or not, contiguous and shuffled channel maps, zero
+// means (so that −0 and +0 meet in the median).
+func TestRunVectorMatchesGo(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 13))
+	for _, cmap := range [][]int{iota(20), {3, 1, 0, 2, 4, 5, 6, 9, 8, 7, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19}} {
+		for _, car := range []bool{true, false} {
+			for _, inv := range []bool{false, true} {
+				for _, zero := range []bool{false, true} {
+					p := small(cmap, 21, 300, 61)
+					p.DoCAR, p.InvertSign = car, inv
+					name := fmt.Sprintf("map%d_car%v_inv%v_zero%v", cmap[0], car, inv, zero)
+					src := randWindow(rng, p.T(), p.NChanFile, false)
+					if zero {
+						for i := range src {
+							// Most samples zero, and file rows 1–12
+							// entirely: their means are 0, so with
+							// Invert they give −0 beside +0.
+							if rng.IntN(3) > 0 || (i%p.NChanFile >= 1 && i%p.NChanFile <= 12) {
+								src[i] = 0
+							}
+						}
+					}
+					run := func() []float32 {
+						pp, err := newCPU(p)
+						if err != nil {
+							t.Fatal(err)
+						}
+						dst := nanWindow(len(cmap) * p.T())
+						pp.Run(dst, src, nil)
+						return dst
+					}
+					a := run()
+					old := useAsm
+					useAsm = false
+					b := run()
+					useAsm = old
+					for i := range a {
+						if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+							t.Fatalf("%s: dst[%d] = %g, Go %g", name, i, a[i], b[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
