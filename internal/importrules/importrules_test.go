@@ -16,12 +16,13 @@ const module = "dspk"
 // a package imports only packages of its own layer or lower ones, except
 // that the data layer imports no device package.
 var layers = map[string]int{
-	"cmd/dspk":   4,
+	"cmd/dspk":   5,
+	"phy":        4,
 	"pipeline":   3,
 	"preprocess": 2, "detect": 2, "linalg": 2, "ops": 2,
 	"recording": 1, "probe": 1, "export": 1, "sim": 1, "compare": 1, "kilosort": 1,
 	"compute": 0, "internal/cuda": 0, "internal/gputest": 0,
-	"internal/importrules": 5,
+	"internal/importrules": 6,
 }
 
 const (
