@@ -22,9 +22,14 @@ import (
 // it into pinned host memory only when a host stage asks for it, once per
 // write.
 //
+// [Window.Prefetch] overlaps the upload of the next window with the work
+// on this one: on a CUDA device it copies the next raw samples into a
+// second device buffer on a stream of their own, and the Load of the same
+// samples then only swaps the two buffers.
+//
 // A Window is built once per shape by [Device.NewWindow] and reused for
-// every window of a pass; it is not safe for concurrent use. Load, Data
-// and Close must not be called inside Do.
+// every window of a pass; it is not safe for concurrent use. Load,
+// Prefetch, Data and Close must not be called inside Do.
 type Window struct {
 	dev      *Device
 	c, t, cf int
@@ -36,6 +41,15 @@ type Window struct {
 	host            *HostMem // CUDA: pinned memory of data
 	stale           bool     // CUDA: data is older than dataMem
 	closed          bool
+
+	// CUDA, for Prefetch: the second raw buffer, the host samples being
+	// copied into it (nil if none), the stream of the copies, and the
+	// events "the copy into spare is done" and "the work on the buffer
+	// that became spare is enqueued before this point".
+	spare        Mem
+	spareOf      *int16
+	copies       Stream
+	copied, free Event
 }
 
 // NewWindow returns a window of C output channels, T samples and NChanFile
@@ -55,6 +69,21 @@ func (d *Device) NewWindow(C, T, NChanFile int) (*Window, error) {
 	err := d.Do(func(c *Ctx) error {
 		var err error
 		if w.rawMem, err = c.Alloc(T * NChanFile * 2); err != nil {
+			return err
+		}
+		if w.spare, err = c.Alloc(T * NChanFile * 2); err != nil {
+			return err
+		}
+		if w.copies, err = c.NewStream(); err != nil {
+			return err
+		}
+		if w.copied, err = c.NewEvent(); err != nil {
+			return err
+		}
+		if w.free, err = c.NewEvent(); err != nil {
+			return err
+		}
+		if err = c.Record(w.free); err != nil {
 			return err
 		}
 		if w.dataMem, err = c.Alloc(C * T * 4); err != nil {
@@ -87,8 +116,9 @@ func (w *Window) FileChannels() int { return w.cf }
 
 // Load makes raw (T·NChanFile values, interleaved as stored) the window's
 // raw samples. On the CPU raw is kept, not copied: it must not change while
-// the window is in use. On a CUDA device it is uploaded and may be reused
-// when Load returns. It panics if len(raw) ≠ T·NChanFile.
+// the window is in use. On a CUDA device it is uploaded (or, if it is what
+// the last Prefetch began to upload, the upload is waited for) and raw may
+// be reused when Load returns. It panics if len(raw) ≠ T·NChanFile.
 func (w *Window) Load(raw []int16) error {
 	w.check("Load")
 	if n := w.t * w.cf; len(raw) != n {
@@ -99,7 +129,17 @@ func (w *Window) Load(raw []int16) error {
 		return nil
 	}
 	n := len(raw) * 2
+	prefetched := w.spareOf == &raw[0]
+	w.spareOf = nil
 	return w.dev.Do(func(c *Ctx) error {
+		if prefetched {
+			if err := c.EventSync(w.copied); err != nil {
+				return err
+			}
+			w.rawMem, w.spare = w.spare, w.rawMem
+			// Work on the buffer now spare was enqueued before this point.
+			return c.Record(w.free)
+		}
 		if h, off, ok := w.dev.pinnedOf(unsafe.Pointer(&raw[0]), n); ok {
 			if err := c.CopyHtoD(w.rawMem.Ptr, h, off, n); err != nil {
 				return err
@@ -108,6 +148,41 @@ func (w *Window) Load(raw []int16) error {
 		}
 		return Upload(c, w.rawMem.Ptr, raw)
 	})
+}
+
+// Prefetch begins the upload of raw, the next window's samples, on a CUDA
+// device, while the device still works on this one; the next Load of the
+// same slice completes it. raw must be memory of [Device.AllocHost] (or
+// Prefetch does nothing) and must not change until that Load returns.
+// On the CPU Prefetch does nothing. It panics if len(raw) ≠ T·NChanFile.
+func (w *Window) Prefetch(raw []int16) error {
+	w.check("Prefetch")
+	if n := w.t * w.cf; len(raw) != n {
+		panic(fmt.Sprintf("compute: Window.Prefetch: len(raw) = %d, want T·NChanFile = %d·%d", len(raw), w.t, w.cf))
+	}
+	w.spareOf = nil
+	if w.dev.gpu == nil {
+		return nil
+	}
+	n := len(raw) * 2
+	h, off, ok := w.dev.pinnedOf(unsafe.Pointer(&raw[0]), n)
+	if !ok {
+		return nil
+	}
+	err := w.dev.Do(func(c *Ctx) error {
+		cc := c.WithStream(w.copies)
+		if err := cc.Wait(w.free); err != nil {
+			return err
+		}
+		if err := cc.CopyHtoD(w.spare.Ptr, h, off, n); err != nil {
+			return err
+		}
+		return cc.Record(w.copied)
+	})
+	if err == nil {
+		w.spareOf = &raw[0]
+	}
+	return err
 }
 
 // Raw returns the host raw samples of the last Load (nil before any).
@@ -164,18 +239,30 @@ func (w *Window) release() error {
 	}
 	err := w.dev.Do(func(c *Ctx) error {
 		err := c.Sync()
-		for _, m := range []*Mem{&w.rawMem, &w.dataMem} {
-			if e := c.Free(*m); e != nil && err == nil {
+		keep := func(e error) {
+			if e != nil && err == nil {
 				err = e
 			}
+		}
+		if w.copies != (Stream{}) {
+			keep(c.WithStream(w.copies).Sync())
+			keep(c.DestroyStream(w.copies))
+			w.copies = Stream{}
+		}
+		for _, e := range []*Event{&w.copied, &w.free} {
+			if *e != (Event{}) {
+				keep(c.DestroyEvent(*e))
+				*e = Event{}
+			}
+		}
+		for _, m := range []*Mem{&w.rawMem, &w.spare, &w.dataMem} {
+			keep(c.Free(*m))
 			*m = Mem{}
 		}
-		if e := c.FreeHost(w.host); e != nil && err == nil {
-			err = e
-		}
+		keep(c.FreeHost(w.host))
 		return err
 	})
-	w.host, w.data = nil, nil
+	w.host, w.data, w.spareOf = nil, nil, nil
 	return err
 }
 

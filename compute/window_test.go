@@ -123,3 +123,79 @@ func TestMedian(t *testing.T) {
 		t.Errorf("Median's error = %v, want fn's", err)
 	}
 }
+
+// TestWindowPrefetch loads a sequence of windows from pinned buffers,
+// prefetching each next one while the device holds the current one, and
+// checks the samples on the device after every Load; a Load of another
+// slice than the one prefetched, and a prefetch from pageable memory,
+// upload that slice. On the CPU Prefetch does nothing.
+func TestWindowPrefetch(t *testing.T) {
+	cpu, _, _ := compute.Open("cpu")
+	cw, _ := cpu.NewWindow(1, 3, 2)
+	if err := cw.Prefetch(make([]int16, 6)); err != nil {
+		t.Fatal(err)
+	}
+	dev := gputest.Device(t)
+	const C, T, cf = 3, 4099, 5
+	w, err := dev.NewWindow(C, T, cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var bufs [][]int16
+	for range 3 {
+		h, err := dev.AllocHost(T * cf * 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dev.FreeHost(h)
+		bufs = append(bufs, h.Int16())
+	}
+	pageable := make([]int16, T*cf)
+	fill := func(raw []int16, k int) {
+		for i := range raw {
+			raw[i] = int16(i*31 + k*1009)
+		}
+	}
+	check := func(k int) {
+		t.Helper()
+		got := make([]int16, T*cf)
+		if err := dev.Do(func(c *compute.Ctx) error { return compute.Download(c, got, w.RawMem().Ptr) }); err != nil {
+			t.Fatal(err)
+		}
+		want := make([]int16, T*cf)
+		fill(want, k)
+		if !slices.Equal(got, want) {
+			t.Fatalf("window %d: the device holds other samples", k)
+		}
+	}
+	fill(bufs[0], 0)
+	if err := w.Load(bufs[0]); err != nil {
+		t.Fatal(err)
+	}
+	check(0)
+	for k := 1; k < 9; k++ {
+		raw := bufs[k%3]
+		fill(raw, k)
+		if err := w.Prefetch(raw); err != nil {
+			t.Fatal(err)
+		}
+		check(k - 1) // the current window is untouched by the prefetch
+		switch k {
+		case 4: // a Load of another slice than the one prefetched
+			fill(pageable, k)
+			raw = pageable
+		case 6: // a prefetch from pageable memory does nothing
+			fill(pageable, k)
+			if err := w.Prefetch(pageable); err != nil {
+				t.Fatal(err)
+			}
+			raw = pageable
+		}
+		if err := w.Load(raw); err != nil {
+			t.Fatal(err)
+		}
+		clear(raw) // the samples may be reused once Load returns
+		check(k)
+	}
+}

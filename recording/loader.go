@@ -186,28 +186,56 @@ func (l *Loader) Next(ctx context.Context) (*Batch, error) {
 	}
 	select {
 	case r, ok := <-l.ready:
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		switch {
-		case !ok:
-			select {
-			case <-l.done:
-				l.err = ErrLoaderClosed
-			default:
-				l.err = io.EOF
-			}
-			return nil, l.err
-		case r.err != nil:
-			l.err = r.err
-			return nil, r.err
-		}
-		l.out[r.b] = struct{}{}
-		return r.b, nil
+		return l.take(r, ok)
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-l.done:
 		return nil, ErrLoaderClosed
 	}
+}
+
+// TryNext is Next without waiting: ready is false (and b and err nil) if
+// the next window is not loaded yet.
+func (l *Loader) TryNext() (b *Batch, ready bool, err error) {
+	l.mu.Lock()
+	err = l.err
+	l.mu.Unlock()
+	if err != nil {
+		return nil, true, err
+	}
+	select {
+	case <-l.done:
+		return nil, true, ErrLoaderClosed
+	default:
+	}
+	select {
+	case r, ok := <-l.ready:
+		b, err = l.take(r, ok)
+		return b, true, err
+	default:
+		return nil, false, nil
+	}
+}
+
+// take hands out what the loader's goroutine sent (ok false: it is done).
+func (l *Loader) take(r loaded, ok bool) (*Batch, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case !ok:
+		select {
+		case <-l.done:
+			l.err = ErrLoaderClosed
+		default:
+			l.err = io.EOF
+		}
+		return nil, l.err
+	case r.err != nil:
+		l.err = r.err
+		return nil, r.err
+	}
+	l.out[r.b] = struct{}{}
+	return r.b, nil
 }
 
 // Release gives a batch returned by Next back to the loader, which will

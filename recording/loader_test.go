@@ -299,3 +299,46 @@ func TestReadWindowParts(t *testing.T) {
 		t.Errorf("failing piece: %v", err)
 	}
 }
+
+// TestLoaderTryNext takes every window with TryNext, polling: the windows
+// come in order, ready is false only before a window is loaded, and after
+// the last TryNext reports io.EOF as Next does.
+func TestLoaderTryNext(t *testing.T) {
+	t.Parallel()
+	rec, s := loaderFixture(t, 3, 2001, 40, 5)
+	l := NewLoader(rec, s, LoaderOptions{InFlight: 1})
+	defer l.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for want := 0; want <= s.Windows; {
+		b, ready, err := l.TryNext()
+		if !ready {
+			if b != nil || err != nil {
+				t.Fatalf("not ready, yet %v, %v", b, err)
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("window %d never became ready", want)
+			}
+			time.Sleep(time.Millisecond)
+			continue
+		}
+		if want == s.Windows {
+			if !errors.Is(err, io.EOF) {
+				t.Fatalf("after the last window: %v, %v", b, err)
+			}
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkBatch(t, rec, s, b, want)
+		l.Release(b)
+		want++
+	}
+	if _, ready, err := l.TryNext(); !ready || !errors.Is(err, io.EOF) {
+		t.Errorf("TryNext after EOF: ready %v, %v", ready, err)
+	}
+	l.Close()
+	if _, _, err := l.TryNext(); !errors.Is(err, io.EOF) && !errors.Is(err, ErrLoaderClosed) {
+		t.Errorf("TryNext after Close: %v", err)
+	}
+}
