@@ -16,9 +16,13 @@ var gpuSource string
 // Sizes shared with kernels/detect.cu.
 const (
 	tcThreads = 128 // TC_THREADS
-	cgF       = 32  // CG_F
-	cgW       = 8   // CG_W
-	recHead   = 6   // REC_HEAD
+	// tcMMAThreads and tcMMARows are the threads and output columns of a
+	// block of tconv_mma (32·TC_WARPS, TC_BROWS).
+	tcMMAThreads = 128
+	tcMMARows    = 256
+	cgF          = 32 // CG_F
+	cgW          = 8  // CG_W
+	recHead      = 6  // REC_HEAD
 	// gpuGrid is the number of blocks of the grid-stride kernels (paint,
 	// local_max, emit), whose work is counted on the device.
 	gpuGrid = 1024
@@ -27,19 +31,41 @@ const (
 	// (and the window is redone).
 	initStrong = 1 << 22
 	initDets   = 1 << 15
+	// minGuess is the fewest spike records downloaded together with the
+	// counts; the guess is otherwise 1.5 × the last window's spikes, and
+	// a window with more downloads the rest after a second
+	// synchronisation.
+	minGuess = 1024
 )
 
 // gpuDetectConfig selects among kernel variants; every variant computes
 // the same result.
 type gpuDetectConfig struct {
 	tcR     int  // filter bank: consecutive outputs per thread (TC_R)
+	mma     int  // filter bank on the FP64 tensor cores: rows per product, 8 or 16 (TC_MMA); 0: on the FMA units
 	evalVec bool // all of a point's B loaded before its responses (EVAL_VEC)
 	cgFirst bool // the bounds of a warp's centres before any response (CG_FIRST)
+	coop    bool // centres_coop: a coarse bound per 32 columns, then a warp's lanes share each column's responses
 }
 
 // defaultGPUDetectConfig is the fastest configuration measured on an
-// H200 (docs/perf.md).
-var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4}
+// H200 (docs/perf.md): the filter bank on the FP64 tensor cores in
+// m16n8k4 products.
+var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4, mma: 16, coop: true}
+
+// gpuDetectConfigFor returns the configuration for a GPU of compute
+// capability major.minor: the m16n8k4 FP64 products exist from sm_90, the
+// m8n8k4 ones from sm_80; older GPUs run the filter bank on the FMA units.
+func gpuDetectConfigFor(major, minor int) gpuDetectConfig {
+	cfg := defaultGPUDetectConfig
+	switch cc := major*10 + minor; {
+	case cc < 80:
+		cfg.mma = 0
+	case cc < 90:
+		cfg.mma = 8
+	}
+	return cfg
+}
 
 // GPUStageNames name the GPU stages that [Detector.StageTimes] reports, in
 // launch order.
@@ -74,12 +100,18 @@ type gpuDetector struct {
 	recWords                int
 	cfg                     gpuDetectConfig
 
-	fConv, fCentres, fPaint, fLocal, fEmit *compute.Kernel
+	fConv, fCentres, fPaint, fLocal, fEmit, fMblock *compute.Kernel
 
-	b, m, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
-	sf, stp, sa, det, rec                                    compute.Mem
-	strongCap, detCap                                        int
-	hCounts, hRec                                            *compute.HostMem
+	b, m, mb, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
+	sf, stp, sa, det, rec                                        compute.Mem
+	strongCap, detCap                                            int
+	guess                                                        int           // records downloaded with the counts
+	done                                                         compute.Event // recorded after a window's downloads
+
+	started       bool // a Start awaits its Finish
+	pendStart     int64
+	pendOwned     int
+	hCounts, hRec *compute.HostMem
 
 	order []int32 // scratch of the host ordering
 
@@ -150,7 +182,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	opts := []string{
 		fmt.Sprintf("-DDK=%d", d.k), fmt.Sprintf("-DDNT=%d", d.nt), fmt.Sprintf("-DDS=%d", d.s),
 		fmt.Sprintf("-DDNC=%d", d.nc), fmt.Sprintf("-DDNC2=%d", d.nc2), fmt.Sprintf("-DDP=%d", d.p),
-		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_R=%d", d.cfg.tcR),
+		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_R=%d", d.cfg.tcR), fmt.Sprintf("-DTC_MMA=%d", max(d.cfg.mma, 8)),
 		fmt.Sprintf("-DEVAL_VEC=%d", b2i(d.cfg.evalVec)), fmt.Sprintf("-DCG_FIRST=%d", b2i(d.cfg.cgFirst)),
 	}
 	mod, err := c.Compile("detect/kernels/detect.cu", gpuSource, opts...)
@@ -165,7 +197,16 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 		f, err = mod.Kernel(name)
 		return f
 	}
-	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn("tconv"), fn("centres"), fn("paint"), fn("local_max"), fn("emit")
+	conv := "tconv"
+	if d.cfg.mma != 0 {
+		conv = "tconv_mma"
+	}
+	cent := "centres"
+	if d.cfg.coop {
+		cent = "centres_coop"
+	}
+	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn(conv), fn(cent), fn("paint"), fn("local_max"), fn("emit")
+	d.fMblock = fn("mblock")
 	if err != nil {
 		return err
 	}
@@ -177,6 +218,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	C, Ti := d.c, d.ti
 	alloc(&d.b, C*Ti*d.k*4)
 	alloc(&d.m, C*Ti*4)
+	alloc(&d.mb, C*ceilDiv(Ti, 32)*4)
 	alloc(&d.paint, d.f*Ti*4)
 	alloc(&d.counts, 2*4)
 	alloc(&d.ic, len(d.g.IC)*4)
@@ -196,6 +238,9 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 		return err
 	}
 	if d.hCounts, err = c.AllocHost(2 * 4); err != nil {
+		return err
+	}
+	if d.done, err = c.NewEvent(); err != nil {
 		return err
 	}
 	wt := make([]float64, len(d.tm.WTEMP))
@@ -261,6 +306,7 @@ func (d *gpuDetector) growDets(c *compute.Ctx, n int) error {
 		return err
 	}
 	d.detCap = n
+	d.guess = min(max(d.guess, minGuess), n)
 	return nil
 }
 
@@ -273,7 +319,7 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 			first = err
 		}
 	}
-	for _, b := range []*compute.Mem{&d.b, &d.m, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
+	for _, b := range []*compute.Mem{&d.b, &d.m, &d.mb, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
 		&d.wt, &d.wpca, &d.xin, &d.sf, &d.stp, &d.sa, &d.det, &d.rec} {
 		keep(c.Free(*b))
 		*b = compute.Mem{}
@@ -288,6 +334,10 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 		keep(c.DestroyEvent(e))
 	}
 	d.stages = nil
+	if d.done != (compute.Event{}) {
+		keep(c.DestroyEvent(d.done))
+		d.done = compute.Event{}
+	}
 	return first
 }
 
@@ -342,38 +392,92 @@ func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 // spikes kept; the pruning counts are not kept (zero). It panics if owned
 // is not in [1, T−2·nt].
 func (d *gpuDetector) DetectDevice(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStart int64, owned int) (Stats, error) {
+	d.checkOwned(owned)
+	if err := d.enqueue(c, x, owned); err != nil {
+		return Stats{}, err
+	}
+	return d.finish(c, dst, x, ownStart, owned)
+}
+
+// Start enqueues on c's stream the detection of the whitened window at x,
+// as DetectDevice, after copying x into the detector's own buffer (a
+// device-to-device copy of C·T float32), and returns at once: the caller
+// may then overwrite x, for example with the next window's preprocessing
+// on the same stream, while the device detects. Finish waits for the
+// spikes; each Start must be followed by one Finish.
+func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned int) error {
+	d.checkOwned(owned)
+	if d.started {
+		panic("detect: gpuDetector.Start twice without Finish")
+	}
+	if d.xin.Ptr == 0 {
+		var err error
+		if d.xin, err = c.Alloc(d.c * d.t * 4); err != nil {
+			return err
+		}
+	}
+	if err := c.CopyDtoD(d.xin.Ptr, x, d.c*d.t*4); err != nil {
+		return err
+	}
+	if err := d.enqueue(c, d.xin.Ptr, owned); err != nil {
+		return err
+	}
+	d.started, d.pendStart, d.pendOwned = true, ownStart, owned
+	return nil
+}
+
+// Finish waits for the detection of the last Start, appends its spikes to
+// dst and returns its counts (those of DetectDevice).
+func (d *gpuDetector) Finish(c *compute.Ctx, dst *Spikes) (Stats, error) {
+	if !d.started {
+		panic("detect: gpuDetector.Finish without Start")
+	}
+	d.started = false
+	return d.finish(c, dst, d.xin.Ptr, d.pendStart, d.pendOwned)
+}
+
+func (d *gpuDetector) checkOwned(owned int) {
 	if d.closed {
-		panic("detect: gpuDetector.DetectDevice after Close")
+		panic("detect: gpuDetector used after Close")
 	}
 	if owned < 1 || owned > d.ti {
 		panic(fmt.Sprintf("detect: window owning %d of %d columns", owned, d.ti))
 	}
+}
+
+// finish waits for the work enqueued on the window at x, redoes it with
+// larger lists while a list overflowed, and decodes the spikes.
+func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStart int64, owned int) (Stats, error) {
 	for {
-		n, nd, err := d.run(c, x, owned)
-		if err != nil {
-			return Stats{}, err
+		if err := c.EventSync(d.done); err != nil {
+			return Stats{}, fmt.Errorf("detect: GPU detection: %w", err)
 		}
-		if n > d.strongCap {
-			if err := d.growStrong(c, n+n/4); err != nil {
+		h := unsafe.Slice((*int32)(d.hCounts.Ptr()), 2)
+		n, nd := int(h[0]), int(h[1])
+		if n > d.strongCap || nd > d.detCap {
+			if n > d.strongCap {
+				if err := d.growStrong(c, n+n/4); err != nil {
+					return Stats{}, err
+				}
+			} else if err := d.growDets(c, nd+nd/4); err != nil {
+				return Stats{}, err
+			}
+			if err := d.enqueue(c, x, owned); err != nil {
 				return Stats{}, err
 			}
 			continue
 		}
-		if nd > d.detCap {
-			if err := d.growDets(c, nd+nd/4); err != nil {
+		if nd > d.guess {
+			// More spikes than the records downloaded with the counts.
+			rb := d.recWords * 4
+			if err := c.CopyDtoH(d.hRec, d.guess*rb, d.rec.Ptr.Add(d.guess*rb), (nd-d.guess)*rb); err != nil {
 				return Stats{}, err
 			}
-			continue
+			if err := c.SyncOp("detect: GPU spike download"); err != nil {
+				return Stats{}, err
+			}
 		}
-		if err := c.CopyDtoH(d.hRec, 0, d.rec.Ptr, nd*d.recWords*4); err != nil {
-			return Stats{}, err
-		}
-		if err := d.mark(c, 7); err != nil {
-			return Stats{}, err
-		}
-		if err := c.SyncOp("detect: GPU spike download"); err != nil {
-			return Stats{}, err
-		}
+		d.guess = min(d.detCap, max(minGuess, nd+nd/2))
 		d.decode(dst, nd, ownStart)
 		cols := int64(d.ti)
 		return Stats{
@@ -383,10 +487,11 @@ func (d *gpuDetector) DetectDevice(c *compute.Ctx, dst *Spikes, x compute.Ptr, o
 	}
 }
 
-// run enqueues the stages of one window and returns the strong points and
-// detections counted (which may exceed the capacities: nothing beyond them
-// was written, and the suppression map is clean again).
-func (d *gpuDetector) run(c *compute.Ctx, x compute.Ptr, owned int) (n, nd int, err error) {
+// enqueue enqueues the stages of one window on c's stream, then the
+// download of the counts (which may exceed the capacities: nothing beyond
+// them is written, and the suppression map is clean again) and of the
+// first guess records, and records d.done.
+func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
 	C, Ti := d.c, d.ti
 	cnt := d.counts.Ptr
 	ndet := cnt.Add(4)
@@ -394,12 +499,25 @@ func (d *gpuDetector) run(c *compute.Ctx, x compute.Ptr, owned int) (n, nd int, 
 		func() error { return c.Memset32(cnt, 0, 2) },
 		func() error { return d.mark(c, 0) },
 		func() error {
+			if d.cfg.mma != 0 {
+				return c.Launch(d.fConv, compute.Dim3{X: ceilDiv(Ti, tcMMARows), Y: C}, compute.D1(tcMMAThreads), 0,
+					d.b, d.m, x, d.wt, int32(d.t), int32(Ti))
+			}
 			return c.Launch(d.fConv, compute.Dim3{X: ceilDiv(Ti, tcThreads*d.cfg.tcR), Y: C}, compute.D1(tcThreads), 0,
 				d.b, d.m, x, d.wt, int32(d.t), int32(Ti))
 		},
 		func() error { return d.mark(c, 1) },
 		func() error {
-			return c.Launch(d.fCentres, compute.Dim3{X: ceilDiv(Ti, 32), Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
+			nTb := ceilDiv(Ti, 32)
+			if d.cfg.coop {
+				if err := c.Launch(d.fMblock, compute.D1(ceilDiv(C*nTb*32, 256)), compute.D1(256), 0,
+					d.mb, d.m, int32(C), int32(Ti), int32(nTb)); err != nil {
+					return err
+				}
+				return c.Launch(d.fCentres, compute.Dim3{X: nTb, Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
+					d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.b, d.m, d.mb, d.ic, d.w, int32(d.f), int32(Ti), int32(nTb), d.thr2, d.th)
+			}
+			return c.Launch(d.fCentres, compute.Dim3{X: nTb, Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
 				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.b, d.m, d.ic, d.w, int32(d.f), int32(Ti), d.thr2, d.th)
 		},
 		func() error { return d.mark(c, 2) },
@@ -425,15 +543,16 @@ func (d *gpuDetector) run(c *compute.Ctx, x compute.Ptr, owned int) (n, nd int, 
 		},
 		func() error { return d.mark(c, 6) },
 		func() error { return c.CopyDtoH(d.hCounts, 0, cnt, 8) },
-		func() error { return c.SyncOp("detect: GPU detection") },
+		func() error { return c.CopyDtoH(d.hRec, 0, d.rec.Ptr, min(d.guess, d.detCap)*d.recWords*4) },
+		func() error { return d.mark(c, 7) },
+		func() error { return c.Record(d.done) },
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
-			return 0, 0, err
+			return err
 		}
 	}
-	h := unsafe.Slice((*int32)(d.hCounts.Ptr()), 2)
-	return int(h[0]), int(h[1]), nil
+	return nil
 }
 
 // decode appends the nd downloaded records to dst in order of column, then

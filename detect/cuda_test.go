@@ -90,7 +90,7 @@ func compareSpikes(c, g *Spikes) spikeAgreement {
 // value read before a kernel wrote it shows up.
 func poisonGPU(t *testing.T, d *gpuDetector) {
 	err := d.dev.Do(func(c *compute.Ctx) error {
-		for _, b := range []compute.Mem{d.b, d.m, d.sf, d.stp, d.sa, d.det, d.rec} {
+		for _, b := range []compute.Mem{d.b, d.m, d.mb, d.sf, d.stp, d.sa, d.det, d.rec} {
 			if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 				return err
 			}
@@ -117,7 +117,7 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg := []gpuDetectConfig{{tcR: 4}, {tcR: 3, evalVec: true}, {tcR: 8, cgFirst: true, evalVec: true}}[seed]
+				cfg := []gpuDetectConfig{{tcR: 4, mma: 8, coop: true}, {tcR: 3, evalVec: true, mma: 16}, {tcR: 8, cgFirst: true, evalVec: true, coop: true}}[seed]
 				gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -180,14 +180,17 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gd, err := newGPUDetector(dev, g, tm, T, prm, defaultGPUDetectConfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer gd.Close()
 	var total spikeAgreement
 	total.orderOK = true
+	// The filter bank of each seed: the default, the other tensor-core
+	// shape, the FMA units.
+	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {tcR: 4, mma: 16}, {tcR: 4, coop: true}}
 	for seed := range uint64(3) {
+		gd, err := newGPUDetector(dev, g, tm, T, prm, cfgs[seed])
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gd.Close()
 		rng := rand.New(rand.NewPCG(seed+10, 3))
 		sp := randomSpikes(rng, p, 4000, 0, T, 6, 40, prm.NTemplates, true)
 		x := synthWindow(rng, p, T, shapes, prm.NT0Min, sp, 1, 20)
@@ -305,10 +308,9 @@ func TestGPUDetectWindow(t *testing.T) {
 // each stage's milliseconds.
 func BenchmarkGPUDetect(b *testing.B) {
 	for _, cfg := range []gpuDetectConfig{
-		{tcR: 2}, {tcR: 3}, {tcR: 4}, {tcR: 5},
-		{tcR: 4, evalVec: true}, {tcR: 4, cgFirst: true}, {tcR: 4, evalVec: true, cgFirst: true},
+		{tcR: 4}, {tcR: 4, mma: 16}, {tcR: 4, mma: 16, coop: true}, {tcR: 4, mma: 8, coop: true},
 	} {
-		b.Run(fmt.Sprintf("tcR%d_vec%v_first%v", cfg.tcR, cfg.evalVec, cfg.cgFirst), func(b *testing.B) { benchGPUDetect(b, cfg) })
+		b.Run(fmt.Sprintf("mma%d_coop%v", cfg.mma, cfg.coop), func(b *testing.B) { benchGPUDetect(b, cfg) })
 	}
 }
 
@@ -371,4 +373,13 @@ func benchGPUDetect(b *testing.B, cfg gpuDetectConfig) {
 		b.ReportMetric(sums[i]/float64(b.N), strings.ReplaceAll(n, " ", "-")+"-ms")
 	}
 	b.ReportMetric(float64(s.Len()), "spikes")
+}
+
+// TestGPUDetectConfigFor checks the filter bank chosen per architecture.
+func TestGPUDetectConfigFor(t *testing.T) {
+	for _, c := range []struct{ major, minor, mma int }{{7, 5, 0}, {8, 0, 8}, {8, 9, 8}, {9, 0, 16}, {10, 0, 16}} {
+		if got := gpuDetectConfigFor(c.major, c.minor).mma; got != c.mma {
+			t.Errorf("sm_%d%d: mma %d, want %d", c.major, c.minor, got, c.mma)
+		}
+	}
 }

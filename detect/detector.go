@@ -96,6 +96,12 @@ type Detector struct {
 	noPrune        bool
 	gpu            *gpuDetector // the CUDA back end, nil on the CPU
 
+	// Between Start and Finish: whether the window went to the GPU, and
+	// on the CPU its spikes and counts.
+	started, onGPU bool
+	pend           Spikes
+	pendStats      Stats
+
 	spec []complex128
 	wt   []float32 // the grid's weights transposed: wt[(f*nc+j)*S+s]
 	ws   []*worker
@@ -186,7 +192,7 @@ func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params)
 	}
 	if dev != nil && dev.Kind() == compute.CUDA {
 		var err error
-		if d.gpu, err = newGPUDetector(dev, g, tm, T, prm, defaultGPUDetectConfig); err != nil {
+		if d.gpu, err = newGPUDetector(dev, g, tm, T, prm, gpuDetectConfigFor(dev.GPU().Major, dev.GPU().Minor)); err != nil {
 			return nil, err
 		}
 	}
@@ -238,6 +244,58 @@ func (d *Detector) DetectWindow(dst *Spikes, win *compute.Window, ownStart int64
 		return Stats{}, err
 	}
 	return d.Detect(dst, x, ownStart, owned), nil
+}
+
+// Start begins the detection of win's working array (as DetectWindow);
+// Finish completes it. On a GPU, Start enqueues the work on the device's
+// stream, behind a copy of the working array into the detector's own
+// buffer, and returns at once: the window may then be reloaded and
+// preprocessed (its work queues behind the detection) before Finish waits
+// for the spikes, so that the device never waits for the host between
+// windows. On the CPU, Start detects and Finish hands the spikes over.
+// Each Start must be followed by one Finish before the next Start.
+func (d *Detector) Start(win *compute.Window, ownStart int64, owned int) error {
+	if d.started {
+		panic("detect: Detector.Start twice without Finish")
+	}
+	if win.Channels() != d.c || win.Len() != d.t {
+		panic(fmt.Sprintf("detect: Start of a %d×%d window for %d channels × %d columns", win.Channels(), win.Len(), d.c, d.t))
+	}
+	if d.gpu != nil && win.Device() == d.dev {
+		err := d.dev.Do(func(c *compute.Ctx) error { return d.gpu.Start(c, win.DataMem().Ptr, ownStart, owned) })
+		if err == nil {
+			d.started, d.onGPU = true, true
+		}
+		return err
+	}
+	x, err := win.Data()
+	if err != nil {
+		return err
+	}
+	d.pend.Reset()
+	d.pendStats = d.Detect(&d.pend, x, ownStart, owned)
+	d.started, d.onGPU = true, false
+	return nil
+}
+
+// Finish appends the spikes of the last Start to dst and returns its work
+// counts.
+func (d *Detector) Finish(dst *Spikes) (Stats, error) {
+	if !d.started {
+		panic("detect: Detector.Finish without Start")
+	}
+	d.started = false
+	if !d.onGPU {
+		dst.Append(&d.pend)
+		return d.pendStats, nil
+	}
+	var st Stats
+	err := d.dev.Do(func(c *compute.Ctx) error {
+		var err error
+		st, err = d.gpu.Finish(c, dst)
+		return err
+	})
+	return st, err
 }
 
 // fftLen is the correlation's FFT length: convBlock, or a larger power of

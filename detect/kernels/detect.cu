@@ -129,6 +129,140 @@ extern "C" __global__ void __launch_bounds__(TC_THREADS) tconv(float* __restrict
     }
 }
 
+// tconv_mma computes the same B and M on the FP64 tensor cores
+// (mma.sync m8n8k4 or, with TC_MMA = 16, m16n8k4, both .f64): per channel
+// the window is a Toeplitz matrix X[t', j] = x[c, nt + t' − half + j]
+// times the templates W[j, k] (taps padded with zeros to KS·4, templates
+// to NTILE·8). Fragment layouts (PTX ISA, m8n8k4 f64): A row g = lane/4,
+// col i = lane%4; B row i, col g; D row g, cols 2i, 2i+1 (m16n8k4: A and
+// D rows g and g+8). Because X is Toeplitz, the A fragment of rows
+// [r, r+8) and taps [4s, 4s+4) is x[r + 4s + g + i]: a function of r/4 + s
+// alone, so a warp loads the TC_SIG distinct fragments of its TC_WROWS
+// rows once into registers (from the block's stretch of x in shared
+// memory, as float64) and reuses each for up to KS products.
+#ifndef TC_MMA
+#define TC_MMA 8
+#endif
+#define TC_KS ((DNT + 3) / 4)          // k-steps of 4 taps
+#define TC_NTILE ((DK + 7) / 8)        // n-tiles of 8 templates
+#define TC_MROWS TC_MMA                // rows of one product
+#define TC_MG (64 / TC_MROWS)          // products per warp and k-step
+#define TC_WROWS 64                    // rows of a warp
+#define TC_WARPS 4
+#define TC_BROWS (TC_WROWS * TC_WARPS) // rows of a block
+#define TC_SIG (TC_WROWS / 4 + TC_KS)  // distinct A fragments of a warp
+#define TC_MSX (TC_BROWS + 4 * TC_KS + 8)
+
+__device__ __forceinline__ void dmma8(double& d0, double& d1, double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(d0), "+d"(d1)
+                 : "d"(a), "d"(b));
+}
+
+__device__ __forceinline__ void dmma16(double& d0, double& d1, double& d2, double& d3, double a0, double a1,
+                                       double b) {
+    asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                 : "+d"(d0), "+d"(d1), "+d"(d2), "+d"(d3)
+                 : "d"(a0), "d"(a1), "d"(b));
+}
+
+// tcStore writes row tp's values v0, v1 of templates n, n+1 (those
+// below DK) as float32 and returns mx raised by their squares.
+__device__ __forceinline__ float tcStore(float* __restrict__ B, int c, int Ti, int tp, int n, double v0, double v1,
+                                         float mx) {
+    const float f0 = (float)v0, f1 = (float)v1;
+    float* b = B + ((size_t)c * Ti + tp) * DK + n;
+    if (n + 1 < DK) {
+        if (tp < Ti) {
+#if DK % 2 == 0
+            *reinterpret_cast<float2*>(b) = make_float2(f0, f1);
+#else
+            b[0] = f0;
+            b[1] = f1;
+#endif
+        }
+        return fmaxf(fmaxf(mx, __fmul_rn(f0, f0)), __fmul_rn(f1, f1));
+    }
+    if (n < DK) {
+        if (tp < Ti) b[0] = f0;
+        return fmaxf(mx, __fmul_rn(f0, f0));
+    }
+    return mx;
+}
+
+extern "C" __global__ void __launch_bounds__(32 * TC_WARPS) tconv_mma(float* __restrict__ B, float* __restrict__ M,
+                                                                      const float* __restrict__ x,
+                                                                      const double* __restrict__ wt, int T,
+                                                                      int Ti) {
+    __shared__ double sx[TC_MSX];
+    const int c = blockIdx.y;
+    const int t0 = blockIdx.x * TC_BROWS;
+    const float* row = x + (size_t)c * T + DNT + t0 - DHALF;
+    const int nload = min(TC_MSX, Ti - t0 + DNT - 1);
+    for (int i = threadIdx.x; i < TC_MSX; i += 32 * TC_WARPS) sx[i] = i < nload ? (double)__ldg(row + i) : 0.0;
+
+    const unsigned lane = threadIdx.x & 31, g = lane >> 2, qi = lane & 3;
+    const int warp = threadIdx.x >> 5;
+    // B fragments: template n = nt·8 + g at tap 4s + qi.
+    double wf[TC_NTILE][TC_KS];
+#pragma unroll
+    for (int nt = 0; nt < TC_NTILE; ++nt)
+#pragma unroll
+        for (int s = 0; s < TC_KS; ++s) {
+            const int n = nt * 8 + g, j = 4 * s + qi;
+            wf[nt][s] = n < DK && j < DNT ? __ldg(wt + n * DNT + j) : 0.0;
+        }
+    __syncthreads();
+    const int w0 = warp * TC_WROWS; // the warp's first row in the block
+    double a[TC_SIG];
+#pragma unroll
+    for (int q = 0; q < TC_SIG; ++q) a[q] = sx[w0 + 4 * q + g + qi];
+
+    constexpr int H = TC_MROWS / 8; // row groups of 8 per product
+    float mx[TC_MG][H];
+#pragma unroll
+    for (int m = 0; m < TC_MG; ++m)
+#pragma unroll
+        for (int h = 0; h < H; ++h) mx[m][h] = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < TC_NTILE; ++nt) {
+        const int n = nt * 8 + 2 * qi;
+        double d[TC_MG][2 * H];
+#pragma unroll
+        for (int m = 0; m < TC_MG; ++m)
+#pragma unroll
+            for (int e = 0; e < 2 * H; ++e) d[m][e] = 0.0;
+#pragma unroll
+        for (int s = 0; s < TC_KS; ++s)
+#pragma unroll
+            for (int m = 0; m < TC_MG; ++m) {
+#if TC_MMA == 16
+                dmma16(d[m][0], d[m][1], d[m][2], d[m][3], a[4 * m + s], a[4 * m + s + 2], wf[nt][s]);
+#else
+                dmma8(d[m][0], d[m][1], a[2 * m + s], wf[nt][s]);
+#endif
+            }
+#pragma unroll
+        for (int m = 0; m < TC_MG; ++m)
+#pragma unroll
+            for (int h = 0; h < H; ++h)
+                mx[m][h] = tcStore(B, c, Ti, t0 + w0 + TC_MROWS * m + 8 * h + g, n, d[m][2 * h], d[m][2 * h + 1],
+                                   mx[m][h]);
+    }
+    // M of each row: the maximum over the quad's lanes, which hold its
+    // templates.
+#pragma unroll
+    for (int m = 0; m < TC_MG; ++m)
+#pragma unroll
+        for (int h = 0; h < H; ++h) {
+            float v = mx[m][h];
+            v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, 1));
+            v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, 2));
+            const int tp = t0 + w0 + TC_MROWS * m + 8 * h + g;
+            if (qi == 0 && tp < Ti) M[(size_t)c * Ti + tp] = v;
+        }
+}
+
 // ---------------------------------------------------------------------------
 // Per-centre combination.
 
@@ -273,6 +407,119 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
             sf[slot] = f;
             stp[slot] = tp;
             sa[slot] = best;
+        }
+    }
+}
+
+// mblock writes Mb[c*nTb + b] = max of M[c, t'] over the 32 columns
+// t' in [32b, 32b+32) ∩ [0, Ti): the coarse bound's terms. One warp per
+// (c, b).
+extern "C" __global__ void mblock(float* __restrict__ Mb, const float* __restrict__ M, int C, int Ti, int nTb) {
+    const long long w = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
+    if (w >= (long long)C * nTb) return;
+    const int c = (int)(w / nTb), b = (int)(w % nTb), t = b * 32 + (threadIdx.x & 31);
+    float v = t < Ti ? __ldg(M + (size_t)c * Ti + t) : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
+    if ((threadIdx.x & 31) == 0) Mb[w] = v;
+}
+
+// centres_coop is centres with the work spread over the warp: a warp takes
+// one centre f over its block's 32 columns. The coarse bound Σ_j Mb[iC(j,f)]
+// (each term ≥ the column's, so the float32 sum in the same order is ≥ the
+// fine bound) skips the 32 columns at once when ≤ thr2; else each lane
+// forms its column's fine bound U, and for each column where U > thr2 the
+// lanes compute its S·K responses together, lane q = s·K + k, each in the
+// CPU's order (channels in order, float32, no contraction), and reduce to
+// the largest |A| with the lowest q on ties, as evaluate does.
+extern "C" __global__ void __launch_bounds__(32 * CG_W) centres_coop(int* __restrict__ sf, int* __restrict__ stp,
+                                                                     float* __restrict__ sa, int* __restrict__ count,
+                                                                     int cap, const float* __restrict__ B,
+                                                                     const float* __restrict__ M,
+                                                                     const float* __restrict__ Mb,
+                                                                     const int* __restrict__ iC,
+                                                                     const float* __restrict__ W, int F, int Ti,
+                                                                     int nTb, float thr2, float th) {
+    __shared__ int s_ic[CG_F * DNC];
+    const int f0 = blockIdx.y * CG_F;
+    const int nf = min(CG_F, F - f0);
+    for (int i = threadIdx.y * 32 + threadIdx.x; i < nf * DNC; i += 32 * CG_W) s_ic[i] = iC[f0 * DNC + i];
+    __syncthreads();
+    const int tb = blockIdx.x;
+    const int tp = tb * 32 + threadIdx.x;
+    const unsigned lane = threadIdx.x;
+    constexpr int NPW = CG_F / CG_W;
+    constexpr int NQ = DS * DK;
+#pragma unroll 1
+    for (int r = 0; r < NPW; ++r) {
+        const int fi = threadIdx.y + r * CG_W;
+        if (fi >= nf) break;
+        const int f = f0 + fi;
+        int ic[DNC];
+#pragma unroll
+        for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
+        float ub = __ldg(Mb + (size_t)ic[0] * nTb + tb);
+#pragma unroll
+        for (int j = 1; j < DNC; ++j) ub = __fadd_rn(ub, __ldg(Mb + (size_t)ic[j] * nTb + tb));
+        if (!(ub > thr2)) continue; // the same for the whole warp
+        float ur = 0.0f;
+        if (tp < Ti) {
+            ur = __ldg(M + (size_t)ic[0] * Ti + tp);
+#pragma unroll
+            for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
+        }
+        unsigned pass = __ballot_sync(FULL_MASK, tp < Ti && ur > thr2);
+        bool strong = false;
+        float mine = 0.0f;
+        const float* wf = W + (size_t)f * DS * DNC;
+        while (pass) {
+            const int src = __ffs(pass) - 1;
+            pass &= pass - 1;
+            const int t = tb * 32 + src;
+            float best = -1.0f;
+            int bq = 0x7fffffff;
+            for (int q = lane; q < (NQ + 31) / 32 * 32; q += 32) {
+                const int s = q / DK, k = q % DK;
+                float aa = -1.0f;
+                if (q < NQ) {
+                    float uk = 0.0f, a = 0.0f;
+#pragma unroll
+                    for (int j = 0; j < DNC; ++j) {
+                        const float v = __ldg(B + ((size_t)ic[j] * Ti + t) * DK + k);
+                        uk = __fadd_rn(uk, __fmul_rn(v, v));
+                        a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), v));
+                    }
+                    const float m = fabsf(a);
+                    if (uk > thr2 && m == m) aa = m;
+                }
+                if (aa > best || (aa == best && q < bq)) {
+                    best = aa;
+                    bq = q;
+                }
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1) {
+                const float ob = __shfl_xor_sync(FULL_MASK, best, o);
+                const int oq = __shfl_xor_sync(FULL_MASK, bq, o);
+                if (ob > best || (ob == best && oq < bq)) {
+                    best = ob;
+                    bq = oq;
+                }
+            }
+            if (lane == (unsigned)src) {
+                mine = best;
+                strong = best > th;
+            }
+        }
+        const unsigned mask = __ballot_sync(FULL_MASK, strong);
+        if (mask == 0u) continue;
+        int slot = 0;
+        if (lane == 0) slot = atomicAdd(count, __popc(mask));
+        slot = __shfl_sync(FULL_MASK, slot, 0) + __popc(mask & ((1u << lane) - 1u));
+        if (strong && slot < cap) {
+            sf[slot] = f;
+            stp[slot] = tp;
+            sa[slot] = mine;
         }
     }
 }
