@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"dspk/compute"
 	"dspk/linalg"
 )
 
@@ -118,6 +119,7 @@ type Learner struct {
 	scratch []float32
 	windows int
 	full    bool
+	gpu     *gpuClipFinder // made by the first AddWindow of a GPU window
 }
 
 // NewLearner returns a Learner for windows of C channels × T samples. It
@@ -142,6 +144,60 @@ func (l *Learner) Add(x []float32) int {
 		return 0
 	}
 	l.scratch = FindClips(l.scratch[:0], x, l.c, l.t, l.prm)
+	return l.keep()
+}
+
+// AddWindow is Add of the working array of win, a whitened C×T window on
+// any device: on a GPU the clips are found there and only they come back
+// (the same clips as Add of the window's data). Call Close when done with
+// a learner that was given GPU windows.
+func (l *Learner) AddWindow(win *compute.Window) (int, error) {
+	if win.Channels() != l.c || win.Len() != l.t {
+		panic(fmt.Sprintf("detect: Learner.AddWindow of a %d×%d window for %d channels × %d samples", win.Channels(), win.Len(), l.c, l.t))
+	}
+	if l.full {
+		return 0, nil
+	}
+	if win.Device().Kind() != compute.CUDA {
+		x, err := win.Data()
+		if err != nil {
+			return 0, err
+		}
+		return l.Add(x), nil
+	}
+	if l.gpu != nil && l.gpu.dev != win.Device() {
+		if err := l.gpu.Close(); err != nil {
+			return 0, err
+		}
+		l.gpu = nil
+	}
+	if l.gpu == nil {
+		g, err := newGPUClipFinder(win.Device(), l.c, l.t, l.prm)
+		if err != nil {
+			return 0, err
+		}
+		l.gpu = g
+	}
+	var err error
+	if l.scratch, err = l.gpu.find(l.scratch[:0], win.DataMem().Ptr); err != nil {
+		return 0, err
+	}
+	return l.keep(), nil
+}
+
+// Close frees what AddWindow holds on a GPU; it may be called more than
+// once, and the learner stays usable.
+func (l *Learner) Close() error {
+	if l.gpu == nil {
+		return nil
+	}
+	err := l.gpu.Close()
+	l.gpu = nil
+	return err
+}
+
+// keep keeps the clips in scratch, as Add describes.
+func (l *Learner) keep() int {
 	n := len(l.scratch) / l.prm.NT
 	if l.Len()+n > l.prm.MaxClips {
 		l.full = true
