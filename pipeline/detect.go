@@ -34,8 +34,12 @@ func (p *Pipeline) DetectParams() detect.Params {
 func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*detect.Templates, int, error) {
 	prm := p.DetectParams()
 	l := detect.NewLearner(p.probe.Len(), p.sched.Len(), prm)
-	err := p.each(ctx, "templates", p.StatWindows(), w, func(win recording.Window, x []float32) error {
-		l.Add(x)
+	defer l.Close()
+	// On a GPU the clips are found on the device; only they come back.
+	err := p.eachWindow(ctx, "templates", p.StatWindows(), w, func(rw recording.Window, win *compute.Window) error {
+		if _, err := l.AddWindow(win); err != nil {
+			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
+		}
 		if l.Full() {
 			return errLearnerFull
 		}
@@ -53,8 +57,10 @@ func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*de
 
 // Detect runs pass 3: every window is preprocessed, whitened by w and
 // matched against the universal templates tm; sink receives each
-// window's spikes in file order (the Spikes value is reused: copy what
-// must outlive the call). It returns the summed work counts.
+// window's spikes in file order, on a goroutine of its own while the next
+// windows are detected (the Spikes value is reused: copy what must
+// outlive the call). It returns the summed work counts and the first
+// error, the sink's included.
 func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
 	prm := p.DetectParams()
@@ -68,19 +74,73 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 	}
 	defer d.Close()
 	var total detect.Stats
-	var buf detect.Spikes
-	// The window stays on its device: on a GPU only the spikes come back.
-	err = p.eachWindow(ctx, "detection", nil, w, func(rw recording.Window, win *compute.Window) error {
+	// The sink runs on a goroutine of its own, up to two windows behind
+	// detection, so that writing the spikes overlaps the next window's
+	// work; it gets the windows in order, each in one of three buffers
+	// that circulate between the two.
+	const nbuf = 3
+	jobs := make(chan sinkJob, nbuf-1)
+	free := make(chan *detect.Spikes, nbuf)
+	for range nbuf {
+		free <- new(detect.Spikes)
+	}
+	failed := make(chan struct{})
+	finished := make(chan struct{})
+	var sinkErr error
+	go func() {
+		defer close(finished)
+		for j := range jobs {
+			if sinkErr == nil {
+				if sinkErr = sink(j.win, j.s); sinkErr != nil {
+					close(failed)
+				}
+			}
+			free <- j.s
+		}
+	}()
+	// The window stays on its device: on a GPU only the spikes come back,
+	// and the next window is loaded and preprocessed while the device
+	// detects (Start), its spikes collected (Finish) behind that.
+	var buf *detect.Spikes
+	start := func(rw recording.Window, win *compute.Window) error {
+		select {
+		case <-failed:
+			return errSinkFailed
+		case buf = <-free:
+		}
 		buf.Reset()
-		st, err := d.DetectWindow(&buf, win, rw.OwnStart, rw.Owned())
+		if err := d.Start(win, rw.OwnStart, rw.Owned()); err != nil {
+			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
+		}
+		return nil
+	}
+	finish := func(rw recording.Window) error {
+		st, err := d.Finish(buf)
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
 		total.Add(st)
-		return sink(rw, &buf)
-	})
+		jobs <- sinkJob{rw, buf}
+		return nil
+	}
+	err = p.eachWindow2(ctx, "detection", nil, w, start, finish)
+	close(jobs)
+	<-finished
+	if sinkErr != nil {
+		return total, sinkErr
+	}
 	return total, err
 }
+
+// sinkJob is one window's spikes on their way to the sink.
+type sinkJob struct {
+	win recording.Window
+	s   *detect.Spikes
+}
+
+// errSinkFailed stops the detection pass when the sink has failed (its
+// own error is returned).
+var errSinkFailed = errors.New("sink failed")
 
 // Grid returns the template-centre grid of the probe.
 func (p *Pipeline) Grid() (*detect.Grid, error) { return detect.NewGrid(p.probe, p.DetectParams()) }

@@ -209,3 +209,53 @@ func TestSpeedWording(t *testing.T) {
 		}
 	}
 }
+
+// TestDetectSinkOrderAndError checks the sink of pass 3, which runs behind
+// detection on its own goroutine: it sees every window once, in order, and
+// its first error stops the pass and is what Detect returns.
+func TestDetectSinkOrderAndError(t *testing.T) {
+	rec := simRecording(t, 2.1, 5)
+	p, err := New(nil, rec, rec.Probe(), shortConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	w, _, err := p.Whitening(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, _, err := p.LearnTemplates(ctx, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []int
+	if _, err := p.Detect(ctx, w, tm, func(win recording.Window, _ *detect.Spikes) error {
+		seen = append(seen, win.Index)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.Schedule().Windows; len(seen) != n {
+		t.Fatalf("sink saw %d windows of %d", len(seen), n)
+	}
+	for i, v := range seen {
+		if v != i {
+			t.Fatalf("sink saw windows %v, want 0, 1, …", seen)
+		}
+	}
+	boom := errors.New("disk full")
+	calls := 0
+	_, err = p.Detect(ctx, w, tm, func(win recording.Window, _ *detect.Spikes) error {
+		calls++
+		if win.Index == 1 {
+			return boom
+		}
+		return nil
+	})
+	if !errors.Is(err, boom) {
+		t.Fatalf("Detect returned %v, want the sink's error", err)
+	}
+	if calls != 2 {
+		t.Errorf("sink called %d times after failing at the second window", calls)
+	}
+}

@@ -193,8 +193,21 @@ func (p *Pipeline) StatWindows() []int {
 // (whitened by w unless nil) and calls fn with it.
 func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
 	fn func(rw recording.Window, win *compute.Window) error) error {
-	start := time.Now()
-	defer func() { p.Timings[pass] += time.Since(start) }()
+	return p.eachWindow2(ctx, pass, windows, w, fn, nil)
+}
+
+// eachWindow2 is eachWindow with the work on a window in two parts:
+// start(rw, win) is called once the window is preprocessed (on a GPU:
+// once its preprocessing is enqueued) and finish(rw), if not nil, once the
+// next window's preprocessing is too (or after the last window), so that
+// work start enqueues on the device overlaps the host's loading of the
+// next window and finish's work on the host overlaps the device's
+// preprocessing of it. start must leave the window's working array free
+// to be overwritten (on a GPU, by work queued behind its own).
+func (p *Pipeline) eachWindow2(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
+	start func(rw recording.Window, win *compute.Window) error, finish func(rw recording.Window) error) error {
+	t0 := time.Now()
+	defer func() { p.Timings[pass] += time.Since(t0) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	if w != p.white {
@@ -203,10 +216,10 @@ func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w
 		}
 		p.white = w
 	}
-	next := 0
-	opt := recording.LoaderOptions{Windows: windows, InFlight: p.inFlight(), Readers: readers(), Alloc: func(n int) []int16 {
-		b := p.bufs[next].Int16()[:n]
-		next++
+	nbuf := 0
+	opt := recording.LoaderOptions{Windows: windows, InFlight: p.inFlight(), Readers: Readers(), Alloc: func(n int) []int16 {
+		b := p.bufs[nbuf].Int16()[:n]
+		nbuf++
 		return b
 	}}
 	ld := recording.NewLoader(p.rec, p.sched, opt)
@@ -215,15 +228,34 @@ func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w
 	if windows == nil {
 		total = p.sched.Windows
 	}
-	for done := 0; ; done++ {
-		b, err := ld.Next(ctx)
-		if errors.Is(err, io.EOF) {
-			return nil
+	done := 0
+	var pending *recording.Window // started, not finished
+	complete := func() error {
+		if pending != nil {
+			if err := finish(*pending); err != nil {
+				return err
+			}
+			pending = nil
 		}
-		if err != nil {
-			return err
+		done++
+		if p.Progress != nil {
+			p.Progress(pass, done, total)
 		}
-		err = p.win.Load(b.Data)
+		return nil
+	}
+	// The next window's upload is begun (Prefetch) before start works on
+	// this one if the loader has it ready, so that on a GPU the copy
+	// overlaps the device's work; if not, start does not wait for it.
+	next, nerr := ld.Next(ctx)
+	for {
+		if errors.Is(nerr, io.EOF) {
+			break
+		}
+		if nerr != nil {
+			return nerr
+		}
+		b := next
+		err := p.win.Load(b.Data)
 		if err == nil {
 			err = p.pre.Window(p.win)
 		}
@@ -235,19 +267,40 @@ func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
-		if err := fn(rw, p.win); err != nil {
+		if pending != nil {
+			if err := complete(); err != nil {
+				return err
+			}
+		}
+		var ready bool
+		next, ready, nerr = ld.TryNext()
+		if ready && nerr == nil {
+			if err := p.win.Prefetch(next.Data); err != nil {
+				return fmt.Errorf("%s: window %d: %w", p.rec.Name(), next.Window.Index, err)
+			}
+		}
+		if err := start(rw, p.win); err != nil {
 			return err
 		}
-		if p.Progress != nil {
-			p.Progress(pass, done+1, total)
+		if finish != nil {
+			pending = &rw
+		} else if err := complete(); err != nil {
+			return err
+		}
+		if !ready {
+			next, nerr = ld.Next(ctx)
 		}
 	}
+	if pending != nil {
+		return complete()
+	}
+	return nil
 }
 
-// readers is the number of goroutines that read each window: reads from
-// the page cache scale to several cores (one reader: 4.7 GB/s on the H200
-// host, eight: 27–34 GB/s, docs/perf.md).
-func readers() int { return max(1, min(8, runtime.GOMAXPROCS(0))) }
+// Readers is the number of goroutines that read each window of a pass:
+// reads from the page cache scale to several cores (one reader: 4.7 GB/s
+// on the H200 host, eight: 17–34 GB/s, docs/perf.md).
+func Readers() int { return max(1, min(8, runtime.GOMAXPROCS(0))) }
 
 // each is eachWindow for host stages: fn gets the window's [C][T] float32
 // data in host memory.

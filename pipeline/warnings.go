@@ -2,7 +2,9 @@ package pipeline
 
 import (
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 
 	"dspk/recording"
 )
@@ -31,15 +33,34 @@ func newRailCounter(rows []int) *railCounter {
 }
 
 // add counts the owned samples of a raw window (dst[t*C+c] as
-// [recording.ReadWindow] fills it).
+// [recording.ReadWindow] fills it), spread over the cores: a window is
+// 23 M samples for Neuropixels, and the count runs on the host while the
+// device works.
 func (r *railCounter) add(win recording.Window, data []int16, c, pad int) {
 	n := win.Owned()
-	for t := pad; t < pad+n; t++ {
-		row := data[t*c : (t+1)*c]
-		for i, f := range r.rows {
-			if v := row[f]; v == 32767 || v == -32768 {
-				r.rails[i]++
+	parts := max(1, min(runtime.GOMAXPROCS(0), n/4096))
+	counts := make([][]int64, parts)
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			local := make([]int64, len(r.rows))
+			for t := pad + p*n/parts; t < pad+(p+1)*n/parts; t++ {
+				row := data[t*c : (t+1)*c]
+				for i, f := range r.rows {
+					if v := row[f]; v == 32767 || v == -32768 {
+						local[i]++
+					}
+				}
 			}
+			counts[p] = local
+		}()
+	}
+	wg.Wait()
+	for _, local := range counts {
+		for i, k := range local {
+			r.rails[i] += k
 		}
 	}
 	r.samples += int64(n)
