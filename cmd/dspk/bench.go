@@ -39,7 +39,8 @@ dspk bench -ops covariance,trailing -reps 10`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
 			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
-			file := fs.String("file", "", "with -ops load: a recording to read whole through the window loader, as dspk detect does (read-ahead 2, one and 8 readers)")
+			file := fs.String("file", "", "with -ops load: a recording to read whole through the window loader, as dspk detect does (read-ahead 2, one and 8 readers);\n"+
+				"with -ops file: a recording to run dspk detect on whole (spikes discarded), each pass beside the loader alone")
 			device := fs.String("device", "auto", "device the ops run on: auto, cpu or cuda:N (each line names where it ran)")
 			return func(args []string) error {
 				if len(args) != 0 {
@@ -80,6 +81,8 @@ func bench(which []string, reps int, dev *compute.Device) error {
 			err = benchTrailing(dev, reps)
 		case "load":
 			err = benchLoad(benchFile)
+		case "file":
+			err = benchWholeFile(benchFile, dev)
 		default:
 			return usagef("unknown op %q", op)
 		}
@@ -367,11 +370,13 @@ func benchTrailing(dev *compute.Device, reps int) error {
 }
 
 // H200 ceilings of the floors of benchDetectStages: the device-to-device
-// copy rate (read + write, gpu.md §7) and the FP64 FMA rate (132 SMs × 64
-// FMA per clock × 1.98 GHz).
+// copy rate (read + write, gpu.md §7), the FP64 FMA rate (132 SMs × 64
+// FMA per clock × 1.98 GHz) and the FP64 tensor-core rate the filter bank
+// runs at (twice that: 67 TFLOP/s).
 const (
-	gpuBytesPerSec = 4.27e12
-	gpuFMAPerSec   = 132 * 64 * 1.98e9
+	gpuBytesPerSec     = 4.27e12
+	gpuFMAPerSec       = 132 * 64 * 1.98e9
+	gpuTensorFMAPerSec = 2 * gpuFMAPerSec
 )
 
 // benchDetectStages times each GPU stage of dt's DetectWindow of win and
@@ -404,13 +409,13 @@ func benchDetectStages(dt *detect.Detector, win *compute.Window, reps int, g *de
 	strong, nd := float64(st.Strong), float64(st.Spikes)
 	span := float64(2*prm.NT0Min + 1)
 	floors := []float64{
-		max(float64(C*T*4+C*Ti*(K+1)*4)/gpuBytesPerSec, float64(C*K*Ti*nt)/gpuFMAPerSec), // filter bank
-		float64(C*Ti*4)/gpuBytesPerSec + strong*12/gpuBytesPerSec,                        // centres: M once, the strong list
-		strong * (12 + span*4) / gpuBytesPerSec,                                          // paint
-		strong * 16 / gpuBytesPerSec,                                                     // local max: the list and the own row
-		strong * (12 + span*4) / gpuBytesPerSec,                                          // clear
-		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec,                       // records
-		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                                             // download at the pinned rate
+		max(float64(C*T*4+C*Ti*(K+1)*4)/gpuBytesPerSec, float64(C*K*Ti*nt)/gpuTensorFMAPerSec), // filter bank
+		float64(C*Ti*4)/gpuBytesPerSec + strong*12/gpuBytesPerSec,                              // centres: M once, the strong list
+		strong * (12 + span*4) / gpuBytesPerSec,                                                // paint
+		strong * 16 / gpuBytesPerSec,                                                           // local max: the list and the own row
+		strong * (12 + span*4) / gpuBytesPerSec,                                                // clear
+		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec,                             // records
+		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                                                   // download at the pinned rate
 	}
 	fmt.Fprintf(cmdOut, "\nGPU detection stages, one window: %d centres, %d strong points, %d spikes; medians of %d\n", g.F(), st.Strong, st.Spikes, reps)
 	fmt.Fprintf(cmdOut, "%-14s %10s %10s %9s\n", "stage", "ms", "floor ms", "fraction")

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"dspk/compute"
+	"dspk/detect"
+	"dspk/pipeline"
+	"dspk/recording"
+)
+
+// benchWholeFile runs the whole of dspk detect on the recording at path
+// on dev — whitening, template learning and detection passes — with a
+// sink that discards the spikes, and prints each pass's time and
+// throughput next to the time the window loader alone takes to read the
+// same windows with the same readers, and the fixed costs (building the
+// pipeline: kernels compiled, buffers allocated) apart.
+func benchWholeFile(path string, dev *compute.Device) error {
+	if path == "" {
+		return usagef("-ops file needs -file PATH")
+	}
+	var in inputFlags
+	rec, pr, err := in.open(path)
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	cfg := pipeline.DefaultConfig()
+	t0 := time.Now()
+	p, err := pipeline.New(dev, rec, pr, cfg)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	build := time.Since(t0)
+	t1 := time.Now()
+	sum, err := p.Run(context.Background(), discardSink{}, pipeline.RunOptions{Device: dev.Spec()})
+	if err != nil {
+		return err
+	}
+	run := time.Since(t1)
+	sched := p.Schedule()
+	secs := float64(sched.End-sched.Start) / rec.SampleRate()
+	bytes := float64(sched.End-sched.Start) * float64(rec.Channels()) * 2
+
+	readers := pipeline.Readers()
+	t2 := time.Now()
+	ld := recording.NewLoader(rec, sched, recording.LoaderOptions{InFlight: 2, Readers: readers})
+	for {
+		b, err := ld.Next(context.Background())
+		if err != nil {
+			ld.Close()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			return err
+		}
+		ld.Release(b)
+	}
+	load := time.Since(t2)
+
+	where := dev.Spec()
+	row("pipeline set-up (kernels, buffers)", where, build, "fixed cost")
+	for _, pass := range []string{"whitening", "templates", "detection"} {
+		d := p.Timings[pass]
+		n := len(p.StatWindows())
+		if pass == "detection" {
+			n = sched.Windows
+		}
+		row(fmt.Sprintf("%s pass, %d windows", pass, n), where, d, fmt.Sprintf("%.0f× real time", secs/d.Seconds()))
+	}
+	row(fmt.Sprintf("whole run, %d spikes", sum.Spikes), where, run, fmt.Sprintf("%.0f× real time", secs/run.Seconds()))
+	row(fmt.Sprintf("loader alone, %d windows, %d readers", sched.Windows, readers), "cpu", load,
+		fmt.Sprintf("%.2f GB/s, %.0f× real time", bytes/load.Seconds()/1e9, secs/load.Seconds()))
+	det := p.Timings["detection"]
+	limit := "the device (or the host between its windows)"
+	if det < load*11/10 {
+		limit = "reading the file"
+	}
+	fmt.Fprintf(cmdOut, "detection pass / loader alone: %.2f (limit: %s)\n", det.Seconds()/load.Seconds(), limit)
+	return nil
+}
+
+// discardSink is a pipeline.Sink that keeps nothing.
+type discardSink struct{}
+
+func (discardSink) Begin(*pipeline.RunInfo) error                 { return nil }
+func (discardSink) Window(recording.Window, *detect.Spikes) error { return nil }
+func (discardSink) End(*pipeline.Summary) error                   { return nil }
