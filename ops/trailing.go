@@ -173,37 +173,21 @@ const (
 //
 //	dst[r*n+t] = (src[r*n+t-k+1] + … + src[r*n+t]) / k,  k = min(t+1, cf)
 //
-// Any n ≥ 1 and cf ≥ 1 are allowed: cf = 1 copies (exactly whenever the
-// difference below is exact), cf ≥ n gives the running prefix mean. The
-// window sum is carried in float64 and updated with the difference
-// x[t] − x[t−cf] of float32-representable samples, which is exact when
-// their exponents differ by less than 29 (always for data converted from
-// integers of up to 24 bits, such as recordings); its
-// rounding error grows only like √n·2⁻⁵³ relative to the window sums, so
-// every float32 output is the correctly rounded mean for all practical
-// lengths (10⁷ samples: within 10⁻⁸ of the exact mean in units of the
-// data). The mean is rounded to the storage type once (round-to-odd to
-// float32, then to nearest even for Float16 and BFloat16, which equals a
-// single rounding).
-//
+// Any n ≥ 1 and cf ≥ 1 are allowed: cf = 1 copies, cf ≥ n gives the
+// running prefix mean. The window sum is carried in float64 and updated
+// with the difference x[t] − x[t−cf], exact for samples whose exponents
+// differ by less than 29 (always for data converted from integers of up
+// to 24 bits), so every float32 output is the correctly rounded mean for
+// all practical lengths; the mean is rounded to the storage type once.
 // For Float16 and BFloat16 on CPUs with AVX-512 (DQ, and BF16 for
-// BFloat16) the positions t ≥ cf are computed in float32 lanes, sixteen
-// positions (BFloat16: sixteen pairs) a vector, with the window sum still
-// carried in float64 (trailing_lanes.go):
-// the float32 mean is rounded once to 16 bits, and differs from the
-// correctly rounded mean by one 16-bit unit where the exact mean lies
-// within that float32 mean's error (a few float32 ulps of the data
-// magnitude) of a 16-bit rounding midpoint: 0.04 % of float16 and 0.007 %
-// of bfloat16 outputs of N(0, 1) data with cf = 100, none on data with a
-// DC offset (mean 1000, SD 1, 10⁷ samples). Positions t < cf, cf = 1, and
-// 4096-position chunks whose float32 means overflow or are subnormal use
-// the float64 path.
+// BFloat16) the positions t ≥ cf are computed in float32 lanes
+// (trailing_lanes.go) and may differ from the correctly rounded mean by
+// one 16-bit unit (0.04 % of float16 and 0.007 % of bfloat16 outputs of
+// N(0, 1) data with cf = 100; none with a DC offset).
 //
 // Samples are expected to be finite: a NaN or ±Inf makes every output whose
 // window holds it non-finite, and may do the same to later outputs of its
-// row (the running sum cannot forget it).
-//
-// dst and src may be the same slice (in place), but must not otherwise
+// row. dst and src may be the same slice (in place), but must not otherwise
 // overlap. Rows, and for few long rows segments of rows, are spread over
 // GOMAXPROCS goroutines. CausalTrailingMean panics if rows, n or cf is
 // negative, cf is zero, len(dst) or len(src) is not rows·n, or dst and src

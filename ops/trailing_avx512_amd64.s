@@ -2,9 +2,11 @@
 
 #include "textflag.h"
 
-// AVX-512 kernels of the causal trailing mean: the same operations as the
-// AVX2 and Go kernels (trailing_kernels.go), eight float64 lanes per
-// instruction, one block of eight positions per loop iteration.
+// AVX-512 kernels of the causal trailing mean for float32 and bfloat16:
+// the same operations as the AVX2 and Go kernels (trailing_kernels.go),
+// eight float64 lanes per instruction, one block of eight positions per
+// loop iteration. (Binary16 has the float32-lane kernel and the AVX2
+// kernels, which give the bits these would.)
 //
 // Register use:
 //	Z0	carried window sum c, broadcast
@@ -15,7 +17,6 @@
 //	Z11	permutation [3, …, 3]; with K2 = 0xf0 (zeroing): [0, 0, 0, 0, p3, …]
 //	Z12	permutation [7, …, 7]
 //	Z13	warm: 8.0 broadcast
-//	Y14	int32 ones
 //	Z15	zero
 //	Z16, Z17	bfloat16 store: exponent clamps −126 and 200
 
@@ -54,10 +55,6 @@ GLOBL iota8<>(SB), RODATA|NOPTR, $64
 DATA eight8<>+0(SB)/8, $8.0
 GLOBL eight8<>(SB), RODATA|NOPTR, $8
 
-
-
-
-
 // SETUP loads the permutations, masks and small constants.
 #define SETUP \
 	VXORPD Z15, Z15, Z15 \
@@ -68,8 +65,6 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; KMOVW AX, K1 \
 	; MOVL $0xf0, AX \
 	; KMOVW AX, K2 \
-	; VPCMPEQD Y14, Y14, Y14 \
-	; VPSRLD $31, Y14, Y14 \
 	; VBROADCASTSD expLo<>(SB), Z16 \
 	; VBROADCASTSD expHi<>(SB), Z17
 
@@ -98,21 +93,9 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VPSLLD $16, Y, Y \
 	; VCVTPS2PD Y, Z
 
-#define LOADZ_F16(P, Z, Y) \
-	VCVTPH2PS (P), Y \
-	; VCVTPS2PD Y, Z
-
 #define STOREZ_F32(P) \
 	VCVTPD2PS Z2, Y2 \
 	; VMOVUPS Y2, (P)
-
-// ODDZ rounds the eight means in Z2 to float32 with round-to-odd into Y4:
-// truncate, then set the last bit where the truncation was inexact.
-#define ODDZ \
-	VCVTPD2PS.RZ_SAE Z2, Y4 \
-	; VCVTPS2PD Y4, Z6 \
-	; VCMPPD $12, Z6, Z2, K3 \
-	; VPORD Y14, Y4, K3, Y4
 
 // STOREZ_BF16 rounds the eight means in Z2 to bfloat16 at P, correctly
 // (nearest even, subnormals included) in the float64 domain: with
@@ -132,11 +115,6 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VPSRLD $16, Y6, Y6 \
 	; VPMOVDW Y6, X6 \
 	; VMOVDQU X6, (P)
-
-#define STOREZ_F16(P) \
-	ODDZ \
-	; VCVTPS2PH $0, Y4, X4 \
-	; VMOVDQU X4, (P)
 
 #define STEADYZ_PROLOGUE \
 	MOVQ y+0(FP), DI \
@@ -225,44 +203,6 @@ loop:
 	VDIVPD Z1, Z2, Z2
 	VADDPD Z13, Z1, Z1
 	STOREZ_BF16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// func steadyF16AVX512(y, x, lag *Float16, n int, s, inv float64) float64
-TEXT ·steadyF16AVX512(SB), NOSPLIT, $0-56
-	STEADYZ_PROLOGUE
-
-loop:
-	LOADZ_F16(SI, Z2, Y2)
-	LOADZ_F16(DX, Z3, Y3)
-	VSUBPD Z3, Z2, Z2
-	SCAN8Z
-	VMULPD Z1, Z2, Z2
-	STOREZ_F16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
-
-// func warmF16AVX512(y, x *Float16, n int, s, c0 float64) float64
-TEXT ·warmF16AVX512(SB), NOSPLIT, $0-48
-	WARMZ_PROLOGUE
-
-loop:
-	LOADZ_F16(SI, Z2, Y2)
-	SCAN8Z
-	VDIVPD Z1, Z2, Z2
-	VADDPD Z13, Z1, Z1
-	STOREZ_F16(DI)
 	ADDQ $16, SI
 	ADDQ $16, DI
 	SUBQ $8, CX

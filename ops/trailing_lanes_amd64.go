@@ -2,11 +2,11 @@
 
 package ops
 
-// The AVX-512 float32-lane kernels (trailing_lanes_amd64.s) replace the
-// float64-lane AVX-512 steady kernels for 16-bit storage where the CPU also
-// has AVX-512 DQ (VFPCLASSPS) and, for bfloat16, AVX512_BF16
-// (VCVTNEPS2BF16). The AVX2 and plain Go kernel sets keep the float64 lanes
-// and round every mean correctly.
+// The AVX-512 float32-lane kernels (trailing_lanes_amd64.s) are the steady
+// state of 16-bit storage in the AVX-512 kernel set where the CPU also has
+// AVX-512 DQ (VFPCLASSPS) and, for bfloat16, AVX512_BF16 (VCVTNEPS2BF16).
+// The AVX2 and plain Go kernel sets keep the float64 lanes and round every
+// mean correctly.
 
 // hasAVX512DQ reports AVX-512 DQ (CPUID leaf 7, EBX bit 17).
 func hasAVX512DQ() bool
@@ -37,12 +37,13 @@ func steadyF16Lanes512Go(y, x, lag []Float16, s float64, inv float32) (float64, 
 	return steadyF16Lanes512(&y[0], &x[0], &lag[0], len(y), s, inv)
 }
 
-// The float64-lane AVX-512 kernels finish the tails and redo flagged chunks;
-// they give the bits of the Go kernels the model uses (TestAsmLikeGo).
+// The float64-lane kernels (binary16: AVX2, bfloat16: AVX-512) finish the
+// tails and redo flagged chunks; they give the bits of the Go kernels the
+// model uses (TestAsmLikeGo).
 func init() {
 	if lanesF16 {
 		kernelsF16[isaAVX512].steady = func(y, x, lag []Float16, s, inv float64) float64 {
-			return steadyLanes(steadyF16Lanes512Go, steadyF16Asm512, y, x, lag, s, inv)
+			return steadyLanes(steadyF16Lanes512Go, steadyF16Asm, y, x, lag, s, inv)
 		}
 	}
 	if lanesBF16 {
