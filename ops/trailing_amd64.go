@@ -31,7 +31,7 @@ var (
 	kernelsF16 = [...]*kernel[Float16]{
 		isaGo:     &kernelF16Go,
 		isaAVX2:   {steady: steadyF16Asm, warm: warmF16Asm, sum: sumF16},
-		isaAVX512: {steady: steadyF16Asm, warm: warmF16Asm, sum: sumF16}, // the lanes' steady state (trailing_lanes_amd64.go)
+		isaAVX512: {steady: steadyF16Asm, warm: warmF16Asm, sum: sumF16}, // steady: float32 lanes with DQ
 	}
 	kernelsBF16 = [...]*kernel[BFloat16]{
 		isaGo:     &kernelBF16Go,
@@ -80,7 +80,6 @@ func steadyBF16AVX512(y, x, lag *BFloat16, n int, s, inv float64) float64
 
 //go:noescape
 func warmBF16AVX512(y, x *BFloat16, n int, s, c0 float64) float64
-
 
 var (
 	steadyF32Asm     = steadyAsm(steadyF32AVX2, steadyF32Go)
