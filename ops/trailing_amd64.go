@@ -2,6 +2,8 @@
 
 package ops
 
+import "golang.org/x/sys/cpu"
+
 // The AVX2 (trailing_amd64.s) and AVX-512 (trailing_avx512_amd64.s)
 // kernels process blocks of eight positions with exactly the operations of
 // the Go kernels (trailing_kernels.go); the wrappers below hand them the
@@ -11,12 +13,14 @@ package ops
 // in the float64 domain, which is exact except for float32-subnormal means
 // (|v| < 2⁻¹²⁶, bfloat16 subnormals); everything else rounds like Go.
 
-// bestISA is the best kernel set this CPU supports.
+// bestISA is the best kernel set this CPU supports (x/sys/cpu also checks
+// that the OS saves the YMM, ZMM and opmask state).
 var bestISA = func() isa {
+	x := cpu.X86
 	switch {
-	case !hasAVX2F16C():
+	case !(x.HasAVX && x.HasAVX2 && x.HasF16C):
 		return isaGo
-	case !hasAVX512():
+	case !(x.HasAVX512 && x.HasAVX512BW && x.HasAVX512VL):
 		return isaAVX2
 	}
 	return isaAVX512
@@ -39,13 +43,6 @@ var (
 		isaAVX512: {steady: steadyBF16Asm512, warm: warmBF16Asm512, sum: sumBF16},
 	}
 )
-
-// hasAVX512 reports AVX-512 F, BW and VL and OS support for the opmask and
-// ZMM state (trailing_avx512_amd64.s).
-func hasAVX512() bool
-
-// hasAVX2F16C reports AVX, AVX2, F16C and OS support for YMM state.
-func hasAVX2F16C() bool
 
 // The assembly kernels take n > 0, a multiple of 8, and the carried sum s
 // and return it; steady kernels multiply by inv, warm kernels divide by the

@@ -311,39 +311,3 @@ loop:
 	VMOVSD X0, ret+40(FP)
 	VZEROUPPER
 	RET
-
-// func hasAVX2F16C() bool
-TEXT ·hasAVX2F16C(SB), NOSPLIT, $0-1
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JB   no
-
-	// Leaf 1, ECX: OSXSAVE (27), AVX (28), F16C (29).
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x38000000, CX
-	CMPL CX, $0x38000000
-	JNE  no
-
-	// XCR0: the OS saves XMM (bit 1) and YMM (bit 2) state.
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  no
-
-	// Leaf 7, EBX: AVX2 (5).
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x20, BX
-	JZ   no
-	MOVB $1, ret+0(FP)
-	RET
-
-no:
-	MOVB $0, ret+0(FP)
-	RET

@@ -210,34 +210,3 @@ loop:
 	VMOVSD X0, ret+40(FP)
 	VZEROUPPER
 	RET
-
-// func hasAVX512() bool: AVX512F, BW and VL, and OS support for opmask and
-// ZMM state (XCR0 bits 5–7 besides 1–2).
-TEXT ·hasAVX512(SB), NOSPLIT, $0-1
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JB   no
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x08000000, CX
-	JZ   no
-	XORL CX, CX
-	XGETBV
-	ANDL $0xe6, AX
-	CMPL AX, $0xe6
-	JNE  no
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0xc0010000, BX
-	CMPL BX, $0xc0010000
-	JNE  no
-	MOVB $1, ret+0(FP)
-	RET
-
-no:
-	MOVB $0, ret+0(FP)
-	RET
