@@ -85,7 +85,9 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VADDPD Z5, Z2, Z2 \
 	; VADDPD Z6, Z0, Z0
 
-#define LOADZ_F32(P, Z) \
+// LOADZ_F32 and LOADZ_BF16 read eight samples at P as float64 into Z (Y:
+// scratch of the bfloat16 widening).
+#define LOADZ_F32(P, Z, Y) \
 	VCVTPS2PD (P), Z
 
 #define LOADZ_BF16(P, Z, Y) \
@@ -135,78 +137,58 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VBROADCASTSD eight8<>(SB), Z13 \
 	; SETUP
 
+// STEADYZ is the body of a steady kernel over blocks of eight positions:
+// the samples at SI minus the lagged samples at DX, their running sums
+// times 1/cf, stored at DI (LOADZ and STOREZ of the storage type, STEP
+// its bytes per block); it returns the carried sum.
+#define STEADYZ(LOAD, STORE, STEP) \
+	STEADYZ_PROLOGUE \
+	; loop: \
+	LOAD(SI, Z2, Y2) \
+	; LOAD(DX, Z3, Y3) \
+	; VSUBPD Z3, Z2, Z2 \
+	; SCAN8Z \
+	; VMULPD Z1, Z2, Z2 \
+	; STORE(DI) \
+	; ADDQ STEP, SI \
+	; ADDQ STEP, DX \
+	; ADDQ STEP, DI \
+	; SUBQ $8, CX \
+	; JNZ loop \
+	; VMOVSD X0, ret+48(FP) \
+	; VZEROUPPER \
+	; RET
+
+// WARMZ is the body of a warm kernel: the running sums of the samples at
+// SI divided by their window counts, stored at DI.
+#define WARMZ(LOAD, STORE, STEP) \
+	WARMZ_PROLOGUE \
+	; loop: \
+	LOAD(SI, Z2, Y2) \
+	; SCAN8Z \
+	; VDIVPD Z1, Z2, Z2 \
+	; VADDPD Z13, Z1, Z1 \
+	; STORE(DI) \
+	; ADDQ STEP, SI \
+	; ADDQ STEP, DI \
+	; SUBQ $8, CX \
+	; JNZ loop \
+	; VMOVSD X0, ret+40(FP) \
+	; VZEROUPPER \
+	; RET
+
 // func steadyF32AVX512(y, x, lag *float32, n int, s, inv float64) float64
 TEXT ·steadyF32AVX512(SB), NOSPLIT, $0-56
-	STEADYZ_PROLOGUE
-
-loop:
-	LOADZ_F32(SI, Z2)
-	LOADZ_F32(DX, Z3)
-	VSUBPD Z3, Z2, Z2
-	SCAN8Z
-	VMULPD Z1, Z2, Z2
-	STOREZ_F32(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
+	STEADYZ(LOADZ_F32, STOREZ_F32, $32)
 
 // func warmF32AVX512(y, x *float32, n int, s, c0 float64) float64
 TEXT ·warmF32AVX512(SB), NOSPLIT, $0-48
-	WARMZ_PROLOGUE
-
-loop:
-	LOADZ_F32(SI, Z2)
-	SCAN8Z
-	VDIVPD Z1, Z2, Z2
-	VADDPD Z13, Z1, Z1
-	STOREZ_F32(DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
+	WARMZ(LOADZ_F32, STOREZ_F32, $32)
 
 // func steadyBF16AVX512(y, x, lag *BFloat16, n int, s, inv float64) float64
 TEXT ·steadyBF16AVX512(SB), NOSPLIT, $0-56
-	STEADYZ_PROLOGUE
-
-loop:
-	LOADZ_BF16(SI, Z2, Y2)
-	LOADZ_BF16(DX, Z3, Y3)
-	VSUBPD Z3, Z2, Z2
-	SCAN8Z
-	VMULPD Z1, Z2, Z2
-	STOREZ_BF16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
+	STEADYZ(LOADZ_BF16, STOREZ_BF16, $16)
 
 // func warmBF16AVX512(y, x *BFloat16, n int, s, c0 float64) float64
 TEXT ·warmBF16AVX512(SB), NOSPLIT, $0-48
-	WARMZ_PROLOGUE
-
-loop:
-	LOADZ_BF16(SI, Z2, Y2)
-	SCAN8Z
-	VDIVPD Z1, Z2, Z2
-	VADDPD Z13, Z1, Z1
-	STOREZ_BF16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
+	WARMZ(LOADZ_BF16, STOREZ_BF16, $16)
