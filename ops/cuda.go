@@ -23,7 +23,7 @@ var trailingMeanIO string
 // TrailingMeanCUDA is the CUDA C source of the GPU back end of TrailingMean:
 // kernels/trailing_mean.cu with its include of kernels/trailing_mean_io.cuh
 // expanded (NVRTC compiles one source). Its header comment documents the
-// numerics, the launch geometry and the entry points.
+// entry points, the launch geometry and, in short, the numerics.
 var TrailingMeanCUDA = strings.Replace(trailingMeanCU, `#include "trailing_mean_io.cuh"`+"\n", trailingMeanIO, 1)
 
 // Launch constants of TrailingMeanCUDA (CTM_CHUNK, CTM_ITEMS_F32 and

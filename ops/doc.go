@@ -16,7 +16,8 @@
 //   - CPU (trailing*.go): CausalTrailingMean, one fused pass (a running
 //     window sum in float64) over rows and row segments spread over
 //     goroutines, with AVX-512 or AVX2 kernels on amd64 and the plain Go
-//     kernels elsewhere; every float32 output is correctly rounded.
+//     kernels elsewhere; float32 outputs are correctly rounded for all
+//     practical row lengths.
 //   - CUDA (cuda.go, kernels/trailing_mean.cu): one kernel launch per call
 //     in compensated float32 arithmetic, within a few float32 units of the
 //     magnitudes in a 2048-sample chunk.
