@@ -53,12 +53,6 @@ func (d *Device) Spec() string { return d.spec }
 // Reason returns why Open chose the device ("requested" unless "auto").
 func (d *Device) Reason() string { return d.reason }
 
-// CUDA returns the bindings' handle of a CUDA device (nil for the CPU),
-// for the one package, ops, whose GPU code still calls the bindings
-// directly. Algorithm packages use [Device.Do] and compute's types; this
-// method goes once ops does too.
-func (d *Device) CUDA() *cuda.Device { return d.gpu }
-
 // GPU returns the description of a CUDA device's GPU; the zero GPUInfo for
 // the CPU.
 func (d *Device) GPU() GPUInfo {

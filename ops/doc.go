@@ -1,33 +1,28 @@
 // Package ops provides general streaming operations on rows of samples, first
-// of them the causal trailing mean CausalTrailingMean, together with the
-// float16 and bfloat16 storage types they accept.
+// of them the causal trailing mean, together with the float16 and bfloat16
+// storage types they accept.
 //
-// # Causal trailing mean
-//
-// For each row x of a row-major [rows, n] array, CausalTrailingMean writes
+// For each row x of a row-major [rows, n] array the causal trailing mean is
 //
 //	h[t] = (x[max(0, t-cf+1)] + … + x[t]) / min(t+1, cf)
 //
-// the mean over the last cf samples, where early samples are divided by the
-// number of samples that really exist rather than by cf. cf = 1 is the
-// identity and cf ≥ n is the running prefix mean. Storage may be float32,
-// Float16 or BFloat16; sums are carried in float64 (exact differences of
-// float32 samples, no growth of the error with the row length) and each
-// output is rounded to the storage type once (for the 16-bit types on
-// AVX-512 CPUs, the mean of float32 lanes with a float64 carry is rounded:
-// see CausalTrailingMean).
+// the mean over the last cf samples, early samples divided by the number of
+// samples that really exist. Storage may be float32, Float16 or BFloat16.
 //
-// CausalTrailingMean is the fused single pass (running window sum updated
-// with x[t] − x[t−cf]), rows and row segments spread over goroutines, with
-// AVX-512 or AVX2 kernels on amd64 and plain Go kernels elsewhere;
+// TrailingMean is the op on any device (NewTrailingMean(dev, rows, n, cf),
+// Apply on host slices, ApplyDevice on GPU arrays, Close). Its back ends sit
+// side by side:
+//
+//   - CPU (trailing*.go): CausalTrailingMean, one fused pass (a running
+//     window sum in float64) over rows and row segments spread over
+//     goroutines, with AVX-512 or AVX2 kernels on amd64 and the plain Go
+//     kernels elsewhere; float32 outputs are correctly rounded for all
+//     practical row lengths.
+//   - CUDA (cuda.go, kernels/trailing_mean.cu): one kernel launch per call
+//     in compensated float32 arithmetic, within a few float32 units of the
+//     magnitudes in a 2048-sample chunk.
+//
 // CausalTrailingMeanRef is the plain float64 definition, the reference the
-// tests hold it to.
-//
-// On a CUDA GPU, GPUTrailingMean (NewGPUTrailingMean) computes the same
-// means in one kernel launch on device arrays, in float32 arithmetic
-// compensated where errors would grow along the row (within a few float32
-// units of the magnitudes in a 2048-sample chunk, not always correctly
-// rounded); the CUDA C source is embedded as TrailingMeanCUDA and
-// documented at the top of kernels/trailing_mean.cu. BenchTrailingMean
-// measures either against a copy of the same bytes, for "dspk bench".
+// tests hold both back ends to. docs/perf-ops.md and docs/perf-gpu-ops.md
+// give the designs and the measurements.
 package ops

@@ -26,3 +26,22 @@ func ExampleCausalTrailingMean() {
 	// [10 5 10 6.6666665 16.666666]
 	// 1 1.5 3
 }
+
+func ExampleTrailingMean() {
+	// The op on a device: the CPU here (nil or compute.Open("cpu")); with
+	// a CUDA device from compute.Open("cuda:0") the same calls run one
+	// kernel launch each.
+	tm, err := ops.NewTrailingMean[float32](nil, 1, 6, 2)
+	if err != nil {
+		panic(err)
+	}
+	defer tm.Close()
+	x := []float32{2, 4, 6, 8, 10, 12}
+	y := make([]float32, len(x))
+	if err := tm.Apply(y, x); err != nil {
+		panic(err)
+	}
+	fmt.Println(y)
+	// Output:
+	// [2 3 5 7 9 11]
+}

@@ -2,10 +2,11 @@ package ops
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"dspk/compute"
-	"dspk/internal/cuda"
 )
 
 // GPU benchmarks of the kernels the product launches. Every timed call
@@ -16,7 +17,7 @@ import (
 // bytes with cuMemcpyDtoDAsync, the floor the kernels are held to.
 
 // gpuBenchCase is one benchmarked configuration: a shape, a storage type
-// and the kernel (the one NewGPUTrailingMean launches unless forced).
+// and the kernel (the one NewTrailingMean launches unless forced).
 type gpuBenchCase struct {
 	rows, n, cf int
 	storage     string
@@ -73,22 +74,22 @@ func BenchmarkGPUTrailingMean(b *testing.B) {
 // the kernel's registers and spills and its resident blocks per
 // multiprocessor.
 func benchGPU[T Storage](b *testing.B, bc gpuBenchCase) {
-	gpuDo(b, func(c *cuda.Ctx) error {
-		k := gpuKernelFor[T](bc.cf)
-		if bc.force {
-			k = bc.kernel
-		}
-		g, err := newGPUTrailingMean[T](c, bc.rows, bc.n, bc.cf, k)
-		if err != nil {
-			return err
-		}
-		defer g.Free(c)
-		f := g.fused.Function()
+	k := gpuKernelFor[T](bc.cf)
+	if bc.force {
+		k = bc.kernel
+	}
+	g, err := newTrailingMean[T](gpuDevice(b), bc.rows, bc.n, bc.cf, k)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer g.Close()
+	gpuDo(b, func(c *compute.Ctx) error {
+		f := g.gpu.fused.Kernel()
 		attr, err := f.Attributes()
 		if err != nil {
 			return err
 		}
-		resident, err := f.MaxActiveBlocks(g.threads, 0)
+		resident, err := f.MaxActiveBlocks(g.gpu.threads, 0)
 		if err != nil {
 			return err
 		}
@@ -105,7 +106,7 @@ func benchGPU[T Storage](b *testing.B, bc gpuBenchCase) {
 		b.ReportMetric(float64(attr.Registers), "regs")
 		b.ReportMetric(float64(attr.LocalBytes), "local-B")
 		b.ReportMetric(float64(resident), "blocks/SM")
-		b.Logf("%s kernel", g.Kernel())
+		b.Logf("%s kernel", g.kernelName())
 		return nil
 	})
 }
@@ -116,7 +117,7 @@ func benchGPU[T Storage](b *testing.B, bc gpuBenchCase) {
 func BenchmarkGPUCopy2GiB(b *testing.B) {
 	bytes := 1 << 30
 	bytes <<= 1 // 2 GiB; not a constant, so that 32-bit builds still compile
-	gpuDo(b, func(c *cuda.Ctx) error {
+	gpuDo(b, func(c *compute.Ctx) error {
 		x, err := c.Alloc(bytes)
 		if err != nil {
 			return err
@@ -140,39 +141,95 @@ func BenchmarkGPUCopy2GiB(b *testing.B) {
 	})
 }
 
-// TestGPUBenchTrailingMean runs the "dspk bench" hook on the GPU.
-func TestGPUBenchTrailingMean(t *testing.T) {
-	gpuDevice(t)
-	dev, _, err := compute.Open("cuda:0")
-	if err != nil {
-		t.Fatal(err)
+// benchInput returns N pseudo-normal samples of mean 1000 and SD 1 rounded
+// to T, the same for every call.
+func benchInput[T Storage](N int) []T {
+	rng := rand.New(rand.NewPCG(uint64(N), 1000))
+	x := make([]float64, N)
+	for i := range x {
+		x[i] = 1000 + rng.NormFloat64()
 	}
-	defer dev.Close()
-	for _, st := range []string{"float32", "bf16", "f16"} {
-		gbps, cp, err := BenchTrailingMean(dev, 256, 8192, 100, st, 3)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("%s [256, 8192]: %.0f GB/s, copy %.0f GB/s", st, gbps, cp)
-		if !(gbps > 0 && cp > 0) {
-			t.Errorf("%s: rates %v, %v", st, gbps, cp)
-		}
-	}
+	return toStorage[T](x)
 }
 
-// TestBenchTrailingMeanCPU runs the "dspk bench" hook on the CPU (a nil
-// device) and checks its argument errors.
-func TestBenchTrailingMeanCPU(t *testing.T) {
-	gbps, cp, err := BenchTrailingMean(nil, 8, 4096, 100, "bfloat16", 1)
-	if err != nil || !(gbps > 0 && cp > 0) {
-		t.Fatalf("BenchTrailingMean: %v, %v, %v", gbps, cp, err)
+// gpuFlushBytes is the size of the buffer written before each timed call to
+// evict the previous call's data from the L2 cache (50 MB on an H200).
+const gpuFlushBytes = 256 << 20
+
+// gpuTimes uploads x, the input of g, and returns the median seconds per
+// call of g.ApplyDevice into a second array and of a device-to-device copy
+// of the same bytes (gpuMedian).
+func gpuTimes[T Storage](c *compute.Ctx, g *TrailingMean[T], x []T, reps int) (fused, cp float64, err error) {
+	bx, err := c.Alloc(g.bytes())
+	if err != nil {
+		return 0, 0, err
 	}
-	for _, bad := range []struct {
-		storage          string
-		rows, n, cf, rep int
-	}{{"float64", 1, 1, 1, 1}, {"f32", 0, 1, 1, 1}, {"f32", 1, 1, 0, 1}, {"f32", 1, 1, 1, 0}} {
-		if _, _, err := BenchTrailingMean(nil, bad.rows, bad.n, bad.cf, bad.storage, bad.rep); err == nil {
-			t.Errorf("%+v: no error", bad)
+	defer c.Free(bx)
+	by, err := c.Alloc(g.bytes())
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Free(by)
+	if err := compute.Upload(c, bx.Ptr, x); err != nil {
+		return 0, 0, err
+	}
+	if fused, err = gpuMedian(c, reps, func() error { return g.ApplyDevice(c, by.Ptr, bx.Ptr) }); err != nil {
+		return 0, 0, err
+	}
+	cp, err = gpuMedian(c, reps, func() error { return c.CopyDtoD(by.Ptr, bx.Ptr, g.bytes()) })
+	return fused, cp, err
+}
+
+// gpuMedian runs fn once to warm up, then reps times, each after a write of
+// gpuFlushBytes (so that no call finds its data in the L2 cache) and
+// between two CUDA events, and returns the median time in seconds.
+func gpuMedian(c *compute.Ctx, reps int, fn func() error) (sec float64, err error) {
+	flush, err := c.Alloc(gpuFlushBytes)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Free(flush)
+	ev := make([]compute.Event, 0, 2*reps)
+	defer func() {
+		for _, e := range ev {
+			c.DestroyEvent(e)
+		}
+	}()
+	for range 2 * reps {
+		e, err := c.NewEvent()
+		if err != nil {
+			return 0, err
+		}
+		ev = append(ev, e)
+	}
+	if err := fn(); err != nil {
+		return 0, err
+	}
+	for i := range reps {
+		if err := c.Memset32(flush.Ptr, uint32(i), flush.Bytes/4); err != nil {
+			return 0, err
+		}
+		if err := c.Record(ev[2*i]); err != nil {
+			return 0, err
+		}
+		if err := fn(); err != nil {
+			return 0, err
+		}
+		if err := c.Record(ev[2*i+1]); err != nil {
+			return 0, err
 		}
 	}
+	if err := c.Sync(); err != nil {
+		return 0, err
+	}
+	ms := make([]float64, reps)
+	for i := range ms {
+		v, err := c.Elapsed(ev[2*i], ev[2*i+1])
+		if err != nil {
+			return 0, err
+		}
+		ms[i] = float64(v)
+	}
+	slices.Sort(ms)
+	return ms[reps/2] / 1e3, nil
 }

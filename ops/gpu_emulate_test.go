@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -11,22 +12,43 @@ import (
 	"unsafe"
 )
 
-// TestTrailingMeanCUDAEmulated runs the CUDA kernels of
-// kernels/trailing_mean.cu as the product builds and launches them on the
-// CPU, compiled as C++ with testdata/emulate.h (a block's threads as
-// fibers, warp shuffles through barriers, blocks one after another), and
-// checks them against the float64 reference like the GPU tests do. It
-// needs g++ (C++20) and skips without it; it checks indexing, unaligned
-// paths, rounding and the look-back protocol on every machine, not
-// concurrency or speed.
+// TestTrailingMeanCUDAEmulated runs the CUDA kernels on the CPU as the
+// product builds and launches them: TrailingMeanCUDA, the one source NVRTC
+// compiles, is compiled as C++ with testdata/emulate.h (a block's threads
+// as fibers, warp shuffles through barriers, blocks one after another) and
+// each kernel family is launched with the host's grid and block; the
+// results are checked against the float64 reference like the GPU tests
+// do. It needs g++ (C++20) and skips without it; it checks indexing,
+// unaligned paths, rounding and the look-back protocol on every machine,
+// not concurrency or speed.
 func TestTrailingMeanCUDAEmulated(t *testing.T) {
 	gxx, err := exec.LookPath("g++")
 	if err != nil {
 		t.Skip("no g++: the CUDA kernels are not emulated")
 	}
-	exe := filepath.Join(t.TempDir(), "emulate")
+	// dir/testdata/emulate.cc includes ../kernels/trailing_mean.cu: there,
+	// the product's source string.
+	dir := t.TempDir()
+	files := map[string][]byte{"kernels/trailing_mean.cu": []byte(TrailingMeanCUDA)}
+	for _, f := range []string{"emulate.cc", "emulate.h"} {
+		b, err := os.ReadFile(filepath.Join("testdata", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["testdata/"+f] = b
+	}
+	for name, b := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(dir, "emulate")
 	cmd := exec.Command(gxx, "-std=c++20", "-O1", "-o", exe, "emulate.cc")
-	cmd.Dir = "testdata"
+	cmd.Dir = filepath.Join(dir, "testdata")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the emulator: %v\n%s", err, out)
 	}

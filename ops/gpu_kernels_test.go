@@ -30,7 +30,7 @@ func TestTrailingMeanCUDASource(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		goV  int
-	}{{"CTM_CHUNK", TrailingMeanChunk}, {"CTM_ITEMS_F32", trailingMeanItems32}, {"CTM_ITEMS_16", trailingMeanItems16}} {
+	}{{"CTM_CHUNK", gpuChunk}, {"CTM_ITEMS_F32", gpuItems32}, {"CTM_ITEMS_16", gpuItems16}} {
 		if got := define(c.name); got != c.goV {
 			t.Errorf("%s = %d, the Go side has %d", c.name, got, c.goV)
 		}
@@ -51,7 +51,7 @@ func TestTrailingMeanCUDASource(t *testing.T) {
 	}
 	if !strings.Contains(src, "s.agg = (double*)(base + 16);") ||
 		!strings.Contains(src, "s.flags = (unsigned*)(s.incl + blocks);") ||
-		trailingMeanStateBytes(1) != 16+8+8+4 {
-		t.Errorf("look-back state layout of the CUDA source and trailingMeanStateBytes disagree")
+		gpuStateBytes(1) != 16+8+8+4 {
+		t.Errorf("look-back state layout of the CUDA source and gpuStateBytes disagree")
 	}
 }

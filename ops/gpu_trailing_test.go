@@ -6,7 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"dspk/internal/cuda"
+	"dspk/compute"
 	"dspk/internal/gputest"
 )
 
@@ -17,9 +17,10 @@ import (
 
 // gpuDevice returns the test GPU (internal/gputest), skipping where there
 // is none.
-func gpuDevice(t testing.TB) *cuda.Device { return gputest.Device(t).CUDA() }
+func gpuDevice(t testing.TB) *compute.Device { return gputest.Device(t) }
 
-func gpuDo(t testing.TB, f func(c *cuda.Ctx) error) {
+// gpuDo runs f in the test GPU's Do, failing t on its error.
+func gpuDo(t testing.TB, f func(c *compute.Ctx) error) {
 	t.Helper()
 	if err := gpuDevice(t).Do(f); err != nil {
 		t.Fatal(err)
@@ -48,7 +49,7 @@ var gpuShapes = []struct{ rows, n, cf int }{
 }
 
 // gpuModes lists the kernels that take windows of cf samples of T: the one
-// NewGPUTrailingMean launches and those after it (the look-back kernel
+// NewTrailingMean launches and those after it (the look-back kernel
 // always).
 func gpuModes[T Storage](cf int) []gpuKernel {
 	var ks []gpuKernel
@@ -76,37 +77,35 @@ func testGPUTrailing[T Storage](t *testing.T) {
 		CausalTrailingMean(cpu, x, sh.rows, sh.n, sh.cf)
 		for _, k := range gpuModes[T](sh.cf) {
 			name := fmt.Sprintf("%dx%d/cf%d/%s", sh.rows, sh.n, sh.cf, kind)
-			gpuDo(t, func(c *cuda.Ctx) error {
-				g, err := newGPUTrailingMean[T](c, sh.rows, sh.n, sh.cf, k)
-				if err != nil {
-					return err
-				}
-				defer g.Free(c)
-				name += "/" + g.Kernel()
-				dst := make([]T, len(x))
-				nanFill(dst)
-				if err := g.ApplyHost(c, dst, x); err != nil {
-					return err
-				}
-				lb := g.Lookback()
-				t.Run(name, func(t *testing.T) {
-					checkMeansFP32(t, dst, src, sh.rows, sh.n, sh.cf)
-					checkAgreeCPU(t, dst, cpu, src, sh.rows, sh.n, sh.cf)
-				})
-				// In place, through the scratch copy; a second launch of
-				// the same op (a new look-back epoch).
-				in := append([]T(nil), x...)
-				if err := g.ApplyHost(c, in, in); err != nil {
-					return err
-				}
-				t.Run(name+"/inplace", func(t *testing.T) {
-					checkMeansFP32(t, in, src, sh.rows, sh.n, sh.cf)
-					if !lb {
-						checkIdentical(t, in, dst)
-					}
-				})
-				return nil
+			g, err := newTrailingMean[T](gpuDevice(t), sh.rows, sh.n, sh.cf, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name += "/" + g.kernelName()
+			dst := make([]T, len(x))
+			nanFill(dst)
+			if err := g.Apply(dst, x); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(name, func(t *testing.T) {
+				checkMeansFP32(t, dst, src, sh.rows, sh.n, sh.cf)
+				checkAgreeCPU(t, dst, cpu, src, sh.rows, sh.n, sh.cf)
 			})
+			// In place, through the scratch copy; a second launch of the
+			// same op (a new look-back epoch).
+			in := append([]T(nil), x...)
+			if err := g.Apply(in, in); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(name+"/inplace", func(t *testing.T) {
+				checkMeansFP32(t, in, src, sh.rows, sh.n, sh.cf)
+				if k != gpuLookback {
+					checkIdentical(t, in, dst)
+				}
+			})
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -152,12 +151,12 @@ func fp32Tolerance[T Storage](src, ref []float64, rows, n, cf int) []float64 {
 		}
 		var D, P, A float64
 		for t := range n {
-			if t%TrailingMeanChunk == 0 {
+			if t%gpuChunk == 0 {
 				D = 0
 			}
 			if t%256 == 0 {
 				P = 0
-				for _, w := range []int{256, 512, 1024, TrailingMeanChunk} {
+				for _, w := range []int{256, 512, 1024, gpuChunk} {
 					s := t / w * w
 					P += abs[s] - abs[max(0, s-cf)]
 				}
@@ -260,12 +259,12 @@ func testGPUUnaligned[T Storage](t *testing.T) {
 	es := elemSize[T]()
 	for _, cf := range []int{1, 7, 100, 2048, 5000} {
 		for _, mis := range [][2]int{{0, 0}, {1, 0}, {0, 1}, {vec - 1, 2}, {3 % vec, vec - 1}, {2, 3 % vec}} {
-			gpuDo(t, func(c *cuda.Ctx) error {
-				g, err := NewGPUTrailingMean[T](c, rows, n, cf)
-				if err != nil {
-					return err
-				}
-				defer g.Free(c)
+			g, err := NewTrailingMean[T](gpuDevice(t), rows, n, cf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]T, len(x))
+			gpuDo(t, func(c *compute.Ctx) error {
 				bx, err := c.Alloc((rows*n + 16) * es)
 				if err != nil {
 					return err
@@ -280,21 +279,20 @@ func testGPUUnaligned[T Storage](t *testing.T) {
 					return err
 				}
 				px, py := bx.Ptr.Add(mis[0]*es), by.Ptr.Add(mis[1]*es)
-				if err := cuda.Upload(c, px, x); err != nil {
+				if err := compute.Upload(c, px, x); err != nil {
 					return err
 				}
-				if err := g.Apply(c, py, px); err != nil {
+				if err := g.ApplyDevice(c, py, px); err != nil {
 					return err
 				}
-				dst := make([]T, len(x))
-				if err := cuda.Download(c, dst, py); err != nil {
-					return err
-				}
-				t.Run(fmt.Sprintf("cf%d/x+%d/y+%d/%s", cf, mis[0], mis[1], g.Kernel()), func(t *testing.T) {
-					checkMeansFP32(t, dst, src, rows, n, cf)
-				})
-				return nil
+				return compute.Download(c, dst, py)
 			})
+			t.Run(fmt.Sprintf("cf%d/x+%d/y+%d/%s", cf, mis[0], mis[1], g.kernelName()), func(t *testing.T) {
+				checkMeansFP32(t, dst, src, rows, n, cf)
+			})
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -326,25 +324,24 @@ func TestGPUTrailingMeanLongRow(t *testing.T) {
 		ref := make([]float64, n)
 		CausalTrailingMeanRef(ref, src, 1, n, cf)
 		for _, k := range gpuModes[float32](cf) {
-			gpuDo(t, func(c *cuda.Ctx) error {
-				g, err := newGPUTrailingMean[float32](c, 1, n, cf, k)
-				if err != nil {
-					return err
-				}
-				defer g.Free(c)
-				dst := make([]float32, n)
-				if err := g.ApplyHost(c, dst, x); err != nil {
-					return err
-				}
-				mode := g.Kernel()
-				if e, at := maxErr(dst, ref); !(e <= bound) {
-					t.Errorf("%s cf %d: max error %g at %d, bound %g", mode, cf, e, at, bound)
-				} else {
-					t.Logf("%s cf %d: max error %.3g (bound %.3g)", mode, cf, e, bound)
-				}
-				checkMeansFP32(t, dst, src, 1, n, cf)
-				return nil
-			})
+			g, err := newTrailingMean[float32](gpuDevice(t), 1, n, cf, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]float32, n)
+			if err := g.Apply(dst, x); err != nil {
+				t.Fatal(err)
+			}
+			mode := g.kernelName()
+			if e, at := maxErr(dst, ref); !(e <= bound) {
+				t.Errorf("%s cf %d: max error %g at %d, bound %g", mode, cf, e, at, bound)
+			} else {
+				t.Logf("%s cf %d: max error %.3g (bound %.3g)", mode, cf, e, bound)
+			}
+			checkMeansFP32(t, dst, src, 1, n, cf)
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }
@@ -369,14 +366,14 @@ func testGPUError[T Storage](t *testing.T) {
 	ref := make([]float64, len(src))
 	CausalTrailingMeanRef(ref, src, rows, n, cf)
 	dst := make([]T, len(x))
-	gpuDo(t, func(c *cuda.Ctx) error {
-		g, err := NewGPUTrailingMean[T](c, rows, n, cf)
-		if err != nil {
-			return err
-		}
-		defer g.Free(c)
-		return g.ApplyHost(c, dst, x)
-	})
+	g, err := NewTrailingMean[T](gpuDevice(t), rows, n, cf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := g.Apply(dst, x); err != nil {
+		t.Fatal(err)
+	}
 	got := fromStorage(dst)
 	var maxErr, scale float64
 	for i := range got {
@@ -397,19 +394,21 @@ func testGPUError[T Storage](t *testing.T) {
 // TestGPUTrailingMeanPanics checks the shape and pointer misuse panics,
 // which happen before any device call.
 func TestGPUTrailingMeanPanics(t *testing.T) {
-	g := &GPUTrailingMean[float32]{rows: 2, n: 8, cf: 3, mod: &cuda.Module{}}
+	g := &TrailingMean[float32]{dev: &compute.Device{}, rows: 2, n: 8, cf: 3, gpu: &cudaTrailing{}}
 	cases := []struct {
 		name string
 		f    func()
 	}{
-		{"cf 0", func() { NewGPUTrailingMean[float32](nil, 2, 3, 0) }},
-		{"negative rows", func() { NewGPUTrailingMean[Float16](nil, -1, 3, 1) }},
-		{"too many blocks", func() { NewGPUTrailingMean[BFloat16](nil, 1<<21, 1<<21, 1) }},
-		{"null pointer", func() { g.Apply(nil, 0, 64) }},
-		{"misaligned", func() { g.Apply(nil, 64, 66) }},
-		{"overlap", func() { g.Apply(nil, 64, 64+4*15) }},
-		{"kernel too short", func() { newGPUTrailingMean[float32](nil, 2, 3, 257, gpuWarp) }},
-		{"host length", func() { g.ApplyHost(nil, make([]float32, 15), make([]float32, 16)) }},
+		{"cf 0", func() { NewTrailingMean[float32](nil, 2, 3, 0) }},
+		{"negative rows", func() { NewTrailingMean[Float16](nil, -1, 3, 1) }},
+		{"too many blocks", func() { checkCUDA[BFloat16](1<<21, 1<<21, 1, gpuWarp) }},
+		{"null pointer", func() { g.ApplyDevice(nil, 0, 64) }},
+		{"misaligned", func() { g.ApplyDevice(nil, 64, 66) }},
+		{"overlap", func() { g.ApplyDevice(nil, 64, 64+4*15) }},
+		{"kernel too short", func() { checkCUDA[float32](2, 3, 257, gpuWarp) }},
+		{"host length", func() { g.Apply(make([]float32, 15), make([]float32, 16)) }},
+		{"device memory on the CPU", func() { (&TrailingMean[float32]{rows: 2, n: 8, cf: 3}).ApplyDevice(nil, 64, 128) }},
+		{"after Close", func() { (&TrailingMean[float32]{dev: g.dev, rows: 2, n: 8, cf: 3}).ApplyDevice(nil, 64, 128) }},
 	}
 	for _, c := range cases {
 		func() {
@@ -486,19 +485,18 @@ func testGPUNonFinite[T Storage](t *testing.T) {
 	for i, c := range nonFiniteCases {
 		x := nonFiniteInput[T](i)
 		for _, k := range gpuModes[T](c.cf) {
-			gpuDo(t, func(ctx *cuda.Ctx) error {
-				g, err := newGPUTrailingMean[T](ctx, 1, c.n, c.cf, k)
-				if err != nil {
-					return err
-				}
-				defer g.Free(ctx)
-				dst := make([]T, c.n)
-				if err := g.ApplyHost(ctx, dst, x); err != nil {
-					return err
-				}
-				t.Run(fmt.Sprintf("%d/%s", i, g.Kernel()), func(t *testing.T) { checkNonFinite(t, dst, x, i) })
-				return nil
-			})
+			g, err := newTrailingMean[T](gpuDevice(t), 1, c.n, c.cf, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst := make([]T, c.n)
+			if err := g.Apply(dst, x); err != nil {
+				t.Fatal(err)
+			}
+			t.Run(fmt.Sprintf("%d/%s", i, g.kernelName()), func(t *testing.T) { checkNonFinite(t, dst, x, i) })
+			if err := g.Close(); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"dspk/compute"
 )
 
 // Storage is the set of element types the causal trailing mean accepts:
@@ -14,6 +16,135 @@ import (
 // type; it only fixes the rounding of the stored result.
 type Storage interface {
 	float32 | Float16 | BFloat16
+}
+
+// TrailingMean is the causal trailing mean of [rows, n] arrays of T over
+// windows of cf samples on a device, built once by NewTrailingMean and
+// applied to many arrays. On the CPU it is CausalTrailingMean. On a CUDA
+// GPU it is one kernel launch per call (cuda.go, kernels/trailing_mean.cu)
+// in float32 arithmetic, compensated where errors would grow along the
+// row: a mean is within a few float32 units of the magnitudes summed in
+// its own 2048-sample chunk whatever the row length, rounded once to T, so
+// not always the correctly rounded mean of the CPU. On both, a non-finite
+// sample makes every output whose window holds it non-finite and may do
+// the same to later outputs of its row. A TrailingMean is not safe for
+// concurrent use.
+type TrailingMean[T Storage] struct {
+	dev         *compute.Device // nil for the CPU
+	rows, n, cf int
+	gpu         *cudaTrailing // the CUDA back end; nil on the CPU and after Close
+}
+
+// NewTrailingMean prepares the causal trailing mean of [rows, n] arrays of
+// T over windows of cf samples on dev (nil or a CPU device for the CPU).
+// On a CUDA device it compiles the kernels (once per process and device)
+// and prepares the launch. It panics if rows, n or cf is negative, cf is
+// zero, or on a GPU the shape needs more than 2³¹−1 blocks of 2048 samples.
+func NewTrailingMean[T Storage](dev *compute.Device, rows, n, cf int) (*TrailingMean[T], error) {
+	return newTrailingMean[T](dev, rows, n, cf, gpuKernelFor[T](cf))
+}
+
+// newTrailingMean is NewTrailingMean with the GPU kernel k, which must
+// take cf (the tests run every kernel that takes a window).
+func newTrailingMean[T Storage](dev *compute.Device, rows, n, cf int, k gpuKernel) (*TrailingMean[T], error) {
+	checkShape("NewTrailingMean", rows*n, rows*n, rows, n, cf)
+	m := &TrailingMean[T]{rows: rows, n: n, cf: cf}
+	if dev == nil || dev.Kind() != compute.CUDA {
+		return m, nil
+	}
+	checkCUDA[T](rows, n, cf, k)
+	m.dev = dev
+	err := dev.Do(func(c *compute.Ctx) error {
+		var err error
+		m.gpu, err = newCUDATrailing[T](c, rows, n, cf, k)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Device returns the CUDA device m runs on, or nil for the CPU.
+func (m *TrailingMean[T]) Device() *compute.Device { return m.dev }
+
+// Apply computes the causal trailing mean of src into dst, host slices of
+// rows·n elements, and returns when dst holds it. dst may be src (in
+// place) but must not otherwise overlap it. On a GPU it uploads src,
+// launches and downloads dst, allocating the device arrays on every call:
+// to stream, keep the data on the device and use ApplyDevice. It must not
+// be called inside the device's Do. It panics if a length is not rows·n or
+// dst and src overlap without being equal.
+func (m *TrailingMean[T]) Apply(dst, src []T) error {
+	if m.dev == nil {
+		CausalTrailingMean(dst, src, m.rows, m.n, m.cf)
+		return nil
+	}
+	checkShape("TrailingMean.Apply", len(dst), len(src), m.rows, m.n, m.cf)
+	if m.rows*m.n == 0 {
+		return nil
+	}
+	if &dst[0] != &src[0] && overlap(dst, src) {
+		panic("ops: TrailingMean.Apply: dst and src overlap without being equal")
+	}
+	m.checkOpen("Apply")
+	return m.dev.Do(func(c *compute.Ctx) error { return applyHost(m.gpu, c, dst, src, m.bytes()) })
+}
+
+// ApplyDevice enqueues on c's stream the causal trailing mean of the
+// [rows, n] array of T at src into the array at dst, both in the memory of
+// m's CUDA device and aligned to the element size. dst may equal src (in
+// place: the input is first copied to a scratch array that m allocates on
+// first use and keeps) but must not otherwise overlap it. It must be called
+// inside the device's Do, on the Ctx Do hands out. It panics on a CPU
+// TrailingMean and on null, misaligned or partially overlapping pointers.
+func (m *TrailingMean[T]) ApplyDevice(c *compute.Ctx, dst, src compute.Ptr) error {
+	if m.dev == nil {
+		panic("ops: TrailingMean.ApplyDevice on the CPU")
+	}
+	if m.rows*m.n == 0 {
+		return nil
+	}
+	es := compute.Ptr(elemSize[T]())
+	switch b := compute.Ptr(m.bytes()); {
+	case dst == 0 || src == 0:
+		panic("ops: TrailingMean.ApplyDevice: null device pointer")
+	case dst%es != 0 || src%es != 0:
+		panic(fmt.Sprintf("ops: TrailingMean.ApplyDevice: pointers %#x, %#x not aligned to the %d-byte elements", dst, src, es))
+	case dst != src && dst < src+b && src < dst+b:
+		panic("ops: TrailingMean.ApplyDevice: dst and src overlap without being equal")
+	}
+	m.checkOpen("ApplyDevice")
+	return m.gpu.apply(c, dst, src, m.bytes())
+}
+
+// Close releases m's device memory; m must not be used afterwards. On the
+// CPU it does nothing.
+func (m *TrailingMean[T]) Close() error {
+	g := m.gpu
+	if g == nil {
+		return nil
+	}
+	m.gpu = nil
+	return m.dev.Do(func(c *compute.Ctx) error { return g.free(c) })
+}
+
+// checkOpen panics after Close on a GPU.
+func (m *TrailingMean[T]) checkOpen(fn string) {
+	if m.gpu == nil {
+		panic("ops: TrailingMean." + fn + " after Close")
+	}
+}
+
+// bytes returns the size of one [rows, n] array of T.
+func (m *TrailingMean[T]) bytes() int { return m.rows * m.n * elemSize[T]() }
+
+// kernelName names the back end m runs: "cpu", or the GPU kernel family.
+func (m *TrailingMean[T]) kernelName() string {
+	if m.gpu == nil {
+		return "cpu"
+	}
+	return gpuKernelNames[m.gpu.kernel]
 }
 
 // Tuning constants of the CPU implementation.
@@ -42,37 +173,21 @@ const (
 //
 //	dst[r*n+t] = (src[r*n+t-k+1] + … + src[r*n+t]) / k,  k = min(t+1, cf)
 //
-// Any n ≥ 1 and cf ≥ 1 are allowed: cf = 1 copies (exactly whenever the
-// difference below is exact), cf ≥ n gives the running prefix mean. The
-// window sum is carried in float64 and updated with the difference
-// x[t] − x[t−cf] of float32-representable samples, which is exact when
-// their exponents differ by less than 29 (always for data converted from
-// integers of up to 24 bits, such as recordings); its
-// rounding error grows only like √n·2⁻⁵³ relative to the window sums, so
-// every float32 output is the correctly rounded mean for all practical
-// lengths (10⁷ samples: within 10⁻⁸ of the exact mean in units of the
-// data). The mean is rounded to the storage type once (round-to-odd to
-// float32, then to nearest even for Float16 and BFloat16, which equals a
-// single rounding).
-//
+// Any n ≥ 1 and cf ≥ 1 are allowed: cf = 1 copies, cf ≥ n gives the
+// running prefix mean. The window sum is carried in float64 and updated
+// with the difference x[t] − x[t−cf], exact for samples whose exponents
+// differ by less than 29 (always for data converted from integers of up
+// to 24 bits), so every float32 output is the correctly rounded mean for
+// all practical lengths; the mean is rounded to the storage type once.
 // For Float16 and BFloat16 on CPUs with AVX-512 (DQ, and BF16 for
-// BFloat16) the positions t ≥ cf are computed in float32 lanes, sixteen
-// positions (BFloat16: sixteen pairs) a vector, with the window sum still
-// carried in float64 (trailing_lanes.go):
-// the float32 mean is rounded once to 16 bits, and differs from the
-// correctly rounded mean by one 16-bit unit where the exact mean lies
-// within that float32 mean's error (a few float32 ulps of the data
-// magnitude) of a 16-bit rounding midpoint: 0.04 % of float16 and 0.007 %
-// of bfloat16 outputs of N(0, 1) data with cf = 100, none on data with a
-// DC offset (mean 1000, SD 1, 10⁷ samples). Positions t < cf, cf = 1, and
-// 4096-position chunks whose float32 means overflow or are subnormal use
-// the float64 path.
+// BFloat16) the positions t ≥ cf are computed in float32 lanes
+// (trailing_lanes.go) and may differ from the correctly rounded mean by
+// one 16-bit unit (0.04 % of float16 and 0.007 % of bfloat16 outputs of
+// N(0, 1) data with cf = 100; none with a DC offset).
 //
 // Samples are expected to be finite: a NaN or ±Inf makes every output whose
 // window holds it non-finite, and may do the same to later outputs of its
-// row (the running sum cannot forget it).
-//
-// dst and src may be the same slice (in place), but must not otherwise
+// row. dst and src may be the same slice (in place), but must not otherwise
 // overlap. Rows, and for few long rows segments of rows, are spread over
 // GOMAXPROCS goroutines. CausalTrailingMean panics if rows, n or cf is
 // negative, cf is zero, len(dst) or len(src) is not rows·n, or dst and src

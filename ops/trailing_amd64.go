@@ -2,26 +2,25 @@
 
 package ops
 
-// The AVX2 kernels (trailing_amd64.s) and the AVX-512 kernels
-// (trailing_avx512_amd64.s) process blocks of eight positions with exactly
-// the operations of the Go kernels (trailing_kernels.go); the Go wrappers
-// below hand them the largest multiple of eight and finish the tail with the
-// Go kernel, which then does what the Go kernel alone would do.
-//
-// Both need AVX2 and F16C (binary16 loads and stores) and an OS that saves
-// the YMM registers; the AVX-512 ones also AVX-512 F, BW and VL and the ZMM
-// state. The rounding of 16-bit outputs is correct everywhere in the Go and
-// AVX-512 kernels (the AVX-512 bfloat16 store rounds in the float64 domain
-// with VGETEXPPD/VRNDSCALEPD/VSCALEFPD); the AVX2 kernels' round-to-odd
-// truncates in the float64 domain, which is exact except for
-// float32-subnormal means (|v| < 2⁻¹²⁶, i.e. bfloat16 subnormals).
+import "golang.org/x/sys/cpu"
 
-// bestISA is the best kernel set this CPU supports.
+// The AVX2 (trailing_amd64.s) and AVX-512 (trailing_avx512_amd64.s)
+// kernels process blocks of eight positions with exactly the operations of
+// the Go kernels (trailing_kernels.go); the wrappers below hand them the
+// largest multiple of eight and finish the tail with the Go kernel. Both
+// need AVX2, F16C and OS support for YMM state, the AVX-512 ones also
+// AVX-512 F, BW, VL and ZMM state. The AVX2 kernels' round-to-odd truncates
+// in the float64 domain, which is exact except for float32-subnormal means
+// (|v| < 2⁻¹²⁶, bfloat16 subnormals); everything else rounds like Go.
+
+// bestISA is the best kernel set this CPU supports (x/sys/cpu also checks
+// that the OS saves the YMM, ZMM and opmask state).
 var bestISA = func() isa {
+	x := cpu.X86
 	switch {
-	case !hasAVX2F16C():
+	case !(x.HasAVX && x.HasAVX2 && x.HasF16C):
 		return isaGo
-	case !hasAVX512():
+	case !(x.HasAVX512 && x.HasAVX512BW && x.HasAVX512VL):
 		return isaAVX2
 	}
 	return isaAVX512
@@ -36,7 +35,7 @@ var (
 	kernelsF16 = [...]*kernel[Float16]{
 		isaGo:     &kernelF16Go,
 		isaAVX2:   {steady: steadyF16Asm, warm: warmF16Asm, sum: sumF16},
-		isaAVX512: {steady: steadyF16Asm512, warm: warmF16Asm512, sum: sumF16},
+		isaAVX512: {steady: steadyF16Asm, warm: warmF16Asm, sum: sumF16}, // steady: float32 lanes with DQ
 	}
 	kernelsBF16 = [...]*kernel[BFloat16]{
 		isaGo:     &kernelBF16Go,
@@ -45,16 +44,9 @@ var (
 	}
 )
 
-// hasAVX512 reports AVX-512 F, BW and VL and OS support for the opmask and
-// ZMM state (trailing_avx512_amd64.s).
-func hasAVX512() bool
-
-// hasAVX2F16C reports AVX, AVX2, F16C and OS support for YMM state.
-func hasAVX2F16C() bool
-
-// The assembly kernels take n > 0, a multiple of 8, and the carried sum s;
-// steady kernels divide by multiplying with inv, warm kernels by the window
-// counts c0, c0+1, … They return the carried sum.
+// The assembly kernels take n > 0, a multiple of 8, and the carried sum s
+// and return it; steady kernels multiply by inv, warm kernels divide by the
+// window counts c0, c0+1, …
 
 //go:noescape
 func steadyF32AVX2(y, x, lag *float32, n int, s, inv float64) float64
@@ -86,14 +78,6 @@ func steadyBF16AVX512(y, x, lag *BFloat16, n int, s, inv float64) float64
 //go:noescape
 func warmBF16AVX512(y, x *BFloat16, n int, s, c0 float64) float64
 
-//go:noescape
-func steadyF16AVX512(y, x, lag *Float16, n int, s, inv float64) float64
-
-//go:noescape
-func warmF16AVX512(y, x *Float16, n int, s, c0 float64) float64
-
-// The Go-facing kernels: each hands its assembly kernel the largest
-// multiple of eight positions and finishes the tail with the Go kernel.
 var (
 	steadyF32Asm     = steadyAsm(steadyF32AVX2, steadyF32Go)
 	warmF32Asm       = warmAsm(warmF32AVX2, warmF32Go)
@@ -105,8 +89,6 @@ var (
 	warmF32Asm512    = warmAsm(warmF32AVX512, warmF32Go)
 	steadyBF16Asm512 = steadyAsm(steadyBF16AVX512, steadyBF16Go)
 	warmBF16Asm512   = warmAsm(warmBF16AVX512, warmBF16Go)
-	steadyF16Asm512  = steadyAsm(steadyF16AVX512, steadyF16Go)
-	warmF16Asm512    = warmAsm(warmF16AVX512, warmF16Go)
 )
 
 // steadyAsm returns the steady kernel that runs k over the largest

@@ -195,155 +195,67 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VDIVPD Y9, Y3, Y3 \
 	; VADDPD Y14, Y1, Y1
 
+// STEADY is the body of a steady kernel over blocks of eight positions:
+// the samples at SI minus the lagged samples at DX, their running sums
+// times 1/cf, stored at DI (LOAD and STORE of the storage type, STEP its
+// bytes per block); it returns the carried sum.
+#define STEADY(LOAD, STORE, STEP) \
+	STEADY_PROLOGUE \
+	; loop: \
+	LOAD(SI, Y2, Y3) \
+	; LOAD(DX, Y4, Y5) \
+	; VSUBPD Y4, Y2, Y2 \
+	; VSUBPD Y5, Y3, Y3 \
+	; SCAN8 \
+	; VMULPD Y1, Y2, Y2 \
+	; VMULPD Y1, Y3, Y3 \
+	; STORE(DI) \
+	; ADDQ STEP, SI \
+	; ADDQ STEP, DX \
+	; ADDQ STEP, DI \
+	; SUBQ $8, CX \
+	; JNZ loop \
+	; VMOVSD X0, ret+48(FP) \
+	; VZEROUPPER \
+	; RET
+
+// WARM is the body of a warm kernel: the running sums of the samples at
+// SI divided by their window counts, stored at DI.
+#define WARM(LOAD, STORE, STEP) \
+	WARM_PROLOGUE \
+	; loop: \
+	LOAD(SI, Y2, Y3) \
+	; SCAN8 \
+	; WARM_DIVIDE \
+	; STORE(DI) \
+	; ADDQ STEP, SI \
+	; ADDQ STEP, DI \
+	; SUBQ $8, CX \
+	; JNZ loop \
+	; VMOVSD X0, ret+40(FP) \
+	; VZEROUPPER \
+	; RET
+
 // func steadyF32AVX2(y, x, lag *float32, n int, s, inv float64) float64
 TEXT ·steadyF32AVX2(SB), NOSPLIT, $0-56
-	STEADY_PROLOGUE
-
-loop:
-	LOAD_F32(SI, Y2, Y3)
-	LOAD_F32(DX, Y4, Y5)
-	VSUBPD Y4, Y2, Y2
-	VSUBPD Y5, Y3, Y3
-	SCAN8
-	VMULPD Y1, Y2, Y2
-	VMULPD Y1, Y3, Y3
-	STORE_F32(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
+	STEADY(LOAD_F32, STORE_F32, $32)
 
 // func warmF32AVX2(y, x *float32, n int, s, c0 float64) float64
 TEXT ·warmF32AVX2(SB), NOSPLIT, $0-48
-	WARM_PROLOGUE
-
-loop:
-	LOAD_F32(SI, Y2, Y3)
-	SCAN8
-	WARM_DIVIDE
-	STORE_F32(DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
+	WARM(LOAD_F32, STORE_F32, $32)
 
 // func steadyBF16AVX2(y, x, lag *BFloat16, n int, s, inv float64) float64
 TEXT ·steadyBF16AVX2(SB), NOSPLIT, $0-56
-	STEADY_PROLOGUE
-
-loop:
-	LOAD_BF16(SI, Y2, Y3)
-	LOAD_BF16(DX, Y4, Y5)
-	VSUBPD Y4, Y2, Y2
-	VSUBPD Y5, Y3, Y3
-	SCAN8
-	VMULPD Y1, Y2, Y2
-	VMULPD Y1, Y3, Y3
-	STORE_BF16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
+	STEADY(LOAD_BF16, STORE_BF16, $16)
 
 // func warmBF16AVX2(y, x *BFloat16, n int, s, c0 float64) float64
 TEXT ·warmBF16AVX2(SB), NOSPLIT, $0-48
-	WARM_PROLOGUE
-
-loop:
-	LOAD_BF16(SI, Y2, Y3)
-	SCAN8
-	WARM_DIVIDE
-	STORE_BF16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
+	WARM(LOAD_BF16, STORE_BF16, $16)
 
 // func steadyF16AVX2(y, x, lag *Float16, n int, s, inv float64) float64
 TEXT ·steadyF16AVX2(SB), NOSPLIT, $0-56
-	STEADY_PROLOGUE
-
-loop:
-	LOAD_F16(SI, Y2, Y3)
-	LOAD_F16(DX, Y4, Y5)
-	VSUBPD Y4, Y2, Y2
-	VSUBPD Y5, Y3, Y3
-	SCAN8
-	VMULPD Y1, Y2, Y2
-	VMULPD Y1, Y3, Y3
-	STORE_F16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
+	STEADY(LOAD_F16, STORE_F16, $16)
 
 // func warmF16AVX2(y, x *Float16, n int, s, c0 float64) float64
 TEXT ·warmF16AVX2(SB), NOSPLIT, $0-48
-	WARM_PROLOGUE
-
-loop:
-	LOAD_F16(SI, Y2, Y3)
-	SCAN8
-	WARM_DIVIDE
-	STORE_F16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// func hasAVX2F16C() bool
-TEXT ·hasAVX2F16C(SB), NOSPLIT, $0-1
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JB   no
-
-	// Leaf 1, ECX: OSXSAVE (27), AVX (28), F16C (29).
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x38000000, CX
-	CMPL CX, $0x38000000
-	JNE  no
-
-	// XCR0: the OS saves XMM (bit 1) and YMM (bit 2) state.
-	XORL CX, CX
-	XGETBV
-	ANDL $6, AX
-	CMPL AX, $6
-	JNE  no
-
-	// Leaf 7, EBX: AVX2 (5).
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x20, BX
-	JZ   no
-	MOVB $1, ret+0(FP)
-	RET
-
-no:
-	MOVB $0, ret+0(FP)
-	RET
+	WARM(LOAD_F16, STORE_F16, $16)

@@ -2,9 +2,11 @@
 
 #include "textflag.h"
 
-// AVX-512 kernels of the causal trailing mean: the same operations as the
-// AVX2 and Go kernels (trailing_kernels.go), eight float64 lanes per
-// instruction, one block of eight positions per loop iteration.
+// AVX-512 kernels of the causal trailing mean for float32 and bfloat16:
+// the same operations as the AVX2 and Go kernels (trailing_kernels.go),
+// eight float64 lanes per instruction, one block of eight positions per
+// loop iteration. (Binary16 has the float32-lane kernel and the AVX2
+// kernels, which give the bits these would.)
 //
 // Register use:
 //	Z0	carried window sum c, broadcast
@@ -15,7 +17,6 @@
 //	Z11	permutation [3, …, 3]; with K2 = 0xf0 (zeroing): [0, 0, 0, 0, p3, …]
 //	Z12	permutation [7, …, 7]
 //	Z13	warm: 8.0 broadcast
-//	Y14	int32 ones
 //	Z15	zero
 //	Z16, Z17	bfloat16 store: exponent clamps −126 and 200
 
@@ -54,10 +55,6 @@ GLOBL iota8<>(SB), RODATA|NOPTR, $64
 DATA eight8<>+0(SB)/8, $8.0
 GLOBL eight8<>(SB), RODATA|NOPTR, $8
 
-
-
-
-
 // SETUP loads the permutations, masks and small constants.
 #define SETUP \
 	VXORPD Z15, Z15, Z15 \
@@ -68,8 +65,6 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; KMOVW AX, K1 \
 	; MOVL $0xf0, AX \
 	; KMOVW AX, K2 \
-	; VPCMPEQD Y14, Y14, Y14 \
-	; VPSRLD $31, Y14, Y14 \
 	; VBROADCASTSD expLo<>(SB), Z16 \
 	; VBROADCASTSD expHi<>(SB), Z17
 
@@ -90,7 +85,9 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VADDPD Z5, Z2, Z2 \
 	; VADDPD Z6, Z0, Z0
 
-#define LOADZ_F32(P, Z) \
+// LOADZ_F32 and LOADZ_BF16 read eight samples at P as float64 into Z (Y:
+// scratch of the bfloat16 widening).
+#define LOADZ_F32(P, Z, Y) \
 	VCVTPS2PD (P), Z
 
 #define LOADZ_BF16(P, Z, Y) \
@@ -98,21 +95,9 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VPSLLD $16, Y, Y \
 	; VCVTPS2PD Y, Z
 
-#define LOADZ_F16(P, Z, Y) \
-	VCVTPH2PS (P), Y \
-	; VCVTPS2PD Y, Z
-
 #define STOREZ_F32(P) \
 	VCVTPD2PS Z2, Y2 \
 	; VMOVUPS Y2, (P)
-
-// ODDZ rounds the eight means in Z2 to float32 with round-to-odd into Y4:
-// truncate, then set the last bit where the truncation was inexact.
-#define ODDZ \
-	VCVTPD2PS.RZ_SAE Z2, Y4 \
-	; VCVTPS2PD Y4, Z6 \
-	; VCMPPD $12, Z6, Z2, K3 \
-	; VPORD Y14, Y4, K3, Y4
 
 // STOREZ_BF16 rounds the eight means in Z2 to bfloat16 at P, correctly
 // (nearest even, subnormals included) in the float64 domain: with
@@ -133,11 +118,6 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VPMOVDW Y6, X6 \
 	; VMOVDQU X6, (P)
 
-#define STOREZ_F16(P) \
-	ODDZ \
-	; VCVTPS2PH $0, Y4, X4 \
-	; VMOVDQU X4, (P)
-
 #define STEADYZ_PROLOGUE \
 	MOVQ y+0(FP), DI \
 	; MOVQ x+8(FP), SI \
@@ -157,147 +137,58 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VBROADCASTSD eight8<>(SB), Z13 \
 	; SETUP
 
+// STEADYZ is the body of a steady kernel over blocks of eight positions:
+// the samples at SI minus the lagged samples at DX, their running sums
+// times 1/cf, stored at DI (LOADZ and STOREZ of the storage type, STEP
+// its bytes per block); it returns the carried sum.
+#define STEADYZ(LOAD, STORE, STEP) \
+	STEADYZ_PROLOGUE \
+	; loop: \
+	LOAD(SI, Z2, Y2) \
+	; LOAD(DX, Z3, Y3) \
+	; VSUBPD Z3, Z2, Z2 \
+	; SCAN8Z \
+	; VMULPD Z1, Z2, Z2 \
+	; STORE(DI) \
+	; ADDQ STEP, SI \
+	; ADDQ STEP, DX \
+	; ADDQ STEP, DI \
+	; SUBQ $8, CX \
+	; JNZ loop \
+	; VMOVSD X0, ret+48(FP) \
+	; VZEROUPPER \
+	; RET
+
+// WARMZ is the body of a warm kernel: the running sums of the samples at
+// SI divided by their window counts, stored at DI.
+#define WARMZ(LOAD, STORE, STEP) \
+	WARMZ_PROLOGUE \
+	; loop: \
+	LOAD(SI, Z2, Y2) \
+	; SCAN8Z \
+	; VDIVPD Z1, Z2, Z2 \
+	; VADDPD Z13, Z1, Z1 \
+	; STORE(DI) \
+	; ADDQ STEP, SI \
+	; ADDQ STEP, DI \
+	; SUBQ $8, CX \
+	; JNZ loop \
+	; VMOVSD X0, ret+40(FP) \
+	; VZEROUPPER \
+	; RET
+
 // func steadyF32AVX512(y, x, lag *float32, n int, s, inv float64) float64
 TEXT ·steadyF32AVX512(SB), NOSPLIT, $0-56
-	STEADYZ_PROLOGUE
-
-loop:
-	LOADZ_F32(SI, Z2)
-	LOADZ_F32(DX, Z3)
-	VSUBPD Z3, Z2, Z2
-	SCAN8Z
-	VMULPD Z1, Z2, Z2
-	STOREZ_F32(DI)
-	ADDQ $32, SI
-	ADDQ $32, DX
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
+	STEADYZ(LOADZ_F32, STOREZ_F32, $32)
 
 // func warmF32AVX512(y, x *float32, n int, s, c0 float64) float64
 TEXT ·warmF32AVX512(SB), NOSPLIT, $0-48
-	WARMZ_PROLOGUE
-
-loop:
-	LOADZ_F32(SI, Z2)
-	SCAN8Z
-	VDIVPD Z1, Z2, Z2
-	VADDPD Z13, Z1, Z1
-	STOREZ_F32(DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
+	WARMZ(LOADZ_F32, STOREZ_F32, $32)
 
 // func steadyBF16AVX512(y, x, lag *BFloat16, n int, s, inv float64) float64
 TEXT ·steadyBF16AVX512(SB), NOSPLIT, $0-56
-	STEADYZ_PROLOGUE
-
-loop:
-	LOADZ_BF16(SI, Z2, Y2)
-	LOADZ_BF16(DX, Z3, Y3)
-	VSUBPD Z3, Z2, Z2
-	SCAN8Z
-	VMULPD Z1, Z2, Z2
-	STOREZ_BF16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
+	STEADYZ(LOADZ_BF16, STOREZ_BF16, $16)
 
 // func warmBF16AVX512(y, x *BFloat16, n int, s, c0 float64) float64
 TEXT ·warmBF16AVX512(SB), NOSPLIT, $0-48
-	WARMZ_PROLOGUE
-
-loop:
-	LOADZ_BF16(SI, Z2, Y2)
-	SCAN8Z
-	VDIVPD Z1, Z2, Z2
-	VADDPD Z13, Z1, Z1
-	STOREZ_BF16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// func steadyF16AVX512(y, x, lag *Float16, n int, s, inv float64) float64
-TEXT ·steadyF16AVX512(SB), NOSPLIT, $0-56
-	STEADYZ_PROLOGUE
-
-loop:
-	LOADZ_F16(SI, Z2, Y2)
-	LOADZ_F16(DX, Z3, Y3)
-	VSUBPD Z3, Z2, Z2
-	SCAN8Z
-	VMULPD Z1, Z2, Z2
-	STOREZ_F16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DX
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+48(FP)
-	VZEROUPPER
-	RET
-
-// func warmF16AVX512(y, x *Float16, n int, s, c0 float64) float64
-TEXT ·warmF16AVX512(SB), NOSPLIT, $0-48
-	WARMZ_PROLOGUE
-
-loop:
-	LOADZ_F16(SI, Z2, Y2)
-	SCAN8Z
-	VDIVPD Z1, Z2, Z2
-	VADDPD Z13, Z1, Z1
-	STOREZ_F16(DI)
-	ADDQ $16, SI
-	ADDQ $16, DI
-	SUBQ $8, CX
-	JNZ  loop
-	VMOVSD X0, ret+40(FP)
-	VZEROUPPER
-	RET
-
-// func hasAVX512() bool: AVX512F, BW and VL, and OS support for opmask and
-// ZMM state (XCR0 bits 5–7 besides 1–2).
-TEXT ·hasAVX512(SB), NOSPLIT, $0-1
-	XORL AX, AX
-	XORL CX, CX
-	CPUID
-	CMPL AX, $7
-	JB   no
-	MOVL $1, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0x08000000, CX
-	JZ   no
-	XORL CX, CX
-	XGETBV
-	ANDL $0xe6, AX
-	CMPL AX, $0xe6
-	JNE  no
-	MOVL $7, AX
-	XORL CX, CX
-	CPUID
-	ANDL $0xc0010000, BX
-	CMPL BX, $0xc0010000
-	JNE  no
-	MOVB $1, ret+0(FP)
-	RET
-
-no:
-	MOVB $0, ret+0(FP)
-	RET
+	WARMZ(LOADZ_BF16, STOREZ_BF16, $16)

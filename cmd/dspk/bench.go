@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +13,9 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/cpu"
 
@@ -35,13 +38,17 @@ func init() {
 		name:  "bench",
 		short: "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean)",
 		example: `dspk bench
-dspk bench -ops covariance,trailing -reps 10`,
+dspk bench -ops covariance,trailing -reps 10
+dspk bench -device cuda:0 -json > bench.json`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
 			reps := fs.Int("reps", 5, "repetitions per op (the median is reported)")
 			file := fs.String("file", "", "with -ops load: a recording to read whole through the window loader, as dspk detect does (read-ahead 2, one and 8 readers);\n"+
 				"with -ops file: a recording to run dspk detect on whole (spikes discarded), each pass beside the loader alone")
 			device := fs.String("device", "auto", "device the ops run on: auto, cpu or cuda:N (each line names where it ran)")
+			asJSON := fs.Bool("json", false, "write the results as one JSON array of objects instead of the table: "+
+				"op, device, size, ms (median), floor_ms and fraction (of the floor reached; null where the op has none), "+
+				"then the line's other numbers (gb_per_s, copy_gb_per_s, gflop, times_real_time, spikes, …)")
 			return func(args []string) error {
 				if len(args) != 0 {
 					return usagef("bench takes no arguments")
@@ -56,16 +63,31 @@ dspk bench -ops covariance,trailing -reps 10`,
 				defer dev.Close()
 				fmt.Fprintf(cmdErr, "device: %s (%s)\n", dev, reason)
 				benchFile = *file
-				return bench(strings.Split(*which, ","), *reps, dev)
+				if !*asJSON {
+					return bench(strings.Split(*which, ","), *reps, dev)
+				}
+				var rows []benchRow
+				benchRows = &rows
+				defer func() { benchRows = nil }()
+				if err := bench(strings.Split(*which, ","), *reps, dev); err != nil {
+					return err
+				}
+				b, err := json.MarshalIndent(rows, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = fmt.Fprintf(cmdOut, "%s\n", b)
+				return err
 			}
 		},
 	})
 }
 
 func bench(which []string, reps int, dev *compute.Device) error {
-	w := cmdOut
-	fmt.Fprintf(w, "dspk %s bench, %d repetitions, medians\n\n", version, reps)
-	fmt.Fprintf(w, "%-36s %-8s %12s  %s\n", "op", "device", "time", "throughput")
+	if benchRows == nil {
+		fmt.Fprintf(cmdOut, "dspk %s bench, %d repetitions, medians\n\n", version, reps)
+		fmt.Fprintf(cmdOut, "%-36s %-8s %12s  %s\n", "op", "device", "time", "throughput")
+	}
 	for _, op := range which {
 		var err error
 		switch strings.TrimSpace(op) {
@@ -91,12 +113,6 @@ func bench(which []string, reps int, dev *compute.Device) error {
 		}
 	}
 	return nil
-}
-
-// row prints one result: the op, where it ran, its median time and its
-// throughput.
-func row(op, where string, d time.Duration, thr string) {
-	fmt.Fprintf(cmdOut, "%-36s %-8s %10.3f ms  %s\n", op, where, float64(d.Microseconds())/1000, thr)
 }
 
 // host is the device of the ops that run on the host whatever -device
@@ -140,7 +156,9 @@ func benchRead(reps int) error {
 		return err
 	}
 	bytes := float64(windows * s.Len() * 385 * 2)
-	row("read 4 windows 385×60122 int16", "host", d, fmt.Sprintf("%.2f GB/s", bytes/d.Seconds()/1e9))
+	gbps := bytes / d.Seconds() / 1e9
+	row(benchRow{label: "read 4 windows 385×60122 int16", op: "read", size: "4 windows 385×60122 int16", device: "host", d: d,
+		nums: []benchNum{{"gb_per_s", gbps}}, text: fmt.Sprintf("%.2f GB/s", gbps)})
 	return nil
 }
 
@@ -174,8 +192,9 @@ func benchSecondMoment(dev *compute.Device, reps int) error {
 		return err
 	}
 	flops := 2.0 * C * C * n
-	row("second moment 384×60000 float32", dev.Spec(), d, fmt.Sprintf("%.1f GFLOP/s (full product), %.0f× real time",
-		flops/d.Seconds()/1e9, 2/d.Seconds()))
+	gf, rt := flops/d.Seconds()/1e9, 2/d.Seconds()
+	row(benchRow{label: "second moment 384×60000 float32", op: "second moment", size: "384×60000 float32", device: dev.Spec(), d: d,
+		nums: []benchNum{{"gflop_per_s", gf}, {"times_real_time", rt}}, text: fmt.Sprintf("%.1f GFLOP/s (full product), %.0f× real time", gf, rt)})
 	return nil
 }
 
@@ -229,21 +248,25 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 		if err != nil {
 			return err
 		}
-		row("upload window 385×60122 int16", dev.Spec(), d, fmt.Sprintf("%.1f GB/s (pinned)", float64(len(raw)*2)/d.Seconds()/1e9))
+		gbps := float64(len(raw)*2) / d.Seconds() / 1e9
+		row(benchRow{label: "upload window 385×60122 int16", op: "upload window", size: "385×60122 int16", device: dev.Spec(), d: d,
+			nums: []benchNum{{"gb_per_s", gbps}}, text: fmt.Sprintf("%.1f GB/s (pinned)", gbps)})
 	}
 	if pre {
 		d, err := dev.Median(reps, func() error { return pp.Window(win) })
 		if err != nil {
 			return err
 		}
-		row("preprocess 384×60122 (+whitening)", pp.Device().Spec(), d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
+		row(benchRow{label: "preprocess 384×60122 (+whitening)", op: "preprocess (+whitening)", size: "384×60122", device: pp.Device().Spec(), d: d,
+			nums: []benchNum{{"times_real_time", 2 / d.Seconds()}}, text: fmt.Sprintf("%.1f× real time", 2/d.Seconds())})
 		if !gpu {
 			x := make([]float32, pp.Channels()*pp.Len())
 			dr, err := dev.Median(reps, func() error { return pp.Run(x, raw, nil) })
 			if err != nil {
 				return err
 			}
-			row("  int16, mean, CAR median, high-pass", "cpu", dr, "no arithmetic floor (selection and recursive filters)")
+			row(benchRow{label: "  int16, mean, CAR median, high-pass", op: "preprocess: int16, mean, CAR median, high-pass", size: "384×60122", device: "cpu", d: dr,
+				text: "no arithmetic floor (selection and recursive filters)"})
 			y := make([]float32, len(x))
 			dw, err := dev.Median(reps, func() error { wh.Apply(y, x, s.Len()); return nil })
 			if err != nil {
@@ -253,8 +276,9 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 			cores := float64(runtime.GOMAXPROCS(0))
 			flops := 2 * float64(wh.C) * float64(wh.K) * float64(s.Len())
 			floor := flops / (f32 * cores)
-			row("  whitening apply (float32)", "cpu", dw, fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it",
-				flops/1e9, floor*1e3, f32/1e9, 100*floor/dw.Seconds()))
+			row(benchRow{label: "  whitening apply (float32)", op: "preprocess: whitening apply (float32)", size: "384×60122", device: "cpu", d: dw, floor: seconds(floor),
+				nums: []benchNum{{"gflop", flops / 1e9}, {"peak_gflop_per_s_per_core", f32 / 1e9}},
+				text: fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it", flops/1e9, floor*1e3, f32/1e9, 100*floor/dw.Seconds())})
 		}
 	}
 	if err := pp.Window(win); err != nil {
@@ -269,7 +293,9 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 		if err != nil {
 			return err
 		}
-		row("download window 384×60122 float32", dev.Spec(), d, fmt.Sprintf("%.1f GB/s (pinned)", float64(win.Channels()*win.Len()*4)/d.Seconds()/1e9))
+		gbps := float64(win.Channels()*win.Len()*4) / d.Seconds() / 1e9
+		row(benchRow{label: "download window 384×60122 float32", op: "download window", size: "384×60122 float32", device: dev.Spec(), d: d,
+			nums: []benchNum{{"gb_per_s", gbps}}, text: fmt.Sprintf("%.1f GB/s (pinned)", gbps)})
 	}
 	if det {
 		tm, _, err := p.LearnTemplates(ctx, wh)
@@ -298,8 +324,11 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 		}
 		ft := float64(g.F()) * float64(w.Owned())
 		if !gpu {
-			row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), "cpu", d, fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound",
-				2/d.Seconds(), st.Spikes, 100*float64(st.Survivors)/ft))
+			size := fmt.Sprintf("384×60122, %d centres", g.F())
+			past := 100 * float64(st.Survivors) / ft
+			row(benchRow{label: "detect " + size, op: "detect", size: size, device: "cpu", d: d,
+				nums: []benchNum{{"times_real_time", 2 / d.Seconds()}, {"spikes", float64(st.Spikes)}, {"past_bound_percent", past}},
+				text: fmt.Sprintf("%.1f× real time; %d spikes; %.2f%% of (centre, sample) pairs past the pruning bound", 2/d.Seconds(), st.Spikes, past)})
 			// Stages: the goroutines' summed time of the last call, shown
 			// per core, beside the arithmetic floor at the vector width.
 			cores := float64(runtime.GOMAXPROCS(0))
@@ -313,8 +342,10 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 		}
 		// On the GPU the window stays on the device; only the spikes
 		// come back.
-		row(fmt.Sprintf("detect 384×60122, %d centres", g.F()), dev.Spec(), d, fmt.Sprintf("%.0f× real time; %d spikes; %d strong (centre, sample) pairs",
-			2/d.Seconds(), st.Spikes, st.Strong))
+		size := fmt.Sprintf("384×60122, %d centres", g.F())
+		row(benchRow{label: "detect " + size, op: "detect", size: size, device: dev.Spec(), d: d,
+			nums: []benchNum{{"times_real_time", 2 / d.Seconds()}, {"spikes", float64(st.Spikes)}, {"strong", float64(st.Strong)}},
+			text: fmt.Sprintf("%.0f× real time; %d spikes; %d strong (centre, sample) pairs", 2/d.Seconds(), st.Spikes, st.Strong)})
 		return benchDetectStages(dt, win, reps, g, tm, s.Len(), p.DetectParams(), w, st)
 	}
 	return nil
@@ -337,36 +368,135 @@ func vectorPeak() (f64, f32 float64) {
 // its flops at peak on all cores, and the fraction of the floor reached.
 func stage(name string, busy time.Duration, cores, flops, peak float64) {
 	wall := time.Duration(float64(busy) / cores)
+	r := benchRow{label: name, op: "detect: " + strings.TrimSpace(name), size: "384×60122", device: "cpu", d: wall}
 	if flops == 0 || peak == 0 {
-		row(name, "cpu", wall, "no arithmetic floor (memory and branches)")
+		r.text = "no arithmetic floor (memory and branches)"
+		row(r)
 		return
 	}
 	floor := flops / (peak * cores)
-	row(name, "cpu", wall, fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it",
-		flops/1e9, floor*1e3, peak/1e9, 100*floor/wall.Seconds()))
+	r.floor = seconds(floor)
+	r.nums = []benchNum{{"gflop", flops / 1e9}, {"peak_gflop_per_s_per_core", peak / 1e9}}
+	r.text = fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it", flops/1e9, floor*1e3, peak/1e9, 100*floor/wall.Seconds())
+	row(r)
 }
 
-// benchTrailing measures the causal trailing mean on dev against a copy
-// of the same bytes on the same device.
+// trailingShapes are the cases of the trailing-mean benchmark: [4096, 8192]
+// and [16, 10⁶], float32 and bfloat16.
+var trailingShapes = []trailingShape{{4096, 8192, false}, {4096, 8192, true}, {16, 1000000, false}, {16, 1000000, true}}
+
+// trailingShape is one case of the trailing-mean benchmark: rows of n
+// samples, float32 or bfloat16.
+type trailingShape struct {
+	rows, n int
+	bf16    bool
+}
+
+// benchTrailing measures the causal trailing mean on dev, with the op's
+// own constructor, against a copy of the same bytes on the same device.
 func benchTrailing(dev *compute.Device, reps int) error {
-	for _, c := range []struct {
-		rows, n int
-		typ     string
-	}{{4096, 8192, "float32"}, {4096, 8192, "bfloat16"}, {16, 1000000, "float32"}, {16, 1000000, "bfloat16"}} {
-		const cf = 100
-		bw, copyBW, err := ops.BenchTrailingMean(dev, c.rows, c.n, cf, c.typ, reps)
+	for _, c := range trailingShapes {
+		var err error
+		if c.bf16 {
+			err = benchTrailingMean[ops.BFloat16](dev, c.rows, c.n, reps, "bfloat16", ops.BFloat16FromFloat64)
+		} else {
+			err = benchTrailingMean[float32](dev, c.rows, c.n, reps, "float32", func(v float64) float32 { return float32(v) })
+		}
 		if err != nil {
 			return err
 		}
-		bytes := float64(c.rows*c.n) * 2 * 2
-		if c.typ == "float32" {
-			bytes *= 2
-		}
-		d := time.Duration(bytes / (bw * 1e9) * float64(time.Second))
-		row(fmt.Sprintf("trailing mean [%d, %d] %s", c.rows, c.n, c.typ), dev.Spec(), d,
-			fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s)", bw, 100*bw/copyBW, copyBW))
 	}
 	return nil
+}
+
+// gpuLaunches is the number of back-to-back launches one timed run of the
+// GPU trailing mean and its copy make inside one Do, so that the hand-off
+// and the synchronisation (tens of µs) weigh little against a 60-µs
+// kernel.
+const gpuLaunches = 10
+
+// benchTrailingMean prints the line of one trailing mean, cf = 100, of a
+// [rows, n] array of T holding pseudo-normal samples of mean 1000 and SD 1
+// (conv rounds to T): its time, its rate counting one read of the input
+// and one write of the output, and its fraction of a copy of the same
+// bytes on dev (GPU: device to device, from and to device arrays; CPU: the
+// built-in copy on GOMAXPROCS goroutines).
+func benchTrailingMean[T float32 | ops.BFloat16](dev *compute.Device, rows, n, reps int, name string, conv func(float64) T) error {
+	const cf = 100
+	rng := rand.New(rand.NewPCG(uint64(rows*n), 1000))
+	x, y := make([]T, rows*n), make([]T, rows*n)
+	for i := range x {
+		x[i] = conv(1000 + rng.NormFloat64())
+	}
+	tm, err := ops.NewTrailingMean[T](dev, rows, n, cf)
+	if err != nil {
+		return err
+	}
+	defer tm.Close()
+	run := func() error { return tm.Apply(y, x) }
+	workers := runtime.GOMAXPROCS(0)
+	cp := func() error { copyParallel(y, x, workers); return nil }
+	launches := 1
+	bytes := 2 * len(x) * int(unsafe.Sizeof(x[0]))
+	if dev.Kind() == compute.CUDA {
+		var bx, by compute.Mem
+		err := dev.Do(func(c *compute.Ctx) error {
+			var err error
+			if bx, err = c.Alloc(bytes / 2); err != nil {
+				return err
+			}
+			if by, err = c.Alloc(bytes / 2); err != nil {
+				return err
+			}
+			return compute.Upload(c, bx.Ptr, x)
+		})
+		defer dev.Do(func(c *compute.Ctx) error { c.Free(bx); return c.Free(by) })
+		if err != nil {
+			return err
+		}
+		launches = gpuLaunches
+		repeat := func(f func(c *compute.Ctx) error) func() error {
+			return func() error {
+				return dev.Do(func(c *compute.Ctx) error {
+					for range launches {
+						if err := f(c); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+			}
+		}
+		run = repeat(func(c *compute.Ctx) error { return tm.ApplyDevice(c, by.Ptr, bx.Ptr) })
+		cp = repeat(func(c *compute.Ctx) error { return c.CopyDtoD(by.Ptr, bx.Ptr, bytes/2) })
+	}
+	d, err := dev.Median(reps, run)
+	if err != nil {
+		return err
+	}
+	dc, err := dev.Median(reps, cp)
+	if err != nil {
+		return err
+	}
+	d, dc = d/time.Duration(launches), dc/time.Duration(launches)
+	bw, copyBW := float64(bytes)/d.Seconds()/1e9, float64(bytes)/dc.Seconds()/1e9
+	row(benchRow{label: fmt.Sprintf("trailing mean [%d, %d] %s", rows, n, name), op: "trailing mean",
+		size: fmt.Sprintf("%d×%d %s, cf %d", rows, n, name, cf), device: dev.Spec(), d: d, floor: dc,
+		nums: []benchNum{{"gb_per_s", bw}, {"copy_gb_per_s", copyBW}},
+		text: fmt.Sprintf("%.0f GB/s, %.0f%% of copy (%.0f GB/s)", bw, 100*bw/copyBW, copyBW)})
+	return nil
+}
+
+// copyParallel copies src to dst in workers contiguous parts, one goroutine
+// each.
+func copyParallel[T any](dst, src []T, workers int) {
+	var wg sync.WaitGroup
+	n := len(src)
+	for i := range workers {
+		lo, hi := i*n/workers, (i+1)*n/workers
+		wg.Go(func() { copy(dst[lo:hi], src[lo:hi]) })
+	}
+	wg.Wait()
 }
 
 // H200 ceilings of the floors of benchDetectStages: the device-to-device
@@ -417,18 +547,28 @@ func benchDetectStages(dt *detect.Detector, win *compute.Window, reps int, g *de
 		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec,                             // records
 		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                                                   // download at the pinned rate
 	}
-	fmt.Fprintf(cmdOut, "\nGPU detection stages, one window: %d centres, %d strong points, %d spikes; medians of %d\n", g.F(), st.Strong, st.Spikes, reps)
-	fmt.Fprintf(cmdOut, "%-14s %10s %10s %9s\n", "stage", "ms", "floor ms", "fraction")
+	if benchRows == nil {
+		fmt.Fprintf(cmdOut, "\nGPU detection stages, one window: %d centres, %d strong points, %d spikes; medians of %d\n", g.F(), st.Strong, st.Spikes, reps)
+		fmt.Fprintf(cmdOut, "%-14s %10s %10s %9s\n", "stage", "ms", "floor ms", "fraction")
+	}
 	var total, ftotal float64
+	stageRow := func(name string, m, floor float64) {
+		if benchRows == nil {
+			fmt.Fprintf(cmdOut, "%-14s %10.3f %10.4f %9.2f\n", name, m, floor*1e3, floor*1e3/m)
+			return
+		}
+		row(benchRow{op: "detect stage: " + name, size: fmt.Sprintf("384×60122, %d centres", g.F()), device: win.Device().Spec(),
+			d: seconds(m / 1e3), floor: seconds(floor)})
+	}
 	for i, name := range detect.GPUStageNames {
 		v := times[i]
 		slices.Sort(v)
 		m := v[len(v)/2]
 		total += m
 		ftotal += floors[i]
-		fmt.Fprintf(cmdOut, "%-14s %10.3f %10.4f %9.2f\n", name, m, floors[i]*1e3, floors[i]*1e3/m)
+		stageRow(name, m, floors[i])
 	}
-	fmt.Fprintf(cmdOut, "%-14s %10.3f %10.4f %9.2f\n", "sum of stages", total, ftotal*1e3, ftotal*1e3/total)
+	stageRow("sum of stages", total, ftotal)
 	return nil
 }
 
@@ -468,8 +608,10 @@ func benchLoad(path string) error {
 			ld.Release(b)
 		}
 		d := time.Since(t0)
-		row(fmt.Sprintf("load %d windows, %d readers", s.Windows, readers), "cpu", d,
-			fmt.Sprintf("%.2f GB/s, %.0f× real time", bytes/d.Seconds()/1e9, float64(rec.Samples())/rec.SampleRate()/d.Seconds()))
+		gbps, rt := bytes/d.Seconds()/1e9, float64(rec.Samples())/rec.SampleRate()/d.Seconds()
+		row(benchRow{label: fmt.Sprintf("load %d windows, %d readers", s.Windows, readers), op: fmt.Sprintf("load, %d readers", readers),
+			size: fmt.Sprintf("%d windows", s.Windows), device: "cpu", d: d,
+			nums: []benchNum{{"gb_per_s", gbps}, {"times_real_time", rt}}, text: fmt.Sprintf("%.2f GB/s, %.0f× real time", gbps, rt)})
 	}
 	return nil
 }

@@ -5,9 +5,9 @@
 //
 // for float32, binary16 and bfloat16 storage (the 16-bit types travel as
 // unsigned short bit patterns), any n >= 1 and any cf >= 1. The host
-// (ops/gpu_trailing.go) launches, for each shape, the first kernel that
-// takes its window (I samples per thread: 8 for float32, 16 for the 16-bit
-// types; n, cf, chunks, total are long long, inv = 1/cf rounded to float):
+// (ops/cuda.go) launches, for each shape, the first kernel that takes its
+// window (I samples per thread: 8 for float32, 16 for the 16-bit types;
+// n, cf, chunks, total are long long, inv = 1/cf rounded to float):
 //
 //   ctm_warp_<type>     cf <= 32*I    grid (chunks, min(rows, 65535),
 //   ctm_direct_<type>   cf <= 2048         ceil(rows/65535)), 2048/I threads;
@@ -16,59 +16,16 @@
 //                                     (y, x, n, cf, inv, chunks, total,
 //                                      state, epoch)
 //
-// LAYOUT. A block owns a chunk of CTM_CHUNK = 2048 samples of one row
-// (chunks = ceil(n/2048) per row, total = rows*chunks), so that long rows
-// spread over the whole GPU; the 2D grid locates a chunk without a
-// division. Thread i loads samples I*i..I*i+I-1 and their lagged samples
-// x[t-cf] with 16-byte vector loads, of the aligned vectors covering them
-// when the chunk or its lagged range is misaligned (8-byte loads when the
-// misalignment is half a vector); lagged samples before the row start load
-// one by one (zero), the short last chunk of a row sample by sample.
-// Lagged samples mostly come from L1/L2 (a neighbouring block read them
-// moments before). Full aligned chunks store 16-byte vectors, others stage
-// through shared memory and store coalesced.
-//
-// NUMERICS: float32, compensated where errors would otherwise accumulate
-// along the row, so that a mean is within a few float32 units of the
-// magnitudes summed in its own chunk whatever the row length
-// (fp32Tolerance in the tests states the bound); every mean is rounded once
-// to the storage type (cvt.rn). float32<->float64 conversions issue at a
-// low rate on the GPU, so the common path has none for the 16-bit types.
-// Within a chunk the differences x[t] - x[t-cf] and their running sums are
-// plain float32 (a thread's I, then a warp-shuffle scan and, in the block
-// kernels, a block scan: at most 27 roundings deep). In the warp and direct
-// kernels each mean is q0 + v/cf by one FMA, q0 = (s_in + the running sums
-// before the thread's)/cf once per thread, the product with 1/cf corrected
-// by its FMA residual. The carried-in window sum s_in = x[t0-cf] + ... +
-// x[t0-1] of a chunk at t0:
-//
-//   * warp kernels: every warp's 32*I positions are a chunk of their own,
-//     s_in the lagged samples of its first cf positions, held by its own
-//     lanes: no shared memory, no barrier (ctm_warp_means). Summed in
-//     float64 for float32 (within 2^-42 of the magnitudes), in float32 for
-//     the 16-bit types (at most I/4 + 6 roundings deep, far below half a
-//     unit of the 8 or 11 bits their means keep).
-//   * direct kernels: the lagged samples of the chunk's first cf positions,
-//     which the block loads anyway, summed in float64; one barrier hands
-//     s_in to the block's other warps (ctm_direct_means).
-//   * look-back kernels: a single-pass chained scan with decoupled
-//     look-back. Each block takes the next chunk from a ticket counter (so
-//     it only ever waits on blocks that started before it), publishes the
-//     compensated sum of the exact differences (TwoSum per pair) of its
-//     chunk, sums in float64 the published values of the chunks before it
-//     (warp 0, 32 at a time, back to the first that has published its
-//     inclusive prefix), publishes its inclusive prefix, and adds s_in last
-//     as a float32 pair (ctm_chunk32). Row starts and short last chunks
-//     ("guarded") carry their running sums as TwoSum pairs.
-//
-// A row's first chunk has no lagged samples. In the float32 warp kernel and
-// the direct kernels its positions k < cf put x[k] into s_in (compensated)
-// instead of into the running sums, so that positions k >= cf see s_in =
-// x[0] + ... + x[cf-1] plus true differences, and positions k < cf are
-// compensated prefix sums divided by k + 1. The 16-bit warp kernels keep a
-// row's first warp on the common path (s_in = 0, the running sums are plain
-// prefix sums) and rescale its means at k < cf by cf/(k + 1): a compensated
-// path for one warp in 16 would hold its block and make the kernel spill.
+// A block owns a chunk of CTM_CHUNK = 2048 samples of one row (chunks =
+// ceil(n/2048) per row, total = rows*chunks). Arithmetic is float32,
+// compensated where errors would otherwise accumulate along the row, so
+// that a mean is within a few float32 units of the magnitudes summed in its
+// own chunk whatever the row length (fp32Tolerance in the tests states the
+// bound); every mean is rounded once to the storage type. The carried-in
+// window sum s_in of a chunk comes from its own lagged samples (warp
+// kernels: per warp, no barrier; direct kernels: per block) or, for longer
+// windows, from a decoupled look-back over the chunks before it.
+// docs/perf-gpu-ops.md ("Design") describes the layout and the numerics.
 //
 // Look-back state: 16 + 20*total bytes, zeroed once when allocated: a
 // ticket counter (reset to 0 by the last block), then per chunk two doubles
@@ -249,13 +206,11 @@ __device__ __forceinline__ float ctm_div2(float sh, float sl, float k, float inv
 }
 
 // ctm_chunk32 computes and stores the means of one chunk of a look-back
-// kernel (the arithmetic as the top of this file states): publishes the
-// chunk's compensated sum of differences, looks back for s_in, adds it last
-// as a float32 pair and divides by the product with 1/k corrected once by
-// an FMA residual. xw and lw hold, for a full chunk, this thread's samples
-// and lagged samples as loaded by ctm_load_chunk; a short last chunk loads
-// with bound checks here. All threads of the block call it with the same
-// chunk.
+// kernel: publishes the chunk's compensated sum of differences, looks back
+// for s_in, adds it last as a float32 pair and divides (ctm_div2). xw and
+// lw hold, for a full chunk, this thread's samples and lagged samples
+// (ctm_load_chunk); a short last chunk loads here. All threads of the
+// block call it with the same chunk.
 template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                             const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
@@ -269,12 +224,10 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     const int len = ck.len;
     const int k0 = tid * ITEMS;
 
-    // v[j]: running sum of the differences over this thread's samples 0..j.
-    // (ph, pl): compensated sum of the exact differences (the chunk's
-    // contribution to later chunks' s_in). Guarded chunks (row starts,
-    // where the window sums grow from zero and the running sums are as
-    // large as the means' sums; short last chunks) carry the running sums
-    // compensated: vl[j] is the low part of v[j].
+    // v[j]: running sum of the differences over this thread's samples 0..j;
+    // (ph, pl): compensated sum of the exact differences. Guarded chunks
+    // (not fast: row starts, short last chunks) carry the running sums
+    // compensated, vl[j] the low part of v[j].
     float v[ITEMS], vl[ITEMS];
     float run = 0.0f, runL = 0.0f, ph = 0.0f, pl = 0.0f;
     if (ck.fast) {
@@ -500,19 +453,9 @@ struct CtmDirectShared {
 // has len samples and is a row's first if first; xw and lw hold the
 // thread's samples and their lagged samples x[t - cf] (CtmWords<S> words;
 // samples past len, and lagged samples of a row's first chunk at
-// positions k < cf, may be anything). All threads of the block call it;
-// it has one barrier (__syncthreads).
-//
-// Arithmetic as the top of this file states: s_in, the lagged samples of
-// positions k < cf, is accumulated in float64 by the threads that hold
-// them, reduced per warp and split once per thread into a float32 pair; in
-// a row's first chunk the samples x[k], k < cf, are summed instead (a
-// TwoSum pair scan in the warps that hold them, whose exclusive prefixes,
-// continued over the thread's samples, give the means at k < cf). Only the
-// threads whose positions reach below cf (the first cf/ITEMS of the block)
-// do more than the plain path, and in a chunk other than a row's first
-// only a predicated float64 sum of their lagged samples: the warp holding
-// them reaches the barrier about as early as the others.
+// positions k < cf, may be anything). s_in is summed in float64 (in a
+// row's first chunk: the samples x[k], k < cf, as TwoSum pairs). All
+// threads of the block call it; it has one barrier (__syncthreads).
 template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsigned* xw, const unsigned* lw,
                                                  bool first, int len, int cf, float invf, float* m)
@@ -584,14 +527,11 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
 }
 
 // ctm_warp_means is ctm_direct_means for the warp kernels (cf <= 32 *
-// ITEMS): every warp is a chunk of its own, with its own carried-in sum
-// s_in, the lagged samples of the warp's first cf positions (which it
-// holds): no shared memory, no barrier, each warp finishes as soon as its
-// own samples have arrived. first: the warp's positions start the row
-// (warp 0 of a row's first chunk); k0 is the thread's first position in
-// the warp's chunk, len the number of positions of the block's chunk
-// left from the warp's first (<= 0: none). Arithmetic as in
-// ctm_direct_means.
+// ITEMS): every warp is a chunk of its own, with its own s_in, the lagged
+// samples of the warp's first cf positions (which it holds): no shared
+// memory, no barrier. first: the warp's positions start the row; len is
+// the number of positions of the block's chunk left from the warp's first
+// (<= 0: none).
 template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigned* lw, bool first, int len, int cf,
                                                float invf, float* m)
@@ -599,23 +539,15 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     const int lane = threadIdx.x & 31, k0 = lane * ITEMS;
     float v[ITEMS];
     float run = 0.0f;
-    // The 16-bit types take this path in a row's first warp too: its
-    // lagged samples before the row are zero (ctm_load_chunk,
-    // ctm_load_short), so s_in = 0 and the running sums are the prefix
-    // sums, plain float32 (within the tests' bound, far below half a unit
-    // of their 8 or 11 bits); its positions k < cf are rescaled below. (A
-    // compensated path for those few warps, float32's below, holds their
-    // blocks and makes the kernel spill.)
+    // The 16-bit types take this path in a row's first warp too (s_in = 0,
+    // plain prefix sums; positions k < cf rescaled below): a compensated
+    // path for those few warps makes the kernel spill.
     if (CtmSin32<S>::value || !first) {  // warp-uniform: the common case
         run = ctm_run_diffs<S, ITEMS>(xw, lw, k0, len, v);
         // s_in: the lagged samples of the warp's first cf positions, a
-        // warp sum. Every lane sums its samples, masked (zero at positions
-        // k >= cf), in four interleaved chains: no branch, and short
-        // dependency chains that the scheduler can interleave with the
-        // running sums and the scan. float64 for float32 storage (s_in
-        // within 2^-42 of the magnitudes); float32 for the 16-bit types
-        // (CtmSin32<S>: at most ITEMS/4 + 6 roundings deep, see the header),
-        // whose means keep 8 or 11 bits: no conversions, half the shuffles.
+        // warp sum of masked per-lane sums in four interleaved chains (no
+        // branch); float64 for float32 storage, float32 for the 16-bit
+        // types (CtmSin32<S>).
         float ch, cl;
         if constexpr (CtmSin32<S>::value) {
             float sp[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -669,13 +601,9 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     if (k0 < cf) ctm_prefix_means<ITEMS>(exH, exL, k0, cf, v, m);
 }
 
-
 // ctm_direct_one is the pass of one block of a direct or warp kernel, one
-// chunk on a 2D grid (chunk along x, row along y and z: no division to
-// locate it), by ctm_direct_means (WARP false: the block's chunk, one
-// barrier) or ctm_warp_means (WARP true: each warp's 32 * ITEMS positions
-// a chunk of their own); plain float32, a row's first and short last
-// chunks included: no compensated path for whole chunks, fewer registers.
+// chunk on a 2D grid (chunk along x, row along y and z: no division), by
+// ctm_direct_means (WARP false) or ctm_warp_means (WARP true).
 template <class S, bool WARP, int ITEMS>
 __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                                const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
@@ -711,9 +639,7 @@ __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* 
 }
 
 // ctm_lookback_one is the pass of one block of a look-back kernel: one
-// chunk, the block's ticket (with several, a chunk's published sum would
-// wait for its block's earlier chunks' look-backs and the chain would
-// serialise). invf is 1/cf rounded to float32, total is rows*chunks.
+// chunk, the block's ticket (several per block would serialise the chain).
 template <class S>
 __device__ __forceinline__ void ctm_lookback_one(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                                  const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,

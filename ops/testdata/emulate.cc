@@ -1,5 +1,6 @@
-// emulate.cc runs the kernels of ../kernels/trailing_mean.cu, as the host
-// launches them, on the CPU (see emulate.h) for ops' tests:
+// emulate.cc runs the kernels of ../kernels/trailing_mean.cu (in ops' test,
+// the product's source string TrailingMeanCUDA, its include expanded), as
+// the host launches them, on the CPU (see emulate.h):
 //
 //     emulate TYPE KERNEL ROWS N CF XMIS YMIS REPS < input > output
 //
