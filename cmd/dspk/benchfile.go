@@ -64,24 +64,32 @@ func benchWholeFile(path string, dev *compute.Device) error {
 	load := time.Since(t2)
 
 	where := dev.Spec()
-	row("pipeline set-up (kernels, buffers)", where, build, "fixed cost")
+	row(benchRow{label: "pipeline set-up (kernels, buffers)", op: "file: set-up", size: rec.Name(), device: where, d: build, text: "fixed cost"})
 	for _, pass := range []string{"whitening", "templates", "detection"} {
 		d := p.Timings[pass]
 		n := len(p.StatWindows())
 		if pass == "detection" {
 			n = sched.Windows
 		}
-		row(fmt.Sprintf("%s pass, %d windows", pass, n), where, d, fmt.Sprintf("%.0f× real time", secs/d.Seconds()))
+		row(benchRow{label: fmt.Sprintf("%s pass, %d windows", pass, n), op: "file: " + pass + " pass",
+			size: fmt.Sprintf("%d windows", n), device: where, d: d,
+			nums: []benchNum{{"times_real_time", secs / d.Seconds()}},
+			text: fmt.Sprintf("%.0f× real time", secs/d.Seconds())})
 	}
-	row(fmt.Sprintf("whole run, %d spikes", sum.Spikes), where, run, fmt.Sprintf("%.0f× real time", secs/run.Seconds()))
-	row(fmt.Sprintf("loader alone, %d windows, %d readers", sched.Windows, readers), "cpu", load,
-		fmt.Sprintf("%.2f GB/s, %.0f× real time", bytes/load.Seconds()/1e9, secs/load.Seconds()))
+	row(benchRow{label: fmt.Sprintf("whole run, %d spikes", sum.Spikes), op: "file: whole run", size: fmt.Sprintf("%.1f s", secs),
+		device: where, d: run, nums: []benchNum{{"spikes", float64(sum.Spikes)}, {"times_real_time", secs / run.Seconds()}},
+		text: fmt.Sprintf("%.0f× real time", secs/run.Seconds())})
 	det := p.Timings["detection"]
-	limit := "the device (or the host between its windows)"
-	if det < load*11/10 {
+	ratio := det.Seconds() / load.Seconds()
+	limit := "the device, or the host between its windows"
+	if ratio < 1.1 {
 		limit = "reading the file"
 	}
-	fmt.Fprintf(cmdOut, "detection pass / loader alone: %.2f (limit: %s)\n", det.Seconds()/load.Seconds(), limit)
+	row(benchRow{label: fmt.Sprintf("loader alone, %d windows, %d readers", sched.Windows, readers), op: "file: loader alone",
+		size: fmt.Sprintf("%d windows", sched.Windows), device: "cpu", d: load,
+		nums: []benchNum{{"GB_per_s", bytes / load.Seconds() / 1e9}, {"detection_over_loader", ratio}},
+		text: fmt.Sprintf("%.2f GB/s, %.0f× real time; detection pass %.2f× this (limit: %s)",
+			bytes/load.Seconds()/1e9, secs/load.Seconds(), ratio, limit)})
 	return nil
 }
 
