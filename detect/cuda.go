@@ -51,7 +51,7 @@ type gpuDetectConfig struct {
 // defaultGPUDetectConfig is the fastest configuration measured on an
 // H200 (docs/perf.md): the filter bank on the FP64 tensor cores in
 // m16n8k4 products.
-var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4, mma: 16, coop: true}
+var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4, mma: 16}
 
 // gpuDetectConfigFor returns the configuration for a GPU of compute
 // capability major.minor: the m16n8k4 FP64 products exist from sm_90, the

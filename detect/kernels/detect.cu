@@ -3,10 +3,13 @@
 // detector (detector.go) as the reference. Compiled at run time by NVRTC;
 // entry points are extern "C". No headers: NVRTC provides the builtins.
 //
-// Variants (every one computes the same): TC_R outputs per thread of the
-// filter bank; EVAL_VEC loads all of a point's B values before the
-// responses; CG_FIRST computes the bounds of a warp's centres before any
-// response.
+// Variants (every one computes the same; cuda.go picks one per GPU):
+// the filter bank on the FP64 tensor cores (tconv_mma, TC_MMA = 16 from
+// sm_90, 8 from sm_80) or on the FMA units (tconv, TC_R outputs per
+// thread); the centres with or without the 32-column coarse bound
+// (centres_coop, centres); EVAL_VEC loads all of a point's B values before
+// the responses; CG_FIRST computes the bounds of a warp's centres before
+// any response.
 //
 // Sizes are compile-time constants given with -D options:
 //   DK   templates K          DNT  template length nt (odd)
@@ -424,14 +427,11 @@ extern "C" __global__ void mblock(float* __restrict__ Mb, const float* __restric
     if ((threadIdx.x & 31) == 0) Mb[w] = v;
 }
 
-// centres_coop is centres with the work spread over the warp: a warp takes
-// one centre f over its block's 32 columns. The coarse bound Σ_j Mb[iC(j,f)]
-// (each term ≥ the column's, so the float32 sum in the same order is ≥ the
-// fine bound) skips the 32 columns at once when ≤ thr2; else each lane
-// forms its column's fine bound U, and for each column where U > thr2 the
-// lanes compute its S·K responses together, lane q = s·K + k, each in the
-// CPU's order (channels in order, float32, no contraction), and reduce to
-// the largest |A| with the lowest q on ties, as evaluate does.
+// centres_coop is centres behind a coarse bound: a warp takes one centre
+// f over its block's 32 columns, and Σ_j Mb[iC(j,f)] (each term ≥ the
+// column's, so the float32 sum in the same order is ≥ every column's fine
+// bound) skips the 32 columns at once when ≤ thr2; else each lane forms
+// its column's fine bound and evaluates where it passes, as centres does.
 extern "C" __global__ void __launch_bounds__(32 * CG_W) centres_coop(int* __restrict__ sf, int* __restrict__ stp,
                                                                      float* __restrict__ sa, int* __restrict__ count,
                                                                      int cap, const float* __restrict__ B,
@@ -449,7 +449,6 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres_coop(int* __rest
     const int tp = tb * 32 + threadIdx.x;
     const unsigned lane = threadIdx.x;
     constexpr int NPW = CG_F / CG_W;
-    constexpr int NQ = DS * DK;
 #pragma unroll 1
     for (int r = 0; r < NPW; ++r) {
         const int fi = threadIdx.y + r * CG_W;
@@ -468,48 +467,12 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres_coop(int* __rest
 #pragma unroll
             for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
         }
-        unsigned pass = __ballot_sync(FULL_MASK, tp < Ti && ur > thr2);
         bool strong = false;
         float mine = 0.0f;
-        const float* wf = W + (size_t)f * DS * DNC;
-        while (pass) {
-            const int src = __ffs(pass) - 1;
-            pass &= pass - 1;
-            const int t = tb * 32 + src;
-            float best = -1.0f;
-            int bq = 0x7fffffff;
-            for (int q = lane; q < (NQ + 31) / 32 * 32; q += 32) {
-                const int s = q / DK, k = q % DK;
-                float aa = -1.0f;
-                if (q < NQ) {
-                    float uk = 0.0f, a = 0.0f;
-#pragma unroll
-                    for (int j = 0; j < DNC; ++j) {
-                        const float v = __ldg(B + ((size_t)ic[j] * Ti + t) * DK + k);
-                        uk = __fadd_rn(uk, __fmul_rn(v, v));
-                        a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), v));
-                    }
-                    const float m = fabsf(a);
-                    if (uk > thr2 && m == m) aa = m;
-                }
-                if (aa > best || (aa == best && q < bq)) {
-                    best = aa;
-                    bq = q;
-                }
-            }
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1) {
-                const float ob = __shfl_xor_sync(FULL_MASK, best, o);
-                const int oq = __shfl_xor_sync(FULL_MASK, bq, o);
-                if (ob > best || (ob == best && oq < bq)) {
-                    best = ob;
-                    bq = oq;
-                }
-            }
-            if (lane == (unsigned)src) {
-                mine = best;
-                strong = best > th;
-            }
+        if (tp < Ti && ur > thr2) {
+            int bq, sg;
+            mine = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, bq, sg);
+            strong = mine > th;
         }
         const unsigned mask = __ballot_sync(FULL_MASK, strong);
         if (mask == 0u) continue;
