@@ -116,9 +116,11 @@ func (w *Window) FileChannels() int { return w.cf }
 
 // Load makes raw (T·NChanFile values, interleaved as stored) the window's
 // raw samples. On the CPU raw is kept, not copied: it must not change while
-// the window is in use. On a CUDA device it is uploaded (or, if it is what
-// the last Prefetch began to upload, the upload is waited for) and raw may
-// be reused when Load returns. It panics if len(raw) ≠ T·NChanFile.
+// the window is in use. On a CUDA device it is uploaded — from pinned
+// memory on the window's copy stream, into the buffer the work queued on
+// the window no longer reads, so that Load waits for the copy only (for no
+// copy if the last Prefetch began it) — and raw may be reused when Load
+// returns. It panics if len(raw) ≠ T·NChanFile.
 func (w *Window) Load(raw []int16) error {
 	w.check("Load")
 	if n := w.t * w.cf; len(raw) != n {
@@ -128,7 +130,14 @@ func (w *Window) Load(raw []int16) error {
 	if w.dev.gpu == nil {
 		return nil
 	}
-	n := len(raw) * 2
+	if w.spareOf != &raw[0] {
+		// Pinned samples go up as a prefetch does, on the copy stream:
+		// the host waits for the copy only, not for the work queued on
+		// the window before it.
+		if err := w.Prefetch(raw); err != nil {
+			return err
+		}
+	}
 	prefetched := w.spareOf == &raw[0]
 	w.spareOf = nil
 	return w.dev.Do(func(c *Ctx) error {
@@ -139,12 +148,6 @@ func (w *Window) Load(raw []int16) error {
 			w.rawMem, w.spare = w.spare, w.rawMem
 			// Work on the buffer now spare was enqueued before this point.
 			return c.Record(w.free)
-		}
-		if h, off, ok := w.dev.pinnedOf(unsafe.Pointer(&raw[0]), n); ok {
-			if err := c.CopyHtoD(w.rawMem.Ptr, h, off, n); err != nil {
-				return err
-			}
-			return c.SyncOp("compute: window upload")
 		}
 		return Upload(c, w.rawMem.Ptr, raw)
 	})
