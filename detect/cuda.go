@@ -16,6 +16,7 @@ var gpuSource string
 // Sizes shared with kernels/detect.cu.
 const (
 	tcThreads = 128 // TC_THREADS
+	tcR       = 4   // TC_R, outputs per thread of tconv
 	// tcMMAThreads and tcMMARows are the threads and output columns of a
 	// block of tconv_mma (32·TC_WARPS, TC_BROWS).
 	tcMMAThreads = 128
@@ -41,17 +42,14 @@ const (
 // gpuDetectConfig selects among kernel variants; every variant computes
 // the same result.
 type gpuDetectConfig struct {
-	tcR     int  // filter bank: consecutive outputs per thread (TC_R)
-	mma     int  // filter bank on the FP64 tensor cores: rows per product, 8 or 16 (TC_MMA); 0: on the FMA units
-	evalVec bool // all of a point's B loaded before its responses (EVAL_VEC)
-	cgFirst bool // the bounds of a warp's centres before any response (CG_FIRST)
-	coop    bool // centres_coop: a coarse bound per 32 columns, then a warp's lanes share each column's responses
+	mma  int  // filter bank on the FP64 tensor cores: rows per product, 8 or 16 (TC_MMA); 0: on the FMA units
+	coop bool // centres_coop: centres behind a coarse bound per 32 columns
 }
 
 // defaultGPUDetectConfig is the fastest configuration measured on an
 // H200 (docs/perf.md): the filter bank on the FP64 tensor cores in
 // m16n8k4 products.
-var defaultGPUDetectConfig = gpuDetectConfig{tcR: 4, mma: 16}
+var defaultGPUDetectConfig = gpuDetectConfig{mma: 16}
 
 // gpuDetectConfigFor returns the configuration for a GPU of compute
 // capability major.minor: the m16n8k4 FP64 products exist from sm_90, the
@@ -182,8 +180,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	opts := []string{
 		fmt.Sprintf("-DDK=%d", d.k), fmt.Sprintf("-DDNT=%d", d.nt), fmt.Sprintf("-DDS=%d", d.s),
 		fmt.Sprintf("-DDNC=%d", d.nc), fmt.Sprintf("-DDNC2=%d", d.nc2), fmt.Sprintf("-DDP=%d", d.p),
-		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_R=%d", d.cfg.tcR), fmt.Sprintf("-DTC_MMA=%d", max(d.cfg.mma, 8)),
-		fmt.Sprintf("-DEVAL_VEC=%d", b2i(d.cfg.evalVec)), fmt.Sprintf("-DCG_FIRST=%d", b2i(d.cfg.cgFirst)),
+		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_MMA=%d", max(d.cfg.mma, 8)),
 	}
 	mod, err := c.Compile("detect/kernels/detect.cu", gpuSource, opts...)
 	if err != nil {
@@ -503,7 +500,7 @@ func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
 				return c.Launch(d.fConv, compute.Dim3{X: ceilDiv(Ti, tcMMARows), Y: C}, compute.D1(tcMMAThreads), 0,
 					d.b, d.m, x, d.wt, int32(d.t), int32(Ti))
 			}
-			return c.Launch(d.fConv, compute.Dim3{X: ceilDiv(Ti, tcThreads*d.cfg.tcR), Y: C}, compute.D1(tcThreads), 0,
+			return c.Launch(d.fConv, compute.Dim3{X: ceilDiv(Ti, tcThreads*tcR), Y: C}, compute.D1(tcThreads), 0,
 				d.b, d.m, x, d.wt, int32(d.t), int32(Ti))
 		},
 		func() error { return d.mark(c, 1) },
@@ -646,14 +643,6 @@ func (d *gpuDetector) StageTimes(c *compute.Ctx) ([]float64, error) {
 
 // ceilDiv returns ⌈a/b⌉ for positive b.
 func ceilDiv(a, b int) int { return (a + b - 1) / b }
-
-// b2i is 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
 
 // SetStageTiming turns on or off the recording of events between the GPU
 // stages of DetectWindow; [Detector.StageTimes] reads them. It is an error

@@ -117,7 +117,7 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg := []gpuDetectConfig{{tcR: 4, mma: 8, coop: true}, {tcR: 3, evalVec: true, mma: 16}, {tcR: 8, cgFirst: true, evalVec: true, coop: true}}[seed]
+				cfg := []gpuDetectConfig{{mma: 8, coop: true}, {mma: 16}, {coop: true}}[seed]
 				gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -184,7 +184,7 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	total.orderOK = true
 	// The filter bank of each seed: the default, the other tensor-core
 	// shape, the FMA units.
-	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {tcR: 4, mma: 16}, {tcR: 4, coop: true}}
+	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16, coop: true}, {coop: true}}
 	for seed := range uint64(3) {
 		gd, err := newGPUDetector(dev, g, tm, T, prm, cfgs[seed])
 		if err != nil {
@@ -308,7 +308,7 @@ func TestGPUDetectWindow(t *testing.T) {
 // each stage's milliseconds.
 func BenchmarkGPUDetect(b *testing.B) {
 	for _, cfg := range []gpuDetectConfig{
-		{tcR: 4}, {tcR: 4, mma: 16}, {tcR: 4, mma: 16, coop: true}, {tcR: 4, mma: 8, coop: true},
+		{}, {mma: 8}, {mma: 16}, {mma: 16, coop: true},
 	} {
 		b.Run(fmt.Sprintf("mma%d_coop%v", cfg.mma, cfg.coop), func(b *testing.B) { benchGPUDetect(b, cfg) })
 	}

@@ -37,8 +37,8 @@ func TestKernelsNVRTC(t *testing.T) {
 		"-DDK=3 -DDNT=61 -DDS=3 -DDNC=7 -DDNC2=20 -DDP=6 -DDR=20",
 		"-DDK=4 -DDNT=61 -DDS=5 -DDNC=1 -DDNC2=1 -DDP=6 -DDR=20",
 		"-DDK=6 -DDNT=31 -DDS=5 -DDNC=10 -DDNC2=100 -DDP=6 -DDR=10",
-		"-DDK=5 -DDNT=61 -DDS=5 -DDNC=10 -DDNC2=100 -DDP=6 -DDR=20 -DTC_R=3 -DEVAL_VEC=1 -DCG_FIRST=1",
-		"-DDK=6 -DDNT=61 -DDS=5 -DDNC=10 -DDNC2=100 -DDP=6 -DDR=20 -DTC_R=8 -DEVAL_VEC=1",
+		"-DDK=5 -DDNT=61 -DDS=5 -DDNC=10 -DDNC2=100 -DDP=6 -DDR=20 -DTC_MMA=16",
+		"-DDK=10 -DDNT=61 -DDS=5 -DDNC=10 -DDNC2=100 -DDP=6 -DDR=20 -DTC_MMA=8",
 	} {
 		args := append([]string{"detect.cu", "--gpu-architecture=sm_90", "-std=c++17", "-Xptxas=-v"}, strings.Fields(b)...)
 		cmd := exec.Command(exe, args...)

@@ -7,9 +7,7 @@
 // the filter bank on the FP64 tensor cores (tconv_mma, TC_MMA = 16 from
 // sm_90, 8 from sm_80) or on the FMA units (tconv, TC_R outputs per
 // thread); the centres with or without the 32-column coarse bound
-// (centres_coop, centres); EVAL_VEC loads all of a point's B values before
-// the responses; CG_FIRST computes the bounds of a warp's centres before
-// any response.
+// (centres_coop, centres).
 //
 // Sizes are compile-time constants given with -D options:
 //   DK   templates K          DNT  template length nt (odd)
@@ -54,12 +52,6 @@
 #endif
 #ifndef DR
 #define DR 20
-#endif
-#ifndef EVAL_VEC
-#define EVAL_VEC 0
-#endif
-#ifndef CG_FIRST
-#define CG_FIRST 0
 #endif
 #define DHALF (DNT / 2)
 #define FULL_MASK 0xffffffffu
@@ -280,46 +272,20 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
     float best = -1.0f;
     bq = 0;
     sg = 0;
-#if EVAL_VEC
-    // All K·nC values first (K consecutive floats per channel), so that
-    // the loads overlap.
-    float v[DNC][DK];
-#pragma unroll
-    for (int j = 0; j < DNC; ++j) {
-        const float* b = B + ((size_t)ic[j] * Ti + tp) * DK;
-#if DK % 2 == 0
-#pragma unroll
-        for (int k = 0; k < DK; k += 2) {
-            const float2 p = __ldg(reinterpret_cast<const float2*>(b + k));
-            v[j][k] = p.x;
-            v[j][k + 1] = p.y;
-        }
-#else
-#pragma unroll
-        for (int k = 0; k < DK; ++k) v[j][k] = __ldg(b + k);
-#endif
-    }
-#define EV(j, k) v[j][k]
-#pragma unroll
-#else
-#define EV(j, k) v[j]
 #pragma unroll 1
-#endif
     for (int k = 0; k < DK; ++k) {
-#if !EVAL_VEC
         float v[DNC];
 #pragma unroll
         for (int j = 0; j < DNC; ++j) v[j] = __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
-#endif
         float uk = 0.0f;
 #pragma unroll
-        for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(EV(j, k), EV(j, k)));
+        for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(v[j], v[j]));
         if (!(uk > thr2)) continue;
 #pragma unroll
         for (int s = 0; s < DS; ++s) {
             float a = 0.0f;
 #pragma unroll
-            for (int j = 0; j < DNC; ++j) a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), EV(j, k)));
+            for (int j = 0; j < DNC; ++j) a = __fadd_rn(a, __fmul_rn(__ldg(wf + s * DNC + j), v[j]));
             const float aa = fabsf(a);
             const int q = s * DK + k;
             if (aa > best || (aa == best && q < bq)) {
@@ -329,7 +295,6 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
             }
         }
     }
-#undef EV
     return best;
 }
 
@@ -358,25 +323,7 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
     const int tp = blockIdx.x * 32 + threadIdx.x;
     const unsigned lane = threadIdx.x;
     constexpr int NPW = CG_F / CG_W; // centres per warp
-#if CG_FIRST
-    // The bounds of the warp's centres first: their loads overlap.
-    float u[NPW];
-#pragma unroll
-    for (int r = 0; r < NPW; ++r) {
-        const int fi = threadIdx.y + r * CG_W;
-        u[r] = 0.0f;
-        if (fi < nf && tp < Ti) {
-            const int* ic = s_ic + fi * DNC;
-            float acc = __ldg(M + (size_t)ic[0] * Ti + tp);
-#pragma unroll
-            for (int j = 1; j < DNC; ++j) acc = __fadd_rn(acc, __ldg(M + (size_t)ic[j] * Ti + tp));
-            u[r] = acc;
-        }
-    }
-#pragma unroll
-#else
 #pragma unroll 1
-#endif
     for (int r = 0; r < NPW; ++r) {
         const int fi = threadIdx.y + r * CG_W;
         if (fi >= nf) break;
@@ -384,16 +331,12 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
         int ic[DNC];
 #pragma unroll
         for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
-#if CG_FIRST
-        const float ur = u[r];
-#else
         float ur = 0.0f;
         if (tp < Ti) {
             ur = __ldg(M + (size_t)ic[0] * Ti + tp);
 #pragma unroll
             for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
         }
-#endif
         bool strong = false;
         float best = 0.0f;
         if (ur > thr2) {
