@@ -10,9 +10,7 @@ import (
 	"dspk/compute"
 )
 
-// The CUDA back end of TrailingMean: kernels/trailing_mean.cu, one kernel
-// launch per call on device arrays. docs/perf-gpu-ops.md gives the design
-// and the measurements.
+// The CUDA back end of TrailingMean (design: docs/perf-gpu-ops.md).
 
 //go:embed kernels/trailing_mean.cu
 var trailingMeanCU string
@@ -20,28 +18,20 @@ var trailingMeanCU string
 //go:embed kernels/trailing_mean_io.cuh
 var trailingMeanIO string
 
-// TrailingMeanCUDA is the CUDA C source of the GPU back end of TrailingMean:
-// kernels/trailing_mean.cu with its include of kernels/trailing_mean_io.cuh
-// expanded (NVRTC compiles one source). Its header comment documents the
-// entry points, the launch geometry and, in short, the numerics.
+// TrailingMeanCUDA is the CUDA source of TrailingMean, its include expanded for NVRTC.
 var TrailingMeanCUDA = strings.Replace(trailingMeanCU, `#include "trailing_mean_io.cuh"`+"\n", trailingMeanIO, 1)
 
-// Launch constants of TrailingMeanCUDA (CTM_CHUNK, CTM_ITEMS_F32 and
-// CTM_ITEMS_16 there): a block owns a chunk of gpuChunk samples of a row,
-// gpuItems32 or gpuItems16 samples a thread.
+// Launch constants (CTM_CHUNK, CTM_ITEMS_F32, CTM_ITEMS_16 in TrailingMeanCUDA).
 const (
 	gpuChunk   = 2048
 	gpuItems32 = 8
 	gpuItems16 = 16
 )
 
-// gpuStateBytes is the size of the look-back state of a launch over total
-// chunks: a 16-byte counter slot, then per chunk two float64 and a flag
-// word (ctm_state in the CUDA source).
+// gpuStateBytes is the size of the look-back state over total chunks (ctm_state).
 func gpuStateBytes(total int) int { return 16 + 20*total }
 
-// gpuKernel names a family of kernels of TrailingMeanCUDA, in the order of
-// the windows they take: each takes every window the one before it takes.
+// gpuKernel names a kernel family; each takes every window the one before takes.
 type gpuKernel int
 
 const (
@@ -52,8 +42,7 @@ const (
 
 var gpuKernelNames = [...]string{gpuWarp: "warp", gpuDirect: "direct", gpuLookback: "lookback"}
 
-// gpuKernelFor returns the kernel a TrailingMean launches for windows of
-// cf samples of T: the first that takes cf.
+// gpuKernelFor returns the first kernel that takes windows of cf samples of T.
 func gpuKernelFor[T Storage](cf int) gpuKernel {
 	switch {
 	case cf <= 32*itemsOf[T]():
@@ -90,9 +79,7 @@ func elemSize[T Storage]() int {
 	return int(unsafe.Sizeof(z))
 }
 
-// cudaTrailing is the CUDA back end of a TrailingMean: the prepared launch
-// of one kernel for its shape, the look-back state and the scratch copy of
-// in-place calls.
+// cudaTrailing is the CUDA back end of a TrailingMean: the prepared launch.
 type cudaTrailing struct {
 	kernel  gpuKernel
 	threads int // of a block
@@ -102,8 +89,7 @@ type cudaTrailing struct {
 	scratch compute.Mem // copy of the input for in-place calls
 }
 
-// checkCUDA panics unless the GPU kernel k takes windows of cf samples of
-// T and a [rows, n] array needs at most 2³¹−1 blocks.
+// checkCUDA panics unless kernel k takes cf and [rows, n] needs ≤ 2³¹−1 blocks.
 func checkCUDA[T Storage](rows, n, cf int, k gpuKernel) {
 	if k < gpuKernelFor[T](cf) {
 		panic(fmt.Sprintf("ops: NewTrailingMean: the %s kernel does not take windows of %d samples", gpuKernelNames[k], cf))
@@ -113,9 +99,7 @@ func checkCUDA[T Storage](rows, n, cf int, k gpuKernel) {
 	}
 }
 
-// newCUDATrailing compiles the kernels (once per process and device) and
-// prepares the launch of kernel k for [rows, n] arrays of T and windows of
-// cf samples (checkCUDA must hold).
+// newCUDATrailing compiles the kernels and prepares the launch of k (checkCUDA must hold).
 func newCUDATrailing[T Storage](c *compute.Ctx, rows, n, cf int, k gpuKernel) (*cudaTrailing, error) {
 	chunks := (n + gpuChunk - 1) / gpuChunk
 	g := &cudaTrailing{kernel: k, threads: gpuChunk / itemsOf[T]()}
@@ -145,8 +129,7 @@ func newCUDATrailing[T Storage](c *compute.Ctx, rows, n, cf int, k gpuKernel) (*
 			null, null, int64(n), int64(cf), inv, int64(chunks), int64(total), g.state, uint32(0))
 		return g, nil
 	}
-	// Chunk along x, row along y and z (the kernel locates its chunk
-	// without a division).
+	// Chunk along x, row along y and z: the kernel needs no division.
 	y := min(rows, 65535)
 	grid := compute.Dim3{X: chunks, Y: y, Z: (rows + y - 1) / y}
 	g.fused = f.Prepare(grid, compute.D1(g.threads), 0,
@@ -154,8 +137,7 @@ func newCUDATrailing[T Storage](c *compute.Ctx, rows, n, cf int, k gpuKernel) (*
 	return g, nil
 }
 
-// apply enqueues the launch from the bytes-long array at src into the one
-// at dst, which may be src (then through the scratch copy).
+// apply enqueues the launch from src into dst (if equal, through the scratch).
 func (g *cudaTrailing) apply(c *compute.Ctx, dst, src compute.Ptr, bytes int) error {
 	x := src
 	if dst == src {
@@ -183,10 +165,7 @@ func (g *cudaTrailing) apply(c *compute.Ctx, dst, src compute.Ptr, bytes int) er
 	return g.fused.Launch(c)
 }
 
-// applyHost uploads src, applies, and downloads into dst (host slices of
-// bytes/elemSize elements; dst may be src). Out of place, the output
-// array is filled with NaN first, so that an element the kernel failed to
-// write reads back as NaN.
+// applyHost uploads src, applies, and downloads into dst; out of place, unwritten outputs read NaN.
 func applyHost[T Storage](g *cudaTrailing, c *compute.Ctx, dst, src []T, bytes int) error {
 	in, err := c.Alloc(bytes)
 	if err != nil {

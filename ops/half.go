@@ -2,16 +2,13 @@ package ops
 
 import "math"
 
-// Float16 is an IEEE 754 binary16 value (1 sign, 5 exponent, 10 fraction
-// bits) stored as its bit pattern.
+// Float16 is an IEEE 754 binary16 value stored as its bit pattern.
 type Float16 uint16
 
-// BFloat16 is a bfloat16 value (1 sign, 8 exponent, 7 fraction bits: the top
-// half of a float32) stored as its bit pattern.
+// BFloat16 is a bfloat16 value (the top half of a float32) stored as its bits.
 type BFloat16 uint16
 
-// Float32 returns h as a float32; the conversion is exact. NaNs keep their
-// sign and payload (shifted into the top fraction bits).
+// Float32 returns h as a float32, exactly (NaN payloads shifted up).
 func (h Float16) Float32() float32 {
 	return math.Float32frombits(f16bits32(uint16(h)))
 }
@@ -32,7 +29,7 @@ func f16bits32(h uint16) uint32 {
 	case mant == 0: // ±0
 		return sign
 	}
-	// Subnormal: mant·2^-24. Normalise so that the leading one is bit 10.
+	// Subnormal mant·2^-24: normalise, leading one at bit 10.
 	e := uint32(127 - 15 + 1)
 	for mant&0x400 == 0 {
 		mant <<= 1
@@ -41,10 +38,7 @@ func f16bits32(h uint16) uint32 {
 	return sign | e<<23 | (mant&0x3ff)<<13
 }
 
-// Float16FromFloat32 returns f rounded to the nearest binary16 value, ties to
-// even. Values beyond the largest finite binary16 (65504) round to ±Inf as
-// IEEE 754 prescribes (from 65520 on), small values round to subnormals or
-// ±0, and NaNs stay NaN (made quiet, sign and top payload bits kept).
+// Float16FromFloat32 returns f rounded to binary16, ties to even (±Inf from 65520; NaN quiet).
 func Float16FromFloat32(f float32) Float16 {
 	return Float16(f32toF16(math.Float32bits(f)))
 }
@@ -65,8 +59,7 @@ func f32toF16(b uint32) uint16 {
 		return sign | 0x7c00
 	}
 	if e <= 0 {
-		// Result is subnormal or zero: the value is m·2^(exp-150) with the
-		// implicit bit restored; in units of 2^-24 it is m >> (14-e).
+		// Subnormal or zero: m·2^(exp-150), in units of 2^-24 m >> (14-e).
 		if exp == 0 {
 			return sign // float32 subnormals are far below 2^-25
 		}
@@ -91,8 +84,7 @@ func f32toF16(b uint32) uint16 {
 	return sign | uint16(q)
 }
 
-// Float16FromFloat64 returns x rounded to the nearest binary16 value, ties to
-// even, with a single rounding (no double rounding through float32).
+// Float16FromFloat64 returns x rounded once to the nearest binary16, ties to even.
 func Float16FromFloat64(x float64) Float16 {
 	return Float16(f32toF16(math.Float32bits(roundToOdd32(x))))
 }
@@ -103,10 +95,7 @@ func (b BFloat16) Float32() float32 { return math.Float32frombits(uint32(b) << 1
 // Float64 returns b as a float64; the conversion is exact.
 func (b BFloat16) Float64() float64 { return float64(b.Float32()) }
 
-// BFloat16FromFloat32 returns f rounded to the nearest bfloat16 value, ties to
-// even. Overflow gives ±Inf, subnormals round like normals (bfloat16 shares
-// float32's exponent range), and NaNs stay NaN (made quiet, sign and top
-// payload bits kept).
+// BFloat16FromFloat32 returns f rounded to bfloat16, ties to even (NaN made quiet).
 func BFloat16FromFloat32(f float32) BFloat16 {
 	return BFloat16(f32toBF16(math.Float32bits(f)))
 }
@@ -119,17 +108,12 @@ func f32toBF16(b uint32) uint16 {
 	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
 }
 
-// BFloat16FromFloat64 returns x rounded to the nearest bfloat16 value, ties
-// to even, with a single rounding (no double rounding through float32).
+// BFloat16FromFloat64 returns x rounded once to the nearest bfloat16, ties to even.
 func BFloat16FromFloat64(x float64) BFloat16 {
 	return BFloat16(f32toBF16(math.Float32bits(roundToOdd32(x))))
 }
 
-// roundToOdd32 rounds x to float32 with round-to-odd: exact values are kept,
-// inexact ones go to whichever neighbour has an odd last fraction bit (the
-// truncated value with the sticky bit set). Rounding that result to nearest
-// even at 8 or 11 significant bits (bfloat16, binary16) gives the correctly
-// rounded value of x, because float32 carries at least two more bits.
+// roundToOdd32 rounds x to float32 to odd, so rounding that to 8 or 11 bits rounds x correctly.
 func roundToOdd32(x float64) float32 {
 	f := float32(x)
 	if float64(f) == x || x != x {
@@ -137,7 +121,6 @@ func roundToOdd32(x float64) float32 {
 	}
 	b := math.Float32bits(f)
 	if b&1 == 0 {
-		// f is the even neighbour; the odd one is next to it, towards x.
 		if math.Abs(float64(f)) > math.Abs(x) {
 			b--
 		} else {

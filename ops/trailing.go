@@ -11,41 +11,28 @@ import (
 	"dspk/compute"
 )
 
-// Storage is the set of element types the causal trailing mean accepts:
-// float32, Float16 and BFloat16. Arithmetic is never done in the storage
-// type; it only fixes the rounding of the stored result.
+// Storage is the set of element types the trailing mean accepts; it only fixes the stored rounding.
 type Storage interface {
 	float32 | Float16 | BFloat16
 }
 
-// TrailingMean is the causal trailing mean of [rows, n] arrays of T over
-// windows of cf samples on a device, built once by NewTrailingMean and
-// applied to many arrays. On the CPU it is CausalTrailingMean. On a CUDA
-// GPU it is one kernel launch per call (cuda.go, kernels/trailing_mean.cu)
-// in float32 arithmetic, compensated where errors would grow along the
-// row: a mean is within a few float32 units of the magnitudes summed in
-// its own 2048-sample chunk whatever the row length, rounded once to T, so
-// not always the correctly rounded mean of the CPU. On both, a non-finite
-// sample makes every output whose window holds it non-finite and may do
-// the same to later outputs of its row. A TrailingMean is not safe for
-// concurrent use.
+// TrailingMean is the causal trailing mean of [rows, n] arrays of T over windows of cf samples on
+// a device: on the CPU CausalTrailingMean; on a CUDA GPU one launch per call in compensated
+// float32, within a few float32 units of the magnitudes in its 2048-sample chunk. Non-finite
+// samples act as in CausalTrailingMean. A TrailingMean is not safe for concurrent use.
 type TrailingMean[T Storage] struct {
 	dev         *compute.Device // nil for the CPU
 	rows, n, cf int
 	gpu         *cudaTrailing // the CUDA back end; nil on the CPU and after Close
 }
 
-// NewTrailingMean prepares the causal trailing mean of [rows, n] arrays of
-// T over windows of cf samples on dev (nil or a CPU device for the CPU).
-// On a CUDA device it compiles the kernels (once per process and device)
-// and prepares the launch. It panics if rows, n or cf is negative, cf is
-// zero, or on a GPU the shape needs more than 2³¹−1 blocks of 2048 samples.
+// NewTrailingMean prepares the op on dev (nil: the CPU), compiling CUDA kernels once per device.
+// It panics on negative rows, n or cf, cf = 0, or on a GPU a shape of over 2³¹−1 blocks.
 func NewTrailingMean[T Storage](dev *compute.Device, rows, n, cf int) (*TrailingMean[T], error) {
 	return newTrailingMean[T](dev, rows, n, cf, gpuKernelFor[T](cf))
 }
 
-// newTrailingMean is NewTrailingMean with the GPU kernel k, which must
-// take cf (the tests run every kernel that takes a window).
+// newTrailingMean is NewTrailingMean with the GPU kernel k, which must take cf.
 func newTrailingMean[T Storage](dev *compute.Device, rows, n, cf int, k gpuKernel) (*TrailingMean[T], error) {
 	checkShape("NewTrailingMean", rows*n, rows*n, rows, n, cf)
 	m := &TrailingMean[T]{rows: rows, n: n, cf: cf}
@@ -68,13 +55,8 @@ func newTrailingMean[T Storage](dev *compute.Device, rows, n, cf int, k gpuKerne
 // Device returns the CUDA device m runs on, or nil for the CPU.
 func (m *TrailingMean[T]) Device() *compute.Device { return m.dev }
 
-// Apply computes the causal trailing mean of src into dst, host slices of
-// rows·n elements, and returns when dst holds it. dst may be src (in
-// place) but must not otherwise overlap it. On a GPU it uploads src,
-// launches and downloads dst, allocating the device arrays on every call:
-// to stream, keep the data on the device and use ApplyDevice. It must not
-// be called inside the device's Do. It panics if a length is not rows·n or
-// dst and src overlap without being equal.
+// Apply computes the mean of src into dst, host slices of rows·n elements (dst may be src). On a
+// GPU it allocates and copies on every call (to stream, use ApplyDevice); not inside Do.
 func (m *TrailingMean[T]) Apply(dst, src []T) error {
 	if m.dev == nil {
 		CausalTrailingMean(dst, src, m.rows, m.n, m.cf)
@@ -91,13 +73,9 @@ func (m *TrailingMean[T]) Apply(dst, src []T) error {
 	return m.dev.Do(func(c *compute.Ctx) error { return applyHost(m.gpu, c, dst, src, m.bytes()) })
 }
 
-// ApplyDevice enqueues on c's stream the causal trailing mean of the
-// [rows, n] array of T at src into the array at dst, both in the memory of
-// m's CUDA device and aligned to the element size. dst may equal src (in
-// place: the input is first copied to a scratch array that m allocates on
-// first use and keeps) but must not otherwise overlap it. It must be called
-// inside the device's Do, on the Ctx Do hands out. It panics on a CPU
-// TrailingMean and on null, misaligned or partially overlapping pointers.
+// ApplyDevice enqueues on c's stream (inside the device's Do) the mean of the device array at src
+// into dst, aligned to the element size; dst may equal src (through a scratch copy m keeps) but
+// must not otherwise overlap it. It panics on the CPU and on null, misaligned or overlapping pointers.
 func (m *TrailingMean[T]) ApplyDevice(c *compute.Ctx, dst, src compute.Ptr) error {
 	if m.dev == nil {
 		panic("ops: TrailingMean.ApplyDevice on the CPU")
@@ -118,8 +96,7 @@ func (m *TrailingMean[T]) ApplyDevice(c *compute.Ctx, dst, src compute.Ptr) erro
 	return m.gpu.apply(c, dst, src, m.bytes())
 }
 
-// Close releases m's device memory; m must not be used afterwards. On the
-// CPU it does nothing.
+// Close releases m's device memory; m must not be used afterwards.
 func (m *TrailingMean[T]) Close() error {
 	g := m.gpu
 	if g == nil {
@@ -149,23 +126,11 @@ func (m *TrailingMean[T]) kernelName() string {
 
 // Tuning constants of the CPU implementation.
 const (
-	// parallelMin is the number of elements (rows·n) below which the whole
-	// call runs on the caller's goroutine: starting goroutines costs more.
-	parallelMin = 1 << 15
-	// tasksPerWorker is how many tasks each goroutine gets on average, so
-	// that a slow core does not hold up the whole call.
-	tasksPerWorker = 4
-	// segmentMin is the shortest row segment handed to a goroutine when
-	// there are too few rows to keep every core busy.
-	segmentMin = 1 << 14
-	// segmentPerCf: a segment must be at least this many window lengths
-	// long, so that re-reading the cf samples before it (its carried-in
-	// window sum) adds at most 1/segmentPerCf to the reads.
-	segmentPerCf = 8
-	// inPlaceBlock is the block length of the in-place path, which copies
-	// each block's original samples into a history buffer before
-	// overwriting them.
-	inPlaceBlock = 1 << 12
+	parallelMin    = 1 << 15 // fewer elements run on the caller's goroutine
+	tasksPerWorker = 4       // tasks per goroutine, so a slow core holds up little
+	segmentMin     = 1 << 14 // shortest row segment of a task
+	segmentPerCf   = 8       // segments ≥ 8·cf: re-reading cf samples adds ≤ 1/8
+	inPlaceBlock   = 1 << 12 // block of the in-place path's history copies
 )
 
 // CausalTrailingMean writes into dst, for each of the rows rows of length n
@@ -173,25 +138,12 @@ const (
 //
 //	dst[r*n+t] = (src[r*n+t-k+1] + … + src[r*n+t]) / k,  k = min(t+1, cf)
 //
-// Any n ≥ 1 and cf ≥ 1 are allowed: cf = 1 copies, cf ≥ n gives the
-// running prefix mean. The window sum is carried in float64 and updated
-// with the difference x[t] − x[t−cf], exact for samples whose exponents
-// differ by less than 29 (always for data converted from integers of up
-// to 24 bits), so every float32 output is the correctly rounded mean for
-// all practical lengths; the mean is rounded to the storage type once.
-// For Float16 and BFloat16 on CPUs with AVX-512 (DQ, and BF16 for
-// BFloat16) the positions t ≥ cf are computed in float32 lanes
-// (trailing_lanes.go) and may differ from the correctly rounded mean by
-// one 16-bit unit (0.04 % of float16 and 0.007 % of bfloat16 outputs of
-// N(0, 1) data with cf = 100; none with a DC offset).
-//
-// Samples are expected to be finite: a NaN or ±Inf makes every output whose
-// window holds it non-finite, and may do the same to later outputs of its
-// row. dst and src may be the same slice (in place), but must not otherwise
-// overlap. Rows, and for few long rows segments of rows, are spread over
-// GOMAXPROCS goroutines. CausalTrailingMean panics if rows, n or cf is
-// negative, cf is zero, len(dst) or len(src) is not rows·n, or dst and src
-// overlap without being equal.
+// for any n, cf ≥ 1. The window sum is carried in float64, updated by x[t] − x[t−cf], so float32
+// outputs are correctly rounded for all practical lengths; 16-bit types on AVX-512 CPUs use
+// float32 lanes at t ≥ cf and may be one unit off (trailing_lanes.go). A NaN or ±Inf makes outputs
+// whose window holds it, and maybe later ones of its row, non-finite. dst may be src but must not
+// otherwise overlap it. Work is spread over GOMAXPROCS goroutines. It panics on negative rows, n
+// or cf, cf = 0, lengths other than rows·n, or overlap.
 func CausalTrailingMean[T Storage](dst, src []T, rows, n, cf int) {
 	checkShape("CausalTrailingMean", len(dst), len(src), rows, n, cf)
 	if rows*n == 0 {
@@ -213,8 +165,7 @@ const (
 	isaAVX512            // amd64 with AVX-512 F, BW and VL
 )
 
-// trailingMean runs the fused pass on up to workers goroutines with the
-// kernels of the given instruction set (capped at the best available).
+// trailingMean runs the fused pass on up to workers goroutines with the kernels of level or less.
 func trailingMean[T Storage](dst, src []T, rows, n, cf int, inPlace bool, level isa, workers int) {
 	level = min(level, bestISA)
 	switch d := any(dst).(type) {
@@ -258,28 +209,19 @@ func overlap[T any](a, b []T) bool {
 	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
 }
 
-// kernel holds the per-storage-type inner loops of the fused pass. Each is
-// called on a block of one row, never per element.
+// kernel holds the per-storage-type inner loops of the fused pass, each called on
+// a block of one row (len(x), len(lag) ≥ len(y)) and returning the carried sum s.
 type kernel[T Storage] struct {
-	// steady handles positions t ≥ cf: for each i, s += x[i] − lag[i] and
-	// y[i] = round(s·inv), where lag[i] is the sample cf positions before
-	// x[i]. len(x) and len(lag) are at least len(y). It returns s.
-	steady func(y, x, lag []T, s, inv float64) float64
-	// warm handles positions t0 … t0+len(y)−1 < cf, which have no sample to
-	// drop: s += x[i] and y[i] = round(s/(t0+i+1)). It returns s.
-	warm func(y, x []T, t0 int, s float64) float64
-	// sum returns the float64 sum of x.
-	sum func(x []T) float64
+	steady func(y, x, lag []T, s, inv float64) float64 // t ≥ cf: s += x[i] − lag[i]; y[i] = s·inv
+	warm   func(y, x []T, t0 int, s float64) float64   // t < cf: s += x[i]; y[i] = s/(t0+i+1)
+	sum    func(x []T) float64                         // the float64 sum of x
 }
 
-// task is a range [t0, t1) of rows r0 … r1−1 handled by one goroutine; a
-// task with r1 = r0+1 and t0 > 0 is a segment of one row.
+// task is a range [t0, t1) of rows r0 … r1−1 for one goroutine (one row's segment if t0 > 0).
 type task[T Storage] struct {
 	r0, r1 int
 	t0, t1 int
-	// head holds a copy of the original samples [max(0, t0−cf), t0) of a
-	// segment, taken before any goroutine writes, for the in-place path.
-	head []T
+	head   []T // in place: the segment's originals [max(0, t0−cf), t0)
 }
 
 // run plans the tasks and runs them on up to workers goroutines.
@@ -322,10 +264,7 @@ func run[T Storage](k *kernel[T], dst, src []T, rows, n, cf int, inPlace bool, w
 	wg.Wait()
 }
 
-// plan splits [rows, n] into about tasksPerWorker·workers tasks: ranges of
-// whole rows when there are enough rows, otherwise equal segments of each
-// row, as many as keep a segment at least max(segmentMin, segmentPerCf·cf)
-// long (possibly one: then rows is the only parallelism).
+// plan splits [rows, n] into ranges of rows or, for few rows, segments of rows as tasks.
 func plan[T Storage](rows, n, cf, workers int) []task[T] {
 	want := tasksPerWorker * workers
 	if rows >= want {
@@ -353,11 +292,7 @@ func plan[T Storage](rows, n, cf, workers int) []task[T] {
 	return tasks
 }
 
-// rowPass computes outputs [t0, t1) of one row x into y. Out of place, the
-// lagged samples are read from x itself. In place, each block's original
-// samples are first copied into hist (after the cf samples before the
-// block), so that the lagged reads see originals; head holds the originals
-// before t0 for a segment. It returns hist for reuse.
+// rowPass computes outputs [t0, t1) of row x into y; in place through hist, which it returns.
 func rowPass[T Storage](k *kernel[T], y, x []T, t0, t1, cf int, inPlace bool, head, hist []T) []T {
 	if !inPlace {
 		s := k.sum(x[max(0, t0-cf):t0])
@@ -372,10 +307,7 @@ func rowPass[T Storage](k *kernel[T], y, x []T, t0, t1, cf int, inPlace bool, he
 		return hist
 	}
 	if t1 <= cf {
-		// Every position is warm and reads no lagged sample, so no history
-		// is kept; each block is copied first only so that a lane kernel's
-		// chunk can be redone from the originals (blocks of inPlaceBlock, a
-		// multiple of laneChunk, start where the out-of-place chunks do).
+		// All warm: no history; blocks are copied only so a lane chunk can be redone.
 		B := min(inPlaceBlock, t1-t0)
 		if cap(hist) < B {
 			hist = make([]T, B)
@@ -389,26 +321,17 @@ func rowPass[T Storage](k *kernel[T], y, x []T, t0, t1, cf int, inPlace bool, he
 		}
 		return hist
 	}
-	// hist[0:cf] holds the original samples [b−cf, b) (those before the row
-	// start are never read), hist[cf:cf+B] the block [b, b+B) being
-	// processed.
-	// B is a multiple of laneChunk (inPlaceBlock is one), so that the lane
-	// kernels' chunks start where they start out of place.
+	// hist[:cf]: originals [b−cf, b); then the block, a multiple of laneChunk as out of place.
 	B := min((max(inPlaceBlock, cf)+laneChunk-1)/laneChunk*laneChunk, t1-t0)
 	if cap(hist) < cf+B {
 		hist = make([]T, cf+B)
 	}
 	hist = hist[:cf+B]
-	// hist[:cf] needs no clearing: only steady blocks (b ≥ cf) read it, as
-	// the originals [b−cf, b), which head and the blocks before have put
-	// there.
+	// hist[:cf] needs no clearing: only steady blocks (b ≥ cf) read it.
 	copy(hist[cf-len(head):cf], head)
 	s := k.sum(head)
 	inv := 1 / float64(cf)
-	// Blocks never straddle position cf, so that warm and steady calls
-	// start where the out-of-place path starts them and the two give
-	// identical sums (the kernels group positions by eight from the start
-	// of each call).
+	// Blocks never straddle cf, so calls start, and group by eight, as out of place.
 	w := min(t1, cf)
 	for b := t0; b < t1; {
 		e := min(b+B, t1)

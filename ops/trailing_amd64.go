@@ -4,17 +4,9 @@ package ops
 
 import "golang.org/x/sys/cpu"
 
-// The AVX2 (trailing_amd64.s) and AVX-512 (trailing_avx512_amd64.s)
-// kernels process blocks of eight positions with exactly the operations of
-// the Go kernels (trailing_kernels.go); the wrappers below hand them the
-// largest multiple of eight and finish the tail with the Go kernel. Both
-// need AVX2, F16C and OS support for YMM state, the AVX-512 ones also
-// AVX-512 F, BW, VL and ZMM state. The AVX2 kernels' round-to-odd truncates
-// in the float64 domain, which is exact except for float32-subnormal means
-// (|v| < 2⁻¹²⁶, bfloat16 subnormals); everything else rounds like Go.
+// The AVX2 and AVX-512 kernels (trailing_*amd64.s): blocks of eight, the Go kernels' operations.
 
-// bestISA is the best kernel set this CPU supports (x/sys/cpu also checks
-// that the OS saves the YMM, ZMM and opmask state).
+// bestISA is the best kernel set this CPU supports (x/sys/cpu checks OS state).
 var bestISA = func() isa {
 	x := cpu.X86
 	switch {
@@ -44,9 +36,7 @@ var (
 	}
 )
 
-// The assembly kernels take n > 0, a multiple of 8, and the carried sum s
-// and return it; steady kernels multiply by inv, warm kernels divide by the
-// window counts c0, c0+1, …
+// The kernels take n > 0, a multiple of 8; warm ones divide by c0, c0+1, …; they return s.
 
 //go:noescape
 func steadyF32AVX2(y, x, lag *float32, n int, s, inv float64) float64
@@ -91,8 +81,7 @@ var (
 	warmBF16Asm512   = warmAsm(warmBF16AVX512, warmBF16Go)
 )
 
-// steadyAsm returns the steady kernel that runs k over the largest
-// multiple of eight positions and g over the rest.
+// steadyAsm returns the steady kernel: k on a multiple of eight, g on the rest.
 func steadyAsm[T Storage](k func(y, x, lag *T, n int, s, inv float64) float64,
 	g func(y, x, lag []T, s, inv float64) float64) func(y, x, lag []T, s, inv float64) float64 {
 	return func(y, x, lag []T, s, inv float64) float64 {
@@ -106,8 +95,7 @@ func steadyAsm[T Storage](k func(y, x, lag *T, n int, s, inv float64) float64,
 	}
 }
 
-// warmAsm returns the warm-up kernel that runs k over the largest multiple
-// of eight positions and g over the rest.
+// warmAsm returns the warm kernel: k on a multiple of eight, g on the rest.
 func warmAsm[T Storage](k func(y, x *T, n int, s, c0 float64) float64,
 	g func(y, x []T, t0 int, s float64) float64) func(y, x []T, t0 int, s float64) float64 {
 	return func(y, x []T, t0 int, s float64) float64 {

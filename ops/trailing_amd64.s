@@ -2,11 +2,7 @@
 
 #include "textflag.h"
 
-// AVX2 kernels of the causal trailing mean; see trailing_amd64.go and, for
-// the exact order of operations they share with the Go kernels,
-// trailing_kernels.go.
-//
-// Register use in every kernel:
+// AVX2 kernels of the causal trailing mean, in trailing_kernels.go's operations. Registers:
 //	Y0	carried window sum c, broadcast to all four lanes
 //	Y1	steady: 1/cf broadcast; warm: window counts of positions 0…3
 //	Y2, Y3	positions 0…3 and 4…7 of the block (differences, sums, means)
@@ -20,25 +16,21 @@ DATA absMask<>+8(SB)/8, $0x7fffffff7fffffff
 DATA absMask<>+16(SB)/8, $0x7fffffff7fffffff
 DATA absMask<>+24(SB)/8, $0x7fffffff7fffffff
 GLOBL absMask<>(SB), RODATA|NOPTR, $32
-
 DATA one32<>+0(SB)/8, $0x0000000100000001
 DATA one32<>+8(SB)/8, $0x0000000100000001
 DATA one32<>+16(SB)/8, $0x0000000100000001
 DATA one32<>+24(SB)/8, $0x0000000100000001
 GLOBL one32<>(SB), RODATA|NOPTR, $32
-
 DATA inf32<>+0(SB)/8, $0x7f8000007f800000
 DATA inf32<>+8(SB)/8, $0x7f8000007f800000
 DATA inf32<>+16(SB)/8, $0x7f8000007f800000
 DATA inf32<>+24(SB)/8, $0x7f8000007f800000
 GLOBL inf32<>(SB), RODATA|NOPTR, $32
-
 DATA round7fff<>+0(SB)/8, $0x00007fff00007fff
 DATA round7fff<>+8(SB)/8, $0x00007fff00007fff
 DATA round7fff<>+16(SB)/8, $0x00007fff00007fff
 DATA round7fff<>+24(SB)/8, $0x00007fff00007fff
 GLOBL round7fff<>(SB), RODATA|NOPTR, $32
-
 DATA quiet40<>+0(SB)/8, $0x0000004000000040
 DATA quiet40<>+8(SB)/8, $0x0000004000000040
 DATA quiet40<>+16(SB)/8, $0x0000004000000040
@@ -51,7 +43,6 @@ DATA trunc29<>+8(SB)/8, $0xffffffffe0000000
 DATA trunc29<>+16(SB)/8, $0xffffffffe0000000
 DATA trunc29<>+24(SB)/8, $0xffffffffe0000000
 GLOBL trunc29<>(SB), RODATA|NOPTR, $32
-
 DATA sticky29<>+0(SB)/8, $0x0000000020000000
 DATA sticky29<>+8(SB)/8, $0x0000000020000000
 DATA sticky29<>+16(SB)/8, $0x0000000020000000
@@ -64,15 +55,12 @@ DATA iota4<>+8(SB)/8, $1.0
 DATA iota4<>+16(SB)/8, $2.0
 DATA iota4<>+24(SB)/8, $3.0
 GLOBL iota4<>(SB), RODATA|NOPTR, $32
-
 DATA four<>+0(SB)/8, $4.0
 GLOBL four<>(SB), RODATA|NOPTR, $8
-
 DATA eight<>+0(SB)/8, $8.0
 GLOBL eight<>(SB), RODATA|NOPTR, $8
 
-// SCAN4 turns the four differences d in V into p = [d0, d0+d1,
-// d2+(d0+d1), (d2+d3)+(d0+d1)], using T as scratch.
+// SCAN4: V = [d0, d0+d1, d2+(d0+d1), (d2+d3)+(d0+d1)], T scratch.
 #define SCAN4(V, T) \
 	VUNPCKLPD V, Y15, T \
 	; VADDPD T, V, V \
@@ -80,9 +68,7 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VBLENDPD $3, Y15, T, T \
 	; VADDPD T, V, V
 
-// SCAN8 turns the differences of a block (Y2, Y3) into running sums from
-// the carry Y0 and moves the carry on: Y2 = c + p, Y3 = (c + p3) + q,
-// Y0 = c + (p3 + q3).
+// SCAN8: running sums from the carry c: Y2 = c + p, Y3 = (c + p3) + q, Y0 = c + (p3 + q3).
 #define SCAN8 \
 	SCAN4(Y2, Y4) \
 	; SCAN4(Y3, Y5) \
@@ -94,12 +80,10 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VADDPD Y8, Y3, Y3 \
 	; VADDPD Y6, Y0, Y0
 
-// LOAD_F32 reads eight float32 at P as float64 into A (0…3) and B (4…7).
+// LOAD_* read eight samples at P as float64 into A (0…3) and B (4…7).
 #define LOAD_F32(P, A, B) \
 	VCVTPS2PD (P), A \
 	; VCVTPS2PD 16(P), B
-
-// LOAD_BF16 reads eight bfloat16 at P as float64 into A and B.
 #define LOAD_BF16(P, A, B) \
 	VPMOVZXWD (P), X9 \
 	; VPMOVZXWD 8(P), X10 \
@@ -107,8 +91,6 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VPSLLD $16, X10, X10 \
 	; VCVTPS2PD X9, A \
 	; VCVTPS2PD X10, B
-
-// LOAD_F16 reads eight binary16 at P as float64 into A and B.
 #define LOAD_F16(P, A, B) \
 	VCVTPH2PS (P), X9 \
 	; VCVTPH2PS 8(P), X10 \
@@ -122,12 +104,8 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VMOVUPS X2, (P) \
 	; VMOVUPS X3, 16(P)
 
-// ODD8 rounds the means Y2, Y3 to float32 with round-to-odd and leaves the
-// eight results' bits in Y4, in the double domain: clear the 29 fraction
-// bits float32 lacks (truncation), set the lowest kept bit where that lost
-// something (the sticky bit), then convert, which is now exact. Exact for
-// all but float32-subnormal means (|v| < 2⁻¹²⁶), where the conversion
-// rounds again; NaNs stay NaN (their quiet bit is kept).
+// ODD8: Y4 = Y2, Y3 rounded to odd float32: truncate the 29 bits float32 lacks,
+// set the sticky bit if inexact, convert (exact unless |v| < 2⁻¹²⁶; NaN kept).
 #define ODD8 \
 	VANDPD trunc29<>(SB), Y2, Y6 \
 	; VCMPPD $12, Y6, Y2, Y8 \
@@ -141,8 +119,7 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VCVTPD2PSY Y7, X5 \
 	; VINSERTF128 $1, X5, Y4, Y4
 
-// STORE_BF16 rounds the means Y2, Y3 to bfloat16 at P: round-to-odd to
-// float32, then nearest even to 16 bits (NaN made quiet).
+// STORE_BF16: round to odd, then to nearest even bfloat16 (NaN made quiet).
 #define STORE_BF16(P) \
 	ODD8 \
 	; VPAND absMask<>(SB), Y4, Y9 \
@@ -158,14 +135,13 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VPACKUSDW X8, X10, X10 \
 	; VMOVDQU X10, (P)
 
-// STORE_F16 rounds the means Y2, Y3 to binary16 at P: round-to-odd to
-// float32, then VCVTPS2PH with nearest even.
+// STORE_F16: round to odd, then VCVTPS2PH to nearest even.
 #define STORE_F16(P) \
 	ODD8 \
 	; VCVTPS2PH $0, Y4, X4 \
 	; VMOVDQU X4, (P)
 
-// STEADY_PROLOGUE loads the arguments of a steady kernel.
+// STEADY_PROLOGUE and WARM_PROLOGUE load the arguments.
 #define STEADY_PROLOGUE \
 	MOVQ y+0(FP), DI \
 	; MOVQ x+8(FP), SI \
@@ -174,8 +150,6 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VBROADCASTSD s+32(FP), Y0 \
 	; VBROADCASTSD inv+40(FP), Y1 \
 	; VXORPD Y15, Y15, Y15
-
-// WARM_PROLOGUE loads the arguments of a warm kernel.
 #define WARM_PROLOGUE \
 	MOVQ y+0(FP), DI \
 	; MOVQ x+8(FP), SI \
@@ -187,18 +161,14 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VBROADCASTSD eight<>(SB), Y14 \
 	; VXORPD Y15, Y15, Y15
 
-// WARM_DIVIDE divides the sums Y2, Y3 by their window counts and moves the
-// counts on by eight.
+// WARM_DIVIDE divides Y2, Y3 by their window counts and moves them on by eight.
 #define WARM_DIVIDE \
 	VADDPD Y13, Y1, Y9 \
 	; VDIVPD Y1, Y2, Y2 \
 	; VDIVPD Y9, Y3, Y3 \
 	; VADDPD Y14, Y1, Y1
 
-// STEADY is the body of a steady kernel over blocks of eight positions:
-// the samples at SI minus the lagged samples at DX, their running sums
-// times 1/cf, stored at DI (LOAD and STORE of the storage type, STEP its
-// bytes per block); it returns the carried sum.
+// STEADY: running sums of x (SI) − lag (DX) times 1/cf, stored at DI; STEP bytes per block.
 #define STEADY(LOAD, STORE, STEP) \
 	STEADY_PROLOGUE \
 	; loop: \
@@ -219,8 +189,7 @@ GLOBL eight<>(SB), RODATA|NOPTR, $8
 	; VZEROUPPER \
 	; RET
 
-// WARM is the body of a warm kernel: the running sums of the samples at
-// SI divided by their window counts, stored at DI.
+// WARM: running sums of x (SI) over their window counts, stored at DI.
 #define WARM(LOAD, STORE, STEP) \
 	WARM_PROLOGUE \
 	; loop: \

@@ -2,13 +2,8 @@
 
 #include "textflag.h"
 
-// AVX-512 kernels of the causal trailing mean for float32 and bfloat16:
-// the same operations as the AVX2 and Go kernels (trailing_kernels.go),
-// eight float64 lanes per instruction, one block of eight positions per
-// loop iteration. (Binary16 has the float32-lane kernel and the AVX2
-// kernels, which give the bits these would.)
-//
-// Register use:
+// AVX-512 kernels of the causal trailing mean for float32 and bfloat16: trailing_kernels.go's
+// operations, a block of eight float64 lanes per iteration. Registers:
 //	Z0	carried window sum c, broadcast
 //	Z1	steady: 1/cf broadcast; warm: window counts of the eight positions
 //	Z2	the block (differences, sums, means)
@@ -29,19 +24,14 @@ DATA permP<>+40(SB)/8, $0
 DATA permP<>+48(SB)/8, $5
 DATA permP<>+56(SB)/8, $5
 GLOBL permP<>(SB), RODATA|NOPTR, $64
-
 DATA three64<>+0(SB)/8, $3
 GLOBL three64<>(SB), RODATA|NOPTR, $8
-
 DATA seven64<>+0(SB)/8, $7
 GLOBL seven64<>(SB), RODATA|NOPTR, $8
-
 DATA expLo<>+0(SB)/8, $-126.0
 GLOBL expLo<>(SB), RODATA|NOPTR, $8
-
 DATA expHi<>+0(SB)/8, $200.0
 GLOBL expHi<>(SB), RODATA|NOPTR, $8
-
 DATA iota8<>+0(SB)/8, $0.0
 DATA iota8<>+8(SB)/8, $1.0
 DATA iota8<>+16(SB)/8, $2.0
@@ -51,7 +41,6 @@ DATA iota8<>+40(SB)/8, $5.0
 DATA iota8<>+48(SB)/8, $6.0
 DATA iota8<>+56(SB)/8, $7.0
 GLOBL iota8<>(SB), RODATA|NOPTR, $64
-
 DATA eight8<>+0(SB)/8, $8.0
 GLOBL eight8<>(SB), RODATA|NOPTR, $8
 
@@ -68,10 +57,7 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VBROADCASTSD expLo<>(SB), Z16 \
 	; VBROADCASTSD expHi<>(SB), Z17
 
-// SCAN8Z turns the eight differences in Z2 into the running sums from the
-// carry Z0 and moves the carry on, in the order of scan8: within each
-// group of four p = [d0, d0+d1, d2+(d0+d1), (d2+d3)+(d0+d1)]; the first
-// group adds c, the second (c+p3); the carry becomes c + (p3 + q3).
+// SCAN8Z: Z2 = running sums from the carry Z0 in scan8's order; Z0 moves on.
 #define SCAN8Z \
 	VUNPCKLPD Z2, Z15, Z4 \
 	; VADDPD Z4, Z2, Z2 \
@@ -85,11 +71,9 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VADDPD Z5, Z2, Z2 \
 	; VADDPD Z6, Z0, Z0
 
-// LOADZ_F32 and LOADZ_BF16 read eight samples at P as float64 into Z (Y:
-// scratch of the bfloat16 widening).
+// LOADZ_* read eight samples at P as float64 into Z (Y: scratch).
 #define LOADZ_F32(P, Z, Y) \
 	VCVTPS2PD (P), Z
-
 #define LOADZ_BF16(P, Z, Y) \
 	VPMOVZXWD (P), Y \
 	; VPSLLD $16, Y, Y \
@@ -99,12 +83,8 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	VCVTPD2PS Z2, Y2 \
 	; VMOVUPS Y2, (P)
 
-// STOREZ_BF16 rounds the eight means in Z2 to bfloat16 at P, correctly
-// (nearest even, subnormals included) in the float64 domain: with
-// e' = min(max(exponent, −126), 200), scale to v·2^−e', round to 7
-// fraction bits, scale back; the result is a bfloat16 value held exactly in
-// float64 and float32, whose top 16 bits are the pattern. Inf stays Inf
-// (the upper clamp avoids Inf·2^−Inf), NaN stays NaN.
+// STOREZ_BF16 rounds Z2 to bfloat16 at P: with e' = min(max(exponent, −126), 200), scale by
+// 2^−e', round to 7 fraction bits, scale back (exact in float32: the top 16 bits). Inf, NaN kept.
 #define STOREZ_BF16(P) \
 	VGETEXPPD Z2, Z4 \
 	; VMAXPD Z16, Z4, Z4 \
@@ -126,7 +106,6 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VBROADCASTSD s+32(FP), Z0 \
 	; VBROADCASTSD inv+40(FP), Z1 \
 	; SETUP
-
 #define WARMZ_PROLOGUE \
 	MOVQ y+0(FP), DI \
 	; MOVQ x+8(FP), SI \
@@ -137,10 +116,7 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VBROADCASTSD eight8<>(SB), Z13 \
 	; SETUP
 
-// STEADYZ is the body of a steady kernel over blocks of eight positions:
-// the samples at SI minus the lagged samples at DX, their running sums
-// times 1/cf, stored at DI (LOADZ and STOREZ of the storage type, STEP
-// its bytes per block); it returns the carried sum.
+// STEADYZ: running sums of x (SI) − lag (DX) times 1/cf, stored at DI.
 #define STEADYZ(LOAD, STORE, STEP) \
 	STEADYZ_PROLOGUE \
 	; loop: \
@@ -159,8 +135,7 @@ GLOBL eight8<>(SB), RODATA|NOPTR, $8
 	; VZEROUPPER \
 	; RET
 
-// WARMZ is the body of a warm kernel: the running sums of the samples at
-// SI divided by their window counts, stored at DI.
+// WARMZ: running sums of x (SI) over their window counts, stored at DI.
 #define WARMZ(LOAD, STORE, STEP) \
 	WARMZ_PROLOGUE \
 	; loop: \

@@ -5,16 +5,8 @@ import (
 	"sync"
 )
 
-// The plain Go kernels of the fused pass. They follow the assembly kernels
-// operation for operation (same association of the additions, same rounding
-// on store), so the two give the same results and each checks the other;
-// tests compare both with the float64 reference.
-//
-// Blocks of eight positions are summed as two groups of four: with
-// differences d0 … d3 the running sums are c+d0, c+(d0+d1),
-// c+((d0+d1)+d2), c+((d0+d1)+(d2+d3)); the second group starts from
-// c+p3 of the first; the carry moves on as c + (p3 + q3). Only that one
-// addition per eight positions is a dependency chain, the rest pipelines.
+// The plain Go kernels of the fused pass, operation for operation those of the assembly, so each
+// checks the other. Blocks of eight (scan8) have one dependent addition; the rest pipelines.
 
 var (
 	kernelF32Go  = kernel[float32]{steady: steadyF32Go, warm: warmF32Go, sum: sumF32}
@@ -22,9 +14,8 @@ var (
 	kernelBF16Go = kernel[BFloat16]{steady: steadyBF16Go, warm: warmBF16Go, sum: sumBF16}
 )
 
-// scan8 replaces the eight differences in d by the running sums c+d0,
-// c+d0+d1, … in the order described above and returns the carry for the
-// next block.
+// scan8 replaces the differences d by running sums from c: c+d0, c+(d0+d1), c+((d0+d1)+d2),
+// c+((d0+d1)+(d2+d3)), then likewise from c+p3; it returns the carry c + (p3 + q3).
 func scan8(d *[8]float64, c float64) float64 {
 	p1 := d[1] + d[0]
 	p3 := (d[3] + d[2]) + p1
@@ -45,8 +36,7 @@ func scan8(d *[8]float64, c float64) float64 {
 	return next
 }
 
-// warmCounts8 replaces the eight running sums in d by their means at
-// positions t … t+7, whose window holds t+1 … t+8 samples.
+// warmCounts8 divides the running sums d at positions t … t+7 by t+1 … t+8.
 func warmCounts8(d *[8]float64, t int) {
 	c := float64(t + 1)
 	for j := range d {
@@ -54,10 +44,7 @@ func warmCounts8(d *[8]float64, t int) {
 	}
 }
 
-// roundOdd32 returns the float32 bits of v rounded to odd (roundToOdd32).
-// The AVX-512 kernels compute exactly this (truncate, then set the last bit
-// if inexact); the AVX2 kernels truncate in the float64 domain, which agrees
-// except for float32-subnormal means (|v| < 2⁻¹²⁶).
+// roundOdd32 returns the float32 bits of v rounded to odd (AVX2 differs only for |v| < 2⁻¹²⁶).
 func roundOdd32(v float64) uint32 {
 	return math.Float32bits(roundToOdd32(v))
 }

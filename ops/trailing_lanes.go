@@ -1,36 +1,16 @@
 package ops
 
-// The float32-lane kernels of the 16-bit steady state (positions t ≥ cf)
-// carry sixteen positions (bfloat16: sixteen pairs of positions) per
-// vector in float32, with the window sum carried in float64; the
-// float64-lane kernels (trailing_kernels.go) carry eight. Per block of
-// binary16 positions:
+// The float32-lane kernels of the 16-bit steady state (t ≥ cf), per block of sixteen binary16
+// positions (bfloat16: pairs, p the sums of e + o, mean[2i] from p[i] − o[i]), each step rounded
+// to float32 as in trailing_lanes_model_test.go; a mean may be one unit off (docs/perf-ops.md):
 //
-//	d[j] = x[j] − lag[j]                    float32, j = 0 … 15
-//	p = inclusive prefix sums of d           p[j] += p[j−k] (or + 0), k = 1, 2, 4, 8
-//	mean[j] = (float32(s) + p[j]) · float32(1/cf)
-//	y[j] = mean[j] rounded to nearest even   one rounding to 16 bits
-//	s += float64(p[15])
-//
-// Bfloat16 takes 32 positions as sixteen pairs (2i, 2i+1) of one 64-byte
-// load: p = prefix sums of e + o (e, o the even and odd differences),
-// mean[2i+1] from p[i] and mean[2i] from p[i] − o[i]. Every operation
-// rounds to float32 where written, in this order, in the AVX-512 kernels
-// (trailing_lanes_amd64.s) and in the tests' Go model of them
-// (trailing_lanes_model_test.go). The float32 mean differs from the
-// correctly rounded one by one 16-bit unit where the exact mean lies
-// within its error of a 16-bit rounding midpoint; docs/perf-ops.md bounds
-// that error. A bfloat16 chunk whose float32 means are not all normal or
-// zero is redone with the float64-lane kernel; binary16 sums can neither
-// overflow float32 nor give a nonzero mean below 2⁻⁵⁵.
+//	d[j] = x[j] − lag[j];  p = inclusive prefix sums of d
+//	y[j] = round16((float32(s) + p[j]) · float32(1/cf));  s += float64(p[15])
 
-// laneChunk is the length of the chunks the lane kernels are called on, a
-// multiple of 16; the in-place path's blocks are multiples of it, so that
-// in place and out of place group positions identically.
+// laneChunk is the lane kernels' chunk; in-place blocks are multiples of it, grouping alike.
 const laneChunk = 1 << 12
 
-// laneGranule returns the positions the lane kernel of T takes at a time:
-// 32 for bfloat16 (pairs of positions in sixteen lanes), 16 for binary16.
+// laneGranule returns the positions the lane kernel of T takes at a time.
 func laneGranule[T Storage]() int {
 	var z T
 	if _, ok := any(z).(BFloat16); ok {
@@ -39,16 +19,10 @@ func laneGranule[T Storage]() int {
 	return 16
 }
 
-// laneFunc is a float32-lane steady kernel on len(y) positions, a multiple
-// of its laneGranule: it returns the carried sum and whether every float32
-// mean was normal or zero.
+// laneFunc is a lane kernel: it returns the carried sum and whether all means were normal or 0.
 type laneFunc[T Storage] func(y, x, lag []T, s float64, inv float32) (float64, bool)
 
-// steadyLanes runs the lane kernel on chunks of laneChunk positions, redoes
-// a chunk with the float64 kernel exact where the lane kernel reports a
-// non-normal mean, and finishes the last len(y) mod laneGranule positions
-// with exact. For cf = 1 (inv = 1) it runs exact alone, so that the output
-// is a copy.
+// steadyLanes runs lanes on chunks, redoing flagged ones and the tail (and cf = 1) with exact.
 func steadyLanes[T Storage](lanes laneFunc[T], exact func(y, x, lag []T, s, inv float64) float64, y, x, lag []T, s, inv float64) float64 {
 	if inv == 1 { // cf = 1: the float64 kernel copies exactly
 		return exact(y, x, lag, s, inv)

@@ -4,14 +4,7 @@ package ops
 
 import "golang.org/x/sys/cpu"
 
-// The AVX-512 float32-lane kernels (trailing_lanes_amd64.s) are the steady
-// state of 16-bit storage in the AVX-512 kernel set where the CPU also has
-// AVX-512 DQ (VFPCLASSPS) and, for bfloat16, AVX512_BF16 (VCVTNEPS2BF16).
-// The AVX2 and plain Go kernel sets keep the float64 lanes and round every
-// mean correctly.
-
-// The lane kernels take n > 0, a multiple of laneGranule (32 for bfloat16,
-// 16 for binary16).
+// The AVX-512 float32-lane kernels (need DQ; bfloat16: BF16) take n > 0, a multiple of laneGranule.
 
 //go:noescape
 func steadyBF16Lanes512(y, x, lag *BFloat16, n int, s float64, inv float32) (float64, bool)
@@ -33,9 +26,7 @@ func steadyF16Lanes512Go(y, x, lag []Float16, s float64, inv float32) (float64, 
 	return steadyF16Lanes512(&y[0], &x[0], &lag[0], len(y), s, inv)
 }
 
-// The float64-lane kernels (binary16: AVX2, bfloat16: AVX-512) finish the
-// tails and redo flagged chunks; they give the bits of the Go kernels the
-// model uses (TestAsmLikeGo).
+// The float64-lane kernels finish the tails and redo flagged chunks.
 func init() {
 	if lanesF16 {
 		kernelsF16[isaAVX512].steady = func(y, x, lag []Float16, s, inv float64) float64 {

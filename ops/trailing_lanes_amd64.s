@@ -2,12 +2,7 @@
 
 #include "textflag.h"
 
-// AVX-512 float32-lane kernels of the 16-bit steady state (binary16: two
-// blocks of sixteen positions per iteration; bfloat16: 32 positions as
-// sixteen pairs), the operations of the Go model (steadyBF16Lanes,
-// steadyF16Lanes in trailing_lanes.go) in the same order.
-//
-// Register use:
+// AVX-512 float32-lane kernels of the 16-bit steady state (trailing_lanes.go). Registers:
 //	X0	carried window sum s (float64, low lane)
 //	Z1	float32(1/cf) broadcast
 //	Z2, Z7	binary16: two blocks (differences, prefix sums, means)
@@ -18,9 +13,7 @@
 //	K2	bfloat16: accumulated "mean not normal or zero" lanes
 //	BX	byte offset into the rows, CX their byte length
 
-// SCAN16(V, T) replaces V by its inclusive prefix sums: for k = 1, 2, 4,
-// 8, V[j] += V[j−k] (+ 0 for j < k). VALIGND $(16−k), Z15, V shifts V up
-// by k lanes, shifting in zeros.
+// SCAN16: V = inclusive prefix sums of V (VALIGND $(16−k) shifts up k lanes).
 #define SCAN16(V, T) \
 	VALIGND $15, Z15, V, T \
 	; VADDPS T, V, V \
@@ -31,9 +24,7 @@
 	; VALIGND $8, Z15, V, T \
 	; VADDPS T, V, V
 
-// MEANS16(V, T, XT, U, XU) turns the prefix sums V into the means
-// (float32(s) + p)·inv and moves the carry X0 on by float64(p[15]). T/XT
-// and U/XU are scratch (the same register as Z and X).
+// MEANS16: V = (float32(s) + V)·inv; X0 += float64(V[15]). T/XT, U/XU scratch.
 #define MEANS16(V, T, XT, U, XU) \
 	VCVTSD2SS X0, X0, XU \
 	; VBROADCASTSS XU, U \
@@ -43,10 +34,7 @@
 	; VADDPS U, V, V \
 	; VMULPS Z1, V, V
 
-// BLOCK_F16(OFF, …) computes the sixteen binary16 positions at byte offset
-// BX+OFF, without flags: binary16 samples cannot make a float32 sum
-// overflow or a mean subnormal, and VCVTPS2PH rounds subnormal float32
-// values correctly.
+// BLOCK_F16 computes sixteen binary16 means at BX+OFF; no flags needed.
 #define BLOCK_F16(OFF, V, W, T, XT, U, XU) \
 	VCVTPH2PS OFF(SI)(BX*1), V \
 	; VCVTPH2PS OFF(DX)(BX*1), W \
@@ -54,15 +42,11 @@
 	; SCAN16(V, T) \
 	; MEANS16(V, T, XT, U, XU)
 
-// VCVTNE2PS2BF16 Z4, Z6, Z4 (AVX512_BF16, not known to the Go assembler):
-// Z4's sixteen float32 to the low half of Z4 and Z6's to the high half, as
-// bfloat16, nearest even; its flushing of subnormals never applies, as
-// such means are flagged.
+// VCVTNE2PS2BF16 Z4, Z6, Z4 (not in the Go assembler): bfloat16, nearest even, of Z4 (low) and Z6.
 #define CVT2BF16_Z6_Z4 \
 	BYTE $0x62; BYTE $0xF2; BYTE $0x4F; BYTE $0x48; BYTE $0x72; BYTE $0xE4
 
-// bf16Interleave is the VPERMW index that interleaves the low and high
-// halves of a vector of 32 words: word 2i from word i, 2i+1 from 16+i.
+// bf16Interleave: VPERMW index, word 2i from word i, 2i+1 from 16+i.
 DATA bf16Interleave<>+0(SB)/8, $0x0011000100100000
 DATA bf16Interleave<>+8(SB)/8, $0x0013000300120002
 DATA bf16Interleave<>+16(SB)/8, $0x0015000500140004
@@ -73,8 +57,7 @@ DATA bf16Interleave<>+48(SB)/8, $0x001d000d001c000c
 DATA bf16Interleave<>+56(SB)/8, $0x001f000f001e000e
 GLOBL bf16Interleave<>(SB), RODATA|NOPTR, $64
 
-// LANES_PROLOGUE loads the arguments; CX = 2n bytes, R8 = the bytes in
-// whole pairs of blocks (multiples of 64).
+// LANES_PROLOGUE loads the arguments; CX = 2n bytes, R8 = CX rounded down to 64.
 #define LANES_PROLOGUE \
 	MOVQ y+0(FP), DI \
 	; MOVQ x+8(FP), SI \
@@ -98,12 +81,7 @@ GLOBL bf16Interleave<>(SB), RODATA|NOPTR, $64
 	; RET
 
 // func steadyBF16Lanes512(y, x, lag *BFloat16, n int, s float64, inv float32) (float64, bool)
-//
-// n is a multiple of 32: each iteration takes 32 positions as sixteen
-// pairs (steadyBF16Lanes): one 64-byte load of x and one of lag split into
-// even elements (VPSLLD $16) and odd ones (VPANDD with 0xffff0000) as
-// float32, no shuffle; the even and odd means are rounded together with
-// VCVTNE2PS2BF16 and put back in memory order with one VPERMW.
+// Per 64 bytes: even (VPSLLD $16) and odd (VPANDD) elements as float32.
 TEXT ·steadyBF16Lanes512(SB), NOSPLIT, $0-57
 	LANES_PROLOGUE
 	MOVL         $0xffff0000, AX

@@ -2,8 +2,6 @@
 
 package ops
 
-// Without the amd64 assembly only the Go kernels exist.
-
 // bestISA is the best kernel set this CPU supports.
 const bestISA = isaGo
 

@@ -4,13 +4,7 @@ package ops
 //
 //	dst[r*n+t] = (src[r*n+t-k+1] + … + src[r*n+t]) / k,  k = min(t+1, cf)
 //
-// Each window sum is the difference of two prefix sums kept in double-double
-// arithmetic (an error-free TwoSum per sample), so it is exact to about 2⁻¹⁰⁰
-// of the prefix magnitude whatever the row length; the mean is then the
-// float64 quotient, within one float64 rounding of the exact value for any
-// practical length. It is independent of the fused pass (no running
-// difference, no blocking) and single-threaded. dst and src may be the same
-// slice. It panics on the same shape misuse as CausalTrailingMean.
+// Window sums are differences of double-double prefix sums. It panics like CausalTrailingMean.
 func CausalTrailingMeanRef(dst, src []float64, rows, n, cf int) {
 	checkShape("CausalTrailingMeanRef", len(dst), len(src), rows, n, cf)
 	if rows*n == 0 {
@@ -21,8 +15,7 @@ func CausalTrailingMeanRef(dst, src []float64, rows, n, cf int) {
 		x, y := src[r*n:(r+1)*n], dst[r*n:(r+1)*n]
 		// lead: prefix sum of x[0 … t]; trail: prefix sum of x[0 … t−cf].
 		var leadHi, leadLo, trailHi, trailLo float64
-		// In place, y[t−cf] is overwritten before trail needs x[t−cf]: keep
-		// the last cf inputs in a ring.
+		// In place, keep the last cf inputs in a ring for trail.
 		var ring []float64
 		if inPlace {
 			ring = make([]float64, min(cf, n))

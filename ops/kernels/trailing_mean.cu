@@ -1,60 +1,30 @@
-// Causal trailing mean on the GPU: for each row x of a row-major [rows, n]
-// array,
+// Causal trailing mean on the GPU: for each row x of a row-major [rows, n] array, y[t] =
+// (x[max(0, t-cf+1)] + ... + x[t]) / min(t+1, cf), for float32, binary16 and bfloat16 storage
+// (16-bit types as unsigned short bits), any n, cf >= 1. The host (ops/cuda.go) launches the
+// first kernel that takes cf (I samples per thread: 8 for float32, 16 for 16-bit; 2048/I threads):
 //
-//     y[t] = (x[max(0, t-cf+1)] + ... + x[t]) / min(t+1, cf)
+//   ctm_warp_<type>     cf <= 32*I   } grid (chunks, min(rows, 65535), ceil(rows/65535));
+//   ctm_direct_<type>   cf <= 2048   }   (y, x, n, cf, inv, chunks, total)
+//   ctm_lookback_<type> any cf       grid total; (y, x, n, cf, inv, chunks, total, state, epoch)
 //
-// for float32, binary16 and bfloat16 storage (the 16-bit types travel as
-// unsigned short bit patterns), any n >= 1 and any cf >= 1. The host
-// (ops/cuda.go) launches, for each shape, the first kernel that takes its
-// window (I samples per thread: 8 for float32, 16 for the 16-bit types;
-// n, cf, chunks, total are long long, inv = 1/cf rounded to float):
-//
-//   ctm_warp_<type>     cf <= 32*I    grid (chunks, min(rows, 65535),
-//   ctm_direct_<type>   cf <= 2048         ceil(rows/65535)), 2048/I threads;
-//                                          (y, x, n, cf, inv, chunks, total)
-//   ctm_lookback_<type> any cf        grid total, 2048/I threads;
-//                                     (y, x, n, cf, inv, chunks, total,
-//                                      state, epoch)
-//
-// A block owns a chunk of CTM_CHUNK = 2048 samples of one row (chunks =
-// ceil(n/2048) per row, total = rows*chunks). Arithmetic is float32,
-// compensated where errors would otherwise accumulate along the row, so
-// that a mean is within a few float32 units of the magnitudes summed in its
-// own chunk whatever the row length (fp32Tolerance in the tests states the
-// bound); every mean is rounded once to the storage type. The carried-in
-// window sum s_in of a chunk comes from its own lagged samples (warp
-// kernels: per warp, no barrier; direct kernels: per block) or, for longer
-// windows, from a decoupled look-back over the chunks before it.
-// docs/perf-gpu-ops.md ("Design") describes the layout and the numerics.
-//
-// Look-back state: 16 + 20*total bytes, zeroed once when allocated: a
-// ticket counter (reset to 0 by the last block), then per chunk two doubles
-// and a flag word. Flags carry the launch's epoch in their upper 30 bits
-// (epoch in [1, 2^30), a new one per launch), so the state needs no
-// clearing between launches.
-//
-// y must not alias x: blocks read samples of chunks other blocks write (the
-// host copies x to a scratch buffer for in place). Pointers must be aligned
-// to the element size.
+// n, cf, chunks, total are long long, inv = 1/cf rounded to float. A block owns a chunk of
+// CTM_CHUNK = 2048 samples of one row (chunks = ceil(n/2048), total = rows*chunks). Arithmetic is
+// compensated float32, each mean rounded once. Look-back state: 16 + 20*total bytes, zeroed once:
+// a ticket counter, then per chunk two doubles and a flag word tagged with the launch's epoch (in
+// [1, 2^30), new per launch: no clearing). y must not alias x (blocks read other chunks' samples);
+// pointers are aligned to the element size. Design: docs/perf-gpu-ops.md.
 
 #define CTM_CHUNK 2048
 #define CTM_WARPS 8  // the most warps of a block (256 threads)
 #define CTM_FULL 0xffffffffu
 
-// Samples per thread: more spread the per-chunk work (index arithmetic, the
-// scans, the barrier) over more samples and put more bytes in flight per
-// thread; 16 for the 16-bit types makes a thread's samples two 16-byte
-// vectors.
+// Samples per thread (16-bit types: two 16-byte vectors) and resident blocks per multiprocessor
+// asked of the compiler: the fastest without spills on the H200 (docs/perf-gpu-ops.md).
 #define CTM_ITEMS_F32 8
 #define CTM_ITEMS_16 16
 #define CTM_THREADS_F32 (CTM_CHUNK / CTM_ITEMS_F32)
 #define CTM_THREADS_16 (CTM_CHUNK / CTM_ITEMS_16)
 
-// Register budgets: the resident blocks per multiprocessor asked of the
-// compiler (__launch_bounds__), the fastest measured on the H200 without
-// spills (docs/perf-gpu-ops.md): direct and look-back kernels 7 blocks of
-// 256 threads for float32 (32 registers), 10 of 128 for the 16-bit types
-// (48); warp kernels 6 of 256 and 12 of 128 (40).
 #define CTM_MINB_F32 7
 #define CTM_MINB_16 10
 #define CTM_WARP_MINB_F32 6
@@ -74,8 +44,7 @@ template <> struct CtmItems<CtmF32> {
     enum { N = CTM_ITEMS_F32 };
 };
 
-// CtmSin32<S>::value: whether the warp kernels sum the carried-in window
-// sum s_in in float32 (the 16-bit types) rather than in float64 (float32).
+// CtmSin32<S>::value: the warp kernels sum s_in in float32 (not float64).
 template <class S> struct CtmSin32 {
     static constexpr bool value = true;
 };
@@ -83,7 +52,6 @@ template <> struct CtmSin32<CtmF32> {
     static constexpr bool value = false;
 };
 
-// ---------------------------------------------------------------------------
 // Warp-level primitives (all 32 lanes must call them).
 
 __device__ __forceinline__ double ctm_warp_sum(double v)
@@ -102,9 +70,7 @@ __device__ __forceinline__ float ctm_two_sum(float a, float b, float* e)
     return s;
 }
 
-// ctm_scan_warp returns the inclusive sum of v over lanes 0..lane (plain
-// float32 adds, a warp-shuffle scan) and sets *excl to the exclusive one
-// (0 in lane 0).
+// ctm_scan_warp returns the inclusive sum of v over lanes 0..lane, the exclusive one in *excl.
 __device__ __forceinline__ float ctm_scan_warp(float v, float* excl)
 {
     const int lane = threadIdx.x & 31;
@@ -118,8 +84,7 @@ __device__ __forceinline__ float ctm_scan_warp(float v, float* excl)
     return v;
 }
 
-// ctm_scan_warp2 is ctm_scan_warp for TwoSum pairs (h, l): the inclusive
-// sum in place, the exclusive one in (*eh, *el).
+// ctm_scan_warp2 is ctm_scan_warp for TwoSum pairs (h, l), in place; exclusive in (*eh, *el).
 __device__ __forceinline__ void ctm_scan_warp2(float& h, float& l, float* eh, float* el)
 {
     const int lane = threadIdx.x & 31;
@@ -137,9 +102,7 @@ __device__ __forceinline__ void ctm_scan_warp2(float& h, float& l, float* eh, fl
     *el = lane == 0 ? 0.0f : xl;
 }
 
-// ---------------------------------------------------------------------------
 // Look-back state.
-
 struct CtmState {
     unsigned* counter;
     unsigned* flags;
@@ -157,10 +120,8 @@ __device__ __forceinline__ CtmState ctm_state(unsigned char* base, ctm_i64 block
     return s;
 }
 
-// ctm_lookback returns the sum of the aggregates of chunks c-1, c-2, ... of
-// the row starting at flat chunk index row0, back to the nearest chunk that
-// has published its inclusive prefix (whose prefix it adds instead). Called
-// by all lanes of one warp; the result is valid in every lane.
+// ctm_lookback (one whole warp) sums the aggregates of chunks c-1, c-2, ... of the row at row0 back
+// to the nearest published inclusive prefix (added instead).
 __device__ double ctm_lookback(const CtmState& st, ctm_i64 row0, ctm_i64 c, unsigned tag)
 {
     const int lane = threadIdx.x & 31;
@@ -178,39 +139,29 @@ __device__ double ctm_lookback(const CtmState& st, ctm_i64 row0, ctm_i64 c, unsi
             val = ctm_ld_relaxed(kind == 2u ? st.incl + i : st.agg + i);
         }
         const unsigned incl = __ballot_sync(CTM_FULL, kind == 2u);
-        // Lanes past the nearest inclusive prefix (lane = distance - 1) do
-        // not count.
+        // Lanes past the nearest inclusive prefix (lane = distance - 1) do not count.
         const int first = incl ? __ffs(incl) - 1 : 32;
         acc += ctm_warp_sum(lane <= first ? val : 0.0);
         if (incl) return acc;
     }
 }
 
-// ---------------------------------------------------------------------------
-// The means.
-
-// ctm_div returns s / k to within about half a float32 unit: the product
-// with the reciprocal, corrected once with its fused-multiply-add residual.
+// ctm_div returns s / k within about half a unit: s * invk corrected by its FMA residual.
 __device__ __forceinline__ float ctm_div(float s, float k, float invk)
 {
     const float q = s * invk;
     return fmaf(fmaf(-q, k, s), invk, q);
 }
 
-// ctm_div2 returns (sh + sl) / k likewise, sl (|sl| <= ulp(sh)) folded into
-// the residual.
+// ctm_div2 returns (sh + sl) / k likewise, sl (|sl| <= ulp(sh)) in the residual.
 __device__ __forceinline__ float ctm_div2(float sh, float sl, float k, float invk)
 {
     const float q = sh * invk;
     return fmaf(fmaf(-q, k, sh) + sl, invk, q);
 }
 
-// ctm_chunk32 computes and stores the means of one chunk of a look-back
-// kernel: publishes the chunk's compensated sum of differences, looks back
-// for s_in, adds it last as a float32 pair and divides (ctm_div2). xw and
-// lw hold, for a full chunk, this thread's samples and lagged samples
-// (ctm_load_chunk); a short last chunk loads here. All threads of the
-// block call it with the same chunk.
+// ctm_chunk32 computes one chunk of a look-back kernel: publishes its compensated sum, looks back
+// for s_in, adds it last. xw, lw: a full chunk's samples (a short one loads here). Whole block.
 template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                             const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
@@ -224,10 +175,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     const int len = ck.len;
     const int k0 = tid * ITEMS;
 
-    // v[j]: running sum of the differences over this thread's samples 0..j;
-    // (ph, pl): compensated sum of the exact differences. Guarded chunks
-    // (not fast: row starts, short last chunks) carry the running sums
-    // compensated, vl[j] the low part of v[j].
+    // v[j]: running sum of differences 0..j; (ph, pl): compensated sum; guarded: low parts in vl.
     float v[ITEMS], vl[ITEMS];
     float run = 0.0f, runL = 0.0f, ph = 0.0f, pl = 0.0f;
     if (ck.fast) {
@@ -248,7 +196,6 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
         for (int j = 0; j < ITEMS; j++) {
             const int k = k0 + j;
             const ctm_i64 t = t0 + k, tl = t - cf;
-            // A full chunk has its samples in xw and lw (ctm_load_chunk).
             const bool inRow = k < len;
             float xs, ls;
             if (ck.full) {  // block-uniform
@@ -271,9 +218,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
         }
     }
 
-    // Block scan of the thread sums (float32 pairs in guarded chunks, the
-    // branch is block-uniform); compensated block sum of (ph, pl).
-    // (runL is zero in fast chunks.)
+    // Block scan of the thread sums (pairs if guarded); compensated block sum of (ph, pl).
     float inc = run, incL = runL, excl, exclL = 0.0f;
     if (ck.fast) {
         inc = ctm_scan_warp(run, &excl);
@@ -306,8 +251,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
             beforeL += sh.warpRunL[w] + e;
         }
     }
-    // Warp 0: publish the chunk's sum of differences (float64), add the
-    // published sums before it, publish the inclusive prefix.
+    // Warp 0: publish the chunk's sum, look back, publish the inclusive prefix.
     if (warp == 0) {
         float th = 0.0f, tl = 0.0f;
 #pragma unroll
@@ -338,15 +282,13 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     const float ch = sh.prefixH, cl = sh.prefixL;  // s_in as a float32 pair
     float m[ITEMS];
     if (ck.fast) {
-        // Window sum at position j: ch + ((before + excl + cl) + v[j]), so
-        // that the large carried-in part is added last, with one rounding.
+        // ch + ((before + excl + cl) + v[j]): the large s_in added last.
         const float base = (before + excl) + cl;
         const float k = (float)cf;
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) m[j] = ctm_div(ch + (base + v[j]), k, invf);
     } else {
-        // The same sum in float32 pairs, rounded once, divided with its low
-        // part in the residual.
+        // The same sum in float32 pairs, its low part in the division's residual.
         float e;
         const float bh = ctm_two_sum(before, excl, &e);
         const float bl = (beforeL + exclL) + e + cl;
@@ -370,9 +312,7 @@ __device__ __forceinline__ void ctm_chunk32(CtmShared<S>& sh, typename S::T* __r
     ctm_store<S, ITEMS>(sh, y + ck.r * n + t0, ck.full, len, ow);
 }
 
-// ctm_run_diffs sets v[j] to the running sum of the differences x[t] -
-// x[t-cf] over this thread's samples 0..j (plain float32; samples at
-// positions k0 + j >= len count zero) and returns the last.
+// ctm_run_diffs sets v[j] to the running sum of x[t] - x[t-cf] over samples 0..j (< len).
 template <class S, int ITEMS>
 __device__ __forceinline__ float ctm_run_diffs(const unsigned* xw, const unsigned* lw, int k0, int len, float* v)
 {
@@ -393,10 +333,7 @@ __device__ __forceinline__ float ctm_run_diffs(const unsigned* xw, const unsigne
     return run;
 }
 
-// ctm_run_first is ctm_run_diffs for the threads of a row's first chunk:
-// its samples at positions k < cf count zero in the running sums and go
-// into the compensated pair (*ph, *pl) instead (the chunk's s_in); v[j]
-// keeps the sample itself there (zero at k >= len), for ctm_prefix_means.
+// ctm_run_first is ctm_run_diffs for a row's first chunk: at k < cf, samples go to s_in (*ph, *pl).
 template <class S, int ITEMS>
 __device__ __forceinline__ float ctm_run_first(const unsigned* xw, const unsigned* lw, int k0, int len, int cf,
                                                float* v, float* ph, float* pl)
@@ -421,11 +358,7 @@ __device__ __forceinline__ float ctm_run_first(const unsigned* xw, const unsigne
     return run;
 }
 
-// ctm_prefix_means sets the means m[j] of this thread's positions k = k0 +
-// j < cf of a row's first chunk: the compensated prefix sum, continued
-// from the pair (eh, el) of the positions before k0 over the thread's
-// samples (v as ctm_run_first left it), divided by k + 1 with the
-// correctly rounded reciprocal.
+// ctm_prefix_means sets m[j] at k < cf of a row's first chunk: the prefix sum from (eh, el) / (k + 1).
 template <int ITEMS>
 __device__ __forceinline__ void ctm_prefix_means(float eh, float el, int k0, int cf, const float* v, float* m)
 {
@@ -448,24 +381,14 @@ struct CtmDirectShared {
     float run[CTM_WARPS];   // per-warp sums of the differences
 };
 
-// ctm_direct_means computes the ITEMS float32 means m of this thread's
-// positions in a chunk of a direct kernel (cf <= CTM_CHUNK): the chunk
-// has len samples and is a row's first if first; xw and lw hold the
-// thread's samples and their lagged samples x[t - cf] (CtmWords<S> words;
-// samples past len, and lagged samples of a row's first chunk at
-// positions k < cf, may be anything). s_in is summed in float64 (in a
-// row's first chunk: the samples x[k], k < cf, as TwoSum pairs). All
-// threads of the block call it; it has one barrier (__syncthreads).
+// ctm_direct_means computes this thread's means m in a direct kernel's chunk; one barrier.
 template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsigned* xw, const unsigned* lw,
                                                  bool first, int len, int cf, float invf, float* m)
 {
     enum { WARPS = CTM_CHUNK / ITEMS / 32 };
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, k0 = tid * ITEMS;
-    // v[j]: running sum of the differences over this thread's samples
-    // 0..j. First chunk: (ph, pl), the compensated sum of this thread's
-    // samples at positions k < cf; other chunks: pd, the sum of its lagged
-    // samples at positions k < cf.
+    // v[j]: running sums; at k < cf, (ph, pl) sums a first chunk's samples, pd others' lagged.
     float v[ITEMS];
     float run = 0.0f, ph = 0.0f, pl = 0.0f;
     double pd = 0.0;
@@ -481,9 +404,7 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
             if (k0 + j < cf) pd += (double)CtmWords<S>::get(lw, j);
         }
     }
-    // Warp scan of the running sums (plain); in the warps holding positions
-    // k < cf, the warp's part of s_in: a TwoSum pair scan in a first chunk
-    // (its exclusive prefix is needed below), a float64 sum elsewhere.
+    // Warp scan; warps holding k < cf sum their part of s_in (first chunk: a TwoSum pair scan).
     float excl;
     const float inc = ctm_scan_warp(run, &excl);
     float exH = 0.0f, exL = 0.0f;
@@ -500,9 +421,7 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
     }
     if (lane == 31) sh.run[warp] = inc;
     __syncthreads();
-    // The sums of the warps before this one; s_in (the sums of all warps
-    // holding positions k < cf) as a float32 pair and, for a first chunk,
-    // the sums of those before this one added to its exclusive prefix.
+    // Sums of the warps before; s_in as a pair; first chunk: their s_in parts into the prefix.
     float before = 0.0f;
 #pragma unroll
     for (int w = 0; w < WARPS - 1; w++) before += w < warp ? sh.run[w] : 0.0f;
@@ -518,20 +437,15 @@ __device__ __forceinline__ void ctm_direct_means(CtmDirectShared& sh, const unsi
         exH = ctm_two_sum(exH, eh, &e);
         exL += el + e;
     }
-    // The window sum at a position is s_in + before + excl + v[j] (in a
-    // first chunk for k >= cf; elsewhere everywhere).
+    // Window sum: s_in + before + excl + v[j] (first chunk: at k >= cf).
     const float q0 = ctm_div2(ch, (before + excl) + cl, (float)cf, invf);
 #pragma unroll
     for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
     if (firstLow) ctm_prefix_means<ITEMS>(exH, exL, k0, cf, v, m);
 }
 
-// ctm_warp_means is ctm_direct_means for the warp kernels (cf <= 32 *
-// ITEMS): every warp is a chunk of its own, with its own s_in, the lagged
-// samples of the warp's first cf positions (which it holds): no shared
-// memory, no barrier. first: the warp's positions start the row; len is
-// the number of positions of the block's chunk left from the warp's first
-// (<= 0: none).
+// ctm_warp_means is ctm_direct_means for warp kernels: each warp a chunk of its own, no barrier.
+// first: the warp starts the row; len: the chunk's positions from the warp's first (<= 0: none).
 template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigned* lw, bool first, int len, int cf,
                                                float invf, float* m)
@@ -539,15 +453,10 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     const int lane = threadIdx.x & 31, k0 = lane * ITEMS;
     float v[ITEMS];
     float run = 0.0f;
-    // The 16-bit types take this path in a row's first warp too (s_in = 0,
-    // plain prefix sums; positions k < cf rescaled below): a compensated
-    // path for those few warps makes the kernel spill.
+    // 16-bit: a row's first warp too (s_in = 0, k < cf rescaled): a compensated path spills.
     if (CtmSin32<S>::value || !first) {  // warp-uniform: the common case
         run = ctm_run_diffs<S, ITEMS>(xw, lw, k0, len, v);
-        // s_in: the lagged samples of the warp's first cf positions, a
-        // warp sum of masked per-lane sums in four interleaved chains (no
-        // branch); float64 for float32 storage, float32 for the 16-bit
-        // types (CtmSin32<S>).
+        // s_in: warp sum of masked per-lane sums in four chains (no branch).
         float ch, cl;
         if constexpr (CtmSin32<S>::value) {
             float sp[4] = {0.0f, 0.0f, 0.0f, 0.0f};
@@ -572,9 +481,7 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
 #pragma unroll
         for (int j = 0; j < ITEMS; j++) m[j] = fmaf(v[j], invf, q0);
         if constexpr (CtmSin32<S>::value) {
-            // Positions k < cf of a row's first warp hold k + 1 samples:
-            // their means are m * cf/(k + 1), from m alone (nothing more
-            // kept in registers), within a few float32 units.
+            // Positions k < cf of a row's first warp: m * cf/(k + 1).
             if (first) {  // warp-uniform
 #pragma unroll
                 for (int j = 0; j < ITEMS; j++) {
@@ -584,9 +491,7 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
         }
         return;
     }
-    // The row's first positions: x[k], k < cf, go into s_in (a TwoSum pair
-    // scan, whose exclusive prefix also gives the prefix means of those
-    // positions) instead of into the running sums.
+    // A row's first warp (float32): x[k], k < cf, go into s_in (TwoSum pair scan).
     float ph = 0.0f, pl = 0.0f;
     run = ctm_run_first<S, ITEMS>(xw, lw, k0, len, cf, v, &ph, &pl);
     float excl;
@@ -601,9 +506,7 @@ __device__ __forceinline__ void ctm_warp_means(const unsigned* xw, const unsigne
     if (k0 < cf) ctm_prefix_means<ITEMS>(exH, exL, k0, cf, v, m);
 }
 
-// ctm_direct_one is the pass of one block of a direct or warp kernel, one
-// chunk on a 2D grid (chunk along x, row along y and z: no division), by
-// ctm_direct_means (WARP false) or ctm_warp_means (WARP true).
+// ctm_direct_one is one block of a direct or warp kernel: a chunk on the 2D grid (no division).
 template <class S, bool WARP, int ITEMS>
 __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                                const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
@@ -614,8 +517,7 @@ __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* 
     const CtmChunk ck = ctm_chunk_rc(r, blockIdx.x, n, cf, chunks);
     if (ck.blk >= total) return;  // block-uniform: past the last row
     unsigned xw[W], lw[W];
-    // Rows of whole 16-byte vectors (block-uniform): the samples load
-    // without the misalignment switch.
+    // Rows of whole 16-byte vectors (block-uniform): no misalignment switch.
     const bool xAligned = ((((ctm_u64)n * sizeof(typename S::T)) | (ctm_u64)x) & 15u) == 0u;
     if (ck.full && xAligned) {
         ctm_load_chunk<S, ITEMS, true>(x, n, cf, ck, xw, lw);
@@ -638,8 +540,7 @@ __device__ __forceinline__ void ctm_direct_one(CtmShared<S>& sh, typename S::T* 
                         ck.full, ck.len, ow);
 }
 
-// ctm_lookback_one is the pass of one block of a look-back kernel: one
-// chunk, the block's ticket (several per block would serialise the chain).
+// ctm_lookback_one is one block of a look-back kernel: the chunk of its ticket.
 template <class S>
 __device__ __forceinline__ void ctm_lookback_one(CtmShared<S>& sh, typename S::T* __restrict__ y,
                                                  const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,

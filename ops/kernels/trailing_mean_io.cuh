@@ -1,12 +1,6 @@
-// Memory access of the trailing-mean kernels (trailing_mean.cu includes it;
-// the host expands the include, NVRTC gets one source): conversion and
-// memory-model primitives, storage types, vector loads at any alignment,
-// locating a chunk, loading a thread's samples and storing its means.
+// Memory access of the trailing-mean kernels (included by trailing_mean.cu): types, loads, stores.
 
-// ---------------------------------------------------------------------------
-// Memory-model and conversion primitives (inline PTX on the device; the
-// CTM_EMULATE build for host tests provides its own definitions).
-
+// Memory-model and conversion primitives (inline PTX; CTM_EMULATE provides its own).
 #ifndef CTM_EMULATE
 
 __device__ __forceinline__ unsigned ctm_ld_acquire(const unsigned* p)
@@ -52,10 +46,7 @@ __device__ __forceinline__ unsigned ctm_pack_f16(float lo, float hi)
 
 #endif  // CTM_EMULATE
 
-// ---------------------------------------------------------------------------
-// Storage types. VEC is the number of elements in 16 bytes; load widens one
-// element to float (exactly); pack rounds two means to nearest even and
-// packs them into a 32-bit word.
+// Storage types: load widens an element to float (exactly); pack rounds two means into a word.
 
 // ctm_bits returns an element's bits.
 __device__ __forceinline__ unsigned ctm_bits(float v) { return __float_as_uint(v); }
@@ -88,9 +79,7 @@ struct CtmBF16 {
     static __device__ __forceinline__ unsigned pack(float lo, float hi) { return ctm_pack_bf16(lo, hi); }
 };
 
-// CtmRound<S>::run<N> rounds the N float32 means m to the storage type
-// (nearest even) and packs them into N*WORDS8/8 32-bit words as they lie in
-// memory (element 2i of a 16-bit type in bits 0-15 of word i).
+// CtmRound<S>::run<N> rounds the N means m to S into words as they lie in memory.
 template <class S> struct CtmRound;
 
 template <> struct CtmRound<CtmF32> {
@@ -113,16 +102,8 @@ template <class S> struct CtmRound16 {
 template <> struct CtmRound<CtmF16> : CtmRound16<CtmF16> {};
 template <> struct CtmRound<CtmBF16> : CtmRound16<CtmBF16> {};
 
-// ---------------------------------------------------------------------------
-// Loading N (8 or 16) consecutive elements p[0..N-1] with 16-byte vector
-// loads, as the 32-bit words they occupy (N for float32, N/2 for the 16-bit
-// types, element 2i in bits 0-15 of word i). M (0 <= M < VEC) is p's
-// misalignment in elements: q = p - M is 16-byte aligned, and the aligned
-// vectors covering p[0..N-1] are loaded (each holds at least one of the N,
-// so none reaches past the memory the N live in).
-
-// ctm_ldn8 loads the 2*N2 32-bit words at the 8-byte aligned p with 8-byte
-// loads (fewer registers than the covering 16-byte vectors).
+// ctm_ldn_*<M, N> load p[0..N-1] as the 32-bit words they occupy (16-bit element 2i in bits 0-15
+// of word i) from the 16-byte vectors covering them; q = p - M is aligned. ctm_ldn8: 8-byte loads.
 template <int N2> __device__ __forceinline__ void ctm_ldn8(const void* __restrict__ p, unsigned* o)
 {
     const uint2* v = (const uint2*)p;
@@ -177,8 +158,7 @@ __device__ __forceinline__ void ctm_ldn_u16(const ctm_u16* __restrict__ q, unsig
     }
 }
 
-// CtmWords<S>: WORDS8 words hold 8 elements; load<N> loads p[0..N-1]
-// (N*WORDS8/8 words); get returns element j of the loaded words as a float.
+// CtmWords<S>: WORDS8 words hold 8 elements; load<N> loads p[0..N-1]; get returns element j.
 template <class S> struct CtmWords;
 
 template <> struct CtmWords<CtmF32> {
@@ -238,11 +218,8 @@ template <> struct CtmWords<CtmBF16> : CtmWords16<CtmBF16> {
     }
 };
 
-// ctm_load_pair loads N samples at the 16-byte aligned xa into xo and N at
-// p (any alignment) into o (CtmWords<S> words): one switch on p's
-// misalignment, each case issuing all the loads of both, so that the loads
-// at p do not wait for xa's samples to arrive (as they would if the
-// compiler copied xa's registers before a switch placed after xa's loads).
+// ctm_load_pair loads N samples at the aligned xa into xo and N at p into o: each case of one
+// switch on p's misalignment issues all loads of both, so those at p do not wait for xa's.
 template <class S, int M, int N>
 __device__ __forceinline__ void ctm_load_pair_m(const typename S::T* __restrict__ xa,
                                                 const typename S::T* __restrict__ q, unsigned* xo, unsigned* o)
@@ -284,9 +261,6 @@ __device__ __forceinline__ void ctm_load_pair(const typename S::T* __restrict__ 
     }
 }
 
-// ---------------------------------------------------------------------------
-// Chunks, loads and stores.
-
 // Shared memory of one block.
 template <class S> struct CtmShared {
     float warpRunF[CTM_WARPS];  // look-back: per-warp sums of the differences
@@ -299,7 +273,6 @@ template <class S> struct CtmShared {
     alignas(16) unsigned stage[CTM_CHUNK * sizeof(typename S::T) / 4];
 };
 
-// Per-chunk look-back record.
 // Where a chunk lies: flat index blk = row * chunks + c.
 struct CtmChunk {
     ctm_i64 blk, r, c, t0;
@@ -330,14 +303,8 @@ __device__ __forceinline__ CtmChunk ctm_chunk(ctm_i64 blk, ctm_i64 n, ctm_i64 cf
     return ctm_chunk_rc(r, (unsigned)blk - r * (unsigned)chunks, n, cf, chunks);
 }
 
-// ctm_load_chunk loads this thread's ITEMS samples of the full chunk ck
-// and their lagged samples (zero before the row start) as the words
-// CtmWords<S>::load gives: vector loads, except for the lagged samples of
-// threads whose first lagged sample lies before the row start (the first
-// threads of a row's first chunks), which load them one by one.
-// XALIGNED: the caller knows the thread's samples to be 16-byte aligned
-// (rows of whole vectors), and the samples and lagged samples are loaded in
-// one straight run (ctm_load_pair).
+// ctm_load_chunk loads this thread's samples of the full chunk ck and lagged ones (zero before the
+// row). XALIGNED: the samples are 16-byte aligned.
 template <class S, int ITEMS, bool XALIGNED = false>
 __device__ __forceinline__ void ctm_load_chunk(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
                                                const CtmChunk& ck, unsigned* xw, unsigned* lw)
@@ -371,11 +338,8 @@ __device__ __forceinline__ void ctm_load_chunk(const typename S::T* __restrict__
     }
 }
 
-// ctm_load_short loads, for the short last chunk ck of a row, this
-// thread's samples (zero past the row) and their lagged samples (zero
-// before the row; positions past the row keep theirs while k < cf, which
-// make up the carried-in sum) as the words CtmWords<S>::load gives, one
-// sample at a time.
+// ctm_load_short loads, one at a time, this thread's samples of a short last chunk (zero past the
+// row) and lagged samples (zero before the row; kept past it at k < cf, for s_in).
 template <class S, int ITEMS, bool WARP = false>
 __device__ __forceinline__ void ctm_load_short(const typename S::T* __restrict__ x, ctm_i64 n, ctm_i64 cf,
                                                const CtmChunk& ck, unsigned* xw, unsigned* lw)
@@ -383,9 +347,7 @@ __device__ __forceinline__ void ctm_load_short(const typename S::T* __restrict__
     typedef typename S::T T;
     const T* row = x + ck.r * n;
     const int k0 = threadIdx.x * ITEMS;
-    // WARP (the warp kernels): s_in is per warp, from the lagged samples
-    // of the warp's first cf positions, needed if the warp has positions
-    // in the row.
+    // WARP: s_in is per warp (lagged samples of its first cf positions).
     const int kb = WARP ? (int)(threadIdx.x & ~31u) * ITEMS : 0;
     const bool live = kb < ck.len;
     unsigned xb[ITEMS], lb[ITEMS];  // element bits
@@ -406,10 +368,7 @@ __device__ __forceinline__ void ctm_load_short(const typename S::T* __restrict__
     }
 }
 
-// ctm_store writes this thread's rounded outputs ow (words as they lie in
-// memory) to its ITEMS positions of the chunk at yc: 16-byte vector stores
-// for a full chunk that is 16-byte aligned, otherwise staged through shared
-// memory and stored coalesced, len elements.
+// ctm_store writes the words ow at yc: vector stores if fast and aligned, else through shared memory.
 template <class S, int ITEMS>
 __device__ __forceinline__ void ctm_store(CtmShared<S>& sh, typename S::T* __restrict__ yc, bool fast, int len,
                                           const unsigned* ow)
