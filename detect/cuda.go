@@ -42,8 +42,7 @@ const (
 // gpuDetectConfig selects among kernel variants; every variant computes
 // the same result.
 type gpuDetectConfig struct {
-	mma  int  // filter bank on the FP64 tensor cores: rows per product, 8 or 16 (TC_MMA); 0: on the FMA units
-	coop bool // centres_coop: centres behind a coarse bound per 32 columns
+	mma int // filter bank on the FP64 tensor cores: rows per product, 8 or 16 (TC_MMA); 0: on the FMA units
 }
 
 // defaultGPUDetectConfig is the fastest configuration measured on an
@@ -98,13 +97,13 @@ type gpuDetector struct {
 	recWords                int
 	cfg                     gpuDetectConfig
 
-	fConv, fCentres, fPaint, fLocal, fEmit, fMblock *compute.Kernel
+	fConv, fCentres, fPaint, fLocal, fEmit *compute.Kernel
 
-	b, m, mb, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
-	sf, stp, sa, det, rec                                        compute.Mem
-	strongCap, detCap                                            int
-	guess                                                        int           // records downloaded with the counts
-	done                                                         compute.Event // recorded after a window's downloads
+	b, m, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
+	sf, stp, sa, det, rec                                    compute.Mem
+	strongCap, detCap                                        int
+	guess                                                    int           // records downloaded with the counts
+	done                                                     compute.Event // recorded after a window's downloads
 
 	started       bool // a Start awaits its Finish
 	pendStart     int64
@@ -198,12 +197,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	if d.cfg.mma != 0 {
 		conv = "tconv_mma"
 	}
-	cent := "centres"
-	if d.cfg.coop {
-		cent = "centres_coop"
-	}
-	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn(conv), fn(cent), fn("paint"), fn("local_max"), fn("emit")
-	d.fMblock = fn("mblock")
+	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn(conv), fn("centres"), fn("paint"), fn("local_max"), fn("emit")
 	if err != nil {
 		return err
 	}
@@ -215,7 +209,6 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	C, Ti := d.c, d.ti
 	alloc(&d.b, C*Ti*d.k*4)
 	alloc(&d.m, C*Ti*4)
-	alloc(&d.mb, C*ceilDiv(Ti, 32)*4)
 	alloc(&d.paint, d.f*Ti*4)
 	alloc(&d.counts, 2*4)
 	alloc(&d.ic, len(d.g.IC)*4)
@@ -316,7 +309,7 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 			first = err
 		}
 	}
-	for _, b := range []*compute.Mem{&d.b, &d.m, &d.mb, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
+	for _, b := range []*compute.Mem{&d.b, &d.m, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
 		&d.wt, &d.wpca, &d.xin, &d.sf, &d.stp, &d.sa, &d.det, &d.rec} {
 		keep(c.Free(*b))
 		*b = compute.Mem{}
@@ -505,16 +498,7 @@ func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
 		},
 		func() error { return d.mark(c, 1) },
 		func() error {
-			nTb := ceilDiv(Ti, 32)
-			if d.cfg.coop {
-				if err := c.Launch(d.fMblock, compute.D1(ceilDiv(C*nTb*32, 256)), compute.D1(256), 0,
-					d.mb, d.m, int32(C), int32(Ti), int32(nTb)); err != nil {
-					return err
-				}
-				return c.Launch(d.fCentres, compute.Dim3{X: nTb, Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
-					d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.b, d.m, d.mb, d.ic, d.w, int32(d.f), int32(Ti), int32(nTb), d.thr2, d.th)
-			}
-			return c.Launch(d.fCentres, compute.Dim3{X: nTb, Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
+			return c.Launch(d.fCentres, compute.Dim3{X: ceilDiv(Ti, 32), Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
 				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.b, d.m, d.ic, d.w, int32(d.f), int32(Ti), d.thr2, d.th)
 		},
 		func() error { return d.mark(c, 2) },

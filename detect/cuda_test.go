@@ -90,7 +90,7 @@ func compareSpikes(c, g *Spikes) spikeAgreement {
 // value read before a kernel wrote it shows up.
 func poisonGPU(t *testing.T, d *gpuDetector) {
 	err := d.dev.Do(func(c *compute.Ctx) error {
-		for _, b := range []compute.Mem{d.b, d.m, d.mb, d.sf, d.stp, d.sa, d.det, d.rec} {
+		for _, b := range []compute.Mem{d.b, d.m, d.sf, d.stp, d.sa, d.det, d.rec} {
 			if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 				return err
 			}
@@ -117,7 +117,7 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg := []gpuDetectConfig{{mma: 8, coop: true}, {mma: 16}, {coop: true}}[seed]
+				cfg := []gpuDetectConfig{{mma: 8}, {mma: 16}, {}}[seed]
 				gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -184,7 +184,7 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	total.orderOK = true
 	// The filter bank of each seed: the default, the other tensor-core
 	// shape, the FMA units.
-	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16, coop: true}, {coop: true}}
+	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 8}, {}}
 	for seed := range uint64(3) {
 		gd, err := newGPUDetector(dev, g, tm, T, prm, cfgs[seed])
 		if err != nil {
@@ -308,9 +308,9 @@ func TestGPUDetectWindow(t *testing.T) {
 // each stage's milliseconds.
 func BenchmarkGPUDetect(b *testing.B) {
 	for _, cfg := range []gpuDetectConfig{
-		{}, {mma: 8}, {mma: 16}, {mma: 16, coop: true},
+		{}, {mma: 8}, {mma: 16},
 	} {
-		b.Run(fmt.Sprintf("mma%d_coop%v", cfg.mma, cfg.coop), func(b *testing.B) { benchGPUDetect(b, cfg) })
+		b.Run(fmt.Sprintf("mma%d", cfg.mma), func(b *testing.B) { benchGPUDetect(b, cfg) })
 	}
 }
 

@@ -6,8 +6,7 @@
 // Variants (every one computes the same; cuda.go picks one per GPU):
 // the filter bank on the FP64 tensor cores (tconv_mma, TC_MMA = 16 from
 // sm_90, 8 from sm_80) or on the FMA units (tconv, TC_R outputs per
-// thread); the centres with or without the 32-column coarse bound
-// (centres_coop, centres).
+// thread).
 //
 // Sizes are compile-time constants given with -D options:
 //   DK   templates K          DNT  template length nt (odd)
@@ -353,79 +352,6 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
             sf[slot] = f;
             stp[slot] = tp;
             sa[slot] = best;
-        }
-    }
-}
-
-// mblock writes Mb[c*nTb + b] = max of M[c, t'] over the 32 columns
-// t' in [32b, 32b+32) ∩ [0, Ti): the coarse bound's terms. One warp per
-// (c, b).
-extern "C" __global__ void mblock(float* __restrict__ Mb, const float* __restrict__ M, int C, int Ti, int nTb) {
-    const long long w = (blockIdx.x * (long long)blockDim.x + threadIdx.x) >> 5;
-    if (w >= (long long)C * nTb) return;
-    const int c = (int)(w / nTb), b = (int)(w % nTb), t = b * 32 + (threadIdx.x & 31);
-    float v = t < Ti ? __ldg(M + (size_t)c * Ti + t) : 0.0f;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, o));
-    if ((threadIdx.x & 31) == 0) Mb[w] = v;
-}
-
-// centres_coop is centres behind a coarse bound: a warp takes one centre
-// f over its block's 32 columns, and Σ_j Mb[iC(j,f)] (each term ≥ the
-// column's, so the float32 sum in the same order is ≥ every column's fine
-// bound) skips the 32 columns at once when ≤ thr2; else each lane forms
-// its column's fine bound and evaluates where it passes, as centres does.
-extern "C" __global__ void __launch_bounds__(32 * CG_W) centres_coop(int* __restrict__ sf, int* __restrict__ stp,
-                                                                     float* __restrict__ sa, int* __restrict__ count,
-                                                                     int cap, const float* __restrict__ B,
-                                                                     const float* __restrict__ M,
-                                                                     const float* __restrict__ Mb,
-                                                                     const int* __restrict__ iC,
-                                                                     const float* __restrict__ W, int F, int Ti,
-                                                                     int nTb, float thr2, float th) {
-    __shared__ int s_ic[CG_F * DNC];
-    const int f0 = blockIdx.y * CG_F;
-    const int nf = min(CG_F, F - f0);
-    for (int i = threadIdx.y * 32 + threadIdx.x; i < nf * DNC; i += 32 * CG_W) s_ic[i] = iC[f0 * DNC + i];
-    __syncthreads();
-    const int tb = blockIdx.x;
-    const int tp = tb * 32 + threadIdx.x;
-    const unsigned lane = threadIdx.x;
-    constexpr int NPW = CG_F / CG_W;
-#pragma unroll 1
-    for (int r = 0; r < NPW; ++r) {
-        const int fi = threadIdx.y + r * CG_W;
-        if (fi >= nf) break;
-        const int f = f0 + fi;
-        int ic[DNC];
-#pragma unroll
-        for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
-        float ub = __ldg(Mb + (size_t)ic[0] * nTb + tb);
-#pragma unroll
-        for (int j = 1; j < DNC; ++j) ub = __fadd_rn(ub, __ldg(Mb + (size_t)ic[j] * nTb + tb));
-        if (!(ub > thr2)) continue; // the same for the whole warp
-        float ur = 0.0f;
-        if (tp < Ti) {
-            ur = __ldg(M + (size_t)ic[0] * Ti + tp);
-#pragma unroll
-            for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
-        }
-        bool strong = false;
-        float mine = 0.0f;
-        if (tp < Ti && ur > thr2) {
-            int bq, sg;
-            mine = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, bq, sg);
-            strong = mine > th;
-        }
-        const unsigned mask = __ballot_sync(FULL_MASK, strong);
-        if (mask == 0u) continue;
-        int slot = 0;
-        if (lane == 0) slot = atomicAdd(count, __popc(mask));
-        slot = __shfl_sync(FULL_MASK, slot, 0) + __popc(mask & ((1u << lane) - 1u));
-        if (strong && slot < cap) {
-            sf[slot] = f;
-            stp[slot] = tp;
-            sa[slot] = mine;
         }
     }
 }
