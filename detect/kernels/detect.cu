@@ -143,7 +143,10 @@ extern "C" __global__ void __launch_bounds__(TC_THREADS) tconv(float* __restrict
 #define TC_MG (64 / TC_MROWS)          // products per warp and k-step
 #define TC_WROWS 64                    // rows of a warp
 #define TC_WARPS 4
-#define TC_BROWS (TC_WROWS * TC_WARPS) // rows of a block
+#ifndef TC_NG
+#define TC_NG 1                        // groups of TC_WROWS rows per warp
+#endif
+#define TC_BROWS (TC_WROWS * TC_NG * TC_WARPS) // rows of a block
 #define TC_SIG (TC_WROWS / 4 + TC_KS)  // distinct A fragments of a warp
 #define TC_MSX (TC_BROWS + 4 * TC_KS + 8)
 
@@ -207,54 +210,59 @@ extern "C" __global__ void __launch_bounds__(32 * TC_WARPS) tconv_mma(float* __r
             wf[nt][s] = n < DK && j < DNT ? __ldg(wt + n * DNT + j) : 0.0;
         }
     __syncthreads();
-    const int w0 = warp * TC_WROWS; // the warp's first row in the block
-    double a[TC_SIG];
+#pragma unroll 1
+    for (int gi = 0; gi < TC_NG; ++gi) {
+        // The warp's gi-th group of rows, from row w0 of the block.
+        const int w0 = (warp * TC_NG + gi) * TC_WROWS;
+        if (t0 + w0 >= Ti) break;
+        double a[TC_SIG];
 #pragma unroll
-    for (int q = 0; q < TC_SIG; ++q) a[q] = sx[w0 + 4 * q + g + qi];
+        for (int q = 0; q < TC_SIG; ++q) a[q] = sx[w0 + 4 * q + g + qi];
 
-    constexpr int H = TC_MROWS / 8; // row groups of 8 per product
-    float mx[TC_MG][H];
-#pragma unroll
-    for (int m = 0; m < TC_MG; ++m)
-#pragma unroll
-        for (int h = 0; h < H; ++h) mx[m][h] = 0.0f;
-#pragma unroll
-    for (int nt = 0; nt < TC_NTILE; ++nt) {
-        const int n = nt * 8 + 2 * qi;
-        double d[TC_MG][2 * H];
+        constexpr int H = TC_MROWS / 8; // row groups of 8 per product
+        float mx[TC_MG][H];
 #pragma unroll
         for (int m = 0; m < TC_MG; ++m)
 #pragma unroll
-            for (int e = 0; e < 2 * H; ++e) d[m][e] = 0.0;
+            for (int h = 0; h < H; ++h) mx[m][h] = 0.0f;
 #pragma unroll
-        for (int s = 0; s < TC_KS; ++s)
+        for (int nt = 0; nt < TC_NTILE; ++nt) {
+            const int n = nt * 8 + 2 * qi;
+            double d[TC_MG][2 * H];
 #pragma unroll
-            for (int m = 0; m < TC_MG; ++m) {
+            for (int m = 0; m < TC_MG; ++m)
+#pragma unroll
+                for (int e = 0; e < 2 * H; ++e) d[m][e] = 0.0;
+#pragma unroll
+            for (int s = 0; s < TC_KS; ++s)
+#pragma unroll
+                for (int m = 0; m < TC_MG; ++m) {
 #if TC_MMA == 16
-                dmma16(d[m][0], d[m][1], d[m][2], d[m][3], a[4 * m + s], a[4 * m + s + 2], wf[nt][s]);
+                    dmma16(d[m][0], d[m][1], d[m][2], d[m][3], a[4 * m + s], a[4 * m + s + 2], wf[nt][s]);
 #else
-                dmma8(d[m][0], d[m][1], a[2 * m + s], wf[nt][s]);
+                    dmma8(d[m][0], d[m][1], a[2 * m + s], wf[nt][s]);
 #endif
-            }
+                }
+#pragma unroll
+            for (int m = 0; m < TC_MG; ++m)
+#pragma unroll
+                for (int h = 0; h < H; ++h)
+                    mx[m][h] = tcStore(B, c, Ti, t0 + w0 + TC_MROWS * m + 8 * h + g, n, d[m][2 * h], d[m][2 * h + 1],
+                                       mx[m][h]);
+        }
+        // M of each row: the maximum over the quad's lanes, which hold its
+        // templates.
 #pragma unroll
         for (int m = 0; m < TC_MG; ++m)
 #pragma unroll
-            for (int h = 0; h < H; ++h)
-                mx[m][h] = tcStore(B, c, Ti, t0 + w0 + TC_MROWS * m + 8 * h + g, n, d[m][2 * h], d[m][2 * h + 1],
-                                   mx[m][h]);
+            for (int h = 0; h < H; ++h) {
+                float v = mx[m][h];
+                v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, 1));
+                v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, 2));
+                const int tp = t0 + w0 + TC_MROWS * m + 8 * h + g;
+                if (qi == 0 && tp < Ti) M[(size_t)c * Ti + tp] = v;
+            }
     }
-    // M of each row: the maximum over the quad's lanes, which hold its
-    // templates.
-#pragma unroll
-    for (int m = 0; m < TC_MG; ++m)
-#pragma unroll
-        for (int h = 0; h < H; ++h) {
-            float v = mx[m][h];
-            v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, 1));
-            v = fmaxf(v, __shfl_xor_sync(FULL_MASK, v, 2));
-            const int tp = t0 + w0 + TC_MROWS * m + 8 * h + g;
-            if (qi == 0 && tp < Ti) M[(size_t)c * Ti + tp] = v;
-        }
 }
 
 // ---------------------------------------------------------------------------
