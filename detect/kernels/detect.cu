@@ -364,6 +364,82 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict_
     }
 }
 
+// centres_compact computes what centres does in two phases, so that the
+// responses are not evaluated by whole warps for the few lanes whose bound
+// passes (2 % of the pairs, clustered around spikes): first every warp
+// forms the bounds of its centres at its 32 columns and appends the passing
+// (centre, column) pairs of the block to a list in shared memory; then the
+// block's threads evaluate the list, one pair per thread.
+extern "C" __global__ void __launch_bounds__(32 * CG_W) centres_compact(int* __restrict__ sf, int* __restrict__ stp,
+                                                                        float* __restrict__ sa,
+                                                                        int* __restrict__ count, int cap,
+                                                                        const float* __restrict__ B,
+                                                                        const float* __restrict__ M,
+                                                                        const int* __restrict__ iC,
+                                                                        const float* __restrict__ W, int F, int Ti,
+                                                                        float thr2, float th) {
+    __shared__ int s_ic[CG_F * DNC];
+    __shared__ int s_pair[CG_F * 32]; // fi << 5 | column in the block
+    __shared__ int s_np;
+    const int f0 = blockIdx.y * CG_F;
+    const int nf = min(CG_F, F - f0);
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    for (int i = tid; i < nf * DNC; i += 32 * CG_W) s_ic[i] = iC[f0 * DNC + i];
+    if (tid == 0) s_np = 0;
+    __syncthreads();
+    const int tp = blockIdx.x * 32 + threadIdx.x;
+    const unsigned lane = threadIdx.x;
+    constexpr int NPW = CG_F / CG_W; // centres per warp
+#pragma unroll 1
+    for (int r = 0; r < NPW; ++r) {
+        const int fi = threadIdx.y + r * CG_W;
+        if (fi >= nf) break;
+        float ur = 0.0f;
+        if (tp < Ti) {
+            const int* ic = s_ic + fi * DNC;
+            ur = __ldg(M + (size_t)ic[0] * Ti + tp);
+#pragma unroll
+            for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
+        }
+        const bool pass = ur > thr2;
+        const unsigned mask = __ballot_sync(FULL_MASK, pass);
+        if (mask == 0u) continue;
+        int slot = 0;
+        if (lane == 0) slot = atomicAdd(&s_np, __popc(mask));
+        slot = __shfl_sync(FULL_MASK, slot, 0) + __popc(mask & ((1u << lane) - 1u));
+        if (pass) s_pair[slot] = fi << 5 | (int)lane;
+    }
+    __syncthreads();
+    const int np = s_np;
+    for (int base = 0; base < np; base += 32 * CG_W) {
+        const int i = base + tid;
+        bool strong = false;
+        float best = 0.0f;
+        int f = 0, t = 0;
+        if (i < np) {
+            const int pr = s_pair[i], fi = pr >> 5;
+            f = f0 + fi;
+            t = blockIdx.x * 32 + (pr & 31);
+            int ic[DNC];
+#pragma unroll
+            for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
+            int bq, sg;
+            best = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, t, thr2, bq, sg);
+            strong = best > th;
+        }
+        const unsigned mask = __ballot_sync(FULL_MASK, strong);
+        if (mask == 0u) continue;
+        int slot = 0;
+        if (lane == 0) slot = atomicAdd(count, __popc(mask));
+        slot = __shfl_sync(FULL_MASK, slot, 0) + __popc(mask & ((1u << lane) - 1u));
+        if (strong && slot < cap) {
+            sf[slot] = f;
+            stp[slot] = t;
+            sa[slot] = best;
+        }
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Local maxima over the nC2 nearest centres × ±DR columns.
 
