@@ -44,17 +44,13 @@ const (
 type gpuDetectConfig struct {
 	mma int // filter bank on the FP64 tensor cores: rows per product, 8 or 16 (TC_MMA); 0: on the FMA units
 	ng  int // tensor-core filter bank: groups of 64 rows per warp (TC_NG; 0 means 1)
-	// compact: centres_compact, the pairs that pass the bound listed per
-	// block, then evaluated one per thread.
-	compact bool
 }
 
 // defaultGPUDetectConfig is the fastest configuration measured on an
 // H200 (docs/perf.md): the filter bank on the FP64 tensor cores in
 // m16n8k4 products, four groups of 64 rows per warp (0.47 ms a window
-// against 0.62 with one), and the centres' passing pairs evaluated from a
-// per-block list (0.93 ms against 1.09).
-var defaultGPUDetectConfig = gpuDetectConfig{mma: 16, ng: 4, compact: true}
+// against 0.62 with one).
+var defaultGPUDetectConfig = gpuDetectConfig{mma: 16, ng: 4}
 
 // gpuDetectConfigFor returns the configuration for a GPU of compute
 // capability major.minor: the m16n8k4 FP64 products exist from sm_90, the
@@ -203,11 +199,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	if d.cfg.mma != 0 {
 		conv = "tconv_mma"
 	}
-	cent := "centres"
-	if d.cfg.compact {
-		cent = "centres_compact"
-	}
-	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn(conv), fn(cent), fn("paint"), fn("local_max"), fn("emit")
+	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn(conv), fn("centres"), fn("paint"), fn("local_max"), fn("emit")
 	if err != nil {
 		return err
 	}

@@ -117,7 +117,7 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg := []gpuDetectConfig{{mma: 8, ng: 4, compact: true}, {mma: 16, ng: 2}, {compact: true}}[seed]
+				cfg := []gpuDetectConfig{{mma: 8, ng: 4}, {mma: 16, ng: 2}, {}}[seed]
 				gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -184,7 +184,7 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	total.orderOK = true
 	// The filter bank of each seed: the default, the other tensor-core
 	// shape, the FMA units.
-	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16, compact: true}, {mma: 8, compact: !defaultGPUDetectConfig.compact}}
+	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16}, {mma: 8}}
 	for seed := range uint64(3) {
 		gd, err := newGPUDetector(dev, g, tm, T, prm, cfgs[seed])
 		if err != nil {
@@ -308,9 +308,9 @@ func TestGPUDetectWindow(t *testing.T) {
 // each stage's milliseconds.
 func BenchmarkGPUDetect(b *testing.B) {
 	for _, cfg := range []gpuDetectConfig{
-		{mma: 16, ng: 4}, {mma: 16, ng: 4, compact: true}, {mma: 16, ng: 8}, {mma: 16, ng: 8, compact: true},
+		{}, {mma: 8}, {mma: 16}, {mma: 16, ng: 4},
 	} {
-		b.Run(fmt.Sprintf("mma%d_ng%d_compact%v", cfg.mma, max(cfg.ng, 1), cfg.compact), func(b *testing.B) { benchGPUDetect(b, cfg) })
+		b.Run(fmt.Sprintf("mma%d_ng%d", cfg.mma, max(cfg.ng, 1)), func(b *testing.B) { benchGPUDetect(b, cfg) })
 	}
 }
 

@@ -305,72 +305,23 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
     return best;
 }
 
-// centres computes, for the columns [blockIdx.x*32, +32) and the CG_F
-// centres [blockIdx.y*CG_F, +CG_F), the bound U = Σ_j M[iC(j,f), t'] and,
-// where U > thr2, the best response; each (f, t') whose best exceeds th is
-// appended to the strong list (sf, stp, sa) at a slot taken with a
+// centres finds the strong points of the columns [blockIdx.x*32, +32) and
+// the CG_F centres [blockIdx.y*CG_F, +CG_F): the bound U = Σ_j M[iC(j,f), t']
+// and, where U > thr2, the best response; each (f, t') whose best exceeds
+// th is appended to the strong list (sf, stp, sa) at a slot taken with a
 // warp-aggregated atomicAdd on count (the list's order is irrelevant: it
 // feeds a max and per-point tests). Slots ≥ cap are counted, not written.
 // Block (32, CG_W): warp y takes centres y, y+CG_W, …, so the block's
 // warps read overlapping rows of M through L1.
 #define CG_F 32
 #define CG_W 8
+// It works in two phases, so that the responses are not evaluated by
+// whole warps for the few lanes whose bound passes (2 % of the pairs,
+// clustered around spikes): first every warp forms the bounds of its
+// centres at its 32 columns and appends the passing (centre, column) pairs
+// of the block to a list in shared memory; then the block's threads
+// evaluate the list, one pair per thread.
 extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict__ sf, int* __restrict__ stp,
-                                                                float* __restrict__ sa, int* __restrict__ count,
-                                                                int cap, const float* __restrict__ B,
-                                                                const float* __restrict__ M,
-                                                                const int* __restrict__ iC,
-                                                                const float* __restrict__ W, int F, int Ti,
-                                                                float thr2, float th) {
-    __shared__ int s_ic[CG_F * DNC];
-    const int f0 = blockIdx.y * CG_F;
-    const int nf = min(CG_F, F - f0);
-    for (int i = threadIdx.y * 32 + threadIdx.x; i < nf * DNC; i += 32 * CG_W) s_ic[i] = iC[f0 * DNC + i];
-    __syncthreads();
-    const int tp = blockIdx.x * 32 + threadIdx.x;
-    const unsigned lane = threadIdx.x;
-    constexpr int NPW = CG_F / CG_W; // centres per warp
-#pragma unroll 1
-    for (int r = 0; r < NPW; ++r) {
-        const int fi = threadIdx.y + r * CG_W;
-        if (fi >= nf) break;
-        const int f = f0 + fi;
-        int ic[DNC];
-#pragma unroll
-        for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
-        float ur = 0.0f;
-        if (tp < Ti) {
-            ur = __ldg(M + (size_t)ic[0] * Ti + tp);
-#pragma unroll
-            for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
-        }
-        bool strong = false;
-        float best = 0.0f;
-        if (ur > thr2) {
-            int bq, sg;
-            best = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, tp, thr2, bq, sg);
-            strong = best > th;
-        }
-        const unsigned mask = __ballot_sync(FULL_MASK, strong);
-        if (mask == 0u) continue;
-        int slot = 0;
-        if (lane == 0) slot = atomicAdd(count, __popc(mask));
-        slot = __shfl_sync(FULL_MASK, slot, 0) + __popc(mask & ((1u << lane) - 1u));
-        if (strong && slot < cap) {
-            sf[slot] = f;
-            stp[slot] = tp;
-            sa[slot] = best;
-        }
-    }
-}
-
-// centres_compact computes what centres does in two phases, so that the
-// responses are not evaluated by whole warps for the few lanes whose bound
-// passes (2 % of the pairs, clustered around spikes): first every warp
-// forms the bounds of its centres at its 32 columns and appends the passing
-// (centre, column) pairs of the block to a list in shared memory; then the
-// block's threads evaluate the list, one pair per thread.
-extern "C" __global__ void __launch_bounds__(32 * CG_W) centres_compact(int* __restrict__ sf, int* __restrict__ stp,
                                                                         float* __restrict__ sa,
                                                                         int* __restrict__ count, int cap,
                                                                         const float* __restrict__ B,
