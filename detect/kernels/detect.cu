@@ -312,15 +312,14 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
 // warp-aggregated atomicAdd on count (the list's order is irrelevant: it
 // feeds a max and per-point tests). Slots ≥ cap are counted, not written.
 // Block (32, CG_W): warp y takes centres y, y+CG_W, …, so the block's
-// warps read overlapping rows of M through L1.
-#define CG_F 32
-#define CG_W 8
-// It works in two phases, so that the responses are not evaluated by
+// warps read overlapping rows of M through L1. It works in two phases, so that the responses are not evaluated by
 // whole warps for the few lanes whose bound passes (2 % of the pairs,
 // clustered around spikes): first every warp forms the bounds of its
 // centres at its 32 columns and appends the passing (centre, column) pairs
 // of the block to a list in shared memory; then the block's threads
 // evaluate the list, one pair per thread.
+#define CG_F 32
+#define CG_W 8
 extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict__ sf, int* __restrict__ stp,
                                                                         float* __restrict__ sa,
                                                                         int* __restrict__ count, int cap,
