@@ -291,6 +291,11 @@ func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 func (pp *cpuPreprocessor) filterRange(w, lo, hi int) {
 	f, T := pp.filt[w], pp.t
 	c := lo
+	if f.canLanes() {
+		for ; c+hpLanes <= hi; c += hpLanes {
+			f.applyLanes(pp.out[c*T : (c+hpLanes)*T])
+		}
+	}
 	for ; c+1 < hi; c += 2 {
 		r0, r1 := pp.out[c*T:c*T+T], pp.out[(c+1)*T:(c+1)*T+T]
 		f.apply2(r0, r0, r1, r1)

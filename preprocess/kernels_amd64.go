@@ -2,7 +2,11 @@
 
 package preprocess
 
-import "golang.org/x/sys/cpu"
+import (
+	"fmt"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The AVX-512 kernels (kernels_amd64.s) need AVX-512 F, BW and VL, BMI2
 // and POPCNT, and an OS that saves the ZMM state (x/sys/cpu checks).
@@ -65,4 +69,87 @@ func lowerMedianVec(x, a, b []float32) (float32, bool) {
 		return 0, false
 	}
 	return v, true
+}
+
+// The vector high-pass (hpPassAVX512, hpPassAVX2) needs AVX-512 F, or
+// AVX2, and an OS that saves the vector state.
+
+// useHPAsm selects the vector high-pass; hpAVX512 picks the AVX-512
+// kernel over the AVX2 one. Tests switch them to compare the paths.
+var (
+	useHPAsm = cpu.X86.HasAVX512F || cpu.X86.HasAVX2
+	hpAVX512 = cpu.X86.HasAVX512F
+)
+
+//go:noescape
+func hpPassAVX512(e *float64, n, stride int, st *hpState, c *[4]float64)
+
+//go:noescape
+func hpPassAVX2(e *float64, n, stride int, st *float64, c *[16]float64)
+
+// hpPass runs n steps of the fused order-3 pass over the hpLanes lanes of
+// e, from step i0 in direction dir (±1), continuing from the state st;
+// c holds 3, p1, p2, q1. Each step, in each lane, does
+//
+//	d := ((v − 3·x1) + 3·x2) − x3
+//	y := (d − p2·y2) − p1·y1
+//	z := y − q1·z1
+//
+// and overwrites v with z. It panics if the steps leave e.
+func hpPass(e []float64, i0, n, dir int, st *hpState, c *[4]float64) {
+	if n <= 0 {
+		return
+	}
+	last := i0 + (n-1)*dir
+	if i0 < 0 || last < 0 || (max(i0, last)+1)*hpLanes > len(e) || (dir != 1 && dir != -1) {
+		panic(fmt.Sprintf("preprocess: hpPass: steps %d … %d outside %d", i0, last, len(e)/hpLanes))
+	}
+	stride := dir * hpLanes * 8
+	if hpAVX512 {
+		hpPassAVX512(&e[i0*hpLanes], n, stride, st, c)
+		return
+	}
+	var c4 [16]float64
+	for i, v := range c {
+		c4[4*i], c4[4*i+1], c4[4*i+2], c4[4*i+3] = v, v, v, v
+	}
+	hpPassAVX2(&e[i0*hpLanes], n, stride, &st[0][0], &c4)
+	hpPassAVX2(&e[i0*hpLanes+8], n, stride, &st[0][8], &c4)
+}
+
+//go:noescape
+func hpInterleaveAVX512(e *float64, src *float32, stride, n int)
+
+//go:noescape
+func hpDeinterleaveAVX512(dst *float32, stride int, e *float64, n int, gain float64)
+
+// lanesIn is lanesInGo, eight steps at a time by the AVX-512 transpose
+// when hpAVX512 is set.
+func lanesIn(e []float64, block []float32, n, s0 int) {
+	m := len(e) / hpLanes
+	if m8 := m &^ 7; hpAVX512 && m8 > 0 {
+		_ = block[(hpLanes-1)*n+s0+m-1]
+		hpInterleaveAVX512(&e[0], &block[s0], 4*n, m8)
+		e, s0 = e[m8*hpLanes:], s0+m8
+		if m8 == m {
+			return
+		}
+	}
+	lanesInGo(e, block, n, s0)
+}
+
+// lanesOut is lanesOutGo, eight steps at a time by the AVX-512 transpose
+// when hpAVX512 is set.
+func lanesOut(block []float32, n int, e []float64, g float64) {
+	m := len(e) / hpLanes
+	if m8 := m &^ 7; hpAVX512 && m8 > 0 {
+		_ = block[(hpLanes-1)*n+m-1]
+		hpDeinterleaveAVX512(&block[0], 4*n, &e[0], m8, g)
+		if m8 == m {
+			return
+		}
+		lanesOutGo(block[m8:], n, e[m8*hpLanes:], g)
+		return
+	}
+	lanesOutGo(block, n, e, g)
 }
