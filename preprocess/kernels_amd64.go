@@ -153,3 +153,37 @@ func lanesOut(block []float32, n int, e []float64, g float64) {
 	}
 	lanesOutGo(block, n, e, g)
 }
+
+//go:noescape
+func centreAVX512(out *float32, stride int, cols *float32, C, n int, med *[blockT]float32)
+
+// centreVec writes out[i·T+k] = cols[k·C+i] − med[k] for the 16 columns
+// k and the channels i below C rounded down to a multiple of 16, and
+// returns that count (0 without the kernels).
+func centreVec(out []float32, T int, cols []float32, C int, med *[blockT]float32) int {
+	n := C &^ 15
+	if !useAsm || n == 0 {
+		return 0
+	}
+	_ = out[(n-1)*T+blockT-1]
+	_ = cols[(blockT-1)*C+n-1]
+	centreAVX512(&out[0], 4*T, &cols[0], C, n, med)
+	return n
+}
+
+//go:noescape
+func sumRowsAVX512(acc *int32, src *int16, stride, rows, n int)
+
+// sumRowsVec adds to acc[c], for the channels c below len(acc) rounded
+// down to a multiple of 16, the int16 values src[r·cf+c] of rows r <
+// rows, and returns that channel count (0 without the kernels). Each call
+// takes at most 32768 rows, so that the int32 sums are exact.
+func sumRowsVec(acc []int32, src []int16, cf, rows int) int {
+	n := min(len(acc), cf) &^ 15
+	if !useAsm || n == 0 || rows <= 0 || rows > 1<<15 {
+		return 0
+	}
+	_ = src[(rows-1)*cf+n-1]
+	sumRowsAVX512(&acc[0], &src[0], 2*cf, rows, n)
+	return n
+}

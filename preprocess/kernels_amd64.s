@@ -488,3 +488,187 @@ hpDilLoop:
 hpDilDone:
 	VZEROUPPER
 	RET
+
+// func centreAVX512(out *float32, stride int, cols *float32, C, n int, med *[16]float32)
+//
+// For channels i < n (a multiple of 16) and the 16 columns k of a block:
+// out[i·stride/4 + k] = cols[k·C+i] − med[k], one rounding as in
+// referenceRange. Sixteen columns of sixteen channels are loaded, centred
+// and transposed in registers, then stored as 64 bytes per channel row.
+TEXT ·centreAVX512(SB), NOSPLIT, $0-48
+	MOVQ out+0(FP), DI
+	MOVQ stride+8(FP), DX
+	MOVQ cols+16(FP), SI
+	MOVQ C+24(FP), R11
+	SHLQ $2, R11              // column stride in bytes
+	MOVQ n+32(FP), CX
+	MOVQ med+40(FP), R12
+	SHRQ $4, CX
+	JZ   centreDone
+	LEAQ (DX)(DX*2), R9        // 3·stride
+	LEAQ (R11)(R11*2), R13     // 3·column stride
+centreLoop:
+	MOVQ SI, R8
+	VMOVUPS (R8), Z0
+	VSUBPS.BCST 0(R12), Z0, Z0
+	VMOVUPS (R8)(R11*1), Z1
+	VSUBPS.BCST 4(R12), Z1, Z1
+	VMOVUPS (R8)(R11*2), Z2
+	VSUBPS.BCST 8(R12), Z2, Z2
+	VMOVUPS (R8)(R13*1), Z3
+	VSUBPS.BCST 12(R12), Z3, Z3
+	LEAQ (R8)(R11*4), R8
+	VMOVUPS (R8), Z4
+	VSUBPS.BCST 16(R12), Z4, Z4
+	VMOVUPS (R8)(R11*1), Z5
+	VSUBPS.BCST 20(R12), Z5, Z5
+	VMOVUPS (R8)(R11*2), Z6
+	VSUBPS.BCST 24(R12), Z6, Z6
+	VMOVUPS (R8)(R13*1), Z7
+	VSUBPS.BCST 28(R12), Z7, Z7
+	LEAQ (R8)(R11*4), R8
+	VMOVUPS (R8), Z8
+	VSUBPS.BCST 32(R12), Z8, Z8
+	VMOVUPS (R8)(R11*1), Z9
+	VSUBPS.BCST 36(R12), Z9, Z9
+	VMOVUPS (R8)(R11*2), Z10
+	VSUBPS.BCST 40(R12), Z10, Z10
+	VMOVUPS (R8)(R13*1), Z11
+	VSUBPS.BCST 44(R12), Z11, Z11
+	LEAQ (R8)(R11*4), R8
+	VMOVUPS (R8), Z12
+	VSUBPS.BCST 48(R12), Z12, Z12
+	VMOVUPS (R8)(R11*1), Z13
+	VSUBPS.BCST 52(R12), Z13, Z13
+	VMOVUPS (R8)(R11*2), Z14
+	VSUBPS.BCST 56(R12), Z14, Z14
+	VMOVUPS (R8)(R13*1), Z15
+	VSUBPS.BCST 60(R12), Z15, Z15
+	VUNPCKLPS Z1, Z0, Z16
+	VUNPCKHPS Z1, Z0, Z17
+	VUNPCKLPS Z3, Z2, Z18
+	VUNPCKHPS Z3, Z2, Z19
+	VUNPCKLPS Z5, Z4, Z20
+	VUNPCKHPS Z5, Z4, Z21
+	VUNPCKLPS Z7, Z6, Z22
+	VUNPCKHPS Z7, Z6, Z23
+	VUNPCKLPS Z9, Z8, Z24
+	VUNPCKHPS Z9, Z8, Z25
+	VUNPCKLPS Z11, Z10, Z26
+	VUNPCKHPS Z11, Z10, Z27
+	VUNPCKLPS Z13, Z12, Z28
+	VUNPCKHPS Z13, Z12, Z29
+	VUNPCKLPS Z15, Z14, Z30
+	VUNPCKHPS Z15, Z14, Z31
+	VUNPCKLPD Z18, Z16, Z0
+	VUNPCKHPD Z18, Z16, Z1
+	VUNPCKLPD Z19, Z17, Z2
+	VUNPCKHPD Z19, Z17, Z3
+	VUNPCKLPD Z22, Z20, Z4
+	VUNPCKHPD Z22, Z20, Z5
+	VUNPCKLPD Z23, Z21, Z6
+	VUNPCKHPD Z23, Z21, Z7
+	VUNPCKLPD Z26, Z24, Z8
+	VUNPCKHPD Z26, Z24, Z9
+	VUNPCKLPD Z27, Z25, Z10
+	VUNPCKHPD Z27, Z25, Z11
+	VUNPCKLPD Z30, Z28, Z12
+	VUNPCKHPD Z30, Z28, Z13
+	VUNPCKLPD Z31, Z29, Z14
+	VUNPCKHPD Z31, Z29, Z15
+	VSHUFF32X4 $0x88, Z4, Z0, Z16
+	VSHUFF32X4 $0xdd, Z4, Z0, Z17
+	VSHUFF32X4 $0x88, Z12, Z8, Z18
+	VSHUFF32X4 $0xdd, Z12, Z8, Z19
+	VSHUFF32X4 $0x88, Z5, Z1, Z20
+	VSHUFF32X4 $0xdd, Z5, Z1, Z21
+	VSHUFF32X4 $0x88, Z13, Z9, Z22
+	VSHUFF32X4 $0xdd, Z13, Z9, Z23
+	VSHUFF32X4 $0x88, Z6, Z2, Z24
+	VSHUFF32X4 $0xdd, Z6, Z2, Z25
+	VSHUFF32X4 $0x88, Z14, Z10, Z26
+	VSHUFF32X4 $0xdd, Z14, Z10, Z27
+	VSHUFF32X4 $0x88, Z7, Z3, Z28
+	VSHUFF32X4 $0xdd, Z7, Z3, Z29
+	VSHUFF32X4 $0x88, Z15, Z11, Z30
+	VSHUFF32X4 $0xdd, Z15, Z11, Z31
+	VSHUFF32X4 $0x88, Z18, Z16, Z0
+	VSHUFF32X4 $0xdd, Z18, Z16, Z8
+	VSHUFF32X4 $0x88, Z19, Z17, Z4
+	VSHUFF32X4 $0xdd, Z19, Z17, Z12
+	VSHUFF32X4 $0x88, Z22, Z20, Z1
+	VSHUFF32X4 $0xdd, Z22, Z20, Z9
+	VSHUFF32X4 $0x88, Z23, Z21, Z5
+	VSHUFF32X4 $0xdd, Z23, Z21, Z13
+	VSHUFF32X4 $0x88, Z26, Z24, Z2
+	VSHUFF32X4 $0xdd, Z26, Z24, Z10
+	VSHUFF32X4 $0x88, Z27, Z25, Z6
+	VSHUFF32X4 $0xdd, Z27, Z25, Z14
+	VSHUFF32X4 $0x88, Z30, Z28, Z3
+	VSHUFF32X4 $0xdd, Z30, Z28, Z11
+	VSHUFF32X4 $0x88, Z31, Z29, Z7
+	VSHUFF32X4 $0xdd, Z31, Z29, Z15
+	MOVQ DI, R8
+	VMOVUPS Z0, (R8)
+	VMOVUPS Z1, (R8)(DX*1)
+	VMOVUPS Z2, (R8)(DX*2)
+	VMOVUPS Z3, (R8)(R9*1)
+	LEAQ (R8)(DX*4), R8
+	VMOVUPS Z4, (R8)
+	VMOVUPS Z5, (R8)(DX*1)
+	VMOVUPS Z6, (R8)(DX*2)
+	VMOVUPS Z7, (R8)(R9*1)
+	LEAQ (R8)(DX*4), R8
+	VMOVUPS Z8, (R8)
+	VMOVUPS Z9, (R8)(DX*1)
+	VMOVUPS Z10, (R8)(DX*2)
+	VMOVUPS Z11, (R8)(R9*1)
+	LEAQ (R8)(DX*4), R8
+	VMOVUPS Z12, (R8)
+	VMOVUPS Z13, (R8)(DX*1)
+	VMOVUPS Z14, (R8)(DX*2)
+	VMOVUPS Z15, (R8)(R9*1)
+	ADDQ $64, SI
+	LEAQ (R8)(DX*4), DI
+	DECQ CX
+	JNZ  centreLoop
+centreDone:
+	VZEROUPPER
+	RET
+
+// func sumRowsAVX512(acc *int32, src *int16, stride, rows, n int)
+//
+// acc[c] += src[r·stride/2 + c] for the rows r < rows and channels c < n
+// (a multiple of 16), sixteen channels per instruction, int16 widened
+// exactly; the caller keeps rows small enough that int32 cannot overflow.
+TEXT ·sumRowsAVX512(SB), NOSPLIT, $0-40
+	MOVQ acc+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ stride+16(FP), DX
+	MOVQ rows+24(FP), CX
+	MOVQ n+32(FP), R8
+	SHLQ $1, R8                 // bytes of int16 per row used
+	TESTQ CX, CX
+	JLE  sumDone
+	TESTQ R8, R8
+	JZ   sumDone
+
+sumRow:
+	XORQ AX, AX                 // int16 byte offset
+	MOVQ DI, BX
+
+sumCol:
+	VPMOVSXWD (SI)(AX*1), Z0
+	VPADDD    (BX), Z0, Z0
+	VMOVDQU32 Z0, (BX)
+	ADDQ      $64, BX
+	ADDQ      $32, AX
+	CMPQ      AX, R8
+	JLT       sumCol
+	ADDQ      DX, SI
+	DECQ      CX
+	JNZ       sumRow
+
+sumDone:
+	VZEROUPPER
+	RET

@@ -22,3 +22,7 @@ func hpPass(e []float64, i0, n, dir int, st *hpState, c *[4]float64) {
 func lanesIn(e []float64, block []float32, n, s0 int) { lanesInGo(e, block, n, s0) }
 
 func lanesOut(block []float32, n int, e []float64, g float64) { lanesOutGo(block, n, e, g) }
+
+func centreVec(out []float32, T int, cols []float32, C int, med *[blockT]float32) int { return 0 }
+
+func sumRowsVec(acc []int32, src []int16, cf, rows int) int { return 0 }

@@ -186,3 +186,78 @@ func TestKernelHighpassLanes(t *testing.T) {
 		hpAVX512 = old
 	}
 }
+
+// TestKernelCentre compares the vector centring transpose with the Go
+// loop of referenceRange, bit for bit, on channel counts around
+// multiples of 16 and random columns, medians and signed zeros.
+func TestKernelCentre(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 15))
+	for _, C := range []int{1, 15, 16, 17, 33, 47, 389} {
+		T := 3*blockT + 5
+		cols := make([]float32, blockT*C)
+		var med [blockT]float32
+		for i := range cols {
+			cols[i] = float32(rng.NormFloat64() * 50)
+			if rng.IntN(9) == 0 {
+				cols[i] = float32(math.Copysign(0, float64(rng.IntN(2)*2-1)))
+			}
+		}
+		for k := range med {
+			med[k] = float32(rng.IntN(5) - 2)
+		}
+		med[3] = float32(math.Copysign(0, -1))
+		got, want := nanRow(C*T), nanRow(C*T)
+		t0 := blockT + 3
+		n := centreVec(got[t0:], T, cols, C, &med)
+		if n != 0 && (n != C&^15 || !useAsm) {
+			t.Fatalf("C %d: centreVec did %d channels", C, n)
+		}
+		for i := range C {
+			for k := range blockT {
+				if i >= n {
+					got[i*T+t0+k] = cols[k*C+i] - med[k]
+				}
+				want[i*T+t0+k] = cols[k*C+i] - med[k]
+			}
+		}
+		for i := range got {
+			if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+				t.Fatalf("C %d: out[%d] = %g, Go %g", C, i, got[i], want[i])
+			}
+		}
+	}
+}
+
+// TestKernelSumRows compares the vector int16 column sums with int64
+// sums in Go, on odd channel counts, at the extremes of int16 and over
+// the longest run sumRowsVec takes.
+func TestKernelSumRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 16))
+	for _, tc := range []struct{ cf, rows int }{{1, 5}, {16, 3}, {17, 7}, {385, 61}, {33, 1 << 15}} {
+		src := make([]int16, tc.cf*tc.rows)
+		for i := range src {
+			switch rng.IntN(3) {
+			case 0:
+				src[i] = int16(rng.IntN(65536) - 32768)
+			case 1:
+				src[i] = -32768
+			default:
+				src[i] = 32767
+			}
+		}
+		acc := make([]int32, tc.cf)
+		n := sumRowsVec(acc, src, tc.cf, tc.rows)
+		if n != 0 && (!useAsm || n != tc.cf&^15) {
+			t.Fatalf("cf %d: sumRowsVec did %d channels", tc.cf, n)
+		}
+		for c := range n {
+			var s int64
+			for r := range tc.rows {
+				s += int64(src[r*tc.cf+c])
+			}
+			if int64(acc[c]) != s {
+				t.Fatalf("cf %d rows %d: sum of channel %d = %d, Go %d", tc.cf, tc.rows, c, acc[c], s)
+			}
+		}
+	}
+}
