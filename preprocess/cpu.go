@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"dspk/linalg"
 )
@@ -31,6 +32,8 @@ type cpuPreprocessor struct {
 	blk  [][]float32 // per-worker [C][blockT] block of output columns
 	filt []*Filter   // per-worker high-pass
 	tmp  []float32   // [C][T] before whitening, allocated on first use
+
+	stages Stages // of the last Run
 
 	// Arguments of the Run in progress, read by its workers.
 	src []int16
@@ -168,13 +171,41 @@ func (pp *cpuPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) 
 		}
 		out = pp.tmp
 	}
+	t0 := time.Now()
 	pp.reference(out, src)
+	t1 := time.Now()
 	pp.src, pp.out = nil, out
 	pp.parallel(C, (*cpuPreprocessor).filterRange)
 	pp.out = nil
+	t2 := time.Now()
 	if w != nil {
 		w.Apply(dst, out, T)
 	}
+	pp.stages = Stages{Reference: t1.Sub(t0), Highpass: t2.Sub(t1), Whiten: time.Since(t2),
+		HighpassFlops: pp.filt[0].flops() * int64(C)}
+}
+
+// Stages is the wall time of each step of the CPU back end's last Run,
+// every step spread over all workers: Reference for steps 1–4 (int16
+// selection and conversion, mean, CAR median), Highpass for step 5 and
+// Whiten for step 6 (0 without a whitening). HighpassFlops counts the
+// high-pass's float64 additions and multiplications (0 on its FFT path,
+// which is not timed against a floor).
+type Stages struct {
+	Reference, Highpass, Whiten time.Duration
+	HighpassFlops               int64
+}
+
+// flops returns the float64 additions and multiplications of one row's
+// order-3 periodic high-pass: per sample of the extended row, the third
+// difference (2 multiplications, 3 additions) and the all-pole part
+// (3 and 3) in each direction, and the gain on the way out; 0 for the
+// other paths.
+func (f *Filter) flops() int64 {
+	if !f.fast || !f.order3 {
+		return 0
+	}
+	return 22*int64(f.n+2*f.ctx) + int64(f.n)
 }
 
 // reference runs steps 1–4 of Run (selection, sign, mean removal, CAR)

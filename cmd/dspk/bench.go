@@ -234,24 +234,15 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 			return err
 		}
 		row("preprocess 384×60122 (+whitening)", pp.Device().Spec(), d, fmt.Sprintf("%.1f× real time", 2/d.Seconds()))
-		if !gpu {
-			x := make([]float32, pp.Channels()*pp.Len())
-			dr, err := dev.Median(reps, func() error { return pp.Run(x, raw, nil) })
-			if err != nil {
-				return err
-			}
-			row("  int16, mean, CAR median, high-pass", "cpu", dr, "no arithmetic floor (selection and recursive filters)")
-			y := make([]float32, len(x))
-			dw, err := dev.Median(reps, func() error { wh.Apply(y, x, s.Len()); return nil })
-			if err != nil {
-				return err
-			}
-			_, f32 := vectorPeak()
+		if st, ok := pp.Stages(); ok {
+			// The steps of the last window, each spread over all cores,
+			// beside the arithmetic floor at the vector width.
 			cores := float64(runtime.GOMAXPROCS(0))
-			flops := 2 * float64(wh.C) * float64(wh.K) * float64(s.Len())
-			floor := flops / (f32 * cores)
-			row("  whitening apply (float32)", "cpu", dw, fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it",
-				flops/1e9, floor*1e3, f32/1e9, 100*floor/dw.Seconds()))
+			f64, f32 := vectorPeak()
+			busy := func(d time.Duration) time.Duration { return time.Duration(float64(d) * cores) }
+			stage("  int16, mean, CAR median", busy(st.Reference), cores, 0, 0)
+			stage("  high-pass (float64 recursive)", busy(st.Highpass), cores, float64(st.HighpassFlops), f64)
+			stage("  whitening apply (float32)", busy(st.Whiten), cores, 2*float64(wh.C)*float64(wh.K)*float64(s.Len()), f32)
 		}
 	}
 	if err := pp.Window(win); err != nil {
