@@ -9,11 +9,32 @@ import (
 )
 
 // The AVX-512 kernels (kernels_amd64.s) need AVX-512 F, BW and VL, BMI2
-// and POPCNT, and an OS that saves the ZMM state (x/sys/cpu checks).
+// and POPCNT, the AVX2 ones AVX2, and an OS that saves the vector state
+// (x/sys/cpu checks). The AVX-512 ones run where they can, the AVX2 ones
+// elsewhere; the median's partition exists only in AVX-512 (it compresses
+// with VCOMPRESSPS), so without it the median is the Go code's.
 
-// useAsm selects the vector kernels; tests switch it off to compare with
-// the Go path.
-var useAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasBMI2 && cpu.X86.HasPOPCNT
+// useAsm selects the vector kernels and avx512 the AVX-512 ones over the
+// AVX2 ones; tests switch them to compare every path with the Go code.
+var (
+	useAsm = cpu.X86.HasAVX2
+	avx512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasBMI2 && cpu.X86.HasPOPCNT
+)
+
+//go:noescape
+func convertAVX2(dst *float32, src *int16, mean *float32, sign float32, n int)
+
+//go:noescape
+func sumRowsAVX2(acc *int32, src *int16, stride, rows, n int)
+
+//go:noescape
+func centreAVX2(out *float32, stride int, cols *float32, C, n int, med *[blockT]float32)
+
+//go:noescape
+func hpInterleaveAVX2(e *float64, src *float32, stride, n int)
+
+//go:noescape
+func hpDeinterleaveAVX2(dst *float32, stride int, e *float64, n int, gain float64)
 
 //go:noescape
 func convertAVX512(dst *float32, src *int16, mean *float32, sign float32, n int)
@@ -29,7 +50,15 @@ func convertVec(dst []float32, src []int16, mean []float32, sign float32) bool {
 		return false
 	}
 	_, _ = src[n-1], mean[n-1]
-	convertAVX512(&dst[0], &src[0], &mean[0], sign, n)
+	if avx512 {
+		convertAVX512(&dst[0], &src[0], &mean[0], sign, n)
+		return true
+	}
+	n8 := n &^ 7
+	convertAVX2(&dst[0], &src[0], &mean[0], sign, n8)
+	for i := n8; i < n; i++ {
+		dst[i] = sign*float32(src[i]) - mean[i]
+	}
 	return true
 }
 
@@ -41,7 +70,7 @@ func convertVec(dst []float32, src []int16, mean []float32, sign float32) bool {
 // NaN, which int16 input cannot give), as well as without the kernels.
 func lowerMedianVec(x, a, b []float32) (float32, bool) {
 	n := len(x)
-	if !useAsm || n == 0 || len(a) < n+16 || len(b) < n+16 {
+	if !useAsm || !avx512 || n == 0 || len(a) < n+16 || len(b) < n+16 {
 		return 0, false
 	}
 	k := (n - 1) / 2
@@ -124,14 +153,22 @@ func hpInterleaveAVX512(e *float64, src *float32, stride, n int)
 func hpDeinterleaveAVX512(dst *float32, stride int, e *float64, n int, gain float64)
 
 // lanesIn is lanesInGo, eight steps at a time by the AVX-512 transpose
-// when hpAVX512 is set.
+// (hpAVX512) or four by the AVX2 one.
 func lanesIn(e []float64, block []float32, n, s0 int) {
 	m := len(e) / hpLanes
-	if m8 := m &^ 7; hpAVX512 && m8 > 0 {
+	mv := m &^ 3
+	if hpAVX512 {
+		mv = m &^ 7
+	}
+	if mv > 0 {
 		_ = block[(hpLanes-1)*n+s0+m-1]
-		hpInterleaveAVX512(&e[0], &block[s0], 4*n, m8)
-		e, s0 = e[m8*hpLanes:], s0+m8
-		if m8 == m {
+		if hpAVX512 {
+			hpInterleaveAVX512(&e[0], &block[s0], 4*n, mv)
+		} else {
+			hpInterleaveAVX2(&e[0], &block[s0], 4*n, mv)
+		}
+		e, s0 = e[mv*hpLanes:], s0+mv
+		if mv == m {
 			return
 		}
 	}
@@ -139,16 +176,24 @@ func lanesIn(e []float64, block []float32, n, s0 int) {
 }
 
 // lanesOut is lanesOutGo, eight steps at a time by the AVX-512 transpose
-// when hpAVX512 is set.
+// (hpAVX512) or four by the AVX2 one.
 func lanesOut(block []float32, n int, e []float64, g float64) {
 	m := len(e) / hpLanes
-	if m8 := m &^ 7; hpAVX512 && m8 > 0 {
+	mv := m &^ 3
+	if hpAVX512 {
+		mv = m &^ 7
+	}
+	if mv > 0 {
 		_ = block[(hpLanes-1)*n+m-1]
-		hpDeinterleaveAVX512(&block[0], 4*n, &e[0], m8, g)
-		if m8 == m {
+		if hpAVX512 {
+			hpDeinterleaveAVX512(&block[0], 4*n, &e[0], mv, g)
+		} else {
+			hpDeinterleaveAVX2(&block[0], 4*n, &e[0], mv, g)
+		}
+		if mv == m {
 			return
 		}
-		lanesOutGo(block[m8:], n, e[m8*hpLanes:], g)
+		lanesOutGo(block[mv:], n, e[mv*hpLanes:], g)
 		return
 	}
 	lanesOutGo(block, n, e, g)
@@ -158,16 +203,23 @@ func lanesOut(block []float32, n int, e []float64, g float64) {
 func centreAVX512(out *float32, stride int, cols *float32, C, n int, med *[blockT]float32)
 
 // centreVec writes out[i·T+k] = cols[k·C+i] − med[k] for the 16 columns
-// k and the channels i below C rounded down to a multiple of 16, and
-// returns that count (0 without the kernels).
+// k and the channels i below C rounded down to a multiple of 16 (of 8 with
+// AVX2), and returns that count (0 without the kernels).
 func centreVec(out []float32, T int, cols []float32, C int, med *[blockT]float32) int {
 	n := C &^ 15
+	if !avx512 {
+		n = C &^ 7
+	}
 	if !useAsm || n == 0 {
 		return 0
 	}
 	_ = out[(n-1)*T+blockT-1]
 	_ = cols[(blockT-1)*C+n-1]
-	centreAVX512(&out[0], 4*T, &cols[0], C, n, med)
+	if avx512 {
+		centreAVX512(&out[0], 4*T, &cols[0], C, n, med)
+	} else {
+		centreAVX2(&out[0], 4*T, &cols[0], C, n, med)
+	}
 	return n
 }
 
@@ -184,6 +236,10 @@ func sumRowsVec(acc []int32, src []int16, cf, rows int) int {
 		return 0
 	}
 	_ = src[(rows-1)*cf+n-1]
-	sumRowsAVX512(&acc[0], &src[0], 2*cf, rows, n)
+	if avx512 {
+		sumRowsAVX512(&acc[0], &src[0], 2*cf, rows, n)
+	} else {
+		sumRowsAVX2(&acc[0], &src[0], 2*cf, rows, n)
+	}
 	return n
 }

@@ -4,8 +4,9 @@ package preprocess
 
 // Without the amd64 assembly only the Go code exists.
 
-// useAsm selects the vector kernels; always false here.
-var useAsm = false
+// useAsm selects the vector kernels and avx512 the AVX-512 ones; always
+// false here.
+var useAsm, avx512 = false, false
 
 func convertVec(dst []float32, src []int16, mean []float32, sign float32) bool { return false }
 
