@@ -2,8 +2,11 @@
 
 #include "textflag.h"
 
-// AVX-512 kernels of the preprocessor; see kernels_amd64.go and, for the
-// operations they share with the Go code, preprocess.go and median.go.
+// AVX-512 and AVX2 kernels of the preprocessor; see kernels_amd64.go and,
+// for the operations they share with the Go code, cpu.go, filter.go and
+// median.go. The AVX-512 kernels that use Z16–Z31 zero them before
+// returning, as VZEROUPPER does Z0–Z15, so that no dirty upper state is
+// left for the Go compiler's SSE code.
 
 // func convertAVX512(dst *float32, src *int16, mean *float32, sign float32, n int)
 //
@@ -176,6 +179,10 @@ hpPassAVX512Loop:
 	DECQ CX
 	JNZ  hpPassAVX512Loop
 hpPassAVX512Done:
+	VPXORD X28, X28, X28
+	VPXORD X29, X29, X29
+	VPXORD X30, X30, X30
+	VPXORD X31, X31, X31
 	VZEROUPPER
 	RET
 
@@ -486,6 +493,14 @@ hpDilLoop:
 	DECQ CX
 	JNZ  hpDilLoop
 hpDilDone:
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
+	VPXORD X20, X20, X20
+	VPXORD X21, X21, X21
+	VPXORD X22, X22, X22
+	VPXORD X23, X23, X23
 	VZEROUPPER
 	RET
 
@@ -633,6 +648,22 @@ centreLoop:
 	DECQ CX
 	JNZ  centreLoop
 centreDone:
+	VPXORD X16, X16, X16
+	VPXORD X17, X17, X17
+	VPXORD X18, X18, X18
+	VPXORD X19, X19, X19
+	VPXORD X20, X20, X20
+	VPXORD X21, X21, X21
+	VPXORD X22, X22, X22
+	VPXORD X23, X23, X23
+	VPXORD X24, X24, X24
+	VPXORD X25, X25, X25
+	VPXORD X26, X26, X26
+	VPXORD X27, X27, X27
+	VPXORD X28, X28, X28
+	VPXORD X29, X29, X29
+	VPXORD X30, X30, X30
+	VPXORD X31, X31, X31
 	VZEROUPPER
 	RET
 
