@@ -9,10 +9,9 @@ import (
 )
 
 // The AVX-512 kernels (kernels_amd64.s) need AVX-512 F, BW and VL, BMI2
-// and POPCNT, the AVX2 ones AVX2, and an OS that saves the vector state
-// (x/sys/cpu checks). The AVX-512 ones run where they can, the AVX2 ones
-// elsewhere; the median's partition exists only in AVX-512 (it compresses
-// with VCOMPRESSPS), so without it the median is the Go code's.
+// and POPCNT, the AVX2 ones AVX2 (the median's partition also POPCNT),
+// and an OS that saves the vector state (x/sys/cpu checks). The AVX-512
+// ones run where they can, the AVX2 ones elsewhere.
 
 // useAsm selects the vector kernels and avx512 the AVX-512 ones over the
 // AVX2 ones; tests switch them to compare every path with the Go code.
@@ -20,6 +19,12 @@ var (
 	useAsm = cpu.X86.HasAVX2
 	avx512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VL && cpu.X86.HasBMI2 && cpu.X86.HasPOPCNT
 )
+
+// havePOPCNT reports POPCNT, which the AVX2 partition needs.
+var havePOPCNT = cpu.X86.HasPOPCNT
+
+//go:noescape
+func partitionAVX2(lo, hi, src *float32, n int, p float32) (nl, ng int)
 
 //go:noescape
 func convertAVX2(dst *float32, src *int16, mean *float32, sign float32, n int)
@@ -63,14 +68,14 @@ func convertVec(dst []float32, src []int16, mean []float32, sign float32) bool {
 }
 
 // lowerMedianVec returns LowerMedian(x) without reordering x, by
-// quickselect with AVX-512 three-way partitions into a and b (each at
+// quickselect with vector three-way partitions into a and b (each at
 // least len(x)+16 long). The value of a rank is the same whatever the
 // algorithm, except that −0 and +0 compare equal: so it reports false,
 // and the caller runs LowerMedian itself, when the median is zero (or
 // NaN, which int16 input cannot give), as well as without the kernels.
 func lowerMedianVec(x, a, b []float32) (float32, bool) {
 	n := len(x)
-	if !useAsm || !avx512 || n == 0 || len(a) < n+16 || len(b) < n+16 {
+	if !useAsm || !(avx512 || havePOPCNT) || n == 0 || len(a) < n+16 || len(b) < n+16 {
 		return 0, false
 	}
 	k := (n - 1) / 2
@@ -78,7 +83,12 @@ func lowerMedianVec(x, a, b []float32) (float32, bool) {
 	var small [16]float32
 	for n > 16 {
 		p := median3(src[0], src[n/2], src[n-1])
-		nl, ng := partitionAVX512(&a[0], &b[0], &src[0], n, p)
+		var nl, ng int
+		if avx512 {
+			nl, ng = partitionAVX512(&a[0], &b[0], &src[0], n, p)
+		} else {
+			nl, ng = partitionAVX2(&a[0], &b[0], &src[0], n, p)
+		}
 		switch {
 		case k < nl:
 			src, n = a[:nl], nl

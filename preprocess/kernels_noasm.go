@@ -8,6 +8,9 @@ package preprocess
 // false here.
 var useAsm, avx512 = false, false
 
+// havePOPCNT is false here: no kernel needs it.
+const havePOPCNT = false
+
 func convertVec(dst []float32, src []int16, mean []float32, sign float32) bool { return false }
 
 func lowerMedianVec(x, a, b []float32) (float32, bool) { return 0, false }
