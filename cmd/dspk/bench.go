@@ -311,11 +311,12 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 // vectorPeak returns the CPU's add + multiply peak per core and second in
 // float64 and float32 (no fused multiply-add: the detector has none), at
 // the vector width the kernels use and an assumed 2.6 GHz: two vector adds
-// and two vector multiplies per cycle of 256 bits (Zen 4 runs 512-bit
-// operations as two halves; without AVX-512 the Go code is scalar).
+// and two vector multiplies per cycle of 256 bits (the AVX2 kernels, or
+// the AVX-512 ones on a core that runs 512-bit operations as two halves);
+// without AVX2 the Go code is scalar.
 func vectorPeak() (f64, f32 float64) {
 	const ghz = 2.6e9
-	if !cpu.X86.HasAVX512F {
+	if !cpu.X86.HasAVX2 {
 		return 4 * ghz, 4 * ghz
 	}
 	return 4 * 4 * ghz, 4 * 8 * ghz
