@@ -127,7 +127,7 @@ type worker struct {
 	offs   []int     // row offsets of one centre's channels in m
 	goffs  []int     // offsets in b of one (f, i)'s channels
 	acc    []float32 // the S responses of one (f, i, k)
-	paint  []float32 // suppression map: paint[f*W+i]
+	paint  []float32 // suppression map of one strip: paint[f*suppStrip+i−s0]
 	strong []strongPt
 	dets   []strongPt
 	st     Stats
@@ -274,7 +274,7 @@ func (d *Detector) setChunk(chunk, workers int) {
 			offs:   make([]int, d.nc),
 			goffs:  make([]int, d.nc),
 			acc:    make([]float32, d.s),
-			paint:  make([]float32, d.f*wmax),
+			paint:  make([]float32, d.f*suppStrip),
 		}
 	}
 	d.res = make([]Spikes, maxChunks)
@@ -348,6 +348,10 @@ func (d *Detector) run() {
 		d.chunkRun(w, ci)
 	}
 }
+
+// suppStrip is the number of columns whose suppression map is built at
+// once: F·suppStrip float32 (780 KB for NP1's 1532 centres) fits in L2.
+const suppStrip = 128
 
 // chunkRun detects the spikes whose peak column lies in chunk ci.
 func (d *Detector) chunkRun(w *worker, ci int) {
@@ -479,34 +483,65 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	tSup := time.Now()
 	w.st.EvalTime += tSup.Sub(tEval)
 
-	// Local maxima over the nc2 nearest centres × ±nt0min columns.
-	paint := w.paint[:d.f*W]
-	for _, p := range w.strong {
-		row := paint[int(p.f)*W : int(p.f+1)*W]
-		span := row[max(0, int(p.i)-R):min(W, int(p.i)+R+1)]
-		if !paintMaxVec(span, p.a) {
-			paintMaxGo(span, p.a)
-		}
-	}
+	// Local maxima over the nc2 nearest centres × ±nt0min columns, strip
+	// by strip of suppStrip columns, so that the strip's map (F·suppStrip
+	// floats) stays in L2 while its points are painted, checked and
+	// cleared. A strip's map holds, at each of its columns, the max over
+	// every point within R columns of it (the points of the strip and of
+	// R columns either side, each painted clipped to the strip): the
+	// values of one map over the whole chunk there, so the same points
+	// are kept. w.strong is in block order (the loop above), so the
+	// points that reach a strip are one run of it.
 	w.dets = w.dets[:0]
-	for _, p := range w.strong {
-		if col := e0 + int(p.i); col < c0 || col >= c1 {
-			continue
+	S := suppStrip
+	paint := w.paint[:d.f*S]
+	strong := w.strong
+	lo := 0
+	for s0 := 0; s0 < W; s0 += S {
+		s1 := min(s0+S, W)
+		for lo < len(strong) && (int(strong[lo].i)/boundBlock+1)*boundBlock+R <= s0 {
+			lo++
 		}
-		keep := true
-		for _, gg := range g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
-			if paint[int(gg)*W+int(p.i)] > p.a {
-				keep = false
-				break
+		hi := lo
+		for hi < len(strong) && int(strong[hi].i)/boundBlock*boundBlock-R < s1 {
+			hi++
+		}
+		pts := strong[lo:hi]
+		for _, p := range pts {
+			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
+			if j0 >= j1 {
+				continue
+			}
+			span := paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0]
+			if !paintMaxVec(span, p.a) {
+				paintMaxGo(span, p.a)
 			}
 		}
-		if keep {
-			w.dets = append(w.dets, p)
+		for _, p := range pts {
+			i := int(p.i)
+			if i < s0 || i >= s1 {
+				continue
+			}
+			if col := e0 + i; col < c0 || col >= c1 {
+				continue
+			}
+			keep := true
+			for _, gg := range g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
+				if paint[int(gg)*S+i-s0] > p.a {
+					keep = false
+					break
+				}
+			}
+			if keep {
+				w.dets = append(w.dets, p)
+			}
 		}
-	}
-	for _, p := range w.strong {
-		row := paint[int(p.f)*W : int(p.f+1)*W]
-		clear(row[max(0, int(p.i)-R):min(W, int(p.i)+R+1)])
+		for _, p := range pts {
+			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
+			if j0 < j1 {
+				clear(paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0])
+			}
+		}
 	}
 	slices.SortFunc(w.dets, func(a, b strongPt) int {
 		if a.i != b.i {
