@@ -118,7 +118,7 @@ type worker struct {
 	b      []float32 // B of the chunk: b[(c*K+k)*W+i]
 	m      []float32 // max_k B² : m[c*W+i]
 	mb     []float32 // block maxima of m: mb[c*nb+blk]
-	sb     []float32 // coarse bounds of one centre: sb[blk]
+	sb     []float32 // coarse bounds of sbGroup centres: sb[k*nb+blk]
 	sbt    []float32 // coarse bounds of all centres: sbt[blk*F+f]
 	u      []float32 // fine bounds of one block: u[i−i0]
 	resp   []float32 // bounds and responses of one block (respGo)
@@ -265,7 +265,7 @@ func (d *Detector) setChunk(chunk, workers int) {
 			b:      make([]float32, d.c*wmax*d.k),
 			m:      make([]float32, d.c*wmax),
 			mb:     make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
-			sb:     make([]float32, (wmax+boundBlock-1)/boundBlock),
+			sb:     make([]float32, sbGroup*((wmax+boundBlock-1)/boundBlock)),
 			sbt:    make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
 			u:      make([]float32, boundBlock),
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
@@ -349,6 +349,10 @@ func (d *Detector) run() {
 	}
 }
 
+// sbGroup is the number of centres whose coarse bounds are formed before
+// they are written, transposed, into the block-major table.
+const sbGroup = 16
+
 // suppStrip is the number of columns whose suppression map is built at
 // once: F·suppStrip float32 (780 KB for NP1's 1532 centres) fits in L2.
 const suppStrip = 128
@@ -402,15 +406,26 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	// (f, i) are evaluated changes nothing: each is evaluated once, and
 	// the detections are sorted by (column, centre) below.
 	offs, boffs, goffs := w.offs[:nc], w.boffs[:nc], w.goffs[:nc]
-	sb, sbt := w.sb[:nb], w.sbt[:nb*d.f]
-	for f := range d.f {
-		ic := g.IC[f*nc : (f+1)*nc]
-		for j, c := range ic {
-			boffs[j] = int(c) * nb
+	// Sixteen centres at a time, so that each block's row of the table
+	// gets its sixteen values in one go (64 bytes) rather than one by
+	// one at a stride of F floats.
+	sbt := w.sbt[:nb*d.f]
+	for f0 := 0; f0 < d.f; f0 += sbGroup {
+		nf := min(sbGroup, d.f-f0)
+		sb := w.sb[:nf*nb]
+		for k := range nf {
+			f := f0 + k
+			ic := g.IC[f*nc : (f+1)*nc]
+			for j, c := range ic {
+				boffs[j] = int(c) * nb
+			}
+			rowSum(sb[k*nb:(k+1)*nb], mb, boffs)
 		}
-		rowSum(sb, mb, boffs)
-		for blk, s := range sb {
-			sbt[blk*d.f+f] = s
+		for blk := range nb {
+			row := sbt[blk*d.f+f0 : blk*d.f+f0+nf]
+			for k := range row {
+				row[k] = sb[k*nb+blk]
+			}
 		}
 	}
 	for blk := range nb {
