@@ -53,6 +53,34 @@ func BenchmarkDetectNP1(b *testing.B) {
 	b.ReportMetric(float64(st.Spikes), "spikes")
 }
 
+// BenchmarkDetectNP1Kernels times BenchmarkDetectNP1's window with each
+// set of kernels this machine runs: AVX-512, AVX2 and the Go code.
+func BenchmarkDetectNP1Kernels(b *testing.B) {
+	prm, g, tm, x, T := np1Window(b, 3000)
+	d := newCPUDetector(g, tm, T, prm)
+	oldAsm, old512 := useAsm, useAVX512
+	defer func() { useAsm, useAVX512 = oldAsm, old512 }()
+	for _, k := range []struct {
+		name      string
+		asm, a512 bool
+	}{{"avx512", true, true}, {"avx2", true, false}, {"go", false, false}} {
+		if (k.asm && !haveAsm) || (k.a512 && !haveAVX512) {
+			continue
+		}
+		b.Run(k.name, func(b *testing.B) {
+			useAsm, useAVX512 = k.asm, k.a512
+			var dst Spikes
+			cpu0 := cpuSeconds()
+			for b.Loop() {
+				dst.Reset()
+				d.Detect(&dst, x, 0, T-2*prm.NT)
+			}
+			b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/window")
+			b.ReportMetric((cpuSeconds()-cpu0)/float64(b.N), "cpu_s/window")
+		})
+	}
+}
+
 // BenchmarkConv compares the two temporal correlations on one chunk of
 // 384 channels (1928 columns): the radix-4 FFT with channel pairs
 // (used), gonum's real FFT at several block lengths, and the

@@ -124,7 +124,7 @@ type worker struct {
 	b      []float32 // B of the chunk: b[(c*K+k)*W+i]
 	m      []float32 // max_k B² : m[c*W+i]
 	mb     []float32 // block maxima of m: mb[c*nb+blk]
-	sb     []float32 // coarse bounds of one centre: sb[blk]
+	sb     []float32 // coarse bounds of sbGroup centres: sb[k*nb+blk]
 	sbt    []float32 // coarse bounds of all centres: sbt[blk*F+f]
 	u      []float32 // fine bounds of one block: u[i−i0]
 	resp   []float32 // bounds and responses of one block (respGo)
@@ -133,7 +133,7 @@ type worker struct {
 	offs   []int     // row offsets of one centre's channels in m
 	goffs  []int     // offsets in b of one (f, i)'s channels
 	acc    []float32 // the S responses of one (f, i, k)
-	paint  []float32 // suppression map: paint[f*W+i]
+	paint  []float32 // suppression map of one strip: paint[f*suppStrip+i−s0]
 	strong []strongPt
 	dets   []strongPt
 	st     Stats
@@ -323,7 +323,7 @@ func (d *Detector) setChunk(chunk, workers int) {
 			b:      make([]float32, d.c*wmax*d.k),
 			m:      make([]float32, d.c*wmax),
 			mb:     make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
-			sb:     make([]float32, (wmax+boundBlock-1)/boundBlock),
+			sb:     make([]float32, sbGroup*((wmax+boundBlock-1)/boundBlock)),
 			sbt:    make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
 			u:      make([]float32, boundBlock),
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
@@ -332,7 +332,7 @@ func (d *Detector) setChunk(chunk, workers int) {
 			offs:   make([]int, d.nc),
 			goffs:  make([]int, d.nc),
 			acc:    make([]float32, d.s),
-			paint:  make([]float32, d.f*wmax),
+			paint:  make([]float32, d.f*suppStrip),
 		}
 	}
 	d.res = make([]Spikes, maxChunks)
@@ -407,6 +407,14 @@ func (d *Detector) run() {
 	}
 }
 
+// sbGroup is the number of centres whose coarse bounds are formed before
+// they are written, transposed, into the block-major table.
+const sbGroup = 16
+
+// suppStrip is the number of columns whose suppression map is built at
+// once: F·suppStrip float32 (780 KB for NP1's 1532 centres) fits in L2.
+const suppStrip = 128
+
 // chunkRun detects the spikes whose peak column lies in chunk ci.
 func (d *Detector) chunkRun(w *worker, ci int) {
 	C, T, K, nc := d.c, d.t, d.k, d.nc
@@ -456,15 +464,26 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	// (f, i) are evaluated changes nothing: each is evaluated once, and
 	// the detections are sorted by (column, centre) below.
 	offs, boffs, goffs := w.offs[:nc], w.boffs[:nc], w.goffs[:nc]
-	sb, sbt := w.sb[:nb], w.sbt[:nb*d.f]
-	for f := range d.f {
-		ic := g.IC[f*nc : (f+1)*nc]
-		for j, c := range ic {
-			boffs[j] = int(c) * nb
+	// Sixteen centres at a time, so that each block's row of the table
+	// gets its sixteen values in one go (64 bytes) rather than one by
+	// one at a stride of F floats.
+	sbt := w.sbt[:nb*d.f]
+	for f0 := 0; f0 < d.f; f0 += sbGroup {
+		nf := min(sbGroup, d.f-f0)
+		sb := w.sb[:nf*nb]
+		for k := range nf {
+			f := f0 + k
+			ic := g.IC[f*nc : (f+1)*nc]
+			for j, c := range ic {
+				boffs[j] = int(c) * nb
+			}
+			rowSum(sb[k*nb:(k+1)*nb], mb, boffs)
 		}
-		rowSum(sb, mb, boffs)
-		for blk, s := range sb {
-			sbt[blk*d.f+f] = s
+		for blk := range nb {
+			row := sbt[blk*d.f+f0 : blk*d.f+f0+nf]
+			for k := range row {
+				row[k] = sb[k*nb+blk]
+			}
 		}
 	}
 	for blk := range nb {
@@ -537,34 +556,65 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	tSup := time.Now()
 	w.st.EvalTime += tSup.Sub(tEval)
 
-	// Local maxima over the nc2 nearest centres × ±nt0min columns.
-	paint := w.paint[:d.f*W]
-	for _, p := range w.strong {
-		row := paint[int(p.f)*W : int(p.f+1)*W]
-		span := row[max(0, int(p.i)-R):min(W, int(p.i)+R+1)]
-		if !paintMaxVec(span, p.a) {
-			paintMaxGo(span, p.a)
-		}
-	}
+	// Local maxima over the nc2 nearest centres × ±nt0min columns, strip
+	// by strip of suppStrip columns, so that the strip's map (F·suppStrip
+	// floats) stays in L2 while its points are painted, checked and
+	// cleared. A strip's map holds, at each of its columns, the max over
+	// every point within R columns of it (the points of the strip and of
+	// R columns either side, each painted clipped to the strip): the
+	// values of one map over the whole chunk there, so the same points
+	// are kept. w.strong is in block order (the loop above), so the
+	// points that reach a strip are one run of it.
 	w.dets = w.dets[:0]
-	for _, p := range w.strong {
-		if col := e0 + int(p.i); col < c0 || col >= c1 {
-			continue
+	S := suppStrip
+	paint := w.paint[:d.f*S]
+	strong := w.strong
+	lo := 0
+	for s0 := 0; s0 < W; s0 += S {
+		s1 := min(s0+S, W)
+		for lo < len(strong) && (int(strong[lo].i)/boundBlock+1)*boundBlock+R <= s0 {
+			lo++
 		}
-		keep := true
-		for _, gg := range g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
-			if paint[int(gg)*W+int(p.i)] > p.a {
-				keep = false
-				break
+		hi := lo
+		for hi < len(strong) && int(strong[hi].i)/boundBlock*boundBlock-R < s1 {
+			hi++
+		}
+		pts := strong[lo:hi]
+		for _, p := range pts {
+			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
+			if j0 >= j1 {
+				continue
+			}
+			span := paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0]
+			if !paintMaxVec(span, p.a) {
+				paintMaxGo(span, p.a)
 			}
 		}
-		if keep {
-			w.dets = append(w.dets, p)
+		for _, p := range pts {
+			i := int(p.i)
+			if i < s0 || i >= s1 {
+				continue
+			}
+			if col := e0 + i; col < c0 || col >= c1 {
+				continue
+			}
+			keep := true
+			for _, gg := range g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
+				if paint[int(gg)*S+i-s0] > p.a {
+					keep = false
+					break
+				}
+			}
+			if keep {
+				w.dets = append(w.dets, p)
+			}
 		}
-	}
-	for _, p := range w.strong {
-		row := paint[int(p.f)*W : int(p.f+1)*W]
-		clear(row[max(0, int(p.i)-R):min(W, int(p.i)+R+1)])
+		for _, p := range pts {
+			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
+			if j0 < j1 {
+				clear(paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0])
+			}
+		}
 	}
 	slices.SortFunc(w.dets, func(a, b strongPt) int {
 		if a.i != b.i {

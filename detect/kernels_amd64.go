@@ -5,18 +5,27 @@ package detect
 import "golang.org/x/sys/cpu"
 
 // The AVX-512 kernels (kernels_amd64.s) need AVX-512 F and VL, AVX2 and
-// BMI2 and
-// an OS that saves the ZMM and opmask state (x/sys/cpu checks XCR0). The
-// Go wrappers below check lengths, hand the kernels the part they handle
+// BMI2 and an OS that saves the ZMM and opmask state; the AVX2 kernels
+// (the same file) need AVX2 and an OS that saves the YMM state (x/sys/cpu
+// checks XCR0). The AVX-512 ones are used where they run, the AVX2 ones
+// elsewhere; both compute every output as the Go code does. The Go
+// wrappers below check lengths, hand the kernels the part they handle
 // (whole vectors) and report how much was done; the caller finishes with
 // the Go kernel, which then does what it alone would have done.
 
-// haveAsm reports whether this build and CPU have the vector kernels.
-var haveAsm = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasBMI2
+// haveAsm reports whether this build and CPU have vector kernels (AVX2
+// at least); haveAVX512 whether they have the AVX-512 ones.
+var (
+	haveAsm    = cpu.X86.HasAVX2
+	haveAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL && cpu.X86.HasAVX2 && cpu.X86.HasBMI2
+)
 
-// useAsm selects the vector kernels; tests switch it off to run the Go
-// path on the same machine.
-var useAsm = haveAsm
+// useAsm selects the vector kernels and useAVX512 the AVX-512 ones over
+// the AVX2 ones; tests switch them to run every path on one machine.
+var (
+	useAsm    = haveAsm
+	useAVX512 = haveAVX512
+)
 
 //go:noescape
 func fftFwdStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
@@ -52,9 +61,9 @@ func fftForwardVec(f *fft4, x []complex128) bool {
 	}
 	x = x[:f.n]
 	for _, s := range f.stages {
-		fftFwdStageAVX512(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
+		fftFwdStageK(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
 	}
-	fftSpan4AVX512(&x[0], f.n, false)
+	fftSpan4K(&x[0], f.n, false)
 	return true
 }
 
@@ -64,10 +73,10 @@ func fftInverseVec(f *fft4, x []complex128) bool {
 		return false
 	}
 	x = x[:f.n]
-	fftSpan4AVX512(&x[0], f.n, true)
+	fftSpan4K(&x[0], f.n, true)
 	for i := len(f.stages) - 1; i >= 0; i-- {
 		s := f.stages[i]
-		fftInvStageAVX512(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
+		fftInvStageK(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
 	}
 	return true
 }
@@ -79,7 +88,7 @@ func cmulVec(p, z, s []complex128) bool {
 		return false
 	}
 	_, _ = p[n-1], s[n-1]
-	cmulAVX512(&p[0], &z[0], &s[0], n)
+	cmulK(&p[0], &z[0], &s[0], n)
 	return true
 }
 
@@ -95,7 +104,7 @@ func cvtVec(dA, dB []float32, p []complex128) int {
 		_ = dB[n-1]
 		pb = &dB[0]
 	}
-	cvtAVX512(&dA[0], pb, &p[0], n)
+	cvtK(&dA[0], pb, &p[0], n)
 	return n
 }
 
@@ -106,7 +115,7 @@ func maxSqVec(m, b []float32, K, W int) int {
 		return 0
 	}
 	_ = b[(K-1)*W+n-1]
-	maxSqAVX512(&m[0], &b[0], K, W, n)
+	maxSqK(&m[0], &b[0], K, W, n)
 	return n
 }
 
@@ -130,7 +139,7 @@ func rowSumVec(dst, src []float32, offs []int) bool {
 	for _, o := range offs {
 		_ = src[o : o+n]
 	}
-	rowSumAVX512(&dst[0], &src[0], &offs[0], len(offs), n)
+	rowSumK(&dst[0], &src[0], &offs[0], len(offs), n)
 	return true
 }
 
@@ -144,7 +153,7 @@ func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool {
 	for _, o := range offs {
 		_ = b[o : o+(K-1)*W+n]
 	}
-	resp5AVX512(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0])
+	resp5K(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0])
 	return true
 }
 
@@ -156,7 +165,7 @@ func paintMaxVec(row []float32, a float32) bool {
 	if !useAsm || len(row) == 0 || !(a > 0) {
 		return false
 	}
-	paintMaxAVX512(&row[0], len(row), a)
+	paintMaxK(&row[0], len(row), a)
 	return true
 }
 
@@ -189,7 +198,7 @@ func fillVec(z []complex128, a, b []float32) int {
 		_ = b[n-1]
 		pb = &b[0]
 	}
-	fillAVX512(&z[0], &a[0], pb, n)
+	fillK(&z[0], &a[0], pb, n)
 	return n
 }
 
@@ -203,10 +212,142 @@ func mulInverseVec(f *fft4, p, z, s []complex128) bool {
 		return false
 	}
 	p, z, s = p[:f.n], z[:f.n], s[:f.n]
-	mulSpan4InvAVX512(&p[0], &z[0], &s[0], f.n)
+	mulSpan4InvK(&p[0], &z[0], &s[0], f.n)
 	for i := len(f.stages) - 1; i >= 0; i-- {
 		st := f.stages[i]
-		fftInvStageAVX512(&p[0], f.n, st.q, &st.w1[0], &st.w2[0], &st.w3[0])
+		fftInvStageK(&p[0], f.n, st.q, &st.w1[0], &st.w2[0], &st.w3[0])
 	}
 	return true
+}
+
+//go:noescape
+func fftFwdStageAVX2(x *complex128, n, q int, w1, w2, w3 *complex128)
+
+// fftFwdStageK runs fftFwdStageAVX512, or fftFwdStageAVX2 without AVX-512.
+func fftFwdStageK(x *complex128, n, q int, w1, w2, w3 *complex128) {
+	if useAVX512 {
+		fftFwdStageAVX512(x, n, q, w1, w2, w3)
+		return
+	}
+	fftFwdStageAVX2(x, n, q, w1, w2, w3)
+}
+
+//go:noescape
+func fftInvStageAVX2(x *complex128, n, q int, w1, w2, w3 *complex128)
+
+// fftInvStageK runs fftInvStageAVX512, or fftInvStageAVX2 without AVX-512.
+func fftInvStageK(x *complex128, n, q int, w1, w2, w3 *complex128) {
+	if useAVX512 {
+		fftInvStageAVX512(x, n, q, w1, w2, w3)
+		return
+	}
+	fftInvStageAVX2(x, n, q, w1, w2, w3)
+}
+
+//go:noescape
+func fftSpan4AVX2(x *complex128, n int, inv bool)
+
+// fftSpan4K runs fftSpan4AVX512, or fftSpan4AVX2 without AVX-512.
+func fftSpan4K(x *complex128, n int, inv bool) {
+	if useAVX512 {
+		fftSpan4AVX512(x, n, inv)
+		return
+	}
+	fftSpan4AVX2(x, n, inv)
+}
+
+//go:noescape
+func cmulAVX2(p, z, s *complex128, n int)
+
+// cmulK runs cmulAVX512, or cmulAVX2 without AVX-512.
+func cmulK(p, z, s *complex128, n int) {
+	if useAVX512 {
+		cmulAVX512(p, z, s, n)
+		return
+	}
+	cmulAVX2(p, z, s, n)
+}
+
+//go:noescape
+func cvtAVX2(dA, dB *float32, p *complex128, n int)
+
+// cvtK runs cvtAVX512, or cvtAVX2 without AVX-512.
+func cvtK(dA, dB *float32, p *complex128, n int) {
+	if useAVX512 {
+		cvtAVX512(dA, dB, p, n)
+		return
+	}
+	cvtAVX2(dA, dB, p, n)
+}
+
+//go:noescape
+func maxSqAVX2(m, b *float32, K, W, n int)
+
+// maxSqK runs maxSqAVX512, or maxSqAVX2 without AVX-512.
+func maxSqK(m, b *float32, K, W, n int) {
+	if useAVX512 {
+		maxSqAVX512(m, b, K, W, n)
+		return
+	}
+	maxSqAVX2(m, b, K, W, n)
+}
+
+//go:noescape
+func rowSumAVX2(dst, src *float32, offs *int, nrows, n int)
+
+// rowSumK runs rowSumAVX512, or rowSumAVX2 without AVX-512.
+func rowSumK(dst, src *float32, offs *int, nrows, n int) {
+	if useAVX512 {
+		rowSumAVX512(dst, src, offs, nrows, n)
+		return
+	}
+	rowSumAVX2(dst, src, offs, nrows, n)
+}
+
+//go:noescape
+func resp5AVX2(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+
+// resp5K runs resp5AVX512, or resp5AVX2 without AVX-512.
+func resp5K(dst, b *float32, offs *int, nc, K, W, n int, wt *float32) {
+	if useAVX512 {
+		resp5AVX512(dst, b, offs, nc, K, W, n, wt)
+		return
+	}
+	resp5AVX2(dst, b, offs, nc, K, W, n, wt)
+}
+
+//go:noescape
+func paintMaxAVX2(row *float32, n int, a float32)
+
+// paintMaxK runs paintMaxAVX512, or paintMaxAVX2 without AVX-512.
+func paintMaxK(row *float32, n int, a float32) {
+	if useAVX512 {
+		paintMaxAVX512(row, n, a)
+		return
+	}
+	paintMaxAVX2(row, n, a)
+}
+
+//go:noescape
+func fillAVX2(z *complex128, a, b *float32, n int)
+
+// fillK runs fillAVX512, or fillAVX2 without AVX-512.
+func fillK(z *complex128, a, b *float32, n int) {
+	if useAVX512 {
+		fillAVX512(z, a, b, n)
+		return
+	}
+	fillAVX2(z, a, b, n)
+}
+
+//go:noescape
+func mulSpan4InvAVX2(p, z, s *complex128, n int)
+
+// mulSpan4InvK runs mulSpan4InvAVX512, or mulSpan4InvAVX2 without AVX-512.
+func mulSpan4InvK(p, z, s *complex128, n int) {
+	if useAVX512 {
+		mulSpan4InvAVX512(p, z, s, n)
+		return
+	}
+	mulSpan4InvAVX2(p, z, s, n)
 }

@@ -8,8 +8,12 @@ package detect
 // haveAsm reports whether this build and CPU have the vector kernels.
 const haveAsm = false
 
-// useAsm selects the vector kernels; always false here.
-var useAsm = false
+// haveAVX512 reports whether this build and CPU have the AVX-512 kernels.
+const haveAVX512 = false
+
+// useAsm selects the vector kernels and useAVX512 the AVX-512 ones;
+// always false here.
+var useAsm, useAVX512 = false, false
 
 func fftForwardVec(f *fft4, x []complex128) bool                              { return false }
 func fftInverseVec(f *fft4, x []complex128) bool                              { return false }

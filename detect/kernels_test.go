@@ -385,3 +385,22 @@ func TestKernelFill(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelsAVX2 runs the kernel tests again with the AVX2 kernels on a
+// machine that has AVX-512, so that both widths are compared with the Go
+// code.
+func TestKernelsAVX2(t *testing.T) {
+	if !haveAsm {
+		t.Skip("no vector kernels in this build or on this CPU")
+	}
+	old := useAVX512
+	useAVX512 = false
+	defer func() { useAVX512 = old }()
+	for name, f := range map[string]func(*testing.T){
+		"FFT": TestKernelFFT, "CmulCvt": TestKernelCmulCvt, "MaxSqBlockMax": TestKernelMaxSqBlockMax,
+		"RowSumResp": TestKernelRowSumResp, "Paint": TestKernelPaint, "Choose": TestKernelChoose,
+		"Fill": TestKernelFill, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
+	} {
+		t.Run(name, f)
+	}
+}

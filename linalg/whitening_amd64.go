@@ -4,12 +4,19 @@ package linalg
 
 import "golang.org/x/sys/cpu"
 
-// useCombine selects the AVX-512 kernel of Whitening.Apply
-// (whitening_amd64.s); tests switch it off to compare with the Go path.
-var useCombine = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+// useCombine selects the vector kernels of Whitening.Apply
+// (whitening_amd64.s) and combine512 the AVX-512 one over the AVX2 one;
+// tests switch them to compare every path with the Go code.
+var (
+	useCombine = cpu.X86.HasAVX2
+	combine512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+)
 
 //go:noescape
 func combineAVX512(d, src *float32, index *int32, val *float32, K, T, t0, L int)
+
+//go:noescape
+func combineAVX2(d, src *float32, index *int32, val *float32, K, T, t0, L int)
 
 // combineVec computes output row c over samples [t0, t0+len(d)) as
 // applyRow does, with the vector kernel; false if it cannot.
@@ -24,6 +31,10 @@ func (w *Whitening) combineVec(d, src []float32, T, t0, c int) bool {
 			panic("linalg: Whitening.Apply: index out of range")
 		}
 	}
-	combineAVX512(&d[0], &src[0], &idx[0], &val[0], w.K, T, t0, L)
+	if combine512 {
+		combineAVX512(&d[0], &src[0], &idx[0], &val[0], w.K, T, t0, L)
+	} else {
+		combineAVX2(&d[0], &src[0], &idx[0], &val[0], w.K, T, t0, L)
+	}
 	return true
 }

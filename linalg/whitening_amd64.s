@@ -107,3 +107,113 @@ comb16JNext:
 combDone:
 	VZEROUPPER
 	RET
+
+// Load masks for n < 8 float32 lanes: 8 words of −1 then 8 of 0; the mask
+// of the first n lanes starts at combMask<> + (8−n)·4.
+DATA combMask<>+0(SB)/8, $0xffffffffffffffff
+DATA combMask<>+8(SB)/8, $0xffffffffffffffff
+DATA combMask<>+16(SB)/8, $0xffffffffffffffff
+DATA combMask<>+24(SB)/8, $0xffffffffffffffff
+DATA combMask<>+32(SB)/8, $0
+DATA combMask<>+40(SB)/8, $0
+DATA combMask<>+48(SB)/8, $0
+DATA combMask<>+56(SB)/8, $0
+GLOBL combMask<>(SB), RODATA|NOPTR, $64
+
+// func combineAVX2(d, src *float32, index *int32, val *float32, K, T, t0, L int)
+//
+// combineAVX512 at half width: four vectors of eight samples at a time,
+// then single vectors with a masked tail; the same sums in the same order.
+TEXT ·combineAVX2(SB), NOSPLIT, $0-64
+	MOVQ d+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ index+16(FP), R8
+	MOVQ val+24(FP), R9
+	MOVQ K+32(FP), R10
+	MOVQ T+40(FP), R11
+	MOVQ t0+48(FP), R12
+	MOVQ L+56(FP), CX
+	LEAQ (SI)(R12*4), SI         // &src[t0]
+	SHLQ $2, R11                 // T in bytes
+	LEAQ combMask<>(SB), R14
+	XORQ AX, AX                  // sample
+
+comb2x32:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	CMPQ DX, $32
+	JLT  comb2x8
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	XORQ   BX, BX
+
+comb2x32J:
+	MOVL         (R9)(BX*4), R13
+	TESTL        $0x7fffffff, R13
+	JZ           comb2x32JNext
+	MOVLQSX      (R8)(BX*4), R13
+	IMULQ        R11, R13
+	ADDQ         SI, R13
+	LEAQ         (R13)(AX*4), R13
+	VBROADCASTSS (R9)(BX*4), Y4
+	VMULPS       (R13), Y4, Y5
+	VADDPS       Y5, Y0, Y0
+	VMULPS       32(R13), Y4, Y6
+	VADDPS       Y6, Y1, Y1
+	VMULPS       64(R13), Y4, Y7
+	VADDPS       Y7, Y2, Y2
+	VMULPS       96(R13), Y4, Y8
+	VADDPS       Y8, Y3, Y3
+
+comb2x32JNext:
+	INCQ         BX
+	CMPQ         BX, R10
+	JLT          comb2x32J
+	VMOVUPS      Y0, (DI)(AX*4)
+	VMOVUPS      Y1, 32(DI)(AX*4)
+	VMOVUPS      Y2, 64(DI)(AX*4)
+	VMOVUPS      Y3, 96(DI)(AX*4)
+	ADDQ         $32, AX
+	JMP          comb2x32
+
+comb2x8:
+	CMPQ AX, CX
+	JGE  comb2Done
+	MOVQ CX, DX
+	SUBQ AX, DX
+	VMOVDQU (R14), Y15
+	CMPQ DX, $8
+	JGE  comb2x8Go
+	NEGQ DX
+	VMOVDQU 32(R14)(DX*4), Y15   // the first L−AX lanes
+
+comb2x8Go:
+	VXORPS Y0, Y0, Y0
+	XORQ   BX, BX
+
+comb2x8J:
+	MOVL         (R9)(BX*4), R13
+	TESTL        $0x7fffffff, R13
+	JZ           comb2x8JNext
+	MOVLQSX      (R8)(BX*4), R13
+	IMULQ        R11, R13
+	ADDQ         SI, R13
+	LEAQ         (R13)(AX*4), R13
+	VBROADCASTSS (R9)(BX*4), Y4
+	VMASKMOVPS   (R13), Y15, Y5
+	VMULPS       Y5, Y4, Y5
+	VADDPS       Y5, Y0, Y0
+
+comb2x8JNext:
+	INCQ         BX
+	CMPQ         BX, R10
+	JLT          comb2x8J
+	VMASKMOVPS   Y0, Y15, (DI)(AX*4)
+	ADDQ         $8, AX
+	JMP          comb2x8
+
+comb2Done:
+	VZEROUPPER
+	RET

@@ -8,10 +8,10 @@ import (
 )
 
 // TestWhiteningApplyVectorMatchesGo compares Apply through the AVX-512
-// kernel with Apply through gonum's axpy, bit for bit, on odd sizes (tails
-// of every length), rows starting at unaligned addresses (odd T), inputs
-// with NaN, ±Inf and signed zeros, and NaN-poisoned outputs. Without the
-// kernel it compares the Go path with itself.
+// and AVX2 kernels with Apply through gonum's axpy, bit for bit, on odd
+// sizes (tails of every length), rows starting at unaligned addresses (odd
+// T), inputs with NaN, ±Inf and signed zeros, and NaN-poisoned outputs.
+// Without the kernels it compares the Go path with itself.
 func TestWhiteningApplyVectorMatchesGo(t *testing.T) {
 	if !useCombine {
 		t.Log("no vector kernel in this build or on this CPU: Go against Go")
@@ -29,15 +29,24 @@ func TestWhiteningApplyVectorMatchesGo(t *testing.T) {
 				src[11] = float32(math.Copysign(0, -1))
 				w.Value[0] = float32(math.Copysign(0, -1))
 			}
-			a, b := nan32(len(src)), nan32(len(src))
-			w.Apply(a, src, tc.T)
-			old := useCombine
+			b := nan32(len(src))
+			old, old512 := useCombine, combine512
 			useCombine = false
 			w.Apply(b, src, tc.T)
 			useCombine = old
-			for i := range a {
-				if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
-					t.Fatalf("dst[%d] = %v (%#x), Go %v (%#x)", i, a[i], math.Float32bits(a[i]), b[i], math.Float32bits(b[i]))
+			// The AVX-512 kernel where the CPU has it, then the AVX2 one.
+			for _, wide := range []bool{true, false} {
+				if wide && !old512 {
+					continue
+				}
+				combine512 = wide
+				a := nan32(len(src))
+				w.Apply(a, src, tc.T)
+				combine512 = old512
+				for i := range a {
+					if math.Float32bits(a[i]) != math.Float32bits(b[i]) && !(a[i] != a[i] && b[i] != b[i]) {
+						t.Fatalf("AVX-512 %v: dst[%d] = %v (%#x), Go %v (%#x)", wide, i, a[i], math.Float32bits(a[i]), b[i], math.Float32bits(b[i]))
+					}
 				}
 			}
 		})

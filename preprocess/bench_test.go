@@ -113,6 +113,48 @@ func BenchmarkStages(b *testing.B) {
 	})
 }
 
+// BenchmarkStagesKernels times the reference and high-pass stages of
+// BenchmarkStages with each set of kernels this machine runs: AVX-512,
+// AVX2 and the Go code.
+func BenchmarkStagesKernels(b *testing.B) {
+	src, _ := benchData()
+	p := benchParams()
+	pp, err := newCPU(p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	buf := make([]float32, 384*p.T())
+	oldAsm, old512, oldHP, oldHP512 := useAsm, avx512, useHPAsm, hpAVX512
+	defer func() { useAsm, avx512, useHPAsm, hpAVX512 = oldAsm, old512, oldHP, oldHP512 }()
+	for _, k := range []struct {
+		name      string
+		asm, a512 bool
+	}{{"avx512", true, true}, {"avx2", true, false}, {"go", false, false}} {
+		if (k.asm && !oldAsm) || (k.a512 && !old512) {
+			continue
+		}
+		useAsm, avx512, useHPAsm, hpAVX512 = k.asm, k.a512, k.asm && oldHP, k.a512
+		b.Run(k.name+"/reference", func(b *testing.B) {
+			cpu0 := cpuTime()
+			for range b.N {
+				pp.reference(buf, src)
+			}
+			reportRealtime(b, p, cpu0)
+		})
+		b.Run(k.name+"/highpass384", func(b *testing.B) {
+			pp.reference(buf, src)
+			b.ResetTimer()
+			cpu0 := cpuTime()
+			for range b.N {
+				pp.out = buf
+				pp.parallel(384, (*cpuPreprocessor).filterRange)
+				pp.out = nil
+			}
+			reportRealtime(b, p, cpu0)
+		})
+	}
+}
+
 // BenchmarkFilterRow times one channel row of T = 60122 on one goroutine:
 // the periodic forward-backward path one row at a time (Apply) and two
 // rows interleaved (apply2, as Run does; ns/sample per row), and the

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
 	"dspk/linalg"
 )
@@ -19,17 +20,20 @@ type cpuPreprocessor struct {
 	workers int
 	groups  [][]int // channels of each CAR group; nil: one group
 
-	sums [][]int64   // per-worker channel sums over its time range
-	mean []float32   // per-channel mean of the window (sign applied)
-	vals [][]float32 // per-worker one column of C values
-	sel  [][]float32 // per-worker copy of it for the median (C+16: lowerMedianVec)
-	selB [][]float32 // per-worker second buffer of lowerMedianVec (C+16)
+	sums   [][]int64   // per-worker channel sums over its time range
+	sums32 [][]int32   // per-worker int32 sums of a run of ≤ 32768 columns
+	mean   []float32   // per-channel mean of the window (sign applied)
+	vals   [][]float32 // per-worker blockT columns of C values, [blockT][C]
+	sel    [][]float32 // per-worker copy of it for the median (C+16: lowerMedianVec)
+	selB   [][]float32 // per-worker second buffer of lowerMedianVec (C+16)
 	// run0 ≥ 0 if the channel map is the run of file rows run0 … run0+C−1
 	// (the vector conversion then reads them in place); −1 otherwise.
 	run0 int
 	blk  [][]float32 // per-worker [C][blockT] block of output columns
 	filt []*Filter   // per-worker high-pass
 	tmp  []float32   // [C][T] before whitening, allocated on first use
+
+	stages Stages // of the last Run
 
 	// Arguments of the Run in progress, read by its workers.
 	src []int16
@@ -97,7 +101,8 @@ func newCPU(p Params) (*cpuPreprocessor, error) {
 	}
 	for w := range pp.workers {
 		pp.sums = append(pp.sums, make([]int64, p.NChanFile))
-		pp.vals = append(pp.vals, make([]float32, C))
+		pp.sums32 = append(pp.sums32, make([]int32, p.NChanFile))
+		pp.vals = append(pp.vals, make([]float32, blockT*C))
 		pp.sel = append(pp.sel, make([]float32, C+16))
 		pp.selB = append(pp.selB, make([]float32, C+16))
 		pp.blk = append(pp.blk, make([]float32, C*blockT))
@@ -166,13 +171,41 @@ func (pp *cpuPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) 
 		}
 		out = pp.tmp
 	}
+	t0 := time.Now()
 	pp.reference(out, src)
+	t1 := time.Now()
 	pp.src, pp.out = nil, out
 	pp.parallel(C, (*cpuPreprocessor).filterRange)
 	pp.out = nil
+	t2 := time.Now()
 	if w != nil {
 		w.Apply(dst, out, T)
 	}
+	pp.stages = Stages{Reference: t1.Sub(t0), Highpass: t2.Sub(t1), Whiten: time.Since(t2),
+		HighpassFlops: pp.filt[0].flops() * int64(C)}
+}
+
+// Stages is the wall time of each step of the CPU back end's last Run,
+// every step spread over all workers: Reference for steps 1–4 (int16
+// selection and conversion, mean, CAR median), Highpass for step 5 and
+// Whiten for step 6 (0 without a whitening). HighpassFlops counts the
+// high-pass's float64 additions and multiplications (0 on its FFT path,
+// which is not timed against a floor).
+type Stages struct {
+	Reference, Highpass, Whiten time.Duration
+	HighpassFlops               int64
+}
+
+// flops returns the float64 additions and multiplications of one row's
+// order-3 periodic high-pass: per sample of the extended row, the third
+// difference (2 multiplications, 3 additions) and the all-pole part
+// (3 and 3) in each direction, and the gain on the way out; 0 for the
+// other paths.
+func (f *Filter) flops() int64 {
+	if !f.fast || !f.order3 {
+		return 0
+	}
+	return 22*int64(f.n+2*f.ctx) + int64(f.n)
 }
 
 // reference runs steps 1–4 of Run (selection, sign, mean removal, CAR)
@@ -206,15 +239,24 @@ func (pp *cpuPreprocessor) parallel(n int, f func(pp *cpuPreprocessor, w, lo, hi
 }
 
 // sumRange accumulates, in worker w's sums, every file channel over time
-// columns [lo, hi).
+// columns [lo, hi): the channels the vector kernel covers in int32 over
+// runs of at most 32768 columns (exact), the others in int64.
 func (pp *cpuPreprocessor) sumRange(w, lo, hi int) {
-	acc := pp.sums[w]
+	acc, acc32 := pp.sums[w], pp.sums32[w]
 	clear(acc)
 	cf := pp.cf
-	for t := lo; t < hi; t++ {
-		row := pp.src[t*cf : t*cf+cf]
-		for c, v := range row {
+	for t0 := lo; t0 < hi; t0 += 1 << 15 {
+		t1 := min(t0+1<<15, hi)
+		clear(acc32)
+		n := sumRowsVec(acc32, pp.src[t0*cf:t1*cf], cf, t1-t0)
+		for c, v := range acc32[:n] {
 			acc[c] += int64(v)
+		}
+		for t := t0; t < t1; t++ {
+			row := pp.src[t*cf+n : t*cf+cf]
+			for c, v := range row {
+				acc[n+c] += int64(v)
+			}
 		}
 	}
 }
@@ -238,25 +280,31 @@ func (pp *cpuPreprocessor) finishMean() {
 
 // referenceRange converts, centres and (if CAR) references the time
 // columns of blocks [lo, hi) of blockT columns, writing them to pp.out.
+// The columns of a block are gathered in worker w's cols ([blockT][C]);
+// without CAR groups each is then written out minus its median, blockT
+// columns of 16 channels at a time by the vector transpose where it can.
 func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 	C, T, cf := pp.c, pp.t, pp.cf
-	vals, sel, selB, blk := pp.vals[w], pp.sel[w], pp.selB[w], pp.blk[w]
+	cols, sel, selB, blk := pp.vals[w], pp.sel[w], pp.selB[w], pp.blk[w]
 	mean, cmap := pp.mean, pp.chanMap
+	var meds [blockT]float32
 	var sign float32 = 1
 	if pp.p.InvertSign {
 		sign = -1
 	}
+	grouped := pp.groups != nil && pp.p.DoCAR
 	for b := lo; b < hi; b++ {
 		t0 := b * blockT
 		nb := min(blockT, T-t0)
 		for k := range nb {
+			vals := cols[k*C : (k+1)*C]
 			row := pp.src[(t0+k)*cf : (t0+k)*cf+cf]
 			if pp.run0 < 0 || !convertVec(vals, row[pp.run0:pp.run0+C], mean, sign) {
 				for i, r := range cmap {
 					vals[i] = sign*float32(row[r]) - mean[i]
 				}
 			}
-			if pp.groups != nil && pp.p.DoCAR {
+			if grouped {
 				for _, g := range pp.groups {
 					s := sel[:len(g)]
 					for j, i := range g {
@@ -277,12 +325,23 @@ func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 					med = LowerMedian(sel[:C])
 				}
 			}
-			for i, v := range vals {
-				blk[i*blockT+k] = v - med
-			}
+			meds[k] = med
 		}
-		for i := range C {
-			copy(pp.out[i*T+t0:i*T+t0+nb], blk[i*blockT:i*blockT+nb])
+		if grouped {
+			for i := range C {
+				copy(pp.out[i*T+t0:i*T+t0+nb], blk[i*blockT:i*blockT+nb])
+			}
+			continue
+		}
+		i0 := 0
+		if nb == blockT {
+			i0 = centreVec(pp.out[t0:], T, cols, C, &meds)
+		}
+		for i := i0; i < C; i++ {
+			o := pp.out[i*T+t0 : i*T+t0+nb]
+			for k := range o {
+				o[k] = cols[k*C+i] - meds[k]
+			}
 		}
 	}
 }
@@ -291,6 +350,11 @@ func (pp *cpuPreprocessor) referenceRange(w, lo, hi int) {
 func (pp *cpuPreprocessor) filterRange(w, lo, hi int) {
 	f, T := pp.filt[w], pp.t
 	c := lo
+	if f.canLanes() {
+		for ; c+hpLanes <= hi; c += hpLanes {
+			f.applyLanes(pp.out[c*T : (c+hpLanes)*T])
+		}
+	}
 	for ; c+1 < hi; c += 2 {
 		r0, r1 := pp.out[c*T:c*T+T], pp.out[(c+1)*T:(c+1)*T+T]
 		f.apply2(r0, r0, r1, r1)

@@ -44,6 +44,9 @@ type Filter struct {
 	p1, p2, q1 float64
 	ext        []float64 // fast path: row with context, n + 2·ctx
 	ext2       []float64 // the same for the second row of apply2
+	// lanes holds hpLanes rows with context, interleaved, for the
+	// vector path (applyLanes); allocated on first use.
+	lanes []float64
 
 	hconj []complex128 // FFT path: conj(fft(h))/n, n/2+1 values
 	fft   *fourier.FFT
@@ -217,6 +220,7 @@ func (f *Filter) Cascade() (sos [][6]float64, gain float64) {
 // space, for use by another goroutine.
 func (f *Filter) Clone() *Filter {
 	c := *f
+	c.lanes = nil
 	if f.fast {
 		c.ext = make([]float64, len(f.ext))
 		c.ext2 = make([]float64, len(f.ext2))

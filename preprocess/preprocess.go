@@ -191,6 +191,15 @@ func (pp *Preprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) err
 	return pp.gpu.Run(dst, src, w)
 }
 
+// Stages returns the step times of the last Run or Window on the CPU,
+// and false on a GPU, where the steps are not timed apart.
+func (pp *Preprocessor) Stages() (Stages, bool) {
+	if pp.gpu != nil {
+		return Stages{}, false
+	}
+	return pp.cpu.stages, true
+}
+
 // Close releases pp's device resources; it may be called more than once.
 func (pp *Preprocessor) Close() error {
 	if pp.gpu == nil {

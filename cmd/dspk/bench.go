@@ -259,26 +259,15 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 		}
 		row(benchRow{label: "preprocess 384×60122 (+whitening)", op: "preprocess (+whitening)", size: "384×60122", device: pp.Device().Spec(), d: d,
 			nums: []benchNum{{"times_real_time", 2 / d.Seconds()}}, text: fmt.Sprintf("%.1f× real time", 2/d.Seconds())})
-		if !gpu {
-			x := make([]float32, pp.Channels()*pp.Len())
-			dr, err := dev.Median(reps, func() error { return pp.Run(x, raw, nil) })
-			if err != nil {
-				return err
-			}
-			row(benchRow{label: "  int16, mean, CAR median, high-pass", op: "preprocess: int16, mean, CAR median, high-pass", size: "384×60122", device: "cpu", d: dr,
-				text: "no arithmetic floor (selection and recursive filters)"})
-			y := make([]float32, len(x))
-			dw, err := dev.Median(reps, func() error { wh.Apply(y, x, s.Len()); return nil })
-			if err != nil {
-				return err
-			}
-			_, f32 := vectorPeak()
+		if st, ok := pp.Stages(); ok {
+			// The steps of the last window, each spread over all cores,
+			// beside the arithmetic floor at the vector width.
 			cores := float64(runtime.GOMAXPROCS(0))
-			flops := 2 * float64(wh.C) * float64(wh.K) * float64(s.Len())
-			floor := flops / (f32 * cores)
-			row(benchRow{label: "  whitening apply (float32)", op: "preprocess: whitening apply (float32)", size: "384×60122", device: "cpu", d: dw, floor: seconds(floor),
-				nums: []benchNum{{"gflop", flops / 1e9}, {"peak_gflop_per_s_per_core", f32 / 1e9}},
-				text: fmt.Sprintf("%.2f GFLOP, floor %.1f ms at %.0f GFLOP/s per core, %.0f%% of it", flops/1e9, floor*1e3, f32/1e9, 100*floor/dw.Seconds())})
+			f64, f32 := vectorPeak()
+			busy := func(d time.Duration) time.Duration { return time.Duration(float64(d) * cores) }
+			stage("preprocess", "  int16, mean, CAR median", busy(st.Reference), cores, 0, 0)
+			stage("preprocess", "  high-pass (float64 recursive)", busy(st.Highpass), cores, float64(st.HighpassFlops), f64)
+			stage("preprocess", "  whitening apply (float32)", busy(st.Whiten), cores, 2*float64(wh.C)*float64(wh.K)*float64(s.Len()), f32)
 		}
 	}
 	if err := pp.Window(win); err != nil {
@@ -335,9 +324,9 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 			f64, f32 := vectorPeak()
 			nc, S := float64(g.NC), float64(g.S)
 			resp := float64(st.RespBlocks) * float64(tm.K) * (S + 1) * nc * 8 * 2
-			stage("  correlation (FFT, float64)", st.ConvTime, cores, float64(st.FFTFlops), f64)
-			stage("  bounds + responses (float32)", st.EvalTime, cores, resp, f32)
-			stage("  suppression + features", st.SuppressTime, cores, 0, 0)
+			stage("detect", "  correlation (FFT, float64)", st.ConvTime, cores, float64(st.FFTFlops), f64)
+			stage("detect", "  bounds + responses (float32)", st.EvalTime, cores, resp, f32)
+			stage("detect", "  suppression + features", st.SuppressTime, cores, 0, 0)
 			return nil
 		}
 		// On the GPU the window stays on the device; only the spikes
@@ -354,11 +343,12 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 // vectorPeak returns the CPU's add + multiply peak per core and second in
 // float64 and float32 (no fused multiply-add: the detector has none), at
 // the vector width the kernels use and an assumed 2.6 GHz: two vector adds
-// and two vector multiplies per cycle of 256 bits (Zen 4 runs 512-bit
-// operations as two halves; without AVX-512 the Go code is scalar).
+// and two vector multiplies per cycle of 256 bits (the AVX2 kernels, or
+// the AVX-512 ones on a core that runs 512-bit operations as two halves);
+// without AVX2 the Go code is scalar.
 func vectorPeak() (f64, f32 float64) {
 	const ghz = 2.6e9
-	if !cpu.X86.HasAVX512F {
+	if !cpu.X86.HasAVX2 {
 		return 4 * ghz, 4 * ghz
 	}
 	return 4 * 4 * ghz, 4 * 8 * ghz
@@ -366,9 +356,9 @@ func vectorPeak() (f64, f32 float64) {
 
 // stage prints one stage of a benchmark: its time per core, the floor of
 // its flops at peak on all cores, and the fraction of the floor reached.
-func stage(name string, busy time.Duration, cores, flops, peak float64) {
+func stage(op, name string, busy time.Duration, cores, flops, peak float64) {
 	wall := time.Duration(float64(busy) / cores)
-	r := benchRow{label: name, op: "detect: " + strings.TrimSpace(name), size: "384×60122", device: "cpu", d: wall}
+	r := benchRow{label: name, op: op + ": " + strings.TrimSpace(name), size: "384×60122", device: "cpu", d: wall}
 	if flops == 0 || peak == 0 {
 		r.text = "no arithmetic floor (memory and branches)"
 		row(r)
