@@ -122,10 +122,7 @@ func (w *Window) FileChannels() int { return w.cf }
 // copy if the last Prefetch began it) — and raw may be reused when Load
 // returns. It panics if len(raw) ≠ T·NChanFile.
 func (w *Window) Load(raw []int16) error {
-	w.check("Load")
-	if n := w.t * w.cf; len(raw) != n {
-		panic(fmt.Sprintf("compute: Window.Load: len(raw) = %d, want T·NChanFile = %d·%d", len(raw), w.t, w.cf))
-	}
+	w.checkRaw("Load", raw)
 	w.raw = raw
 	if w.dev.gpu == nil {
 		return nil
@@ -159,10 +156,7 @@ func (w *Window) Load(raw []int16) error {
 // Prefetch does nothing) and must not change until that Load returns.
 // On the CPU Prefetch does nothing. It panics if len(raw) ≠ T·NChanFile.
 func (w *Window) Prefetch(raw []int16) error {
-	w.check("Prefetch")
-	if n := w.t * w.cf; len(raw) != n {
-		panic(fmt.Sprintf("compute: Window.Prefetch: len(raw) = %d, want T·NChanFile = %d·%d", len(raw), w.t, w.cf))
-	}
+	w.checkRaw("Prefetch", raw)
 	w.spareOf = nil
 	if w.dev.gpu == nil {
 		return nil
@@ -227,6 +221,14 @@ func (w *Window) Data() ([]float32, error) {
 	}
 	w.stale = false
 	return w.data, nil
+}
+
+// checkRaw panics if w is closed or raw is not T·NChanFile values.
+func (w *Window) checkRaw(op string, raw []int16) {
+	w.check(op)
+	if n := w.t * w.cf; len(raw) != n {
+		panic(fmt.Sprintf("compute: Window.%s: len(raw) = %d, want T·NChanFile = %d·%d", op, len(raw), w.t, w.cf))
+	}
 }
 
 func (w *Window) check(op string) {

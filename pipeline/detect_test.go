@@ -9,6 +9,7 @@ import (
 
 	"dspk/compare"
 	"dspk/detect"
+	"dspk/linalg"
 	"dspk/recording"
 )
 
@@ -65,14 +66,7 @@ func TestWholeEqualsWindowByWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w, _, err := p.Whitening(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm, _, err := p.LearnTemplates(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, tm := passes12(t, p)
 	var whole detect.Spikes
 	if _, err := p.Detect(ctx, w, tm, func(_ recording.Window, s *detect.Spikes) error {
 		whole.Append(s)
@@ -220,14 +214,7 @@ func TestDetectSinkOrderAndError(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w, _, err := p.Whitening(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm, _, err := p.LearnTemplates(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, tm := passes12(t, p)
 	var seen []int
 	if _, err := p.Detect(ctx, w, tm, func(win recording.Window, _ *detect.Spikes) error {
 		seen = append(seen, win.Index)
@@ -258,4 +245,18 @@ func TestDetectSinkOrderAndError(t *testing.T) {
 	if calls != 2 {
 		t.Errorf("sink called %d times after failing at the second window", calls)
 	}
+}
+
+// passes12 runs the whitening and template passes of p.
+func passes12(t *testing.T, p *Pipeline) (*linalg.Whitening, *detect.Templates) {
+	t.Helper()
+	w, _, err := p.Whitening(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tm, _, err := p.LearnTemplates(context.Background(), w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, tm
 }

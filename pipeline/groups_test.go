@@ -41,14 +41,7 @@ func groupRun(t *testing.T, rec recording.Recording, pr *probe.Probe, groups boo
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	w, _, err := p.Whitening(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tm, _, err := p.LearnTemplates(ctx, w)
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, tm := passes12(t, p)
 	_, err = p.Detect(ctx, w, tm, func(_ recording.Window, s *detect.Spikes) error {
 		for i := range s.Len() {
 			times = append(times, s.Sample[i])

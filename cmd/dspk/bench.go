@@ -584,24 +584,33 @@ func benchLoad(path string) error {
 	}
 	bytes := float64(rec.Samples()) * float64(rec.Channels()) * 2
 	for _, readers := range []int{1, 8} {
-		t0 := time.Now()
-		ld := recording.NewLoader(rec, s, recording.LoaderOptions{InFlight: 2, Readers: readers})
-		for {
-			b, err := ld.Next(context.Background())
-			if err != nil {
-				ld.Close()
-				if errors.Is(err, io.EOF) {
-					break
-				}
-				return err
-			}
-			ld.Release(b)
+		d, err := loadAll(rec, s, readers)
+		if err != nil {
+			return err
 		}
-		d := time.Since(t0)
 		gbps, rt := bytes/d.Seconds()/1e9, float64(rec.Samples())/rec.SampleRate()/d.Seconds()
 		row(benchRow{label: fmt.Sprintf("load %d windows, %d readers", s.Windows, readers), op: fmt.Sprintf("load, %d readers", readers),
 			size: fmt.Sprintf("%d windows", s.Windows), device: "cpu", d: d,
 			nums: []benchNum{{"gb_per_s", gbps}, {"times_real_time", rt}}, text: fmt.Sprintf("%.2f GB/s, %.0f× real time", gbps, rt)})
 	}
 	return nil
+}
+
+// loadAll reads every window of s from rec through the window loader
+// (read-ahead 2, readers goroutines per window) into reused buffers and
+// returns the time it took.
+func loadAll(rec recording.Recording, s recording.Schedule, readers int) (time.Duration, error) {
+	t0 := time.Now()
+	ld := recording.NewLoader(rec, s, recording.LoaderOptions{InFlight: 2, Readers: readers})
+	defer ld.Close()
+	for {
+		b, err := ld.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return time.Since(t0), nil
+		}
+		if err != nil {
+			return 0, err
+		}
+		ld.Release(b)
+	}
 }

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"dspk/compute"
@@ -48,20 +46,10 @@ func benchWholeFile(path string, dev *compute.Device) error {
 	bytes := float64(sched.End-sched.Start) * float64(rec.Channels()) * 2
 
 	readers := pipeline.Readers()
-	t2 := time.Now()
-	ld := recording.NewLoader(rec, sched, recording.LoaderOptions{InFlight: 2, Readers: readers})
-	for {
-		b, err := ld.Next(context.Background())
-		if err != nil {
-			ld.Close()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			return err
-		}
-		ld.Release(b)
+	load, err := loadAll(rec, sched, readers)
+	if err != nil {
+		return err
 	}
-	load := time.Since(t2)
 
 	where := dev.Spec()
 	row(benchRow{label: "pipeline set-up (kernels, buffers)", op: "file: set-up", size: rec.Name(), device: where, d: build, text: "fixed cost"})
