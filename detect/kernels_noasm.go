@@ -21,6 +21,7 @@ func cmulVec(p, z, s []complex128) bool                                       { 
 func cvtVec(dA, dB []float32, p []complex128) int                             { return 0 }
 func maxSqVec(m, b []float32, K, W int) int                                   { return 0 }
 func blockMaxVec(mb, m []float32) int                                         { return 0 }
+func toBlocksVec(dst, src []float32, rows, W, stride int) int                 { return 0 }
 func rowSumVec(dst, src []float32, offs []int) bool                           { return false }
 func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool { return false }
 
