@@ -777,7 +777,33 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 		out.Channels = append(out.Channels, ic...)
 		for _, c := range ic {
 			xs := d.x[int(c)*T+col-d.half : int(c)*T+col-d.half+nt]
-			for q := range P {
+			// Four (then two) features at a time: independent sums, each
+			// in sample order as one sum alone, overlap their latencies.
+			q := 0
+			for ; q+4 <= P; q += 4 {
+				w0, w1 := wpca[q*nt:(q+1)*nt], wpca[(q+1)*nt:(q+2)*nt]
+				w2, w3 := wpca[(q+2)*nt:(q+3)*nt], wpca[(q+3)*nt:(q+4)*nt]
+				var a0, a1, a2, a3 float64
+				for j, v := range xs {
+					x := float64(v)
+					a0 += x * float64(w0[j])
+					a1 += x * float64(w1[j])
+					a2 += x * float64(w2[j])
+					a3 += x * float64(w3[j])
+				}
+				out.Features = append(out.Features, float32(a0), float32(a1), float32(a2), float32(a3))
+			}
+			for ; q+2 <= P; q += 2 {
+				w0, w1 := wpca[q*nt:(q+1)*nt], wpca[(q+1)*nt:(q+2)*nt]
+				var a0, a1 float64
+				for j, v := range xs {
+					x := float64(v)
+					a0 += x * float64(w0[j])
+					a1 += x * float64(w1[j])
+				}
+				out.Features = append(out.Features, float32(a0), float32(a1))
+			}
+			for ; q < P; q++ {
 				wp := wpca[q*nt : (q+1)*nt]
 				var acc float64
 				for j, v := range xs {
