@@ -557,8 +557,8 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 				goffs[j] = (blk*C + int(c)) * K * boundBlock
 			}
 			wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
-			if !respVec(w.resp, b, goffs, K, d.s, boundBlock, i1-i0, wt) {
-				respGo(w.resp, b, goffs, K, d.s, boundBlock, i1-i0, wt)
+			if !respVec(w.resp, b, goffs, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune) {
+				respGo(w.resp, b, goffs, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune)
 			}
 			ch := w.choice[:chooseRows*respStride]
 			if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {

@@ -56,7 +56,7 @@ func blockMaxAVX2(mb, m *float32, nb int)
 func rowSumAVX512(dst, src *float32, offs *int, nrows, n int)
 
 //go:noescape
-func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool)
 
 // fftForwardVec runs f.forward on x with the vector kernels if it can.
 func fftForwardVec(f *fft4, x []complex128) bool {
@@ -164,9 +164,9 @@ func rowSumVec(dst, src []float32, offs []int) bool {
 	return true
 }
 
-// respVec does respGo for S = 5 (Kilosort4's sizes).
-func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool {
-	if !useAsm || n < 1 || n > respStride || K < 1 || S != 5 || len(offs) == 0 {
+// respVec does respGo for S = 5 (Kilosort4's sizes) and K ≤ 64.
+func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
+	if !useAsm || n < 1 || n > respStride || K < 1 || K > 64 || S != 5 || len(offs) == 0 {
 		return false
 	}
 	_ = dst[(K+K%2)*respRows*respStride-1]
@@ -174,7 +174,7 @@ func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool {
 	for _, o := range offs {
 		_ = b[o : o+(K-1)*W+n]
 	}
-	resp5K(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0])
+	resp5K(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0], thr2, noPrune)
 	return true
 }
 
@@ -326,15 +326,15 @@ func rowSumK(dst, src *float32, offs *int, nrows, n int) {
 }
 
 //go:noescape
-func resp5AVX2(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+func resp5AVX2(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool)
 
 // resp5K runs resp5AVX512, or resp5AVX2 without AVX-512.
-func resp5K(dst, b *float32, offs *int, nc, K, W, n int, wt *float32) {
+func resp5K(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool) {
 	if useAVX512 {
-		resp5AVX512(dst, b, offs, nc, K, W, n, wt)
+		resp5AVX512(dst, b, offs, nc, K, W, n, wt, thr2, noPrune)
 		return
 	}
-	resp5AVX2(dst, b, offs, nc, K, W, n, wt)
+	resp5AVX2(dst, b, offs, nc, K, W, n, wt, thr2, noPrune)
 }
 
 //go:noescape

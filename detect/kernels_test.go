@@ -281,18 +281,27 @@ func TestKernelRowSumResp(t *testing.T) {
 					for j := range offs {
 						offs[j] = rng.IntN(C)*K*W + rng.IntN(W-n+1)
 					}
-					sz := (K + K%2) * respRows * respStride
-					d, g := nanF(sz), nanF(sz)
-					if !respVec(d, b, offs, K, S, W, n, wt) {
-						respGo(d, b, offs, K, S, W, n, wt)
-					}
-					respGo(g, b, offs, K, S, W, n, wt)
-					for k := range K {
-						for r := range respRows {
-							row := (k*respRows + r) * respStride
-							if i := sameF(d[row:row+n], g[row:row+n]); i >= 0 {
-								t.Fatalf("resp K %d S %d n %d nc %d: shape %d row %d col %d: %g, Go %g",
-									K, S, n, nc, k, r, i, d[row+i], g[row+i])
+					// Thresholds that keep every shape, some, or none.
+					for _, th := range []struct {
+						thr2    float32
+						noPrune bool
+					}{{0, false}, {30, false}, {1e4, false}, {float32(math.Inf(1)), false}, {float32(math.Inf(1)), true}} {
+						sz := (K + K%2) * respRows * respStride
+						d, g := nanF(sz), nanF(sz)
+						if !respVec(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune) {
+							respGo(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
+						}
+						respGo(g, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
+						for k := range K {
+							for r := range respRows {
+								row := (k*respRows + r) * respStride
+								if i := sameF(d[row:row+n], g[row:row+n]); i >= 0 {
+									t.Fatalf("resp K %d S %d n %d nc %d thr2 %g noPrune %v: shape %d row %d col %d: %g, Go %g",
+										K, S, n, nc, th.thr2, th.noPrune, k, r, i, d[row+i], g[row+i])
+								}
+							}
+							if r1 := g[(k*respRows+1)*respStride]; th.thr2 == float32(math.Inf(1)) && (r1 == r1) == !th.noPrune {
+								t.Fatalf("resp thr2 %g noPrune %v: shape %d responses %g", th.thr2, th.noPrune, k, r1)
 							}
 						}
 					}
