@@ -104,8 +104,11 @@ type Detector struct {
 
 	spec []complex128
 	wt   []float32 // the grid's weights transposed: wt[(f*nc+j)*S+s]
-	ws   []*worker
-	res  []Spikes
+	// The offsets of centre f's channels within one block of a worker's
+	// m and b: icm[f*nc+j] = iC(j,f)·8 and icb[f*nc+j] = iC(j,f)·K·8.
+	icm, icb []int
+	ws       []*worker
+	res      []Spikes
 
 	// The current call.
 	x        []float32
@@ -132,7 +135,6 @@ type worker struct {
 	resp   []float32 // bounds and responses of one block (respGo)
 	choice []float32 // the choices of one block (chooseGo)
 	boffs  []int     // row offsets of one centre's channels in mb
-	offs   []int     // row offsets of one centre's channels in m
 	goffs  []int     // offsets in b of one (f, i)'s channels
 	acc    []float32 // the S responses of one (f, i, k)
 	paint  []float32 // suppression map of one strip: paint[f*suppStrip+i−s0]
@@ -185,6 +187,10 @@ func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params)
 	}
 	d.thr2 = float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack))
 	d.wt = make([]float32, len(g.Weights))
+	d.icm, d.icb = make([]int, len(g.IC)), make([]int, len(g.IC))
+	for j, c := range g.IC {
+		d.icm[j], d.icb[j] = int(c)*boundBlock, int(c)*d.k*boundBlock
+	}
 	for f := range d.f {
 		for s := range d.s {
 			for j := range d.nc {
@@ -334,7 +340,6 @@ func (d *Detector) setChunk(chunk, workers int) {
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
 			choice: make([]float32, chooseRows*respStride),
 			boffs:  make([]int, d.nc),
-			offs:   make([]int, d.nc),
 			goffs:  make([]int, d.nc),
 			acc:    make([]float32, d.s),
 			paint:  make([]float32, d.f*suppStrip),
@@ -488,7 +493,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	// centres that share their channels use them. The order in which
 	// (f, i) are evaluated changes nothing: each is evaluated once, and
 	// the detections are sorted by (column, centre) below.
-	offs, boffs, goffs := w.offs[:nc], w.boffs[:nc], w.goffs[:nc]
+	boffs := w.boffs[:nc]
 	// Sixteen centres at a time, so that each block's row of the table
 	// gets its sixteen values in one go (64 bytes) rather than one by
 	// one at a stride of F floats.
@@ -513,17 +518,16 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	}
 	for blk := range nb {
 		i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+		// The block's m and b: a centre's channels at offsets icm, icb.
+		mBlk := m[blk*C*boundBlock : (blk+1)*C*boundBlock]
+		bBlk := b[blk*C*K*boundBlock : (blk+1)*C*K*boundBlock]
 		for f, s := range sbt[blk*d.f : (blk+1)*d.f] {
 			if !(d.noPrune || s > d.thr2) {
 				continue
 			}
 			w.st.BlockPass++
-			ic := g.IC[f*nc : (f+1)*nc]
-			for j, c := range ic {
-				offs[j] = (blk*C + int(c)) * boundBlock
-			}
 			u := w.u[:i1-i0]
-			rowSum(u, m, offs)
+			rowSum(u, mBlk, d.icm[f*nc:(f+1)*nc])
 			w.st.BoundEvals += int64(i1 - i0)
 			if !useAsm {
 				for _, v := range u {
@@ -553,12 +557,10 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 				continue
 			}
 			w.st.RespBlocks++
-			for j, c := range ic {
-				goffs[j] = (blk*C + int(c)) * K * boundBlock
-			}
 			wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
-			if !respVec(w.resp, b, goffs, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune) {
-				respGo(w.resp, b, goffs, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune)
+			icb := d.icb[f*nc : (f+1)*nc]
+			if !respVec(w.resp, bBlk, icb, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune) {
+				respGo(w.resp, bBlk, icb, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune)
 			}
 			ch := w.choice[:chooseRows*respStride]
 			if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
