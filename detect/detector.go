@@ -162,8 +162,10 @@ type strongPt struct {
 // end's failures. On the CPU, work is
 // split into chunks of owned columns (two FFT blocks less the ±nt0min
 // halo: 1888 columns for Kilosort4's sizes) taken by GOMAXPROCS
-// goroutines; each goroutine keeps C·K·W floats of B and F·W of the
-// suppression map (W = chunk + 2·nt0min; about 30 MB for NP1). It panics
+// goroutines; each goroutine keeps C·K·W floats of B (W = chunk +
+// 2·nt0min, rounded up to whole bound blocks; 17.8 MB for NP1), C·W of
+// max_k B², blockGroup·(K+1)·W of row-major scratch and F·suppStrip of
+// suppression map (about 22 MB in all for NP1). It panics
 // if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
 func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*Detector, error) {
 	if err := prm.Validate(); err != nil {
