@@ -63,9 +63,11 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		nout := min(c.l, w-b0)
 		base := e0 + b0 - c.half // column of z[0]
 		need := nout + c.nt - 1
-		clear(z)
 		lo, hi := max(0, -base), min(need, T-base)
 		if lo < hi {
+			// Zeros outside the samples filled in.
+			clear(z[:lo])
+			clear(z[hi:])
 			za, ra := z[lo:hi], rowA[base+lo:base+hi]
 			var rb []float32
 			if rowB != nil {
@@ -76,6 +78,8 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 				rb = rb[j:]
 			}
 			fillGo(za[j:], ra[j:], rb)
+		} else {
+			clear(z)
 		}
 		c.fft.forward(z)
 		for k := range K {

@@ -104,8 +104,11 @@ type Detector struct {
 
 	spec []complex128
 	wt   []float32 // the grid's weights transposed: wt[(f*nc+j)*S+s]
-	ws   []*worker
-	res  []Spikes
+	// The offsets of centre f's channels within one block of a worker's
+	// m and b: icm[f*nc+j] = iC(j,f)·8 and icb[f*nc+j] = iC(j,f)·K·8.
+	icm, icb []int
+	ws       []*worker
+	res      []Spikes
 
 	// The current call.
 	x        []float32
@@ -121,8 +124,10 @@ type Detector struct {
 // worker is one goroutine's scratch.
 type worker struct {
 	cor    *correlator
-	b      []float32 // B of the chunk: b[(c*K+k)*W+i]
-	m      []float32 // max_k B² : m[c*W+i]
+	b      []float32 // B of the chunk, block-major: b[((i/8*C+c)*K+k)*8+i%8]
+	m      []float32 // max_k B², block-major: m[(i/8*C+c)*8+i%8]
+	bs     []float32 // B of blockGroup channels, row-major: bs[(j*K+k)*W+i]
+	ms     []float32 // max_k B² of blockGroup channels: ms[j*W+i]
 	mb     []float32 // block maxima of m: mb[c*nb+blk]
 	sb     []float32 // coarse bounds of sbGroup centres: sb[k*nb+blk]
 	sbt    []float32 // coarse bounds of all centres: sbt[blk*F+f]
@@ -130,7 +135,6 @@ type worker struct {
 	resp   []float32 // bounds and responses of one block (respGo)
 	choice []float32 // the choices of one block (chooseGo)
 	boffs  []int     // row offsets of one centre's channels in mb
-	offs   []int     // row offsets of one centre's channels in m
 	goffs  []int     // offsets in b of one (f, i)'s channels
 	acc    []float32 // the S responses of one (f, i, k)
 	paint  []float32 // suppression map of one strip: paint[f*suppStrip+i−s0]
@@ -158,8 +162,10 @@ type strongPt struct {
 // end's failures. On the CPU, work is
 // split into chunks of owned columns (two FFT blocks less the ±nt0min
 // halo: 1888 columns for Kilosort4's sizes) taken by GOMAXPROCS
-// goroutines; each goroutine keeps C·K·W floats of B and F·W of the
-// suppression map (W = chunk + 2·nt0min; about 30 MB for NP1). It panics
+// goroutines; each goroutine keeps C·K·W floats of B (W = chunk +
+// 2·nt0min, rounded up to whole bound blocks; 17.8 MB for NP1), C·W of
+// max_k B², blockGroup·(K+1)·W of row-major scratch and F·suppStrip of
+// suppression map (about 22 MB in all for NP1). It panics
 // if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
 func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*Detector, error) {
 	if err := prm.Validate(); err != nil {
@@ -183,6 +189,10 @@ func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params)
 	}
 	d.thr2 = float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack))
 	d.wt = make([]float32, len(g.Weights))
+	d.icm, d.icb = make([]int, len(g.IC)), make([]int, len(g.IC))
+	for j, c := range g.IC {
+		d.icm[j], d.icb[j] = int(c)*boundBlock, int(c)*d.k*boundBlock
+	}
 	for f := range d.f {
 		for s := range d.s {
 			for j := range d.nc {
@@ -316,12 +326,15 @@ func (d *Detector) setChunk(chunk, workers int) {
 	d.workers = max(1, min(workers, maxChunks))
 	wmax := min(d.chunk+2*d.nt0, inner)
 	n := fftLen(d.nt)
+	nbmax := (wmax + boundBlock - 1) / boundBlock
 	d.ws = make([]*worker, d.workers)
 	for i := range d.ws {
 		d.ws[i] = &worker{
 			cor:    newCorrelator(d.spec, d.k, d.nt, n),
-			b:      make([]float32, d.c*wmax*d.k),
-			m:      make([]float32, d.c*wmax),
+			b:      make([]float32, nbmax*d.c*d.k*boundBlock),
+			m:      make([]float32, nbmax*d.c*boundBlock),
+			bs:     make([]float32, blockGroup*d.k*wmax),
+			ms:     make([]float32, blockGroup*wmax),
 			mb:     make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
 			sb:     make([]float32, sbGroup*((wmax+boundBlock-1)/boundBlock)),
 			sbt:    make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
@@ -329,7 +342,6 @@ func (d *Detector) setChunk(chunk, workers int) {
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
 			choice: make([]float32, chooseRows*respStride),
 			boffs:  make([]int, d.nc),
-			offs:   make([]int, d.nc),
 			goffs:  make([]int, d.nc),
 			acc:    make([]float32, d.s),
 			paint:  make([]float32, d.f*suppStrip),
@@ -411,6 +423,11 @@ func (d *Detector) run() {
 // they are written, transposed, into the block-major table.
 const sbGroup = 16
 
+// blockGroup is the number of channels correlated into row-major scratch
+// before their B is copied block-major (an even number: the correlation
+// takes channel pairs): 8 channels are 370 KB of scratch for NP1.
+const blockGroup = 8
+
 // suppStrip is the number of columns whose suppression map is built at
 // once: F·suppStrip float32 (780 KB for NP1's 1532 centres) fits in L2.
 const suppStrip = 128
@@ -425,16 +442,38 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	W := e1 - e0
 	g := d.g
 
-	// Temporal correlation of every channel over the chunk and its halo.
+	// Temporal correlation of every channel over the chunk and its halo,
+	// blockGroup channels at a time (in pairs) into row-major scratch
+	// (bs, ms: blockGroup·(K+1)·W floats, in L2), whose per-channel block
+	// maxima of max_k B² are taken there and whose B and max_k B² are
+	// then copied block-major into b and m: the fine bounds and
+	// responses of one block of boundBlock columns then read one
+	// contiguous region (C·K·8 and C·8 floats) instead of rows on as many
+	// pages. A group's copy writes blockGroup·K·8 contiguous floats per
+	// block.
 	tConv := time.Now()
-	b, m := w.b[:C*W*K], w.m[:C*W]
-	for c := 0; c < C; c += 2 {
-		if c+1 < C {
-			w.cor.correlate(b[c*W*K:(c+1)*W*K], m[c*W:(c+1)*W], d.x[c*T:(c+1)*T],
-				b[(c+1)*W*K:(c+2)*W*K], m[(c+1)*W:(c+2)*W], d.x[(c+1)*T:(c+2)*T], e0, W)
-		} else {
-			w.cor.correlate(b[c*W*K:(c+1)*W*K], m[c*W:(c+1)*W], d.x[c*T:(c+1)*T], nil, nil, nil, e0, W)
+	nb := (W + boundBlock - 1) / boundBlock
+	b, m := w.b[:nb*C*K*boundBlock], w.m[:nb*C*boundBlock]
+	mb := w.mb[:C*nb]
+	for c0 := 0; c0 < C; c0 += blockGroup {
+		ng := min(blockGroup, C-c0)
+		bs, ms := w.bs[:ng*K*W], w.ms[:ng*W]
+		for j := 0; j < ng; j += 2 {
+			c := c0 + j
+			if j+1 < ng {
+				w.cor.correlate(bs[j*K*W:(j+1)*K*W], ms[j*W:(j+1)*W], d.x[c*T:(c+1)*T],
+					bs[(j+1)*K*W:(j+2)*K*W], ms[(j+1)*W:(j+2)*W], d.x[(c+1)*T:(c+2)*T], e0, W)
+			} else {
+				w.cor.correlate(bs[j*K*W:(j+1)*K*W], ms[j*W:(j+1)*W], d.x[c*T:(c+1)*T], nil, nil, nil, e0, W)
+			}
 		}
+		for j := range ng {
+			row, rb := ms[j*W:(j+1)*W], mb[(c0+j)*nb:(c0+j+1)*nb]
+			jb := blockMaxVec(rb, row)
+			blockMaxGo(rb[jb:], row[jb*boundBlock:])
+		}
+		toBlocks(b[c0*K*boundBlock:], bs, ng*K, W, C*K*boundBlock)
+		toBlocks(m[c0*boundBlock:], ms, ng, W, C*boundBlock)
 	}
 	w.st.Columns += int64(W)
 	w.st.ConvFlops += int64(2*C*K*d.nt) * int64(W)
@@ -450,20 +489,13 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	// so a block whose coarse sum is ≤ Th²(1−boundSlack) has every fine
 	// sum ≤ it too, and skipping it changes nothing.
 	w.strong = w.strong[:0]
-	nb := (W + boundBlock - 1) / boundBlock
-	mb := w.mb[:C*nb]
-	for c := range C {
-		row, rb := m[c*W:(c+1)*W], mb[c*nb:(c+1)*nb]
-		j := blockMaxVec(rb, row)
-		blockMaxGo(rb[j:], row[j*boundBlock:])
-	}
 	// Coarse bounds of every centre, stored block-major: the fine work
 	// then runs block by block over all centres, so that the B and m
 	// columns of a block (C·K·8 and C·8 floats) stay in cache while the
 	// centres that share their channels use them. The order in which
 	// (f, i) are evaluated changes nothing: each is evaluated once, and
 	// the detections are sorted by (column, centre) below.
-	offs, boffs, goffs := w.offs[:nc], w.boffs[:nc], w.goffs[:nc]
+	boffs := w.boffs[:nc]
 	// Sixteen centres at a time, so that each block's row of the table
 	// gets its sixteen values in one go (64 bytes) rather than one by
 	// one at a stride of F floats.
@@ -488,17 +520,16 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	}
 	for blk := range nb {
 		i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+		// The block's m and b: a centre's channels at offsets icm, icb.
+		mBlk := m[blk*C*boundBlock : (blk+1)*C*boundBlock]
+		bBlk := b[blk*C*K*boundBlock : (blk+1)*C*K*boundBlock]
 		for f, s := range sbt[blk*d.f : (blk+1)*d.f] {
 			if !(d.noPrune || s > d.thr2) {
 				continue
 			}
 			w.st.BlockPass++
-			ic := g.IC[f*nc : (f+1)*nc]
-			for j, c := range ic {
-				offs[j] = int(c)*W + i0
-			}
 			u := w.u[:i1-i0]
-			rowSum(u, m, offs)
+			rowSum(u, mBlk, d.icm[f*nc:(f+1)*nc])
 			w.st.BoundEvals += int64(i1 - i0)
 			if !useAsm {
 				for _, v := range u {
@@ -509,7 +540,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 				}
 				for ii, v := range u {
 					if d.noPrune || v > d.thr2 {
-						d.evaluate(w, f, i0+ii, W)
+						d.evaluate(w, f, i0+ii)
 					}
 				}
 				continue
@@ -528,12 +559,10 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 				continue
 			}
 			w.st.RespBlocks++
-			for j, c := range ic {
-				goffs[j] = int(c)*K*W + i0
-			}
 			wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
-			if !respVec(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt) {
-				respGo(w.resp, w.b, goffs, K, d.s, W, i1-i0, wt)
+			icb := d.icb[f*nc : (f+1)*nc]
+			if !respVec(w.resp, bBlk, icb, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune) {
+				respGo(w.resp, bBlk, icb, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune)
 			}
 			ch := w.choice[:chooseRows*respStride]
 			if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
@@ -635,20 +664,20 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 // k is skipped when u_k = Σ_j B[iC(j,f),k,t]² ≤ Th²(1−boundSlack) (its S
 // responses are then at most Th) or u_k < best²(1−boundSlack) (they are
 // then below the best so far, so they can neither win nor tie).
-func (d *Detector) evaluate(w *worker, f, i, W int) {
+func (d *Detector) evaluate(w *worker, f, i int) {
 	K, S, nc := d.k, d.s, d.nc
 	ic := d.g.IC[f*nc : (f+1)*nc]
 	b := w.b
 	offs := w.goffs[:nc]
 	for j, c := range ic {
-		offs[j] = int(c)*K*W + i
+		offs[j] = d.bIndex(int(c), 0, i)
 	}
 	wf := d.g.Weights[f*S*nc : (f+1)*S*nc]
 	acc := w.acc[:S]
 	best, bq, sign := float32(-1), 0, int8(0)
 	w.st.Survivors++
 	for k := range K {
-		kw := k * W
+		kw := k * boundBlock
 		if !d.noPrune {
 			var uk float32
 			for _, o := range offs {
@@ -699,6 +728,21 @@ func (d *Detector) evaluate(w *worker, f, i, W int) {
 	}
 }
 
+// bIndex is the index in a worker's b of B[c, k, chunk column i].
+func (d *Detector) bIndex(c, k, i int) int {
+	return ((i/boundBlock*d.c+c)*d.k+k)*boundBlock + i%boundBlock
+}
+
+// toBlocks copies the rows × W row-major src into the blocks of dst:
+// columns [8·blk, 8·blk+8) of row r go to dst[blk*stride+r*8:], the
+// last block possibly short.
+func toBlocks(dst, src []float32, rows, W, stride int) {
+	j := toBlocksVec(dst, src, rows, W, stride)
+	if j*boundBlock < W {
+		toBlocksGo(dst[j*stride:], src[j*boundBlock:], rows, W, stride, W-j*boundBlock)
+	}
+}
+
 // rowSum is rowSumGo, with the vector kernel where there is one.
 func rowSum(dst, src []float32, offs []int) {
 	if !rowSumVec(dst, src, offs) {
@@ -725,7 +769,7 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 		ic := g.IC[f*nc : (f+1)*nc]
 		var sw, sx, sy float64
 		for _, c := range ic {
-			v := float64(w.b[(int(c)*K+k)*W+int(p.i)]) * float64(p.sign)
+			v := float64(w.b[d.bIndex(int(c), k, int(p.i))]) * float64(p.sign)
 			if v > 0 {
 				sw += v
 				sx += v * g.ChanX[c]
@@ -737,7 +781,33 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 		out.Channels = append(out.Channels, ic...)
 		for _, c := range ic {
 			xs := d.x[int(c)*T+col-d.half : int(c)*T+col-d.half+nt]
-			for q := range P {
+			// Four (then two) features at a time: independent sums, each
+			// in sample order as one sum alone, overlap their latencies.
+			q := 0
+			for ; q+4 <= P; q += 4 {
+				w0, w1 := wpca[q*nt:(q+1)*nt], wpca[(q+1)*nt:(q+2)*nt]
+				w2, w3 := wpca[(q+2)*nt:(q+3)*nt], wpca[(q+3)*nt:(q+4)*nt]
+				var a0, a1, a2, a3 float64
+				for j, v := range xs {
+					x := float64(v)
+					a0 += x * float64(w0[j])
+					a1 += x * float64(w1[j])
+					a2 += x * float64(w2[j])
+					a3 += x * float64(w3[j])
+				}
+				out.Features = append(out.Features, float32(a0), float32(a1), float32(a2), float32(a3))
+			}
+			for ; q+2 <= P; q += 2 {
+				w0, w1 := wpca[q*nt:(q+1)*nt], wpca[(q+1)*nt:(q+2)*nt]
+				var a0, a1 float64
+				for j, v := range xs {
+					x := float64(v)
+					a0 += x * float64(w0[j])
+					a1 += x * float64(w1[j])
+				}
+				out.Features = append(out.Features, float32(a0), float32(a1))
+			}
+			for ; q < P; q++ {
 				wp := wpca[q*nt : (q+1)*nt]
 				var acc float64
 				for j, v := range xs {

@@ -56,6 +56,20 @@ func blockMaxGo(mb, m []float32) {
 	}
 }
 
+// toBlocksGo copies columns [0, n) of the rows × W row-major src (row r
+// at src[r*W:]) into blocks of boundBlock columns: columns [8·blk,
+// 8·blk+8) of row r go to dst[blk*stride+r*8:], the last block possibly
+// short.
+func toBlocksGo(dst, src []float32, rows, W, stride, n int) {
+	for blk := 0; blk*boundBlock < n; blk++ {
+		i0 := blk * boundBlock
+		i1 := min(n, i0+boundBlock)
+		for r := range rows {
+			copy(dst[blk*stride+r*boundBlock:blk*stride+r*boundBlock+i1-i0], src[r*W+i0:r*W+i1])
+		}
+	}
+}
+
 // rowSumGo sets dst[i] = src[offs[0]+i] + src[offs[1]+i] + …, added in
 // the order of offs.
 func rowSumGo(dst, src []float32, offs []int) {
@@ -81,19 +95,29 @@ const respRows = 3
 // Σ_j wt[j*S+s]·v_j; and of those the size s whose |A_s| is largest, the
 // lowest s on ties, NaNs never chosen. Row r of shape k is
 // dst[(k*respRows+r)*respStride:]: r = 0 holds u, r = 1 the chosen A_s,
-// r = 2 the chosen s as a float32 (−1 if every A_s is NaN).
+// r = 2 the chosen s as a float32 (−1 if every A_s is NaN). Unless
+// noPrune, a shape with no column of u > thr2 gets row 0 only: chooseGo
+// skips it in every column without reading its other rows.
 //
 // Choosing within a shape first gives evaluate's choice: evaluate keeps
 // the largest |A|, the lowest q = s·K+k on ties, and for a fixed k a
 // lower s is a lower q.
-func respGo(dst, b []float32, offs []int, K, S, W, n int, wt []float32) {
+func respGo(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) {
 	for k := range K {
+		pass := noPrune
 		for i := range n {
 			var u float32
 			for _, o := range offs {
 				v := b[o+k*W+i]
 				u += v * v
 			}
+			dst[k*respRows*respStride+i] = u
+			pass = pass || u > thr2
+		}
+		if !pass {
+			continue
+		}
+		for i := range n {
 			ba, bA, bs := float32(-1), float32(0), float32(-1)
 			for s := range S {
 				var a float32
@@ -105,7 +129,7 @@ func respGo(dst, b []float32, offs []int, K, S, W, n int, wt []float32) {
 				}
 			}
 			r := dst[k*respRows*respStride+i:]
-			r[0], r[respStride], r[2*respStride] = u, bA, bs
+			r[respStride], r[2*respStride] = bA, bs
 		}
 	}
 }

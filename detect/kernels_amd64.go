@@ -2,7 +2,11 @@
 
 package detect
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The AVX-512 kernels (kernels_amd64.s) need AVX-512 F and VL, AVX2 and
 // BMI2 and an OS that saves the ZMM and opmask state; the AVX2 kernels
@@ -52,7 +56,7 @@ func blockMaxAVX2(mb, m *float32, nb int)
 func rowSumAVX512(dst, src *float32, offs *int, nrows, n int)
 
 //go:noescape
-func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool)
 
 // fftForwardVec runs f.forward on x with the vector kernels if it can.
 func fftForwardVec(f *fft4, x []complex128) bool {
@@ -130,6 +134,23 @@ func blockMaxVec(mb, m []float32) int {
 	return nb
 }
 
+//go:noescape
+func toBlocksAVX2(dst, src *float32, rows, W, stride, nb int)
+
+// toBlocksVec does toBlocksGo for the whole blocks of the W columns and
+// returns their number; it does nothing unless dst is 32-byte aligned
+// (Go allocates large slices page-aligned) and stride a multiple of 8.
+func toBlocksVec(dst, src []float32, rows, W, stride int) int {
+	nb := W / boundBlock
+	if !useAsm || nb == 0 || rows < 1 || uintptr(unsafe.Pointer(&dst[0]))%32 != 0 || stride%8 != 0 {
+		return 0
+	}
+	_ = src[(rows-1)*W+nb*boundBlock-1]
+	_ = dst[(nb-1)*stride+rows*boundBlock-1]
+	toBlocksAVX2(&dst[0], &src[0], rows, W, stride, nb)
+	return nb
+}
+
 // rowSumVec does rowSumGo.
 func rowSumVec(dst, src []float32, offs []int) bool {
 	n := len(dst)
@@ -143,9 +164,9 @@ func rowSumVec(dst, src []float32, offs []int) bool {
 	return true
 }
 
-// respVec does respGo for S = 5 (Kilosort4's sizes).
-func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool {
-	if !useAsm || n < 1 || n > respStride || K < 1 || S != 5 || len(offs) == 0 {
+// respVec does respGo for S = 5 (Kilosort4's sizes) and K ≤ 64.
+func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
+	if !useAsm || n < 1 || n > respStride || K < 1 || K > 64 || S != 5 || len(offs) == 0 {
 		return false
 	}
 	_ = dst[(K+K%2)*respRows*respStride-1]
@@ -153,7 +174,7 @@ func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32) bool {
 	for _, o := range offs {
 		_ = b[o : o+(K-1)*W+n]
 	}
-	resp5K(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0])
+	resp5K(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0], thr2, noPrune)
 	return true
 }
 
@@ -305,15 +326,15 @@ func rowSumK(dst, src *float32, offs *int, nrows, n int) {
 }
 
 //go:noescape
-func resp5AVX2(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+func resp5AVX2(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool)
 
 // resp5K runs resp5AVX512, or resp5AVX2 without AVX-512.
-func resp5K(dst, b *float32, offs *int, nc, K, W, n int, wt *float32) {
+func resp5K(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool) {
 	if useAVX512 {
-		resp5AVX512(dst, b, offs, nc, K, W, n, wt)
+		resp5AVX512(dst, b, offs, nc, K, W, n, wt, thr2, noPrune)
 		return
 	}
-	resp5AVX2(dst, b, offs, nc, K, W, n, wt)
+	resp5AVX2(dst, b, offs, nc, K, W, n, wt, thr2, noPrune)
 }
 
 //go:noescape

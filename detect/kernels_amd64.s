@@ -380,6 +380,44 @@ blockMaxStore:
 	VZEROUPPER
 	RET
 
+// func toBlocksAVX2(dst, src *float32, rows, W, stride, nb int)
+//
+// Copies columns [8·blk, 8·blk+8) of row r of src (row stride W floats)
+// to dst[blk*stride+r*8:], for blk < nb and r < rows (rows ≥ 1), by
+// non-temporal stores (dst 32-byte aligned, stride a multiple of 8): the
+// chunk's B is larger than L2 and is next read block by block, so
+// reading its lines in before overwriting them would only double the
+// memory traffic.
+TEXT ·toBlocksAVX2(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ rows+16(FP), R8
+	MOVQ W+24(FP), R9
+	MOVQ stride+32(FP), R10
+	MOVQ nb+40(FP), CX
+	SHLQ $2, R9                  // W in bytes
+	SHLQ $2, R10                 // stride in bytes
+
+toBlocksBlk:
+	MOVQ SI, AX                  // row r of this block in src
+	MOVQ DI, DX                  // row r of this block in dst
+	MOVQ R8, BX
+
+toBlocksRow:
+	VMOVUPS  (AX), Y0
+	VMOVNTPS Y0, (DX)
+	ADDQ    R9, AX
+	ADDQ    $32, DX
+	DECQ    BX
+	JNZ     toBlocksRow
+	ADDQ    $32, SI
+	ADDQ    R10, DI
+	DECQ    CX
+	JNZ     toBlocksBlk
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func rowSumAVX512(dst, src *float32, offs *int, nrows, n int)
 //
 // dst[i] = src[offs[0]+i] + src[offs[1]+i] + … + src[offs[nrows−1]+i],
@@ -452,12 +490,15 @@ GLOBL sizeIdx32<>(SB), RODATA|NOPTR, $20
 	VMOVAPS a, K2, Z12; \
 	VBROADCASTSS idx, K2, Z11
 
-// func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+// func resp5AVX512(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool)
 //
-// respGo for S = 5: two shapes at a time, shape k in the low and k+1 in
-// the high eight lanes, the six sums of both in registers, each from 0 in
-// channel order; then the choice of the best size by strict |A| > best.
-TEXT ·resp5AVX512(SB), NOSPLIT, $0-64
+// respGo for S = 5 (K ≤ 64). First the bounds u of all shapes, two at a
+// time (shape k in the low and k+1 in the high eight lanes), each from 0
+// in channel order, noting the shapes with u > thr2 in a column < n (all
+// with noPrune); then the five responses of those shapes, two at a time
+// (the next two noted, or the last one twice), each from 0 in channel
+// order, and the choice of the best size by strict |A| > best.
+TEXT ·resp5AVX512(SB), NOSPLIT, $16-69
 	MOVQ dst+0(FP), DI
 	MOVQ b+8(FP), SI
 	MOVQ offs+16(FP), R8
@@ -469,29 +510,28 @@ TEXT ·resp5AVX512(SB), NOSPLIT, $0-64
 	MOVL $1, DX
 	SHLXL CX, DX, DX
 	DECL DX
-	KMOVW DX, K1
+	KMOVW DX, K1                 // columns < n
+	KSHIFTLW $8, K1, K3
+	KORW K1, K3, K3              // columns < n of both shapes
 	SHLQ $2, R12                 // W in bytes
-	VBROADCASTSS absMask32<>(SB), Z14
-	VBROADCASTSS minusOne32<>(SB), Z15
-	XORQ R14, R14                // byte offset of row k
+	VBROADCASTSS thr2+64(FP), Z13
+	XORQ CX, CX                  // shape k
+	XORQ R11, R11                // the shapes noted
 
-respPair:
-	MOVQ R14, DX                 // row k+1, or k again for the last of odd K
-	CMPQ R10, $1
-	JEQ  respOne
-	ADDQ R12, DX
+respUPair:
+	MOVQ CX, R14
+	IMULQ R12, R14               // byte offset of row k
+	LEAQ (R14)(R12*1), DX        // row k+1, or k again for the last of odd K
+	LEAQ 1(CX), AX
+	CMPQ AX, R10
+	JLT  respUTwo
+	MOVQ R14, DX
 
-respOne:
+respUTwo:
 	VPXORD Z0, Z0, Z0
-	VPXORD Z1, Z1, Z1
-	VPXORD Z2, Z2, Z2
-	VPXORD Z3, Z3, Z3
-	VPXORD Z4, Z4, Z4
-	VPXORD Z5, Z5, Z5
 	XORQ   BX, BX
-	MOVQ   R13, CX
 
-respJ:
+respUJ:
 	MOVQ         (R8)(BX*8), AX
 	LEAQ         (SI)(AX*4), AX
 	VMOVUPS.Z    (AX)(R14*1), K1, Y6
@@ -499,25 +539,94 @@ respJ:
 	VINSERTF64X4 $1, Y7, Z6, Z6
 	VMULPS       Z6, Z6, Z7
 	VADDPS       Z7, Z0, Z0
-	VBROADCASTSS (CX), Z8
-	VMULPS       Z6, Z8, Z8
-	VADDPS       Z8, Z1, Z1
-	VBROADCASTSS 4(CX), Z9
-	VMULPS       Z6, Z9, Z9
-	VADDPS       Z9, Z2, Z2
-	VBROADCASTSS 8(CX), Z8
-	VMULPS       Z6, Z8, Z8
-	VADDPS       Z8, Z3, Z3
-	VBROADCASTSS 12(CX), Z9
-	VMULPS       Z6, Z9, Z9
-	VADDPS       Z9, Z4, Z4
-	VBROADCASTSS 16(CX), Z8
-	VMULPS       Z6, Z8, Z8
-	VADDPS       Z8, Z5, Z5
-	ADDQ         $20, CX
 	INCQ         BX
 	CMPQ         BX, R9
-	JLT          respJ
+	JLT          respUJ
+
+	IMUL3Q  $96, CX, AX          // byte offset of shape k's rows in dst
+	VMOVUPS Y0, (DI)(AX*1)
+	VCMPPS  $0x1e, Z13, Z0, K3, K2
+	KMOVW   K2, BX
+	CMPB    noPrune+68(FP), $0
+	JEQ     respUNote
+	MOVL    $0xffff, BX
+
+respUNote:
+	TESTL $0xff, BX
+	JEQ   respUHi
+	BTSQ  CX, R11
+
+respUHi:
+	LEAQ 1(CX), DX
+	CMPQ DX, R10
+	JGE  respA
+	VEXTRACTF64X4 $1, Z0, Y7
+	VMOVUPS Y7, 96(DI)(AX*1)
+	TESTL $0xff00, BX
+	JEQ   respUNext
+	BTSQ  DX, R11
+
+respUNext:
+	ADDQ $2, CX
+	CMPQ CX, R10
+	JLT  respUPair
+
+respA:
+	VBROADCASTSS absMask32<>(SB), Z14
+	VBROADCASTSS minusOne32<>(SB), Z15
+
+respAPair:
+	TESTQ R11, R11
+	JEQ   respDone
+	BSFQ  R11, AX                // shape a
+	BTRQ  AX, R11
+	MOVQ  AX, BX                 // shape b: the next noted, or a again
+	TESTQ R11, R11
+	JEQ   respAHave
+	BSFQ  R11, BX
+	BTRQ  BX, R11
+
+respAHave:
+	MOVQ  AX, R14
+	IMULQ R12, R14               // row a
+	MOVQ  BX, DX
+	IMULQ R12, DX                // row b
+	IMULQ $96, AX
+	MOVQ  AX, 0(SP)              // a's rows in dst
+	IMULQ $96, BX
+	MOVQ  BX, 8(SP)              // b's rows in dst
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	XORQ   BX, BX
+
+respAJ:
+	MOVQ         (R8)(BX*8), AX
+	LEAQ         (SI)(AX*4), AX
+	VMOVUPS.Z    (AX)(R14*1), K1, Y6
+	VMOVUPS.Z    (AX)(DX*1), K1, Y7
+	VINSERTF64X4 $1, Y7, Z6, Z6
+	LEAQ         (BX)(BX*4), CX  // j·S
+	VBROADCASTSS (R13)(CX*4), Z8
+	VMULPS       Z6, Z8, Z8
+	VADDPS       Z8, Z1, Z1
+	VBROADCASTSS 4(R13)(CX*4), Z9
+	VMULPS       Z6, Z9, Z9
+	VADDPS       Z9, Z2, Z2
+	VBROADCASTSS 8(R13)(CX*4), Z8
+	VMULPS       Z6, Z8, Z8
+	VADDPS       Z8, Z3, Z3
+	VBROADCASTSS 12(R13)(CX*4), Z9
+	VMULPS       Z6, Z9, Z9
+	VADDPS       Z9, Z4, Z4
+	VBROADCASTSS 16(R13)(CX*4), Z8
+	VMULPS       Z6, Z8, Z8
+	VADDPS       Z8, Z5, Z5
+	INCQ         BX
+	CMPQ         BX, R9
+	JLT          respAJ
 
 	VMOVAPS Z15, Z10
 	VMOVAPS Z15, Z11
@@ -527,21 +636,17 @@ respJ:
 	PICK(Z3, sizeIdx32<>+8(SB))
 	PICK(Z4, sizeIdx32<>+12(SB))
 	PICK(Z5, sizeIdx32<>+16(SB))
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y12, 32(DI)
-	VMOVUPS Y11, 64(DI)
-	CMPQ    R10, $1
-	JEQ     respDone
-	VEXTRACTF64X4 $1, Z0, Y13
-	VMOVUPS Y13, 96(DI)
+	MOVQ    0(SP), AX
+	VMOVUPS Y12, 32(DI)(AX*1)
+	VMOVUPS Y11, 64(DI)(AX*1)
+	MOVQ    8(SP), BX
+	CMPQ    AX, BX
+	JEQ     respAPair
 	VEXTRACTF64X4 $1, Z12, Y13
-	VMOVUPS Y13, 128(DI)
+	VMOVUPS Y13, 32(DI)(BX*1)
 	VEXTRACTF64X4 $1, Z11, Y13
-	VMOVUPS Y13, 160(DI)
-	ADDQ    $192, DI
-	LEAQ    (R14)(R12*2), R14
-	SUBQ    $2, R10
-	JNZ     respPair
+	VMOVUPS Y13, 64(DI)(BX*1)
+	JMP     respAPair
 
 respDone:
 	VZEROUPPER
@@ -1142,11 +1247,13 @@ rowSum2Store:
 	VBROADCASTSS idx, Y7; \
 	VBLENDVPS Y9, Y7, Y11, Y11
 
-// func resp5AVX2(dst, b *float32, offs *int, nc, K, W, n int, wt *float32)
+// func resp5AVX2(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float32, noPrune bool)
 //
-// resp5AVX512 at half width: one shape at a time, its six sums in
-// registers, each from 0 in channel order; masked loads for n < 8.
-TEXT ·resp5AVX2(SB), NOSPLIT, $0-64
+// resp5AVX512 at half width, one shape at a time: its bound u from 0 in
+// channel order, and unless noPrune, if no column < n has u > thr2,
+// nothing more; otherwise its five responses, each from 0 in channel
+// order, and the choice of the best size; masked loads for n < 8.
+TEXT ·resp5AVX2(SB), NOSPLIT, $0-69
 	MOVQ dst+0(FP), DI
 	MOVQ b+8(FP), SI
 	MOVQ offs+16(FP), R8
@@ -1164,6 +1271,28 @@ TEXT ·resp5AVX2(SB), NOSPLIT, $0-64
 
 resp2K:
 	VXORPS Y0, Y0, Y0
+	XORQ   BX, BX
+
+resp2U:
+	MOVQ       (R8)(BX*8), AX
+	LEAQ       (SI)(AX*4), AX
+	VMASKMOVPS (AX)(R14*1), Y15, Y6
+	VMULPS     Y6, Y6, Y7
+	VADDPS     Y7, Y0, Y0
+	INCQ       BX
+	CMPQ       BX, R9
+	JLT        resp2U
+	VMOVUPS    Y0, (DI)
+	CMPB       noPrune+68(FP), $0
+	JNE        resp2A
+	VBROADCASTSS thr2+64(FP), Y7
+	VCMPPS     $0x1e, Y7, Y0, Y7 // u > thr2
+	VANDPS     Y15, Y7, Y7       // in a column < n
+	VMOVMSKPS  Y7, AX
+	TESTL      AX, AX
+	JEQ        resp2Next
+
+resp2A:
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -1176,8 +1305,6 @@ resp2J:
 	MOVQ         (R8)(BX*8), AX
 	LEAQ         (SI)(AX*4), AX
 	VMASKMOVPS   (AX)(R14*1), Y15, Y6
-	VMULPS       Y6, Y6, Y7
-	VADDPS       Y7, Y0, Y0
 	VBROADCASTSS (CX), Y8
 	VMULPS       Y6, Y8, Y8
 	VADDPS       Y8, Y1, Y1
@@ -1206,9 +1333,10 @@ resp2J:
 	PICK2(Y3, sizeIdx32<>+8(SB))
 	PICK2(Y4, sizeIdx32<>+12(SB))
 	PICK2(Y5, sizeIdx32<>+16(SB))
-	VMOVUPS Y0, (DI)
 	VMOVUPS Y12, 32(DI)
 	VMOVUPS Y11, 64(DI)
+
+resp2Next:
 	ADDQ    $96, DI
 	ADDQ    R12, R14
 	DECQ    R10

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+	"unsafe"
 )
 
 // The vector kernels against their Go references on random inputs, bit for
@@ -203,6 +204,49 @@ func TestKernelMaxSqBlockMax(t *testing.T) {
 	}
 }
 
+// aligned32 returns n NaNs starting on a 32-byte boundary.
+func aligned32(n int) []float32 {
+	x := nanF(n + 8)
+	off := int((32 - uintptr(unsafe.Pointer(&x[0]))%32) % 32 / 4)
+	return x[off : off+n]
+}
+
+func TestKernelToBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 5))
+	for _, W := range []int{1, 7, 8, 9, 16, 23, 1928} {
+		for _, rows := range []int{1, 6, 48} {
+			for _, off := range []int{0, 1} {
+				src := randF32(rng, rows*W+off)[off:]
+				nb := (W + boundBlock - 1) / boundBlock
+				stride := rows*boundBlock + 16
+				for _, dOff := range []int{0, 3} {
+					dst, g := aligned32(nb*stride + dOff)[dOff:], nanF(nb*stride)
+					j := toBlocksVec(dst, src, rows, W, stride)
+					if useAsm && dOff == 0 && j != W/boundBlock {
+						t.Fatalf("toBlocks W %d: vector path did %d blocks of %d", W, j, W/boundBlock)
+					}
+					if j*boundBlock < W {
+						toBlocksGo(dst[j*stride:], src[j*boundBlock:], rows, W, stride, W-j*boundBlock)
+					}
+					toBlocksGo(g, src, rows, W, stride, W)
+					if k := sameF(dst, g); k >= 0 {
+						t.Fatalf("toBlocks W %d rows %d: at %d %g, Go %g", W, rows, k, dst[k], g[k])
+					}
+					for blk := range nb {
+						for r := range rows {
+							for i := blk * boundBlock; i < min(W, (blk+1)*boundBlock); i++ {
+								if v := g[blk*stride+r*boundBlock+i%boundBlock]; math.Float32bits(v) != math.Float32bits(src[r*W+i]) {
+									t.Fatalf("toBlocksGo W %d: row %d column %d is %g, want %g", W, r, i, v, src[r*W+i])
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func TestKernelRowSumResp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 4))
 	for _, n := range []int{1, 3, 8, 15, 16, 17, 241} {
@@ -237,18 +281,27 @@ func TestKernelRowSumResp(t *testing.T) {
 					for j := range offs {
 						offs[j] = rng.IntN(C)*K*W + rng.IntN(W-n+1)
 					}
-					sz := (K + K%2) * respRows * respStride
-					d, g := nanF(sz), nanF(sz)
-					if !respVec(d, b, offs, K, S, W, n, wt) {
-						respGo(d, b, offs, K, S, W, n, wt)
-					}
-					respGo(g, b, offs, K, S, W, n, wt)
-					for k := range K {
-						for r := range respRows {
-							row := (k*respRows + r) * respStride
-							if i := sameF(d[row:row+n], g[row:row+n]); i >= 0 {
-								t.Fatalf("resp K %d S %d n %d nc %d: shape %d row %d col %d: %g, Go %g",
-									K, S, n, nc, k, r, i, d[row+i], g[row+i])
+					// Thresholds that keep every shape, some, or none.
+					for _, th := range []struct {
+						thr2    float32
+						noPrune bool
+					}{{0, false}, {30, false}, {1e4, false}, {float32(math.Inf(1)), false}, {float32(math.Inf(1)), true}} {
+						sz := (K + K%2) * respRows * respStride
+						d, g := nanF(sz), nanF(sz)
+						if !respVec(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune) {
+							respGo(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
+						}
+						respGo(g, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
+						for k := range K {
+							for r := range respRows {
+								row := (k*respRows + r) * respStride
+								if i := sameF(d[row:row+n], g[row:row+n]); i >= 0 {
+									t.Fatalf("resp K %d S %d n %d nc %d thr2 %g noPrune %v: shape %d row %d col %d: %g, Go %g",
+										K, S, n, nc, th.thr2, th.noPrune, k, r, i, d[row+i], g[row+i])
+								}
+							}
+							if r1 := g[(k*respRows+1)*respStride]; th.thr2 == float32(math.Inf(1)) && (r1 == r1) == !th.noPrune {
+								t.Fatalf("resp thr2 %g noPrune %v: shape %d responses %g", th.thr2, th.noPrune, k, r1)
 							}
 						}
 					}
@@ -399,7 +452,7 @@ func TestKernelsAVX2(t *testing.T) {
 	for name, f := range map[string]func(*testing.T){
 		"FFT": TestKernelFFT, "CmulCvt": TestKernelCmulCvt, "MaxSqBlockMax": TestKernelMaxSqBlockMax,
 		"RowSumResp": TestKernelRowSumResp, "Paint": TestKernelPaint, "Choose": TestKernelChoose,
-		"Fill": TestKernelFill, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
+		"Fill": TestKernelFill, "ToBlocks": TestKernelToBlocks, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
 	} {
 		t.Run(name, f)
 	}
