@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"dspk/linalg"
@@ -38,6 +39,17 @@ type cpuPreprocessor struct {
 	// Arguments of the Run in progress, read by its workers.
 	src []int16
 	out []float32
+
+	// The parallel stage in progress: its step, its n and worker count,
+	// the next worker index to hand out, and the goroutine body
+	// (runStage, bound once in newCPU so that starting a goroutine
+	// allocates nothing).
+	stageFn  func(pp *cpuPreprocessor, w, lo, hi int)
+	stageN   int
+	stageW   int
+	stageWid atomic.Int64
+	stageWG  sync.WaitGroup
+	runFn    func()
 }
 
 // blockT is the number of time columns a worker converts and references
@@ -76,6 +88,7 @@ func newCPU(p Params) (*cpuPreprocessor, error) {
 		mean:    make([]float32, C),
 		run0:    p.ChanMap[0],
 	}
+	pp.runFn = pp.runStage
 	for i, r := range p.ChanMap {
 		if r != pp.run0+i {
 			pp.run0 = -1
@@ -219,23 +232,33 @@ func (pp *cpuPreprocessor) reference(out []float32, src []int16) {
 }
 
 // parallel splits [0, n) into contiguous ranges, one per worker, and runs
-// f on them concurrently.
+// f on them concurrently: worker 0 on the calling goroutine, the others
+// on goroutines that read the stage from pp (runStage), so that a stage
+// allocates nothing.
 func (pp *cpuPreprocessor) parallel(n int, f func(pp *cpuPreprocessor, w, lo, hi int)) {
 	W := min(pp.workers, n)
 	if W <= 1 {
 		f(pp, 0, 0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < W; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(pp, w, w*n/W, (w+1)*n/W)
-		}()
+	pp.stageFn, pp.stageN, pp.stageW = f, n, W
+	pp.stageWid.Store(0)
+	pp.stageWG.Add(W - 1)
+	for range W - 1 {
+		go pp.runFn()
 	}
 	f(pp, 0, 0, n/W)
-	wg.Wait()
+	pp.stageWG.Wait()
+	pp.stageFn = nil
+}
+
+// runStage is one goroutine of parallel: it takes the next worker index
+// w ≥ 1 and runs the stage on its range.
+func (pp *cpuPreprocessor) runStage() {
+	defer pp.stageWG.Done()
+	n, W := pp.stageN, pp.stageW
+	w := int(pp.stageWid.Add(1))
+	pp.stageFn(pp, w, w*n/W, (w+1)*n/W)
 }
 
 // sumRange accumulates, in worker w's sums, every file channel over time

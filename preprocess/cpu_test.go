@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"dspk/compute"
 	"dspk/linalg"
 )
 
@@ -355,23 +356,66 @@ func TestRunPanics(t *testing.T) {
 	}
 }
 
-// TestRunAllocations checks that windows after the first allocate no
-// buffers: what remains is the goroutine start-up of each parallel stage.
+// TestRunAllocations checks that windows after the first allocate
+// nothing: without a whitening none at all, with one only what
+// Whitening.Apply allocates by itself; for a contiguous and a permuted
+// channel map, with CAR groups, and through the Preprocessor's window path.
 func TestRunAllocations(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
+	perm := iota(16)
+	perm[3], perm[9] = perm[9], perm[3]
+	grouped := small(iota(16), 17, 3000, 61)
+	grouped.Groups = make([]int, 16)
+	for i := range grouped.Groups {
+		grouped.Groups[i] = i / 5
+	}
+	w := randWhitening(rng, 16, 4)
+	for name, p := range map[string]Params{
+		"contiguous": small(iota(16), 17, 3000, 61),
+		"permuted":   small(perm, 17, 3000, 61),
+		"groups":     grouped,
+	} {
+		pp, err := newCPU(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		src := randWindow(rng, p.T(), 17, true)
+		dst := make([]float32, 16*p.T())
+		pp.Run(dst, src, nil)
+		if a := testing.AllocsPerRun(5, func() { pp.Run(dst, src, nil) }); a != 0 {
+			t.Errorf("%s: Run allocates %v times per window (%d workers)", name, a, pp.workers)
+		}
+		pp.Run(dst, src, w)
+		white := testing.AllocsPerRun(5, func() { w.Apply(dst, pp.tmp, p.T()) })
+		if a := testing.AllocsPerRun(5, func() { pp.Run(dst, src, w) }); a != white {
+			t.Errorf("%s: whitened Run allocates %v times per window, Whitening.Apply %v", name, a, white)
+		}
+	}
 	p := small(iota(16), 17, 3000, 61)
-	pp, err := newCPU(p)
+	dev, _, err := compute.Open("cpu")
 	if err != nil {
 		t.Fatal(err)
 	}
-	src := randWindow(rng, p.T(), 17, true)
-	dst := make([]float32, 16*p.T())
-	w := randWhitening(rng, 16, 4)
-	pp.Run(dst, src, w)
-	allocs := testing.AllocsPerRun(5, func() { pp.Run(dst, src, w) })
-	// Three stages of up to GOMAXPROCS goroutines, and whitening's own.
-	if limit := float64(8 * pp.workers); allocs > limit {
-		t.Errorf("Run allocates %v times per window, want at most %v", allocs, limit)
+	pp, err := New(dev, p)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Logf("%v allocations per window with %d workers", allocs, pp.workers)
+	win, err := dev.NewWindow(pp.Channels(), pp.Len(), pp.FileChannels())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer win.Close()
+	src := randWindow(rng, p.T(), 17, true)
+	step := func() {
+		if err := win.Load(src); err != nil {
+			t.Fatal(err)
+		}
+		if err := pp.Window(win); err != nil {
+			t.Fatal(err)
+		}
+	}
+	step()
+	if a := testing.AllocsPerRun(5, step); a != 0 {
+		t.Errorf("Window allocates %v times per window", a)
+	}
 }
