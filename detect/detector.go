@@ -123,14 +123,17 @@ type Detector struct {
 
 // worker is one goroutine's scratch.
 type worker struct {
-	cor    *correlator
-	b      []float32 // B of the chunk, block-major: b[((i/8*C+c)*K+k)*8+i%8]
-	m      []float32 // max_k B², block-major: m[(i/8*C+c)*8+i%8]
-	bs     []float32 // B of blockGroup channels, row-major: bs[(j*K+k)*W+i]
-	ms     []float32 // max_k B² of blockGroup channels: ms[j*W+i]
-	mb     []float32 // block maxima of m: mb[c*nb+blk]
-	sb     []float32 // coarse bounds of sbGroup centres: sb[k*nb+blk]
-	sbt    []float32 // coarse bounds of all centres: sbt[blk*F+f]
+	cor *correlator
+	b   []float32 // B of the chunk, block-major: b[((i/8*C+c)*K+k)*8+i%8]
+	m   []float32 // max_k B², block-major: m[(i/8*C+c)*8+i%8]
+	bs  []float32 // B of blockGroup channels, row-major: bs[(j*K+k)*W+i]
+	ms  []float32 // max_k B² of blockGroup channels: ms[j*W+i]
+	mb  []float32 // block maxima of m: mb[c*nb+blk]
+	sb  []float32 // coarse bounds of sbGroup centres: sb[k*nb+blk]
+	// The centres whose coarse bound passes in each block, in
+	// increasing order: sbf[blk*F : blk*F+sbn[blk]].
+	sbf    []int32
+	sbn    []int32
 	u      []float32 // fine bounds of one block: u[i−i0]
 	resp   []float32 // bounds and responses of one block (respGo)
 	choice []float32 // the choices of one block (chooseGo)
@@ -337,7 +340,8 @@ func (d *Detector) setChunk(chunk, workers int) {
 			ms:     make([]float32, blockGroup*wmax),
 			mb:     make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
 			sb:     make([]float32, sbGroup*((wmax+boundBlock-1)/boundBlock)),
-			sbt:    make([]float32, d.f*((wmax+boundBlock-1)/boundBlock)),
+			sbf:    make([]int32, d.f*nbmax),
+			sbn:    make([]int32, nbmax),
 			u:      make([]float32, boundBlock),
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
 			choice: make([]float32, chooseRows*respStride),
@@ -489,17 +493,19 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	// so a block whose coarse sum is ≤ Th²(1−boundSlack) has every fine
 	// sum ≤ it too, and skipping it changes nothing.
 	w.strong = w.strong[:0]
-	// Coarse bounds of every centre, stored block-major: the fine work
-	// then runs block by block over all centres, so that the B and m
+	// Coarse bounds of every centre, the passing centres listed block by
+	// block: the fine work then runs block by block over all centres, so that the B and m
 	// columns of a block (C·K·8 and C·8 floats) stay in cache while the
 	// centres that share their channels use them. The order in which
 	// (f, i) are evaluated changes nothing: each is evaluated once, and
 	// the detections are sorted by (column, centre) below.
 	boffs := w.boffs[:nc]
-	// Sixteen centres at a time, so that each block's row of the table
-	// gets its sixteen values in one go (64 bytes) rather than one by
-	// one at a stride of F floats.
-	sbt := w.sbt[:nb*d.f]
+	// Sixteen centres at a time: their bounds are formed row by row and
+	// each row then scanned, the passing blocks adding the centre to
+	// the block's list (few pass: the branch is predicted), so that the
+	// loop below visits only the listed centres.
+	sbf, sbn := w.sbf[:nb*d.f], w.sbn[:nb]
+	clear(sbn)
 	for f0 := 0; f0 < d.f; f0 += sbGroup {
 		nf := min(sbGroup, d.f-f0)
 		sb := w.sb[:nf*nb]
@@ -511,10 +517,13 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 			}
 			rowSum(sb[k*nb:(k+1)*nb], mb, boffs)
 		}
-		for blk := range nb {
-			row := sbt[blk*d.f+f0 : blk*d.f+f0+nf]
-			for k := range row {
-				row[k] = sb[k*nb+blk]
+		thr2, all, F := d.thr2, d.noPrune, d.f
+		for k := range nf {
+			for blk, v := range sb[k*nb : (k+1)*nb] {
+				if all || v > thr2 {
+					sbf[blk*F+int(sbn[blk])] = int32(f0 + k)
+					sbn[blk]++
+				}
 			}
 		}
 	}
@@ -523,11 +532,10 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 		// The block's m and b: a centre's channels at offsets icm, icb.
 		mBlk := m[blk*C*boundBlock : (blk+1)*C*boundBlock]
 		bBlk := b[blk*C*K*boundBlock : (blk+1)*C*K*boundBlock]
-		for f, s := range sbt[blk*d.f : (blk+1)*d.f] {
-			if !(d.noPrune || s > d.thr2) {
-				continue
-			}
-			w.st.BlockPass++
+		list := sbf[blk*d.f : blk*d.f+int(sbn[blk])]
+		w.st.BlockPass += int64(len(list))
+		for _, f32 := range list {
+			f := int(f32)
 			u := w.u[:i1-i0]
 			rowSum(u, mBlk, d.icm[f*nc:(f+1)*nc])
 			w.st.BoundEvals += int64(i1 - i0)
