@@ -107,8 +107,10 @@ type Detector struct {
 	// The offsets of centre f's channels within one block of a worker's
 	// m and b: icm[f*nc+j] = iC(j,f)·8 and icb[f*nc+j] = iC(j,f)·K·8.
 	icm, icb []int
-	ws       []*worker
-	res      []Spikes
+	// The lowest and highest channel of centre f: fc[2f], fc[2f+1].
+	fc  []int32
+	ws  []*worker
+	res []Spikes
 
 	// The current call.
 	x        []float32
@@ -195,6 +197,11 @@ func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params)
 	d.icm, d.icb = make([]int, len(g.IC)), make([]int, len(g.IC))
 	for j, c := range g.IC {
 		d.icm[j], d.icb[j] = int(c)*boundBlock, int(c)*d.k*boundBlock
+	}
+	d.fc = make([]int32, 2*d.f)
+	for f := range d.f {
+		ic := g.IC[f*d.nc : (f+1)*d.nc]
+		d.fc[2*f], d.fc[2*f+1] = slices.Min(ic), slices.Max(ic)
 	}
 	for f := range d.f {
 		for s := range d.s {
@@ -534,6 +541,18 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 		bBlk := b[blk*C*K*boundBlock : (blk+1)*C*K*boundBlock]
 		list := sbf[blk*d.f : blk*d.f+int(sbn[blk])]
 		w.st.BlockPass += int64(len(list))
+		if blk+1 < nb && sbn[blk+1] > 0 {
+			// The next block's m and B of the channels its listed
+			// centres use, requested while this block is worked on:
+			// B was written past the cache.
+			lo, hi := int32(C), int32(-1)
+			for _, f := range sbf[(blk+1)*d.f : (blk+1)*d.f+int(sbn[blk+1])] {
+				lo, hi = min(lo, d.fc[2*f]), max(hi, d.fc[2*f+1])
+			}
+			mb0, bb0 := (blk+1)*C*boundBlock, (blk+1)*C*K*boundBlock
+			prefetch(m[mb0+int(lo)*boundBlock : mb0+int(hi+1)*boundBlock])
+			prefetch(b[bb0+int(lo)*K*boundBlock : bb0+int(hi+1)*K*boundBlock])
+		}
 		for _, f32 := range list {
 			f := int(f32)
 			u := w.u[:i1-i0]

@@ -372,3 +372,14 @@ func mulSpan4InvK(p, z, s *complex128, n int) {
 	}
 	mulSpan4InvAVX2(p, z, s, n)
 }
+
+//go:noescape
+func prefetchLines(p *float32, n int)
+
+// prefetch asks the processor to bring x into cache ahead of its use.
+func prefetch(x []float32) {
+	if !useAsm || len(x) == 0 {
+		return
+	}
+	prefetchLines(&x[0], (len(x)+15)/16)
+}

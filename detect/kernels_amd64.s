@@ -1377,3 +1377,18 @@ paint2Next:
 	JLT  paint2Chunk
 	VZEROUPPER
 	RET
+
+// func prefetchLines(p *float32, n int)
+//
+// PREFETCHT0 of the n 64-byte lines from p on (n ≥ 1): a hint, no
+// result.
+TEXT ·prefetchLines(SB), NOSPLIT, $0-16
+	MOVQ p+0(FP), SI
+	MOVQ n+8(FP), CX
+
+prefetchLoop:
+	PREFETCHT0 (SI)
+	ADDQ       $64, SI
+	DECQ       CX
+	JNZ        prefetchLoop
+	RET

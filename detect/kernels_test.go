@@ -266,7 +266,7 @@ func TestKernelRowSumResp(t *testing.T) {
 			}
 		}
 	}
-	for _, K := range []int{1, 5, 6} {
+	for _, K := range []int{1, 5, 6, 7, 8, 12, 13} {
 		for _, S := range []int{1, 5} {
 			for _, n := range []int{1, 5, 8} {
 				for _, nc := range []int{1, 10} {
