@@ -390,6 +390,7 @@ func TestRunAllocations(t *testing.T) {
 		if a := testing.AllocsPerRun(5, func() { pp.Run(dst, src, w) }); a != white {
 			t.Errorf("%s: whitened Run allocates %v times per window, Whitening.Apply %v", name, a, white)
 		}
+		t.Logf("%s: %d workers; Whitening.Apply allocates %v times", name, pp.workers, white)
 	}
 	p := small(iota(16), 17, 3000, 61)
 	dev, _, err := compute.Open("cpu")
