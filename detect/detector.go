@@ -784,7 +784,16 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 	K, nc, nt, T, P := d.k, d.nc, d.nt, d.t, d.p
 	g := d.g
 	wpca := d.tm.WPCA
-	for _, p := range w.dets {
+	for di, p := range w.dets {
+		if di+1 < len(w.dets) {
+			// The next detection's samples, requested while this one's
+			// features are formed: the rows are far apart in memory.
+			q := w.dets[di+1]
+			qc := e0 + int(q.i) - d.half
+			for _, c := range g.IC[int(q.f)*nc : int(q.f+1)*nc] {
+				prefetch(d.x[int(c)*T+qc : int(c)*T+qc+nt])
+			}
+		}
 		col := e0 + int(p.i)
 		f := int(p.f)
 		k := int(p.q) % K
