@@ -501,9 +501,9 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	// sum ≤ it too, and skipping it changes nothing.
 	w.strong = w.strong[:0]
 	// Coarse bounds of every centre, the passing centres listed block by
-	// block: the fine work then runs block by block over all centres, so that the B and m
-	// columns of a block (C·K·8 and C·8 floats) stay in cache while the
-	// centres that share their channels use them. The order in which
+	// block: the fine work then runs block by block over all centres, so
+	// that the B and m columns of a block (C·K·8 and C·8 floats) stay in
+	// cache while the centres that share their channels use them. The order in which
 	// (f, i) are evaluated changes nothing: each is evaluated once, and
 	// the detections are sorted by (column, centre) below.
 	boffs := w.boffs[:nc]
