@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 )
 
@@ -159,4 +160,36 @@ func BenchmarkWhiteningApply(b *testing.B) {
 	}
 	b.ReportMetric(float64(T)/30000/(b.Elapsed().Seconds()/float64(b.N)), "x_realtime")
 	b.ReportMetric(2*float64(C*K*T)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// TestWhiteningApplyAllocs checks that Apply allocates nothing once warm,
+// on one goroutine and on several, and that concurrent calls on one
+// Whitening give each its own result.
+func TestWhiteningApplyAllocs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const C, K, T = 96, 16, 1500
+	w := randomWhitening(rng, C, K)
+	src := randomFloat32(rng, C*T)
+	dst := make([]float32, C*T)
+	for _, procs := range []int{1, 4} {
+		old := runtime.GOMAXPROCS(procs)
+		w.Apply(dst, src, T)
+		if a := testing.AllocsPerRun(20, func() { w.Apply(dst, src, T) }); a != 0 {
+			t.Errorf("GOMAXPROCS %d: Apply allocates %v times per call", procs, a)
+		}
+		runtime.GOMAXPROCS(old)
+	}
+	want := slices.Clone(dst)
+	var wg sync.WaitGroup
+	outs := make([][]float32, 4)
+	for i := range outs {
+		outs[i] = make([]float32, C*T)
+		wg.Go(func() { w.Apply(outs[i], src, T) })
+	}
+	wg.Wait()
+	for i, o := range outs {
+		if !slices.Equal(o, want) {
+			t.Errorf("concurrent call %d differs", i)
+		}
+	}
 }

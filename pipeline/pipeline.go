@@ -229,13 +229,14 @@ func (p *Pipeline) eachWindow2(ctx context.Context, pass string, windows []int, 
 		total = p.sched.Windows
 	}
 	done := 0
-	var pending *recording.Window // started, not finished
+	var pending recording.Window // started, not finished, if started
+	started := false
 	complete := func() error {
-		if pending != nil {
-			if err := finish(*pending); err != nil {
+		if started {
+			if err := finish(pending); err != nil {
 				return err
 			}
-			pending = nil
+			started = false
 		}
 		done++
 		if p.Progress != nil {
@@ -267,7 +268,7 @@ func (p *Pipeline) eachWindow2(ctx context.Context, pass string, windows []int, 
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
-		if pending != nil {
+		if started {
 			if err := complete(); err != nil {
 				return err
 			}
@@ -283,7 +284,7 @@ func (p *Pipeline) eachWindow2(ctx context.Context, pass string, windows []int, 
 			return err
 		}
 		if finish != nil {
-			pending = &rw
+			pending, started = rw, true
 		} else if err := complete(); err != nil {
 			return err
 		}
@@ -291,7 +292,7 @@ func (p *Pipeline) eachWindow2(ctx context.Context, pass string, windows []int, 
 			next, nerr = ld.Next(ctx)
 		}
 	}
-	if pending != nil {
+	if started {
 		return complete()
 	}
 	return nil

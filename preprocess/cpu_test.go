@@ -386,11 +386,9 @@ func TestRunAllocations(t *testing.T) {
 			t.Errorf("%s: Run allocates %v times per window (%d workers)", name, a, pp.workers)
 		}
 		pp.Run(dst, src, w)
-		white := testing.AllocsPerRun(5, func() { w.Apply(dst, pp.tmp, p.T()) })
-		if a := testing.AllocsPerRun(5, func() { pp.Run(dst, src, w) }); a != white {
-			t.Errorf("%s: whitened Run allocates %v times per window, Whitening.Apply %v", name, a, white)
+		if a := testing.AllocsPerRun(5, func() { pp.Run(dst, src, w) }); a != 0 {
+			t.Errorf("%s: whitened Run allocates %v times per window", name, a)
 		}
-		t.Logf("%s: %d workers; Whitening.Apply allocates %v times", name, pp.workers, white)
 	}
 	p := small(iota(16), 17, 3000, 61)
 	dev, _, err := compute.Open("cpu")
