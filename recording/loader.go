@@ -40,7 +40,8 @@ type Loader struct {
 	alloc    func(n int) []int16
 	readers  int
 	ready    chan loaded
-	free     chan []int16
+	free     chan *Batch // each keeps its buffer in buf
+	parts    partReader
 	done     chan struct{}
 	exited   chan struct{}
 	stopOnce sync.Once
@@ -89,7 +90,7 @@ func NewLoader(rec Recording, s Schedule, opt LoaderOptions) *Loader {
 		alloc:   alloc,
 		readers: opt.Readers,
 		ready:   make(chan loaded, inFlight),
-		free:    make(chan []int16, inFlight+1),
+		free:    make(chan *Batch, inFlight+1),
 		done:    make(chan struct{}),
 		exited:  make(chan struct{}),
 		out:     map[*Batch]struct{}{},
@@ -102,20 +103,22 @@ func NewLoader(rec Recording, s Schedule, opt LoaderOptions) *Loader {
 	return l
 }
 
-func (l *Loader) newBuffer() []int16 {
+// newBuffer allocates a buffer and the Batch that carries it, reused for
+// every window the buffer holds.
+func (l *Loader) newBuffer() *Batch {
 	buf := l.alloc(l.size)
 	if len(buf) != l.size {
 		panic(fmt.Sprintf("recording: loader Alloc(%d) returned %d values", l.size, len(buf)))
 	}
-	return buf
+	return &Batch{buf: buf}
 }
 
 // buffer returns a free buffer, allocating while fewer than maxBufs
 // exist; ok is false if the loader was closed while waiting.
-func (l *Loader) buffer() (buf []int16, ok bool) {
+func (l *Loader) buffer() (b *Batch, ok bool) {
 	select {
-	case buf = <-l.free:
-		return buf, true
+	case b = <-l.free:
+		return b, true
 	default:
 	}
 	l.mu.Lock()
@@ -128,8 +131,8 @@ func (l *Loader) buffer() (buf []int16, ok bool) {
 		return l.newBuffer(), true
 	}
 	select {
-	case buf = <-l.free:
-		return buf, true
+	case b = <-l.free:
+		return b, true
 	case <-l.done:
 		return nil, false
 	}
@@ -144,15 +147,16 @@ func (l *Loader) run() {
 			return
 		default:
 		}
-		buf, ok := l.buffer()
+		b, ok := l.buffer()
 		if !ok {
 			return
 		}
 		var r loaded
-		if err := ReadWindowParts(l.rec, l.sched, wi, buf, l.readers); err != nil {
+		if err := l.parts.window(l.rec, l.sched, wi, b.buf, l.readers); err != nil {
 			r.err = err
 		} else {
-			r.b = &Batch{Window: l.sched.Window(wi), Data: buf}
+			b.Window, b.Data = l.sched.Window(wi), b.buf
+			r.b = b
 		}
 		select {
 		case l.ready <- r:
@@ -249,8 +253,8 @@ func (l *Loader) Release(b *Batch) {
 	if !ok {
 		panic("recording: Release of a batch this loader did not hand out, or released twice")
 	}
-	l.free <- b.Data // never blocks: at most maxBufs buffers exist
 	b.Data = nil
+	l.free <- b // never blocks: at most maxBufs buffers exist
 }
 
 // Close stops the loader's goroutine and waits for it to finish. Batches

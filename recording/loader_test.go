@@ -342,3 +342,30 @@ func TestLoaderTryNext(t *testing.T) {
 		t.Errorf("TryNext after Close: %v", err)
 	}
 }
+
+// TestLoaderAllocs checks that a loader in steady state allocates nothing
+// per window: its batches, buffers and the pieces of a parallel read are
+// reused.
+func TestLoaderAllocs(t *testing.T) {
+	rec, s := loaderFixture(t, 4, 600000, 20000, 7) // 30 windows, read in 3 pieces each
+	l := NewLoader(rec, s, LoaderOptions{InFlight: 2, Readers: 3})
+	defer l.Close()
+	ctx := context.Background()
+	for range 4 { // warm: every buffer and the readers' state exist
+		b, err := l.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(b)
+	}
+	a := testing.AllocsPerRun(20, func() {
+		b, err := l.Next(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Release(b)
+	})
+	if a != 0 {
+		t.Errorf("%v allocations per window", a)
+	}
+}

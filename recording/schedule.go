@@ -84,4 +84,5 @@ func (s Schedule) Window(i int) Window {
 type Batch struct {
 	Window Window
 	Data   []int16
+	buf    []int16 // a Loader's buffer, which Data is while handed out
 }

@@ -47,6 +47,12 @@ func ReadWindow(rec Recording, sched Schedule, i int, dst []int16) error {
 // safe for concurrent use, as every recording of this package is. The
 // first error of a piece is returned.
 func ReadWindowParts(rec Recording, sched Schedule, i int, dst []int16, parts int) error {
+	var r partReader
+	return r.window(rec, sched, i, dst, parts)
+}
+
+// window is ReadWindowParts with r's reusable state.
+func (r *partReader) window(rec Recording, sched Schedule, i int, dst []int16, parts int) error {
 	c := rec.Channels()
 	if len(dst) != sched.Len()*c {
 		panic(fmt.Sprintf("recording: ReadWindow destination holds %d values, want %d samples × %d channels", len(dst), sched.Len(), c))
@@ -54,7 +60,7 @@ func ReadWindowParts(rec Recording, sched Schedule, i int, dst []int16, parts in
 	w := sched.Window(i)
 	n := int(w.ReadEnd - w.ReadStart)
 	data := dst[w.Offset*c : (w.Offset+n)*c]
-	if err := readParts(rec, data, w.ReadStart, n, parts); err != nil {
+	if err := r.read(rec, data, w.ReadStart, n, parts); err != nil {
 		return &WindowError{Name: rec.Name(), Index: i, Start: w.ReadStart, End: w.ReadEnd, Err: err}
 	}
 	first := data[:c]
@@ -71,29 +77,49 @@ func ReadWindowParts(rec Recording, sched Schedule, i int, dst []int16, parts in
 // minPart is the fewest samples a piece of ReadWindowParts reads.
 const minPart = 4096
 
-// readParts reads samples [start, start+n) into data in up to parts
-// pieces concurrently.
-func readParts(rec Recording, data []int16, start int64, n, parts int) error {
+// partReader reads a stretch of samples in pieces on several goroutines;
+// kept by a Loader, it allocates nothing per window once warm.
+type partReader struct {
+	rec         Recording
+	data        []int16
+	start       int64
+	n, parts, c int
+	errs        []error
+	wg          sync.WaitGroup
+	runs        []func() // runs[p] reads piece p; made once
+}
+
+// read reads samples [start, start+n) into data in up to parts pieces
+// concurrently.
+func (r *partReader) read(rec Recording, data []int16, start int64, n, parts int) error {
 	parts = max(1, min(parts, n/minPart))
 	if parts == 1 {
 		return rec.ReadInt16(data, start, n)
 	}
-	c := rec.Channels()
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		lo, hi := n*p/parts, n*(p+1)/parts
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[p] = rec.ReadInt16(data[lo*c:hi*c], start+int64(lo), hi-lo)
-		}()
+	r.rec, r.data, r.start, r.n, r.parts, r.c = rec, data, start, n, parts, rec.Channels()
+	for len(r.runs) < parts {
+		p := len(r.runs)
+		r.runs = append(r.runs, func() { r.part(p) })
+		r.errs = append(r.errs, nil)
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
+	r.wg.Add(parts)
+	for p := range parts {
+		go r.runs[p]()
+	}
+	r.wg.Wait()
+	r.rec, r.data = nil, nil
+	for p := range parts {
+		if err := r.errs[p]; err != nil {
+			clear(r.errs)
 			return err
 		}
 	}
 	return nil
+}
+
+// part reads piece p of the current read.
+func (r *partReader) part(p int) {
+	defer r.wg.Done()
+	lo, hi := r.n*p/r.parts, r.n*(p+1)/r.parts
+	r.errs[p] = r.rec.ReadInt16(r.data[lo*r.c:hi*r.c], r.start+int64(lo), hi-lo)
 }
