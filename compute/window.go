@@ -54,9 +54,9 @@ type Window struct {
 
 // NewWindow returns a window of C output channels, T samples and NChanFile
 // channels per stored sample on d, allocating its buffers (on a CUDA
-// device: T·NChanFile int16 and C·T float32 of device memory and C·T
-// float32 of pinned host memory). It panics unless C, T and NChanFile are
-// positive.
+// device: two raw buffers of T·NChanFile int16 and C·T float32 of device
+// memory, C·T float32 of pinned host memory, a copy stream and two
+// events). It panics unless C, T and NChanFile are positive.
 func (d *Device) NewWindow(C, T, NChanFile int) (*Window, error) {
 	if C < 1 || T < 1 || NChanFile < 1 {
 		panic(fmt.Sprintf("compute: NewWindow(%d, %d, %d): sizes must be positive", C, T, NChanFile))

@@ -123,7 +123,7 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 		jobs <- sinkJob{rw, buf}
 		return nil
 	}
-	err = p.eachWindow2(ctx, "detection", nil, w, start, finish)
+	err = p.eachWindowOverlapped(ctx, "detection", nil, w, start, finish)
 	close(jobs)
 	<-finished
 	if sinkErr != nil {

@@ -193,10 +193,10 @@ func (p *Pipeline) StatWindows() []int {
 // (whitened by w unless nil) and calls fn with it.
 func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
 	fn func(rw recording.Window, win *compute.Window) error) error {
-	return p.eachWindow2(ctx, pass, windows, w, fn, nil)
+	return p.eachWindowOverlapped(ctx, pass, windows, w, fn, nil)
 }
 
-// eachWindow2 is eachWindow with the work on a window in two parts:
+// eachWindowOverlapped is eachWindow with the work on a window in two parts:
 // start(rw, win) is called once the window is preprocessed (on a GPU:
 // once its preprocessing is enqueued) and finish(rw), if not nil, once the
 // next window's preprocessing is too (or after the last window), so that
@@ -204,7 +204,7 @@ func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w
 // next window and finish's work on the host overlaps the device's
 // preprocessing of it. start must leave the window's working array free
 // to be overwritten (on a GPU, by work queued behind its own).
-func (p *Pipeline) eachWindow2(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
+func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
 	start func(rw recording.Window, win *compute.Window) error, finish func(rw recording.Window) error) error {
 	t0 := time.Now()
 	defer func() { p.Timings[pass] += time.Since(t0) }()
