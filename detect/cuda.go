@@ -74,7 +74,7 @@ var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "cl
 // the same order, with the same amplitudes, positions and features, from
 // a whitened window that stays on the device. Stages (kernels/detect.cu):
 // the temporal filter bank in float64 rounded to float32 (as the CPU's
-// float64 FFT), the per-centre combination behind the exact
+// float64 FFT; on the FP64 tensor cores from sm_80), the per-centre combination behind the exact
 // Cauchy–Schwarz bound with the best template and sign chosen in
 // registers, the local maximum over the nC2 nearest centres × ±nt0min
 // columns through a suppression map, and one record per spike (template,
@@ -85,7 +85,8 @@ var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "cl
 // a correlation value lies within ~1e-15 of a float32 rounding boundary.
 //
 // It owns about (K+1)·C·T' + F·T' float32 of device buffers (T' = T −
-// 2·nt; 1.0 GB for NP1) plus the strong-point and spike lists. A
+// 2·nt; 1.0 GB for NP1), the strong-point and spike lists and, once Start
+// or Detect is used, its own copy of a window (C·T float32). A
 // gpuDetector is not safe for concurrent use; the methods that take a
 // *compute.Ctx must be called inside the device's Do.
 type gpuDetector struct {
