@@ -360,11 +360,8 @@ func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 	}
 	var st Stats
 	err := d.dev.Do(func(c *compute.Ctx) error {
-		if d.xin.Ptr == 0 {
-			var err error
-			if d.xin, err = c.Alloc(len(x) * 4); err != nil {
-				return err
-			}
+		if err := d.allocCopy(c); err != nil {
+			return err
 		}
 		if err := compute.Upload(c, d.xin.Ptr, x); err != nil {
 			return err
@@ -403,11 +400,8 @@ func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned
 	if d.started {
 		panic("detect: gpuDetector.Start twice without Finish")
 	}
-	if d.xin.Ptr == 0 {
-		var err error
-		if d.xin, err = c.Alloc(d.c * d.t * 4); err != nil {
-			return err
-		}
+	if err := d.allocCopy(c); err != nil {
+		return err
 	}
 	if err := c.CopyDtoD(d.xin.Ptr, x, d.c*d.t*4); err != nil {
 		return err
@@ -427,6 +421,17 @@ func (d *gpuDetector) Finish(c *compute.Ctx, dst *Spikes) (Stats, error) {
 	}
 	d.started = false
 	return d.finish(c, dst, d.xin.Ptr, d.pendStart, d.pendOwned)
+}
+
+// allocCopy allocates, on first use, the detector's own copy of a window
+// (C·T float32), which Detect uploads into and Start copies into.
+func (d *gpuDetector) allocCopy(c *compute.Ctx) error {
+	if d.xin.Ptr != 0 {
+		return nil
+	}
+	var err error
+	d.xin, err = c.Alloc(d.c * d.t * 4)
+	return err
 }
 
 func (d *gpuDetector) checkOwned(owned int) {
