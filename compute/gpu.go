@@ -215,6 +215,15 @@ func (c *Ctx) NewStream() (Stream, error) {
 	return Stream{s}, err
 }
 
+// NewStreamPriority creates a non-blocking stream whose kernels the device
+// serves before those of streams of a larger priority number (0 is the
+// default; the driver clamps the number into the device's range, on
+// current GPUs 0 down to −5).
+func (c *Ctx) NewStreamPriority(priority int) (Stream, error) {
+	s, err := c.c.NewStreamPriority(priority)
+	return Stream{s}, err
+}
+
 // DestroyStream destroys s (after its work completes).
 func (c *Ctx) DestroyStream(s Stream) error { return c.c.DestroyStream(s.h) }
 

@@ -654,8 +654,9 @@ func TestEventsStreamsGraph(t *testing.T) {
 		if err := c.Record(e1); err != nil {
 			return err
 		}
-		// A second stream waits for e1, then adds once more.
-		s, err := c.NewStream()
+		// A second stream, of the highest priority, waits for e1, then
+		// adds once more.
+		s, err := c.NewStreamPriority(-100)
 		if err != nil {
 			return err
 		}

@@ -37,6 +37,7 @@ var (
 	cuMemsetD8Async             uintptr
 	cuMemsetD32Async            uintptr
 	cuStreamCreate              uintptr
+	cuStreamCreateWithPriority  uintptr
 	cuStreamDestroy             uintptr
 	cuStreamSynchronize         uintptr
 	cuStreamWaitEvent           uintptr
@@ -95,6 +96,7 @@ var driverLib = &library{
 		{name: "cuMemsetD8Async", addr: &cuMemsetD8Async},
 		{name: "cuMemsetD32Async", addr: &cuMemsetD32Async},
 		{name: "cuStreamCreate", addr: &cuStreamCreate},
+		{name: "cuStreamCreateWithPriority", addr: &cuStreamCreateWithPriority},
 		{name: "cuStreamDestroy_v2", addr: &cuStreamDestroy},
 		{name: "cuStreamSynchronize", addr: &cuStreamSynchronize},
 		{name: "cuStreamWaitEvent", addr: &cuStreamWaitEvent},
@@ -729,6 +731,15 @@ func Download[T Number](c *Ctx, dst []T, src DevicePtr) error {
 func (c *Ctx) NewStream() (Stream, error) {
 	var s uintptr
 	err := c.do("cuStreamCreate", "", cuStreamCreate, uintptr(unsafe.Pointer(&s)), streamNonBlocking)
+	return Stream(s), err
+}
+
+// NewStreamPriority creates a non-blocking stream of the given priority:
+// lower numbers are served first; the driver clamps the number into the
+// device's range (on current GPUs 0, the default, down to −5).
+func (c *Ctx) NewStreamPriority(priority int) (Stream, error) {
+	var s uintptr
+	err := c.do("cuStreamCreateWithPriority", "", cuStreamCreateWithPriority, uintptr(unsafe.Pointer(&s)), streamNonBlocking, uintptr(priority))
 	return Stream(s), err
 }
 
