@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"unsafe"
 
@@ -37,6 +38,7 @@ type gpuConfig struct {
 	carCPW    int  // CAR: columns a warp takes at once (1 or 2)
 	carBits   int  // CAR: key bits found per warp reduction (1 or 2)
 	whiteCols int  // sparse whitening: columns per lane (1, 2 or 4)
+	whiteRows int  // sparse whitening: rows per group (0: whiteGroupRows where its input band fits, < 0: one group)
 	chunk     int  // high-pass chunk length, a multiple of 32; 0: one warp per scheduler
 	dense     bool // whiten by a dense cuBLAS SGEMM instead
 }
@@ -49,6 +51,17 @@ type gpuConfig struct {
 // four columns per lane (0.547 and 0.970 ms with two and one; dense SGEMM
 // 0.410 ms).
 var defaultGPUConfig = gpuConfig{carCPW: 2, carBits: 1, whiteCols: 4, chunk: 512}
+
+// whiteGroupRows is the number of output rows of a group of the sparse
+// whitening kernel, and whiteBandShared the most shared memory the input
+// band of one group may take (a local whitening's band for NP1, 32
+// channels against their nearest 32, is about 70 rows: 36 kB at four
+// columns per lane); a wider band whitens the window in one group of all
+// C rows.
+const (
+	whiteGroupRows  = 32
+	whiteBandShared = 64 << 10
+)
 
 // carQs are the per-lane value counts the CAR kernel is built for.
 var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
@@ -78,14 +91,15 @@ var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 // must be called inside the device's Do; a cudaPreprocessor is not safe for
 // concurrent use.
 type cudaPreprocessor struct {
-	dev       *compute.Device
-	p         Params
-	c, t, cf  int
-	cfg       gpuConfig
-	fast      bool    // chunked IIR high-pass; else the direct correlation
-	warm, hpL int     // warm-up and chunk length of the chunked high-pass
-	gain      float64 // squared gain of the cascade
-	whiteCols int     // columns per lane of the whitening kernel in use
+	dev        *compute.Device
+	p          Params
+	c, t, cf   int
+	cfg        gpuConfig
+	fast       bool    // chunked IIR high-pass; else the direct correlation
+	warm, hpL  int     // warm-up and chunk length of the chunked high-pass
+	gain       float64 // squared gain of the cascade
+	whiteCols  int     // columns per lane of the whitening kernel in use
+	carThreads int     // threads of a CAR block
 
 	copyStream compute.Stream
 	uploaded   [2]compute.Event // upload into in[slot] finished
@@ -95,7 +109,7 @@ type cudaPreprocessor struct {
 	pending    int // uploads not yet processed (0, 1 or 2)
 
 	cmap, sums, mean, x, f, y, z, coef, taps compute.Mem
-	wPairs, wDense                           compute.Mem
+	wPairs, wDense, wGroups                  compute.Mem
 	white                                    bool // a whitening is set
 	out                                      compute.Ptr
 
@@ -157,6 +171,7 @@ func newCUDA(dev *compute.Device, p Params, cfg gpuConfig) (*cudaPreprocessor, e
 	if need := C * (carTile + 1) * 4; need > info.MaxSharedPerBlock {
 		return nil, fmt.Errorf("preprocess: CUDA: %d channels need %d bytes of shared memory per block, %s has %d", C, need, dev, info.MaxSharedPerBlock)
 	}
+	g.carThreads = carThreadsFor(C, max(1, g.cfg.carCPW))
 	g.whiteCols = max(1, g.cfg.whiteCols)
 	for g.whiteCols > 1 && C*32*g.whiteCols*4 > info.MaxSharedPerBlock {
 		g.whiteCols /= 2
@@ -200,6 +215,26 @@ func tailLength(secs []section, tol float64) int {
 	return 0
 }
 
+// carThreadsFor returns the threads of a CAR block for C channels and
+// cpw columns per warp: one warp per cpw of the block's CAR_TILE columns,
+// so that each warp searches its medians once (at most 12 values per lane
+// keep the kernel within 64 registers), else gpuBlock.
+func carThreadsFor(C, cpw int) int {
+	if carQ(C) <= 12 {
+		return 32 * carTile / cpw
+	}
+	return gpuBlock
+}
+
+// carMinBlocks returns the blocks of n CAR threads each SM must hold at
+// once (CAR_MINB): two of 512, which caps the kernel at 64 registers.
+func carMinBlocks(n int) int {
+	if n == 512 {
+		return 2
+	}
+	return 1
+}
+
 // carQ returns the smallest instantiated per-lane count holding C values.
 func carQ(C int) int {
 	for _, q := range carQs {
@@ -218,6 +253,7 @@ func (g *cudaPreprocessor) init(c *compute.Ctx, flt *Filter, sms int) error {
 		fmt.Sprintf("-DCAR_Q=%d", carQ(C)),
 		fmt.Sprintf("-DCAR_CPW=%d", g.cfg.carCPW),
 		fmt.Sprintf("-DCAR_BITS=%d", g.cfg.carBits),
+		fmt.Sprintf("-DCAR_THREADS=%d", g.carThreads), fmt.Sprintf("-DCAR_MINB=%d", carMinBlocks(g.carThreads)),
 		fmt.Sprintf("-DWHITE_NCOL=%d", g.whiteCols),
 	}
 	if g.fast {
@@ -319,7 +355,7 @@ func (g *cudaPreprocessor) init(c *compute.Ctx, flt *Filter, sms int) error {
 		car = 1
 	}
 	g.fMeans = fMeans.Prepare(compute.D1(ceilDiv(C, 128)), compute.D1(128), 0, g.mean, g.sums, int32(C), int32(T), inv)
-	g.fCAR = fCAR.Prepare(compute.D1(ceilDiv(T, carTile)), compute.D1(gpuBlock), carSmem,
+	g.fCAR = fCAR.Prepare(compute.D1(ceilDiv(T, carTile)), compute.D1(g.carThreads), carSmem,
 		g.x, null, g.cmap, g.mean, int32(C), int32(cf), int32(T), inv, car)
 	if g.fast {
 		ngroup := ceilDiv(C, 32)
@@ -375,7 +411,7 @@ func (g *cudaPreprocessor) release(c *compute.Ctx) error {
 			first = err
 		}
 	}
-	bufs := []*compute.Mem{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.mean, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wPairs, &g.wDense}
+	bufs := []*compute.Mem{&g.in[0], &g.in[1], &g.cmap, &g.sums, &g.mean, &g.x, &g.f, &g.y, &g.z, &g.coef, &g.taps, &g.wPairs, &g.wDense, &g.wGroups}
 	for _, b := range bufs {
 		keep(c.Free(*b))
 		*b = compute.Mem{}
@@ -581,32 +617,80 @@ func (g *cudaPreprocessor) SetWhitening(c *compute.Ctx, w *linalg.Whitening) err
 		g.white = true
 		return nil
 	}
-	// Pairs column | weight bits << 32, one 8-byte load per entry.
+	// The output rows in groups, each reading the band of input rows its
+	// entries name; pairs local column | weight bits << 32, one 8-byte
+	// load per entry.
+	tw := 32 * g.whiteCols
+	rg, groups := whiteGroups(w, g.cfg.whiteRows, whiteBandShared/(tw*4))
 	pairs := make([]uint64, C*w.K)
 	for i, col := range w.Index {
-		pairs[i] = uint64(uint32(col)) | uint64(math.Float32bits(w.Value[i]))<<32
+		lo := groups[2*((i/w.K)/rg)]
+		pairs[i] = uint64(uint32(col-lo)) | uint64(math.Float32bits(w.Value[i]))<<32
 	}
-	if g.wPairs.Bytes < max(len(pairs), 1)*8 {
-		if err := c.Free(g.wPairs); err != nil {
+	span := 0
+	for i := 1; i < len(groups); i += 2 {
+		span = max(span, int(groups[i]))
+	}
+	for _, b := range []struct {
+		m     *compute.Mem
+		bytes int
+	}{{&g.wPairs, max(len(pairs), 1) * 8}, {&g.wGroups, len(groups) * 4}} {
+		if b.m.Bytes >= b.bytes {
+			continue
+		}
+		if err := c.Free(*b.m); err != nil {
 			return err
 		}
-		g.wPairs = compute.Mem{}
+		*b.m = compute.Mem{}
 		var err error
-		if g.wPairs, err = c.Alloc(max(len(pairs), 1) * 8); err != nil {
+		if *b.m, err = c.Alloc(b.bytes); err != nil {
 			return err
 		}
 	}
 	if err := compute.Upload(c, g.wPairs.Ptr, pairs); err != nil {
 		return err
 	}
+	if err := compute.Upload(c, g.wGroups.Ptr, groups); err != nil {
+		return err
+	}
 	if g.fWhite != nil {
 		g.fWhite.Free()
 	}
-	tw := 32 * g.whiteCols
-	g.fWhite = g.whiteFn.Prepare(compute.D1(ceilDiv(T, tw)), compute.D1(128*g.whiteCols), C*tw*4,
-		g.z, g.y, g.wPairs, int32(C), int32(w.K), int32(T))
+	threads := 128 * g.whiteCols
+	if rg < C {
+		threads = 256
+	}
+	g.fWhite = g.whiteFn.Prepare(compute.Dim3{X: len(groups) / 2, Y: ceilDiv(T, tw), Z: 1}, compute.D1(threads), span*tw*4,
+		g.z, g.y, g.wPairs, g.wGroups, int32(C), int32(w.K), int32(T), int32(rg))
 	g.white = true
 	return nil
+}
+
+// whiteGroups cuts the C output rows of w into groups for the whitening
+// kernel and returns the rows per group and (lo, span) of each group's
+// input band (the rows its entries name): groups of rows rows (if rows > 0;
+// whiteGroupRows if rows is 0) when every band spans at most maxSpan rows
+// and there is more than one group, else one group of all C rows
+// reading them all.
+func whiteGroups(w *linalg.Whitening, rows, maxSpan int) (int, []int32) {
+	C, K := w.C, w.K
+	if rows == 0 {
+		rows = whiteGroupRows
+	}
+	if rows > 0 && rows < C && K > 0 {
+		var groups []int32
+		ok := true
+		for r0 := 0; r0 < C && ok; r0 += rows {
+			idx := w.Index[r0*K : min(C, r0+rows)*K]
+			lo, hi := slices.Min(idx), slices.Max(idx)
+			ok = int(hi-lo) < maxSpan
+			groups = append(groups, lo, hi-lo+1)
+		}
+		if ok {
+			return rows, groups
+		}
+	}
+	return C, []int32{0, int32(C)}
 }
 
 // Upload enqueues the copy of one padded raw window, src[t*NChanFile+c]

@@ -69,28 +69,35 @@ func BenchmarkGPUPreprocess(b *testing.B) {
 		return c
 	}
 	for _, tc := range []struct {
-		name  string
-		white bool
-		cfg   gpuConfig
+		name        string
+		white, band bool // whiten; by a local (banded) operator
+		cfg         gpuConfig
 	}{
-		{"default", true, d},
-		{"no-whiten", false, d},
-		{"dense-whiten", true, with(func(c *gpuConfig) { c.dense = true })},
-		{"white-cols1", true, with(func(c *gpuConfig) { c.whiteCols = 1 })},
-		{"white-cols2", true, with(func(c *gpuConfig) { c.whiteCols = 2 })},
-		{"white-cols4", true, with(func(c *gpuConfig) { c.whiteCols = 4 })},
-		{"car-cpw1-bits1", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 1, 1 })},
-		{"car-cpw2-bits1", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 2, 1 })},
-		{"car-cpw1-bits2", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 1, 2 })},
-		{"car-cpw2-bits2", false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 2, 2 })},
-		{"chunk-auto", false, with(func(c *gpuConfig) { c.chunk = 0 })},
-		{"chunk512", false, with(func(c *gpuConfig) { c.chunk = 512 })},
-		{"chunk1024", false, with(func(c *gpuConfig) { c.chunk = 1024 })},
-		{"chunk2048", false, with(func(c *gpuConfig) { c.chunk = 2048 })},
+		{"default", true, false, d},
+		{"band-whiten", true, true, d},
+		{"band-whiten-one-group", true, true, with(func(c *gpuConfig) { c.whiteRows = -1 })},
+		{"chunk256", false, false, with(func(c *gpuConfig) { c.chunk = 256 })},
+		{"chunk384", false, false, with(func(c *gpuConfig) { c.chunk = 384 })},
+		{"no-whiten", false, false, d},
+		{"dense-whiten", true, false, with(func(c *gpuConfig) { c.dense = true })},
+		{"white-cols1", true, false, with(func(c *gpuConfig) { c.whiteCols = 1 })},
+		{"white-cols2", true, false, with(func(c *gpuConfig) { c.whiteCols = 2 })},
+		{"white-cols4", true, false, with(func(c *gpuConfig) { c.whiteCols = 4 })},
+		{"car-cpw1-bits1", false, false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 1, 1 })},
+		{"car-cpw2-bits1", false, false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 2, 1 })},
+		{"car-cpw1-bits2", false, false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 1, 2 })},
+		{"car-cpw2-bits2", false, false, with(func(c *gpuConfig) { c.carCPW, c.carBits = 2, 2 })},
+		{"chunk-auto", false, false, with(func(c *gpuConfig) { c.chunk = 0 })},
+		{"chunk512", false, false, with(func(c *gpuConfig) { c.chunk = 512 })},
+		{"chunk1024", false, false, with(func(c *gpuConfig) { c.chunk = 1024 })},
+		{"chunk2048", false, false, with(func(c *gpuConfig) { c.chunk = 2048 })},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
 			g, wins := newBenchGPU(b, 1, tc.cfg)
 			_, w := gpuBenchData()
+			if tc.band {
+				w = bandWhiteningK(rand.New(rand.NewPCG(73, 74)), 384, 32)
+			}
 			var total float64
 			stage := make([]float64, len(stageNames))
 			err := g.dev.Do(func(c *compute.Ctx) error {

@@ -695,3 +695,103 @@ func TestPreprocessorGPU(t *testing.T) {
 		}
 	}
 }
+
+// bandWhiteningK returns a sparse whitening of C channels with K entries
+// per row, each row against the K channels nearest to it in index (a
+// local whitening of a single-column probe): the diagonal first, then the
+// others in a random order.
+func bandWhiteningK(rng *rand.Rand, C, K int) *linalg.Whitening {
+	w := &linalg.Whitening{C: C, K: K, Index: make([]int32, C*K), Value: make([]float32, C*K)}
+	for c := range C {
+		lo := min(max(0, c-K/2), C-K)
+		cols := []int{c}
+		for _, j := range rng.Perm(K) {
+			if lo+j != c {
+				cols = append(cols, lo+j)
+			}
+		}
+		for k, j := range cols {
+			w.Index[c*K+k] = int32(j)
+			w.Value[c*K+k] = float32(0.1 * rng.NormFloat64())
+		}
+		w.Value[c*K] = 1 + float32(rng.Float64())
+	}
+	return w
+}
+
+// TestWhiteGroups checks how the whitening's rows are cut into groups.
+func TestWhiteGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	band := bandWhiteningK(rng, 100, 8)
+	rg, groups := whiteGroups(band, 0, 64)
+	if rg != whiteGroupRows || len(groups) != 2*4 {
+		t.Fatalf("band: %d rows per group, groups %v", rg, groups)
+	}
+	for g := range 4 {
+		lo, hi := 100, -1
+		for i := g * rg * 8; i < min(100, (g+1)*rg)*8; i++ {
+			lo, hi = min(lo, int(band.Index[i])), max(hi, int(band.Index[i]))
+		}
+		if int(groups[2*g]) != lo || int(groups[2*g+1]) != hi-lo+1 {
+			t.Errorf("group %d: (lo, span) = (%d, %d), want (%d, %d)", g, groups[2*g], groups[2*g+1], lo, hi-lo+1)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		w       *linalg.Whitening
+		rows, n int
+	}{
+		{"random", randWhiteningK(rng, 100, 8), 0, 64},
+		{"one group asked", band, -1, 64},
+		{"band too wide", band, 0, 30},
+		{"rows ≥ C", band, 100, 64},
+	} {
+		if rg, groups := whiteGroups(c.w, c.rows, c.n); rg != 100 || len(groups) != 2 || groups[0] != 0 || groups[1] != 100 {
+			t.Errorf("%s: %d rows per group, groups %v; want one group of all 100", c.name, rg, groups)
+		}
+	}
+}
+
+// TestGPUBandWhitening checks the grouped whitening of a local (banded)
+// operator on a full NP1 window against the CPU and bit for bit against
+// the same window whitened in one group.
+func TestGPUBandWhitening(t *testing.T) {
+	dev := testGPU(t)
+	rng := rand.New(rand.NewPCG(83, 84))
+	p := DefaultParams()
+	p.ChanMap, p.NChanFile = rng.Perm(385)[:384], 385
+	pp, err := newCPU(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	T := p.T()
+	src := extremeWindow(rng, T, 385)
+	w := bandWhiteningK(rng, 384, 32)
+	want := make([]float32, 384*T)
+	pp.Run(want, src, w)
+	var outs [2][]float32
+	for i, rows := range []int{0, -1} {
+		cfg := defaultGPUConfig
+		cfg.whiteRows = rows
+		g, err := newCUDA(dev, p, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := dev.Do(g.poison); err != nil {
+			t.Fatal(err)
+		}
+		outs[i] = nanSlice(384 * T)
+		if err := g.Run(outs[i], src, w); err != nil {
+			t.Fatal(err)
+		}
+		compareGPU(t, fmt.Sprintf("rows %d", rows), outs[i], want)
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range outs[0] {
+		if math.Float32bits(outs[0][i]) != math.Float32bits(outs[1][i]) {
+			t.Fatalf("channel %d, sample %d: grouped %v, one group %v", i/T, i%T, outs[0][i], outs[1][i])
+		}
+	}
+}

@@ -10,7 +10,9 @@
 //
 // The shape-dependent kernels are instantiated for one configuration per
 // module, chosen with -D options:
-//   CAR_Q, CAR_CPW, CAR_BITS  the CAR kernel "car" (see car below);
+//   CAR_Q, CAR_CPW, CAR_BITS  the CAR kernel "car" (see car below), and
+//   CAR_THREADS, CAR_MINB     its block size and the blocks per SM its
+//                             registers must allow;
 //   HP_NB, HP_ODD             the high-pass kernels "hp_fwd", "hp_bwd";
 //   WHITE_NCOL                the whitening kernel "whiten".
 
@@ -130,8 +132,8 @@ __device__ void car(float* __restrict__ out, const short* __restrict__ raw, cons
     const unsigned rank = (unsigned)(C - 1) / 2;
     for (int col0 = warp * CPW; col0 < CAR_TILE; col0 += nw * CPW) {
         if (t0 + col0 >= T) break; // the same for the whole warp
-        float v[CPW][Q];
-        unsigned key[CPW][Q];
+        unsigned key[CPW][Q]; // the values' keys; funkey gives each value back
+
 #pragma unroll
         for (int j = 0; j < CPW; ++j) {
             const int t = pp_imin(t0 + col0 + j, T - 1); // a column past T is computed, not stored
@@ -139,12 +141,8 @@ __device__ void car(float* __restrict__ out, const short* __restrict__ raw, cons
 #pragma unroll
             for (int q = 0; q < Q; ++q) {
                 const int i = lane + 32 * q;
-                v[j][q] = 0.0f;
                 key[j][q] = 0xffffffffu; // above every finite key: never counted
-                if (i < C) {
-                    v[j][q] = sign * (float)src[row[q]] - mean[q];
-                    key[j][q] = fkey(v[j][q]);
-                }
+                if (i < C) key[j][q] = fkey(sign * (float)src[row[q]] - mean[q]);
             }
         }
         float med[CPW];
@@ -184,7 +182,7 @@ __device__ void car(float* __restrict__ out, const short* __restrict__ raw, cons
 #pragma unroll
                 for (int q = 0; q < Q; ++q) {
                     const int i = lane + 32 * q;
-                    if (i < C) tile[i * (CAR_TILE + 1) + col] = v[j][q] - med[j];
+                    if (i < C) tile[i * (CAR_TILE + 1) + col] = funkey(key[j][q]) - med[j];
                 }
             }
         }
@@ -197,7 +195,7 @@ __device__ void car(float* __restrict__ out, const short* __restrict__ raw, cons
 }
 
 #ifdef CAR_Q
-extern "C" __global__ void car_entry(float* out, const short* raw, const int* map, const float* means, int C, int cf,
+extern "C" __global__ void __launch_bounds__(CAR_THREADS, CAR_MINB) car_entry(float* out, const short* raw, const int* map, const float* means, int C, int cf,
                                      int T, int invert, int doCAR) {
     car<CAR_Q, CAR_CPW, CAR_BITS>(out, raw, map, means, C, cf, T, invert, doCAR);
 }
@@ -379,34 +377,44 @@ extern "C" __global__ void hp_direct(float* __restrict__ dst, const float* __res
 
 // ---------------------------------------------------------------------------
 // Whitening with a sparse operator of K entries per row, given as pairs
-// iw[c*K+k] = column | float32 bits of the weight << 32:
+// iw[c*K+k] = local column | float32 bits of the weight << 32:
 //
-//   dst[c*T + t] = sum_k w[c*K+k] * src[col[c*K+k]*T + t]
+//   dst[c*T + t] = sum_k w[c*K+k] * src[(lo_g + lcol[c*K+k])*T + t]
 //
 // in float32, each product rounded and then added in the order k = 0, 1, …
-// (no fused multiply-add), exactly as linalg.Whitening.Apply. One block per
-// 32*NCOL columns: the columns of every channel are staged in dynamic
-// shared memory [C][32*NCOL], then warp w forms output rows w, w+nw, …,
+// (no fused multiply-add), exactly as linalg.Whitening.Apply. The output
+// rows are cut into groups of RG rows; group g reads only the input rows
+// [lo_g, lo_g + span_g) (grp[g] = (lo_g, span_g)), which its rows' columns
+// are relative to — a local whitening (each channel against its nearest
+// channels) reads a narrow band, one group of all C rows reads them all.
+// Block (g, column tile) = (blockIdx.x, blockIdx.y), so that the groups of
+// one tile, which read overlapping rows, run together: the group's input
+// rows of 32*NCOL columns are staged in dynamic shared memory
+// [span][32*NCOL], then warp w forms output rows w, w+nw, … of the group,
 // lane l the columns l, l+32, …, so that each pair fetched serves NCOL
 // products. Block: a multiple of 32 threads; dynamic shared
-// C*32*NCOL*4 bytes.
+// max_g span_g*32*NCOL*4 bytes.
 template <int NCOL>
 __device__ void whiten_t(float* __restrict__ dst, const float* __restrict__ src, const unsigned long long* __restrict__ iw,
-                         int C, int K, int T) {
+                         const int2* __restrict__ grp, int C, int K, int T, int RG) {
     extern __shared__ float smem[];
     constexpr int TW = 32 * NCOL;
-    float* tile = smem; // [C][TW]
+    float* tile = smem; // [span][TW]
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    const int tb = blockIdx.x * TW;
-    for (int i = warp; i < C; i += nw) {
+    const int g = blockIdx.x;
+    const int tb = blockIdx.y * TW;
+    const int2 gr = grp[g];
+    for (int i = warp; i < gr.y; i += nw) {
+        const float* row = src + (long long)(gr.x + i) * T;
 #pragma unroll
         for (int u = 0; u < NCOL; ++u) {
             const int t = tb + lane + 32 * u;
-            tile[i * TW + lane + 32 * u] = t < T ? src[(long long)i * T + t] : 0.0f;
+            tile[i * TW + lane + 32 * u] = t < T ? row[t] : 0.0f;
         }
     }
     __syncthreads();
-    for (int c = warp; c < C; c += nw) {
+    const int c1 = pp_imin(C, (g + 1) * RG);
+    for (int c = g * RG + warp; c < c1; c += nw) {
         const unsigned long long* e = iw + (long long)c * K;
         float acc[NCOL];
 #pragma unroll
@@ -428,7 +436,8 @@ __device__ void whiten_t(float* __restrict__ dst, const float* __restrict__ src,
 }
 
 #ifdef WHITE_NCOL
-extern "C" __global__ void whiten(float* dst, const float* src, const unsigned long long* iw, int C, int K, int T) {
-    whiten_t<WHITE_NCOL>(dst, src, iw, C, K, T);
+extern "C" __global__ void whiten(float* dst, const float* src, const unsigned long long* iw, const int2* grp, int C,
+                                  int K, int T, int RG) {
+    whiten_t<WHITE_NCOL>(dst, src, iw, grp, C, K, T, RG);
 }
 #endif
