@@ -24,12 +24,22 @@ const (
 	cgF          = 32 // CG_F
 	cgW          = 8  // CG_W
 	recHead      = 6  // REC_HEAD
-	// gpuGrid is the number of blocks of the grid-stride kernels (paint,
-	// local_max, emit), whose work is counted on the device.
+	// gpuGrid is the number of blocks of the grid-stride kernels
+	// (centres, paint, local_max, emit), whose work is counted on the
+	// device.
 	gpuGrid = 1024
-	// initStrong and initDets are the first capacities of the strong list
-	// and the detection list; both grow when a window overflows them
-	// (and the window is redone).
+	// initPairs, initStrong and initDets are the first capacities of the
+	// list of pairs to evaluate, the strong list and the detection list;
+	// each grows when a window overflows it (and the window is redone).
+	initPairs = 1 << 22
+	// startPriority is the priority of Start's stream: the device's
+	// highest, so that the detection's blocks go first and the next
+	// window's preprocessing on the caller's stream fills the room they
+	// leave (docs/perf.md: a 10-minute pass 0.70–0.79 s against 0.79–1.08
+	// at equal priority).
+	startPriority = -100
+	// maxGridY is the largest grid height of a CUDA launch.
+	maxGridY   = 65535
 	initStrong = 1 << 22
 	initDets   = 1 << 15
 	// minGuess is the fewest spike records downloaded together with the
@@ -44,6 +54,9 @@ const (
 type gpuDetectConfig struct {
 	mma int // filter bank on the FP64 tensor cores: rows per product, 8 or 16 (TC_MMA); 0: on the FMA units
 	ng  int // tensor-core filter bank: groups of 64 rows per warp (TC_NG; 0 means 1)
+	// scalar bounds: one column per lane even where the window's columns
+	// allow four (a multiple of 4: one vector load per channel)
+	scalarBounds bool
 }
 
 // defaultGPUDetectConfig is the fastest configuration measured on an
@@ -68,15 +81,16 @@ func gpuDetectConfigFor(major, minor int) gpuDetectConfig {
 
 // GPUStageNames name the GPU stages that [Detector.StageTimes] reports, in
 // launch order.
-var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "clear", "records", "download"}
+var GPUStageNames = []string{"filter bank", "bounds", "centres", "paint", "local max", "clear", "records", "download"}
 
 // gpuDetector is the CUDA back end of [Detector]: it finds the same spikes, in
 // the same order, with the same amplitudes, positions and features, from
 // a whitened window that stays on the device. Stages (kernels/detect.cu):
 // the temporal filter bank in float64 rounded to float32 (as the CPU's
-// float64 FFT; on the FP64 tensor cores from sm_80), the per-centre combination behind the exact
-// Cauchy–Schwarz bound with the best template and sign chosen in
-// registers, the local maximum over the nC2 nearest centres × ±nt0min
+// float64 FFT; on the FP64 tensor cores from sm_80), the exact
+// Cauchy–Schwarz bound of every (centre, column) pair with a list of the
+// pairs that pass it, the per-centre combination of those pairs (one per
+// thread) with the best template and sign chosen in registers, the local maximum over the nC2 nearest centres × ±nt0min
 // columns through a suppression map, and one record per spike (template,
 // sign, position, features) computed on the device; only the records are
 // downloaded, then ordered by column and centre on the host. Every
@@ -85,7 +99,7 @@ var GPUStageNames = []string{"filter bank", "centres", "paint", "local max", "cl
 // a correlation value lies within ~1e-15 of a float32 rounding boundary.
 //
 // It owns about (K+1)·C·T' + F·T' float32 of device buffers (T' = T −
-// 2·nt; 1.0 GB for NP1), the strong-point and spike lists and, once Start
+// 2·nt; 1.0 GB for NP1), the lists of pairs, strong points and spikes and, once Start
 // or Detect is used, its own copy of a window (C·T float32). A
 // gpuDetector is not safe for concurrent use; the methods that take a
 // *compute.Ctx must be called inside the device's Do.
@@ -98,16 +112,24 @@ type gpuDetector struct {
 	k, s, nc, nc2, p, f     int
 	th, thr2                float32
 	recWords                int
+	bvec                    int // columns per lane of the bounds kernel
 	cfg                     gpuDetectConfig
 
-	fConv, fCentres, fPaint, fLocal, fEmit *compute.Kernel
+	fConv, fBounds, fCentres, fPaint, fLocal, fEmit *compute.Kernel
 
 	b, m, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
-	sf, stp, sa, det, rec                                    compute.Mem
-	strongCap, detCap                                        int
+	sf, stp, sa, det, rec, pairs                             compute.Mem
+	strongCap, detCap, pairCap                               int
 	guess                                                    int           // records downloaded with the counts
 	done                                                     compute.Event // recorded after a window's downloads
 
+	// Start's stream and events: the detection of a started window runs
+	// on its own stream, so that the next window's preprocessing on the
+	// caller's stream shares the device with it; ready orders the copy
+	// of the window after its preprocessing, copied orders the caller's
+	// later work (which overwrites the window) after the copy.
+	stream        compute.Stream
+	ready, copied compute.Event
 	started       bool // a Start awaits its Finish
 	pendStart     int64
 	pendOwned     int
@@ -160,7 +182,7 @@ func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Para
 		return nil, fmt.Errorf("detect: GPU detector: %d channels per centre, more than the 64 the GPU kernels hold in registers", d.nc)
 	case int64(d.c)*int64(d.ti)*int64(d.k) > math.MaxInt32*4 || int64(d.f)*int64(d.ti) > math.MaxInt32:
 		return nil, fmt.Errorf("detect: GPU detector: window of %d columns × %d centres is too large", d.ti, d.f)
-	case d.ti > math.MaxInt32/cgF:
+	case d.ti > math.MaxInt32/cgF || ceilDiv(d.ti, 32) > maxGridY:
 		return nil, fmt.Errorf("detect: GPU detector: window of %d columns is too large", d.ti)
 	}
 	err := dev.Do(func(c *compute.Ctx) error {
@@ -200,7 +222,12 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	if d.cfg.mma != 0 {
 		conv = "tconv_mma"
 	}
-	d.fConv, d.fCentres, d.fPaint, d.fLocal, d.fEmit = fn(conv), fn("centres"), fn("paint"), fn("local_max"), fn("emit")
+	bounds := "bounds"
+	if d.bvec = 1; d.ti%4 == 0 && !d.cfg.scalarBounds {
+		bounds, d.bvec = "bounds4", 4
+	}
+	d.fConv, d.fBounds, d.fCentres = fn(conv), fn(bounds), fn("centres")
+	d.fPaint, d.fLocal, d.fEmit = fn("paint"), fn("local_max"), fn("emit")
 	if err != nil {
 		return err
 	}
@@ -213,7 +240,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	alloc(&d.b, C*Ti*d.k*4)
 	alloc(&d.m, C*Ti*4)
 	alloc(&d.paint, d.f*Ti*4)
-	alloc(&d.counts, 2*4)
+	alloc(&d.counts, 3*4)
 	alloc(&d.ic, len(d.g.IC)*4)
 	alloc(&d.ic2, len(d.g.IC2)*4)
 	alloc(&d.w, len(d.g.Weights)*4)
@@ -227,10 +254,13 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	if err := d.growStrong(c, min(initStrong, d.f*Ti)); err != nil {
 		return err
 	}
+	if err := d.growPairs(c, min(initPairs, d.f*Ti)); err != nil {
+		return err
+	}
 	if err := d.growDets(c, initDets); err != nil {
 		return err
 	}
-	if d.hCounts, err = c.AllocHost(2 * 4); err != nil {
+	if d.hCounts, err = c.AllocHost(3 * 4); err != nil {
 		return err
 	}
 	if d.done, err = c.NewEvent(); err != nil {
@@ -270,6 +300,21 @@ func (d *gpuDetector) growStrong(c *compute.Ctx, n int) error {
 		}
 	}
 	d.strongCap = n
+	return nil
+}
+
+// growPairs (re)allocates the list of the pairs to evaluate for n pairs.
+func (d *gpuDetector) growPairs(c *compute.Ctx, n int) error {
+	if err := c.Free(d.pairs); err != nil {
+		return err
+	}
+	d.pairs = compute.Mem{}
+	n = max(n, 1)
+	var err error
+	if d.pairs, err = c.Alloc(n * 4); err != nil {
+		return err
+	}
+	d.pairCap = n
 	return nil
 }
 
@@ -313,7 +358,7 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 		}
 	}
 	for _, b := range []*compute.Mem{&d.b, &d.m, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
-		&d.wt, &d.wpca, &d.xin, &d.sf, &d.stp, &d.sa, &d.det, &d.rec} {
+		&d.wt, &d.wpca, &d.xin, &d.sf, &d.stp, &d.sa, &d.det, &d.rec, &d.pairs} {
 		keep(c.Free(*b))
 		*b = compute.Mem{}
 	}
@@ -327,9 +372,15 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 		keep(c.DestroyEvent(e))
 	}
 	d.stages = nil
-	if d.done != (compute.Event{}) {
-		keep(c.DestroyEvent(d.done))
-		d.done = compute.Event{}
+	for _, e := range []*compute.Event{&d.done, &d.ready, &d.copied} {
+		if *e != (compute.Event{}) {
+			keep(c.DestroyEvent(*e))
+			*e = compute.Event{}
+		}
+	}
+	if d.stream != (compute.Stream{}) {
+		keep(c.DestroyStream(d.stream))
+		d.stream = compute.Stream{}
 	}
 	return first
 }
@@ -389,11 +440,13 @@ func (d *gpuDetector) DetectDevice(c *compute.Ctx, dst *Spikes, x compute.Ptr, o
 	return d.finish(c, dst, x, ownStart, owned)
 }
 
-// Start enqueues on c's stream the detection of the whitened window at x,
-// as DetectDevice, after copying x into the detector's own buffer (a
-// device-to-device copy of C·T float32), and returns at once: the caller
-// may then overwrite x, for example with the next window's preprocessing
-// on the same stream, while the device detects. Finish waits for the
+// Start enqueues the detection of the whitened window at x, as
+// DetectDevice, after the work already on c's stream, and returns at
+// once. The detection runs on the detector's own stream, on its own copy
+// of x (a device-to-device copy of C·T float32), and the work enqueued
+// on c's stream after Start waits for that copy only: the caller may
+// overwrite x, for example with the next window's preprocessing, which
+// then runs on the device alongside the detection. Finish waits for the
 // spikes; each Start must be followed by one Finish.
 func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned int) error {
 	d.checkOwned(owned)
@@ -403,14 +456,52 @@ func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned
 	if err := d.allocCopy(c); err != nil {
 		return err
 	}
-	if err := c.CopyDtoD(d.xin.Ptr, x, d.c*d.t*4); err != nil {
+	s, err := d.startStream(c)
+	if err != nil {
 		return err
 	}
-	if err := d.enqueue(c, d.xin.Ptr, owned); err != nil {
+	if s != c {
+		if err := c.Record(d.ready); err != nil {
+			return err
+		}
+		if err := s.Wait(d.ready); err != nil {
+			return err
+		}
+	}
+	if err := s.CopyDtoD(d.xin.Ptr, x, d.c*d.t*4); err != nil {
+		return err
+	}
+	if s != c {
+		if err := s.Record(d.copied); err != nil {
+			return err
+		}
+		if err := c.Wait(d.copied); err != nil {
+			return err
+		}
+	}
+	if err := d.enqueue(s, d.xin.Ptr, owned); err != nil {
 		return err
 	}
 	d.started, d.pendStart, d.pendOwned = true, ownStart, owned
 	return nil
+}
+
+// startStream returns the context of Start's stream, creating the stream
+// and its events on first use.
+func (d *gpuDetector) startStream(c *compute.Ctx) (*compute.Ctx, error) {
+	if d.stream == (compute.Stream{}) {
+		var err error
+		if d.stream, err = c.NewStreamPriority(startPriority); err != nil {
+			return nil, err
+		}
+		if d.ready, err = c.NewEvent(); err != nil {
+			return nil, err
+		}
+		if d.copied, err = c.NewEvent(); err != nil {
+			return nil, err
+		}
+	}
+	return c.WithStream(d.stream), nil
 }
 
 // Finish waits for the detection of the last Start, appends its spikes to
@@ -420,7 +511,11 @@ func (d *gpuDetector) Finish(c *compute.Ctx, dst *Spikes) (Stats, error) {
 		panic("detect: gpuDetector.Finish without Start")
 	}
 	d.started = false
-	return d.finish(c, dst, d.xin.Ptr, d.pendStart, d.pendOwned)
+	s, err := d.startStream(c)
+	if err != nil {
+		return Stats{}, err
+	}
+	return d.finish(s, dst, d.xin.Ptr, d.pendStart, d.pendOwned)
 }
 
 // allocCopy allocates, on first use, the detector's own copy of a window
@@ -450,10 +545,14 @@ func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStar
 		if err := c.EventSync(d.done); err != nil {
 			return Stats{}, fmt.Errorf("detect: GPU detection: %w", err)
 		}
-		h := unsafe.Slice((*int32)(d.hCounts.Ptr()), 2)
-		n, nd := int(h[0]), int(h[1])
-		if n > d.strongCap || nd > d.detCap {
-			if n > d.strongCap {
+		h := unsafe.Slice((*int32)(d.hCounts.Ptr()), 3)
+		n, nd, np := int(h[0]), int(h[1]), int(h[2])
+		if np > d.pairCap || n > d.strongCap || nd > d.detCap {
+			if np > d.pairCap {
+				if err := d.growPairs(c, np+np/4); err != nil {
+					return Stats{}, err
+				}
+			} else if n > d.strongCap {
 				if err := d.growStrong(c, n+n/4); err != nil {
 					return Stats{}, err
 				}
@@ -492,9 +591,9 @@ func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStar
 func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
 	C, Ti := d.c, d.ti
 	cnt := d.counts.Ptr
-	ndet := cnt.Add(4)
+	ndet, npairs := cnt.Add(4), cnt.Add(8)
 	steps := []func() error{
-		func() error { return c.Memset32(cnt, 0, 2) },
+		func() error { return c.Memset32(cnt, 0, 3) },
 		func() error { return d.mark(c, 0) },
 		func() error {
 			if d.cfg.mma != 0 {
@@ -506,34 +605,39 @@ func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
 		},
 		func() error { return d.mark(c, 1) },
 		func() error {
-			return c.Launch(d.fCentres, compute.Dim3{X: ceilDiv(Ti, 32), Y: ceilDiv(d.f, cgF)}, compute.Dim3{X: 32, Y: cgW}, 0,
-				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.b, d.m, d.ic, d.w, int32(d.f), int32(Ti), d.thr2, d.th)
+			return c.Launch(d.fBounds, compute.Dim3{X: ceilDiv(d.f, cgF), Y: ceilDiv(Ti, 32*d.bvec)}, compute.Dim3{X: 32, Y: cgW}, 0,
+				d.pairs, npairs, int32(d.pairCap), d.m, d.ic, int32(d.f), int32(Ti), d.thr2)
 		},
 		func() error { return d.mark(c, 2) },
+		func() error {
+			return c.Launch(d.fCentres, compute.D1(gpuGrid), compute.D1(256), 0,
+				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.pairs, npairs, int32(d.pairCap), d.b, d.ic, d.w, int32(Ti), d.thr2, d.th)
+		},
+		func() error { return d.mark(c, 3) },
 		func() error {
 			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
 				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(0))
 		},
-		func() error { return d.mark(c, 3) },
+		func() error { return d.mark(c, 4) },
 		func() error {
 			return c.Launch(d.fLocal, compute.D1(gpuGrid), compute.D1(256), 0,
 				d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.paint, d.ic2, int32(Ti), int32(owned))
 		},
-		func() error { return d.mark(c, 4) },
+		func() error { return d.mark(c, 5) },
 		func() error {
 			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
 				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(1))
 		},
-		func() error { return d.mark(c, 5) },
+		func() error { return d.mark(c, 6) },
 		func() error {
 			return c.Launch(d.fEmit, compute.D1(gpuGrid), compute.D1(64), 0,
 				d.rec, d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, d.b, x, d.ic, d.w, d.chx, d.chy, d.wpca,
 				int32(d.t), int32(Ti), d.thr2)
 		},
-		func() error { return d.mark(c, 6) },
-		func() error { return c.CopyDtoH(d.hCounts, 0, cnt, 8) },
-		func() error { return c.CopyDtoH(d.hRec, 0, d.rec.Ptr, min(d.guess, d.detCap)*d.recWords*4) },
 		func() error { return d.mark(c, 7) },
+		func() error { return c.CopyDtoH(d.hCounts, 0, cnt, 12) },
+		func() error { return c.CopyDtoH(d.hRec, 0, d.rec.Ptr, min(d.guess, d.detCap)*d.recWords*4) },
+		func() error { return d.mark(c, 8) },
 		func() error { return c.Record(d.done) },
 	}
 	for _, s := range steps {

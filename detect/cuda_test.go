@@ -183,8 +183,8 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	var total spikeAgreement
 	total.orderOK = true
 	// The filter bank of each seed: the default, the other tensor-core
-	// shape, the FMA units.
-	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16}, {mma: 8}}
+	// shape (with the one-column bounds), the FMA units.
+	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16, scalarBounds: true}, {mma: 8}}
 	for seed := range uint64(3) {
 		gd, err := newGPUDetector(dev, g, tm, T, prm, cfgs[seed])
 		if err != nil {
@@ -198,6 +198,9 @@ func TestGPUDetectNP1Window(t *testing.T) {
 		if seed == 2 {
 			// Lists too small: the window is redone with larger ones.
 			err := dev.Do(func(c *compute.Ctx) error {
+				if err := gd.growPairs(c, 1000); err != nil {
+					return err
+				}
 				if err := gd.growStrong(c, 100); err != nil {
 					return err
 				}

@@ -530,12 +530,13 @@ func benchDetectStages(dt *detect.Detector, win *compute.Window, reps int, g *de
 	span := float64(2*prm.NT0Min + 1)
 	floors := []float64{
 		max(float64(C*T*4+C*Ti*(K+1)*4)/gpuBytesPerSec, float64(C*K*Ti*nt)/gpuTensorFMAPerSec), // filter bank
-		float64(C*Ti*4)/gpuBytesPerSec + strong*12/gpuBytesPerSec,                              // centres: M once, the strong list
-		strong * (12 + span*4) / gpuBytesPerSec,                                                // paint
-		strong * 16 / gpuBytesPerSec,                                                           // local max: the list and the own row
-		strong * (12 + span*4) / gpuBytesPerSec,                                                // clear
-		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec,                             // records
-		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                                                   // download at the pinned rate
+		float64(C*Ti*4) / gpuBytesPerSec,                           // bounds: M once
+		strong * 12 / gpuBytesPerSec,                               // centres: the strong list
+		strong * (12 + span*4) / gpuBytesPerSec,                    // paint
+		strong * 16 / gpuBytesPerSec,                               // local max: the list and the own row
+		strong * (12 + span*4) / gpuBytesPerSec,                    // clear
+		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec, // records
+		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                       // download at the pinned rate
 	}
 	if benchRows == nil {
 		fmt.Fprintf(cmdOut, "\nGPU detection stages, one window: %d centres, %d strong points, %d spikes; medians of %d\n", g.F(), st.Strong, st.Spikes, reps)

@@ -305,74 +305,141 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
     return best;
 }
 
-// centres finds the strong points of the columns [blockIdx.x*32, +32) and
-// the CG_F centres [blockIdx.y*CG_F, +CG_F): the bound U = Σ_j M[iC(j,f), t']
-// and, where U > thr2, the best response; each (f, t') whose best exceeds
-// th is appended to the strong list (sf, stp, sa) at a slot taken with a
-// warp-aggregated atomicAdd on count (the list's order is irrelevant: it
-// feeds a max and per-point tests). Slots ≥ cap are counted, not written.
-// Block (32, CG_W): warp y takes centres y, y+CG_W, …, so the block's
-// warps read overlapping rows of M through L1. It works in two phases, so that the responses are not evaluated by
-// whole warps for the few lanes whose bound passes (2 % of the pairs,
-// clustered around spikes): first every warp forms the bounds of its
-// centres at its 32 columns and appends the passing (centre, column) pairs
-// of the block to a list in shared memory; then the block's threads
-// evaluate the list, one pair per thread.
+// bounds lists the (centre, column) pairs worth evaluating among the
+// CG_F centres [blockIdx.x*CG_F, +CG_F) and the 32·VEC columns
+// [blockIdx.y*32*VEC, +32*VEC) (the centre groups of a column range run
+// together and share its rows of M in L2): those whose bound
+// U = Σ_j M[iC(j,f), t'] exceeds thr2 (2 % of the pairs, clustered around
+// spikes), summed in channel order. Lane l takes the VEC columns
+// 32·VEC·blockIdx.y + VEC·l + v, read in one vector load per channel when
+// VEC is 4 (then Ti must be a multiple of 4, so that rows of M stay
+// aligned). Block (32, CG_W): warp y takes centres y, y+CG_W, … (their
+// loads issued together), so that the block's warps read overlapping rows
+// of M through L1. The block gathers its pairs in shared memory (a warp's
+// in column order), takes its slots in the list with one atomicAdd on
+// *count and writes them as
+// f·Ti + t' (the list's order is irrelevant: centres only appends to the
+// strong list). Slots ≥ cap are counted, not written.
 #define CG_F 32
 #define CG_W 8
-extern "C" __global__ void __launch_bounds__(32 * CG_W) centres(int* __restrict__ sf, int* __restrict__ stp,
-                                                                        float* __restrict__ sa,
-                                                                        int* __restrict__ count, int cap,
-                                                                        const float* __restrict__ B,
-                                                                        const float* __restrict__ M,
-                                                                        const int* __restrict__ iC,
-                                                                        const float* __restrict__ W, int F, int Ti,
-                                                                        float thr2, float th) {
+template <int VEC>
+__device__ __forceinline__ void bounds_t(int* __restrict__ pairs, int* __restrict__ count, int cap,
+                                         const float* __restrict__ M, const int* __restrict__ iC, int F, int Ti,
+                                         float thr2) {
     __shared__ int s_ic[CG_F * DNC];
-    __shared__ int s_pair[CG_F * 32]; // fi << 5 | column in the block
-    __shared__ int s_np;
-    const int f0 = blockIdx.y * CG_F;
+    __shared__ int s_pair[CG_F * 32 * VEC]; // f·Ti + t'
+    __shared__ int s_np, s_base;
+    const int f0 = blockIdx.x * CG_F;
     const int nf = min(CG_F, F - f0);
     const int tid = threadIdx.y * 32 + threadIdx.x;
     for (int i = tid; i < nf * DNC; i += 32 * CG_W) s_ic[i] = iC[f0 * DNC + i];
     if (tid == 0) s_np = 0;
     __syncthreads();
-    const int tp = blockIdx.x * 32 + threadIdx.x;
+    const int tp = (blockIdx.y * 32 + threadIdx.x) * VEC; // first column of the lane
     const unsigned lane = threadIdx.x;
     constexpr int NPW = CG_F / CG_W; // centres per warp
-#pragma unroll 1
+    float ur[NPW][VEC];
+#pragma unroll
     for (int r = 0; r < NPW; ++r) {
         const int fi = threadIdx.y + r * CG_W;
-        if (fi >= nf) break;
-        float ur = 0.0f;
-        if (tp < Ti) {
-            const int* ic = s_ic + fi * DNC;
-            ur = __ldg(M + (size_t)ic[0] * Ti + tp);
 #pragma unroll
-            for (int j = 1; j < DNC; ++j) ur = __fadd_rn(ur, __ldg(M + (size_t)ic[j] * Ti + tp));
+        for (int v = 0; v < VEC; ++v) ur[r][v] = 0.0f;
+        if (fi < nf && tp < Ti) {
+            const int* ic = s_ic + fi * DNC;
+            if constexpr (VEC == 4) {
+                // Ti % 4 == 0: the lane's four columns are all inside.
+                float4 u = __ldg(reinterpret_cast<const float4*>(M + (size_t)ic[0] * Ti + tp));
+#pragma unroll
+                for (int j = 1; j < DNC; ++j) {
+                    const float4 m = __ldg(reinterpret_cast<const float4*>(M + (size_t)ic[j] * Ti + tp));
+                    u.x = __fadd_rn(u.x, m.x);
+                    u.y = __fadd_rn(u.y, m.y);
+                    u.z = __fadd_rn(u.z, m.z);
+                    u.w = __fadd_rn(u.w, m.w);
+                }
+                ur[r][0] = u.x;
+                ur[r][1] = u.y;
+                ur[r][2] = u.z;
+                ur[r][3] = u.w;
+            } else {
+                float u = __ldg(M + (size_t)ic[0] * Ti + tp);
+#pragma unroll
+                for (int j = 1; j < DNC; ++j) u = __fadd_rn(u, __ldg(M + (size_t)ic[j] * Ti + tp));
+                ur[r][0] = u;
+            }
         }
-        const bool pass = ur > thr2;
-        const unsigned mask = __ballot_sync(FULL_MASK, pass);
-        if (mask == 0u) continue;
+    }
+#pragma unroll
+    for (int r = 0; r < NPW; ++r) {
+        const int f = f0 + threadIdx.y + r * CG_W;
+        unsigned m = 0u; // the lane's passing columns; thr2 > 0: none past F or Ti
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) m |= ur[r][v] > thr2 ? 1u << v : 0u;
+        if (__ballot_sync(FULL_MASK, m != 0u) == 0u) continue;
+        // Slots in column order (lane-major), so that consecutive pairs
+        // read neighbouring columns of B in centres.
+        const int n = __popc(m);
+        int incl = n;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int y = __shfl_up_sync(FULL_MASK, incl, o);
+            if ((int)lane >= o) incl += y;
+        }
         int slot = 0;
-        if (lane == 0) slot = atomicAdd(&s_np, __popc(mask));
-        slot = __shfl_sync(FULL_MASK, slot, 0) + __popc(mask & ((1u << lane) - 1u));
-        if (pass) s_pair[slot] = fi << 5 | (int)lane;
+        if (lane == 31) slot = atomicAdd(&s_np, incl);
+        slot = __shfl_sync(FULL_MASK, slot, 31) + incl - n;
+#pragma unroll
+        for (int v = 0; v < VEC; ++v)
+            if (m >> v & 1u) s_pair[slot++] = f * Ti + tp + v;
     }
     __syncthreads();
     const int np = s_np;
-    for (int base = 0; base < np; base += 32 * CG_W) {
-        const int i = base + tid;
+    if (np == 0) return;
+    if (tid == 0) s_base = atomicAdd(count, np);
+    __syncthreads();
+    const int base = s_base;
+    for (int i = tid; i < np && base + i < cap; i += 32 * CG_W) pairs[base + i] = s_pair[i];
+}
+
+extern "C" __global__ void __launch_bounds__(32 * CG_W) bounds(int* __restrict__ pairs, int* __restrict__ count,
+                                                               int cap, const float* __restrict__ M,
+                                                               const int* __restrict__ iC, int F, int Ti,
+                                                               float thr2) {
+    bounds_t<1>(pairs, count, cap, M, iC, F, Ti, thr2);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * CG_W) bounds4(int* __restrict__ pairs, int* __restrict__ count,
+                                                                int cap, const float* __restrict__ M,
+                                                                const int* __restrict__ iC, int F, int Ti,
+                                                                float thr2) {
+    bounds_t<4>(pairs, count, cap, M, iC, F, Ti, thr2);
+}
+
+// centres evaluates the listed pairs, one per thread: the best response
+// of centre f at column t' (evaluate), and appends each pair whose best
+// exceeds th to the strong list (sf, stp, sa) at a slot taken with a
+// warp-aggregated atomicAdd on count (the list's order is irrelevant: it
+// feeds a max and per-point tests). Slots ≥ cap are counted, not
+// written. Any 1-D grid of whole warps.
+extern "C" __global__ void centres(int* __restrict__ sf, int* __restrict__ stp, float* __restrict__ sa,
+                                   int* __restrict__ count, int cap, const int* __restrict__ pairs,
+                                   const int* __restrict__ npairs, int pcap, const float* __restrict__ B,
+                                   const int* __restrict__ iC, const float* __restrict__ W, int Ti, float thr2,
+                                   float th) {
+    const int np = min(*npairs, pcap);
+    const unsigned lane = threadIdx.x & 31;
+    for (int base = blockIdx.x * blockDim.x; base < np; base += gridDim.x * blockDim.x) {
+        const int i = base + threadIdx.x;
         bool strong = false;
         float best = 0.0f;
         int f = 0, t = 0;
         if (i < np) {
-            const int pr = s_pair[i], fi = pr >> 5;
-            f = f0 + fi;
-            t = blockIdx.x * 32 + (pr & 31);
+            const int pr = pairs[i];
+            f = pr / Ti;
+            t = pr - f * Ti;
             int ic[DNC];
 #pragma unroll
-            for (int j = 0; j < DNC; ++j) ic[j] = s_ic[fi * DNC + j];
+            for (int j = 0; j < DNC; ++j) ic[j] = __ldg(iC + f * DNC + j);
             int bq, sg;
             best = evaluate(B, ic, W + (size_t)f * DS * DNC, Ti, t, thr2, bq, sg);
             strong = best > th;
