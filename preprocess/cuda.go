@@ -70,10 +70,13 @@ var carQs = []int{1, 2, 4, 8, 12, 16, 24, 32}
 // how its results compare with the CPU's).
 //
 // It is built once per shape by newCUDA, owns every device buffer it
-// needs and allocates nothing per window. Windows travel as int16 from
-// pinned host memory (see [cudaPreprocessor.PinnedWindows]) into one of two
-// device input buffers on a copy stream of its own, so the upload of the
-// next window overlaps the processing of the current one:
+// needs and allocates nothing per window. A pipeline hands it windows that
+// a [compute.Window] uploaded (Preprocessor.Window). For its own Run and
+// for benchmarks, windows travel as int16 from pinned host memory (see
+// [cudaPreprocessor.PinnedWindows]) into one of two device input buffers,
+// allocated by the first Upload into each, on a copy stream of its own, so
+// the upload of the next window overlaps the processing of the current
+// one:
 //
 //	dev.Do(func(c *compute.Ctx) error {
 //		g.Upload(c, win[0])
@@ -268,9 +271,6 @@ func (g *cudaPreprocessor) init(c *compute.Ctx, flt *Filter, sms int) error {
 		if err == nil {
 			*b, err = c.Alloc(bytes)
 		}
-	}
-	for i := range g.in {
-		alloc(&g.in[i], T*cf*2)
 	}
 	alloc(&g.cmap, C*4)
 	alloc(&g.sums, C*8)
@@ -711,6 +711,12 @@ func (g *cudaPreprocessor) Upload(c *compute.Ctx, src []int16) error {
 		panic("preprocess: cudaPreprocessor.Upload: two uploaded windows await Process")
 	}
 	slot := (g.head + g.pending) % 2
+	if g.in[slot].Ptr == 0 {
+		var err error
+		if g.in[slot], err = c.Alloc(n * 2); err != nil {
+			return err
+		}
+	}
 	cc := c.WithStream(g.copyStream)
 	if err := cc.Wait(g.consumed[slot]); err != nil {
 		return err
