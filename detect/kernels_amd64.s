@@ -353,7 +353,7 @@ TEXT ·blockMaxAVX2(SB), NOSPLIT, $0-24
 	MOVQ m+8(FP), SI
 	MOVQ nb+16(FP), CX
 	VXORPS X7, X7, X7
-	MOVSS nan32<>(SB), X6
+	VMOVSS nan32<>(SB), X6
 	XORQ AX, AX
 
 blockMaxLoop:
@@ -705,7 +705,7 @@ TEXT ·chooseAVX2(SB), NOSPLIT, $0-33
 	VBROADCASTSS one32<>(SB), Y7     // 1
 	VSUBPS       Y7, Y6, Y8          // −1
 	VBROADCASTSS absMask32<>(SB), Y9
-	CVTSQ2SS     CX, X10
+	VCVTSI2SSQ   CX, X10, X10
 	VBROADCASTSS X10, Y10            // K
 	VMOVAPS      Y8, Y0
 	VXORPS       Y1, Y1, Y1
