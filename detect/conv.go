@@ -36,16 +36,27 @@ type correlator struct {
 	n, nt, k, half, l int
 	fft               *fft4
 	spec              []complex128 // shared, read-only
-	z, p              []complex128
+	// The spectra split by splitTwiddles for the AVX-512 product
+	// (specX[k*2n:], nil without the AVX-512 kernels), one copy per
+	// correlator.
+	specX []complex128
+	z, p  []complex128
 }
 
 func newCorrelator(spec []complex128, k, nt, n int) *correlator {
-	return &correlator{
+	c := &correlator{
 		n: n, nt: nt, k: k, half: nt / 2, l: n - nt + 1,
 		fft:  newFFT4(n),
 		spec: spec,
 		z:    make([]complex128, n), p: make([]complex128, n),
 	}
+	if haveAVX512 && n%4 == 0 {
+		c.specX = make([]complex128, 0, 2*k*n)
+		for i := range k {
+			c.specX = append(c.specX, splitTwiddles([][]complex128{spec[i*n : (i+1)*n]}, false)...)
+		}
+	}
+	return c
 }
 
 // correlate writes B for columns e0 … e0+w−1 of rowA into dstA[k*w+i]
@@ -84,7 +95,11 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		c.fft.forward(z)
 		for k := range K {
 			sp := c.spec[k*n : (k+1)*n]
-			if !mulInverseVec(c.fft, p, z, sp) {
+			var sx []complex128
+			if c.specX != nil {
+				sx = c.specX[2*k*n : 2*(k+1)*n]
+			}
+			if !mulInverseVec(c.fft, p, z, sp, sx) {
 				if !cmulVec(p, z, sp) {
 					cmulGo(p, z, sp)
 				}

@@ -24,6 +24,10 @@ type fft4 struct {
 type fftStage struct {
 	q          int          // quarter span
 	w1, w2, w3 []complex128 // e^{−2πi·r·j/(4q)}, j < q
+	// The twiddles split for the AVX-512 stage kernels (nil without
+	// them): splitTwiddles of w1, w2, w3 for the forward (xf) and, of
+	// their conjugates' products, for the inverse (xi).
+	xf, xi []complex128
 }
 
 // newFFT4 returns the transform of length n; it panics unless n is a
@@ -42,9 +46,42 @@ func newFFT4(n int) *fft4 {
 			s.w2[j] = cmplx.Rect(1, 2*a)
 			s.w3[j] = cmplx.Rect(1, 3*a)
 		}
+		if haveAVX512 && q%4 == 0 {
+			s.xf = splitTwiddles([][]complex128{s.w1, s.w2, s.w3}, false)
+			s.xi = splitTwiddles([][]complex128{s.w1, s.w2, s.w3}, true)
+		}
 		f.stages = append(f.stages, s)
 	}
 	return f
+}
+
+// splitTwiddles lays out the factors w of the arrays ws (of equal length,
+// a multiple of 4) for the AVX-512 complex products x·w (conj false) or
+// x·conj(w) (conj true): for each group of four j, for each array in
+// order, the four (c, c) and then the four (−d, d) (conj: (d, −d)) of
+// w[j] = c + d·i. A product is then (xr·c, xi·c) + (xi·(−d), xr·d), which
+// is Go's (xr·c − xi·d, xr·d + xi·c) operation for operation (xi·(−d) is
+// −(xi·d) exactly), with two multiplies by memory operands and no
+// shuffles of w.
+func splitTwiddles(ws [][]complex128, conj bool) []complex128 {
+	q := len(ws[0])
+	out := make([]complex128, 0, 2*q*len(ws))
+	for g := 0; g < q; g += 4 {
+		for _, w := range ws {
+			for _, v := range w[g : g+4] {
+				out = append(out, complex(real(v), real(v)))
+			}
+			for _, v := range w[g : g+4] {
+				d := imag(v)
+				if conj {
+					out = append(out, complex(d, -d))
+				} else {
+					out = append(out, complex(-d, d))
+				}
+			}
+		}
+	}
+	return out
 }
 
 func bitsLen(n int) int {

@@ -32,10 +32,10 @@ var (
 )
 
 //go:noescape
-func fftFwdStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+func fftFwdStageAVX512(x *complex128, n, q int, wx *complex128)
 
 //go:noescape
-func fftInvStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+func fftInvStageAVX512(x *complex128, n, q int, wx *complex128)
 
 //go:noescape
 func fftSpan4AVX512(x *complex128, n int, inv bool)
@@ -64,8 +64,8 @@ func fftForwardVec(f *fft4, x []complex128) bool {
 		return false
 	}
 	x = x[:f.n]
-	for _, s := range f.stages {
-		fftFwdStageK(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
+	for i := range f.stages {
+		fftFwdStageK(&x[0], f.n, &f.stages[i])
 	}
 	fftSpan4K(&x[0], f.n, false)
 	return true
@@ -79,8 +79,7 @@ func fftInverseVec(f *fft4, x []complex128) bool {
 	x = x[:f.n]
 	fftSpan4K(&x[0], f.n, true)
 	for i := len(f.stages) - 1; i >= 0; i-- {
-		s := f.stages[i]
-		fftInvStageK(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
+		fftInvStageK(&x[0], f.n, &f.stages[i])
 	}
 	return true
 }
@@ -224,19 +223,24 @@ func fillVec(z []complex128, a, b []float32) int {
 }
 
 //go:noescape
-func mulSpan4InvAVX512(p, z, s *complex128, n int)
+func mulSpan4InvAVX512(p, z, sx *complex128, n int)
 
 // mulInverseVec does cmulGo(p, z, s) and then f.inverse(p) with the
-// vector kernels if it can, the product fused into the first stage.
-func mulInverseVec(f *fft4, p, z, s []complex128) bool {
+// vector kernels if it can, the product fused into the first stage; sx
+// is s split by splitTwiddles (the AVX-512 kernel's form of it), or nil.
+func mulInverseVec(f *fft4, p, z, s, sx []complex128) bool {
 	if !useAsm || f.n < 16 {
 		return false
 	}
 	p, z, s = p[:f.n], z[:f.n], s[:f.n]
-	mulSpan4InvK(&p[0], &z[0], &s[0], f.n)
+	if useAVX512 && sx != nil {
+		_ = sx[2*f.n-1]
+		mulSpan4InvAVX512(&p[0], &z[0], &sx[0], f.n)
+	} else {
+		mulSpan4InvAVX2(&p[0], &z[0], &s[0], f.n)
+	}
 	for i := len(f.stages) - 1; i >= 0; i-- {
-		st := f.stages[i]
-		fftInvStageK(&p[0], f.n, st.q, &st.w1[0], &st.w2[0], &st.w3[0])
+		fftInvStageK(&p[0], f.n, &f.stages[i])
 	}
 	return true
 }
@@ -244,25 +248,27 @@ func mulInverseVec(f *fft4, p, z, s []complex128) bool {
 //go:noescape
 func fftFwdStageAVX2(x *complex128, n, q int, w1, w2, w3 *complex128)
 
-// fftFwdStageK runs fftFwdStageAVX512, or fftFwdStageAVX2 without AVX-512.
-func fftFwdStageK(x *complex128, n, q int, w1, w2, w3 *complex128) {
-	if useAVX512 {
-		fftFwdStageAVX512(x, n, q, w1, w2, w3)
+// fftFwdStageK runs stage s of the forward transform of x[0:n] by
+// fftFwdStageAVX512, or fftFwdStageAVX2 without AVX-512.
+func fftFwdStageK(x *complex128, n int, s *fftStage) {
+	if useAVX512 && s.xf != nil {
+		fftFwdStageAVX512(x, n, s.q, &s.xf[0])
 		return
 	}
-	fftFwdStageAVX2(x, n, q, w1, w2, w3)
+	fftFwdStageAVX2(x, n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
 }
 
 //go:noescape
 func fftInvStageAVX2(x *complex128, n, q int, w1, w2, w3 *complex128)
 
-// fftInvStageK runs fftInvStageAVX512, or fftInvStageAVX2 without AVX-512.
-func fftInvStageK(x *complex128, n, q int, w1, w2, w3 *complex128) {
-	if useAVX512 {
-		fftInvStageAVX512(x, n, q, w1, w2, w3)
+// fftInvStageK runs stage s of the inverse transform of x[0:n] by
+// fftInvStageAVX512, or fftInvStageAVX2 without AVX-512.
+func fftInvStageK(x *complex128, n int, s *fftStage) {
+	if useAVX512 && s.xi != nil {
+		fftInvStageAVX512(x, n, s.q, &s.xi[0])
 		return
 	}
-	fftInvStageAVX2(x, n, q, w1, w2, w3)
+	fftInvStageAVX2(x, n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
 }
 
 //go:noescape
@@ -363,15 +369,6 @@ func fillK(z *complex128, a, b *float32, n int) {
 
 //go:noescape
 func mulSpan4InvAVX2(p, z, s *complex128, n int)
-
-// mulSpan4InvK runs mulSpan4InvAVX512, or mulSpan4InvAVX2 without AVX-512.
-func mulSpan4InvK(p, z, s *complex128, n int) {
-	if useAVX512 {
-		mulSpan4InvAVX512(p, z, s, n)
-		return
-	}
-	mulSpan4InvAVX2(p, z, s, n)
-}
 
 //go:noescape
 func prefetchLines(p *float32, n int)

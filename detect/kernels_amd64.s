@@ -74,38 +74,37 @@ GLOBL nan32<>(SB), RODATA|NOPTR, $4
 	VPXORQ neg, Z9, Z9; \
 	VADDPD Z9, Z12, r
 
-// CMULCONJ sets r = x·conj(w): real xr·c + xi·d (Go: xr·c − xi·(−d)),
-// imaginary xi·c + (−(xr·d)) (Go: xr·(−d) + xi·c); neg holds negIm.
-#define CMULCONJ(m, x, r, neg) \
-	VMOVDDUP m, Z12; \
-	VPERMILPD $0xff, m, Z13; \
+// CMULX sets r = x·w (or x·conj(w)) for w split by splitTwiddles: mc
+// holds four (c, c), md four (−d, d) (conj: (d, −d)); Z12 and Z9 are
+// scratch. The real part is xr·c + xi·(−d), which is CMUL's xr·c +
+// (−(xi·d)), Go's xr·c − xi·d (conj: xr·c + xi·d, Go's xr·c − xi·(−d));
+// the imaginary part xi·c + xr·d (conj: xi·c + xr·(−d), Go's xr·(−d) +
+// xi·c).
+#define CMULX(mc, md, x, r) \
 	VPERMILPD $0x55, x, Z9; \
-	VMULPD Z12, x, Z12; \
-	VMULPD Z13, Z9, Z9; \
-	VPXORQ neg, Z9, Z9; \
+	VMULPD mc, x, Z12; \
+	VMULPD md, Z9, Z9; \
 	VADDPD Z9, Z12, r
 
-// func fftFwdStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+// func fftFwdStageAVX512(x *complex128, n, q int, wx *complex128)
 //
 // One decimation-in-frequency radix-4 stage of fft4.forward with quarter
-// span q (a multiple of 4) over x[0:n].
-TEXT ·fftFwdStageAVX512(SB), NOSPLIT, $0-48
+// span q (a multiple of 4) over x[0:n]; wx is the stage's xf.
+TEXT ·fftFwdStageAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ q+16(FP), DX
-	MOVQ w1+24(FP), R8
-	MOVQ w2+32(FP), R9
-	MOVQ w3+40(FP), R10
+	MOVQ wx+24(FP), R8
 	SHLQ $4, CX
 	ADDQ DI, CX                  // end of x
 	SHLQ $4, DX                  // q in bytes
-	VMOVUPD negRe<>(SB), Z15
 	VMOVUPD negIm<>(SB), Z14
 
 fwdBlock:
 	LEAQ (DI)(DX*1), R13
 	LEAQ (R13)(DX*1), R14
 	LEAQ (R14)(DX*1), BX
+	MOVQ R8, R9                  // the twiddles of j
 	XORQ AX, AX
 
 fwdJ:
@@ -122,14 +121,15 @@ fwdJ:
 	VADDPD  Z6, Z4, Z8           // t0 + t2
 	VMOVUPD Z8, (DI)(AX*1)
 	VADDPD  Z7, Z5, Z8           // t1 + t3
-	CMUL((R8)(AX*1), Z8, Z8, Z15)
+	CMULX(0(R9), 64(R9), Z8, Z8)
 	VMOVUPD Z8, (R13)(AX*1)
 	VSUBPD  Z6, Z4, Z10          // t0 − t2
-	CMUL((R9)(AX*1), Z10, Z10, Z15)
+	CMULX(128(R9), 192(R9), Z10, Z10)
 	VMOVUPD Z10, (R14)(AX*1)
 	VSUBPD  Z7, Z5, Z11          // t1 − t3
-	CMUL((R10)(AX*1), Z11, Z11, Z15)
+	CMULX(256(R9), 320(R9), Z11, Z11)
 	VMOVUPD Z11, (BX)(AX*1)
+	ADDQ    $384, R9
 	ADDQ    $64, AX
 	CMPQ    AX, DX
 	JLT     fwdJ
@@ -140,27 +140,25 @@ fwdJ:
 	VZEROUPPER
 	RET
 
-// func fftInvStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+// func fftInvStageAVX512(x *complex128, n, q int, wx *complex128)
 //
 // One decimation-in-time radix-4 stage of fft4.inverse with quarter span
-// q (a multiple of 4) over x[0:n].
-TEXT ·fftInvStageAVX512(SB), NOSPLIT, $0-48
+// q (a multiple of 4) over x[0:n]; wx is the stage's xi.
+TEXT ·fftInvStageAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ q+16(FP), DX
-	MOVQ w1+24(FP), R8
-	MOVQ w2+32(FP), R9
-	MOVQ w3+40(FP), R10
+	MOVQ wx+24(FP), R8
 	SHLQ $4, CX
 	ADDQ DI, CX
 	SHLQ $4, DX
 	VMOVUPD negRe<>(SB), Z15
-	VMOVUPD negIm<>(SB), Z14
 
 invBlock:
 	LEAQ (DI)(DX*1), R13
 	LEAQ (R13)(DX*1), R14
 	LEAQ (R14)(DX*1), BX
+	MOVQ R8, R9                  // the twiddles of j
 	XORQ AX, AX
 
 invJ:
@@ -168,9 +166,9 @@ invJ:
 	VMOVUPD (R13)(AX*1), Z1
 	VMOVUPD (R14)(AX*1), Z2
 	VMOVUPD (BX)(AX*1), Z3
-	CMULCONJ((R8)(AX*1), Z1, Z1, Z14)
-	CMULCONJ((R9)(AX*1), Z2, Z2, Z14)
-	CMULCONJ((R10)(AX*1), Z3, Z3, Z14)
+	CMULX(0(R9), 64(R9), Z1, Z1)
+	CMULX(128(R9), 192(R9), Z2, Z2)
+	CMULX(256(R9), 320(R9), Z3, Z3)
 	VADDPD  Z2, Z0, Z4           // t0
 	VSUBPD  Z2, Z0, Z5           // t1
 	VADDPD  Z3, Z1, Z6           // t2
@@ -185,6 +183,7 @@ invJ:
 	VMOVUPD Z10, (R14)(AX*1)
 	VSUBPD  Z7, Z5, Z11
 	VMOVUPD Z11, (BX)(AX*1)
+	ADDQ    $384, R9
 	ADDQ    $64, AX
 	CMPQ    AX, DX
 	JLT     invJ
@@ -686,28 +685,51 @@ paintGo:
 	VZEROUPPER
 	RET
 
-DATA one32<>+0(SB)/4, $0x3f800000
-GLOBL one32<>(SB), RODATA|NOPTR, $4
+// Eight-lane constants of chooseAVX2 (memory operands): |x| mask, 1, −1,
+// −Inf.
+DATA abs8<>+0(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+8(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+16(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL abs8<>(SB), RODATA|NOPTR, $32
+DATA one8<>+0(SB)/8, $0x3f8000003f800000
+DATA one8<>+8(SB)/8, $0x3f8000003f800000
+DATA one8<>+16(SB)/8, $0x3f8000003f800000
+DATA one8<>+24(SB)/8, $0x3f8000003f800000
+GLOBL one8<>(SB), RODATA|NOPTR, $32
+DATA minusOne8<>+0(SB)/8, $0xbf800000bf800000
+DATA minusOne8<>+8(SB)/8, $0xbf800000bf800000
+DATA minusOne8<>+16(SB)/8, $0xbf800000bf800000
+DATA minusOne8<>+24(SB)/8, $0xbf800000bf800000
+GLOBL minusOne8<>(SB), RODATA|NOPTR, $32
+DATA negInf8<>+0(SB)/8, $0xff800000ff800000
+DATA negInf8<>+8(SB)/8, $0xff800000ff800000
+DATA negInf8<>+16(SB)/8, $0xff800000ff800000
+DATA negInf8<>+24(SB)/8, $0xff800000ff800000
+GLOBL negInf8<>(SB), RODATA|NOPTR, $32
 
 // func chooseAVX2(out, resp *float32, K int, thr2, c float32, noPrune bool)
 //
 // chooseGo for the eight columns of a response block: the shapes in order
 // k = 0 … K−1 with, per column (one lane each), the running best |A|
-// (Y0, from −1), its q = s·K+k (Y1), its sign (Y2) and the count of shapes
-// not skipped (Y3). The skip test is evaluate's, (best·best)·c with c =
-// float32(1 − boundSlack). q is formed in float32, exact for q < 2²⁴.
+// (Y0, from −1), its q = s·K+k (Y1), its sign (Y2), the count of shapes
+// not skipped (Y3) and h = (best·best)·c if best > 0, else −Inf (Y15).
+// evaluate's skip test best > 0 ∧ u < best·best·c is then u < h (no u
+// is below −Inf), and h is formed from each candidate |A| off the chain
+// of dependent operations that runs from one shape to the next. q is
+// formed in float32, exact for q < 2²⁴.
 TEXT ·chooseAVX2(SB), NOSPLIT, $0-33
 	MOVQ         out+0(FP), DI
 	MOVQ         resp+8(FP), SI
 	MOVQ         K+16(FP), CX
 	MOVBLZX      noPrune+32(FP), DX
+	VBROADCASTSS thr2+24(FP), Y4
+	VBROADCASTSS c+28(FP), Y5
 	VXORPS       Y6, Y6, Y6          // 0
-	VBROADCASTSS one32<>(SB), Y7     // 1
-	VSUBPS       Y7, Y6, Y8          // −1
-	VBROADCASTSS absMask32<>(SB), Y9
 	VCVTSI2SSQ   CX, X10, X10
 	VBROADCASTSS X10, Y10            // K
-	VMOVAPS      Y8, Y0
+	VMOVUPS      minusOne8<>(SB), Y0
+	VMOVUPS      negInf8<>(SB), Y15
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -718,39 +740,41 @@ chooseShape:
 	TESTQ   DX, DX
 	JNE     chooseKept
 	VMOVUPS (SI), Y12                // u_k
-	VBROADCASTSS thr2+24(FP), Y4
-	VBROADCASTSS c+28(FP), Y5
 	VCMPPS  $0x1e, Y4, Y12, Y13      // u > thr2
-	VMULPS  Y0, Y0, Y14
-	VMULPS  Y5, Y14, Y14             // best·best·c
-	VCMPPS  $0x11, Y14, Y12, Y14     // u < best·best·c
-	VCMPPS  $0x1e, Y6, Y0, Y15       // best > 0
-	VANDPS  Y15, Y14, Y14
-	VANDNPS Y13, Y14, Y13            // kept = (u > thr2) ∧ ¬(best > 0 ∧ u < …)
+	VCMPPS  $0x11, Y15, Y12, Y14     // u < h
+	VANDNPS Y13, Y14, Y13            // kept = (u > thr2) ∧ ¬(u < h)
 
 chooseKept:
-	VANDPS  Y7, Y13, Y14
-	VADDPS  Y14, Y3, Y3              // count the kept shapes
+	VANDPS  one8<>(SB), Y13, Y7
+	VADDPS  Y7, Y3, Y3               // count the kept shapes
 	VMOVUPS 64(SI), Y12              // chosen s (−1: none)
-	VCMPPS  $0x1d, Y6, Y12, Y14      // s ≥ 0
-	VANDPS  Y14, Y13, Y13            // valid
+	VCMPPS  $0x1d, Y6, Y12, Y14      // valid: s ≥ 0
 	VMULPS  Y10, Y12, Y12
 	VADDPS  Y11, Y12, Y12            // q = s·K + k
-	VMOVUPS 32(SI), Y14              // A
-	VANDPS  Y9, Y14, Y15             // |A|
-	VCMPPS  $0x11, Y1, Y12, Y14      // q < bq
-	VCMPPS  $0, Y0, Y15, Y4          // |A| == best
-	VANDPS  Y14, Y4, Y4
-	VCMPPS  $0x1e, Y0, Y15, Y5       // |A| > best
-	VORPS   Y5, Y4, Y4
-	VANDPS  Y4, Y13, Y13             // update
-	VBLENDVPS Y13, Y15, Y0, Y0
+	VMOVUPS 32(SI), Y8
+	VANDPS  abs8<>(SB), Y8, Y8       // |A|
+	VCMPPS  $0x11, Y1, Y12, Y7       // q < bq
+	VCMPPS  $0, Y0, Y8, Y9           // |A| == best
+	VANDPS  Y7, Y9, Y9
+	VCMPPS  $0x1e, Y0, Y8, Y7        // |A| > best
+	VORPS   Y7, Y9, Y9
+	VANDPS  Y14, Y9, Y9
+	VANDPS  Y9, Y13, Y13             // update = kept ∧ valid ∧ better
+	VBLENDVPS Y13, Y8, Y0, Y0
 	VBLENDVPS Y13, Y12, Y1, Y1
+	VMULPS  Y8, Y8, Y9
+	VMULPS  Y5, Y9, Y9               // |A|·|A|·c
+	VCMPPS  $0x1e, Y6, Y8, Y7        // |A| > 0
+	VANDPS  Y7, Y9, Y9
+	VANDNPS negInf8<>(SB), Y7, Y7
+	VORPS   Y7, Y9, Y9               // h of |A|
+	VBLENDVPS Y13, Y9, Y15, Y15
 	VMOVUPS 32(SI), Y14
 	VCMPPS  $0x11, Y6, Y14, Y14      // A < 0
-	VBLENDVPS Y14, Y8, Y7, Y15       // its sign: A < 0 ? −1 : 1
-	VBLENDVPS Y13, Y15, Y2, Y2
-	VADDPS  Y7, Y11, Y11             // k + 1
+	VMOVUPS one8<>(SB), Y12
+	VBLENDVPS Y14, minusOne8<>(SB), Y12, Y12 // its sign: A < 0 ? −1 : 1
+	VBLENDVPS Y13, Y12, Y2, Y2
+	VADDPS  one8<>(SB), Y11, Y11     // k + 1
 	ADDQ    $96, SI
 	DECQ    CX
 	JNZ     chooseShape
@@ -818,14 +842,15 @@ fillStore:
 	VZEROUPPER
 	RET
 
-// func mulSpan4InvAVX512(p, z, s *complex128, n int)
+// func mulSpan4InvAVX512(p, z, sx *complex128, n int)
 //
 // p = z·s (cmulAVX512) followed by the span-4 stage of the inverse
-// (fftSpan4AVX512 with inv), in one pass; n a multiple of 16.
+// (fftSpan4AVX512 with inv), in one pass; n a multiple of 16, sx the
+// spectrum s split by splitTwiddles (2n complex).
 TEXT ·mulSpan4InvAVX512(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), DI
 	MOVQ z+8(FP), SI
-	MOVQ s+16(FP), R8
+	MOVQ sx+16(FP), R8
 	MOVQ n+24(FP), CX
 	SHLQ $4, CX
 	VMOVUPD negRe<>(SB), Z15
@@ -833,13 +858,14 @@ TEXT ·mulSpan4InvAVX512(SB), NOSPLIT, $0-32
 
 mulSpan4Loop:
 	VMOVUPD (SI)(AX*1), Z0
-	CMUL((R8)(AX*1), Z0, Z0, Z15)
+	CMULX(0(R8), 64(R8), Z0, Z0)
 	VMOVUPD 64(SI)(AX*1), Z1
-	CMUL(64(R8)(AX*1), Z1, Z1, Z15)
+	CMULX(128(R8), 192(R8), Z1, Z1)
 	VMOVUPD 128(SI)(AX*1), Z2
-	CMUL(128(R8)(AX*1), Z2, Z2, Z15)
+	CMULX(256(R8), 320(R8), Z2, Z2)
 	VMOVUPD 192(SI)(AX*1), Z3
-	CMUL(192(R8)(AX*1), Z3, Z3, Z15)
+	CMULX(384(R8), 448(R8), Z3, Z3)
+	ADDQ    $512, R8
 	TRANSPOSE4(Z0, Z1, Z2, Z3)
 	VADDPD  Z2, Z0, Z4           // t0
 	VSUBPD  Z2, Z0, Z5           // t1
@@ -878,8 +904,9 @@ DATA maskTab32<>+48(SB)/8, $0
 DATA maskTab32<>+56(SB)/8, $0
 GLOBL maskTab32<>(SB), RODATA|NOPTR, $64
 
-// CMUL2 is CMUL (and CMULCONJ, with neg = negIm) on YMM registers: r =
-// x·w for w at memory operand m (two complex); Y9, Y12, Y13 are scratch.
+// CMUL2 is CMUL on YMM registers (with neg = negIm: x·conj(w), real
+// xr·c + xi·d, imaginary xi·c + (−(xr·d))): r = x·w for w at memory
+// operand m (two complex); Y9, Y12, Y13 are scratch.
 #define CMUL2(m, x, r, neg) \
 	VMOVDDUP m, Y12; \
 	VPERMILPD $0xf, m, Y13; \

@@ -108,7 +108,11 @@ func TestKernelFFT(t *testing.T) {
 				// The product fused into the inverse.
 				s := randComplex(rng, n)
 				p, q := nanC(n + off)[off:], nanC(n)
-				if !mulInverseVec(f, p, a, s) {
+				var sx []complex128
+				if haveAVX512 {
+					sx = splitTwiddles([][]complex128{s}, false)
+				}
+				if !mulInverseVec(f, p, a, s, sx) {
 					cmulGo(p, a, s)
 					f.inverse(p)
 				}
@@ -384,21 +388,36 @@ func TestDetectVectorMatchesGo(t *testing.T) {
 func TestKernelChoose(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 6))
 	// Small integers make ties in |A| and in the bounds common.
-	for rep := range 200 {
+	for rep := range 3000 {
 		K := 1 + rep%7
 		resp := make([]float32, (K+K%2)*respRows*respStride)
 		for k := range K {
 			for i := range respStride {
 				row := resp[k*respRows*respStride+i:]
-				row[0] = float32(rng.IntN(12))
-				if rng.IntN(20) == 0 {
+				row[0] = float32(rng.IntN(28)-4) / 2
+				switch rng.IntN(30) {
+				case 0, 1:
 					row[0] = float32(math.NaN())
+				case 2:
+					row[0] = float32(math.Inf(1))
 				}
 				row[respStride] = float32(rng.IntN(9) - 4)
+				switch rng.IntN(40) {
+				case 0:
+					row[respStride] = float32(math.Inf(1 - 2*rng.IntN(2)))
+				case 1:
+					row[respStride] = float32(math.NaN())
+				case 2:
+					// best·best overflows to +Inf.
+					row[respStride] = float32(3e19 * float64(1-2*rng.IntN(2)))
+				case 3:
+					row[respStride] = float32(math.Copysign(0, -1))
+				}
 				row[2*respStride] = float32(rng.IntN(6) - 1)
 			}
 		}
-		thr2, c := float32(rng.IntN(6)), float32(1-boundSlack)
+		// thr2 < 0 as well: then the skip test decides for u ≤ 0 too.
+		thr2, c := float32(rng.IntN(13)-2)/2, float32(1-boundSlack)
 		for _, noPrune := range []bool{false, true} {
 			a, b := nanF(chooseRows*respStride), nanF(chooseRows*respStride)
 			if !chooseVec(a, resp, K, thr2, c, noPrune) {
