@@ -56,20 +56,6 @@ func blockMaxGo(mb, m []float32) {
 	}
 }
 
-// toBlocksGo copies columns [0, n) of the rows × W row-major src (row r
-// at src[r*W:]) into blocks of boundBlock columns: columns [8·blk,
-// 8·blk+8) of row r go to dst[blk*stride+r*8:], the last block possibly
-// short.
-func toBlocksGo(dst, src []float32, rows, W, stride, n int) {
-	for blk := 0; blk*boundBlock < n; blk++ {
-		i0 := blk * boundBlock
-		i1 := min(n, i0+boundBlock)
-		for r := range rows {
-			copy(dst[blk*stride+r*boundBlock:blk*stride+r*boundBlock+i1-i0], src[r*W+i0:r*W+i1])
-		}
-	}
-}
-
 // rowSumGo sets dst[i] = src[offs[0]+i] + src[offs[1]+i] + …, added in
 // the order of offs.
 func rowSumGo(dst, src []float32, offs []int) {

@@ -2,11 +2,7 @@
 
 package detect
 
-import (
-	"unsafe"
-
-	"golang.org/x/sys/cpu"
-)
+import "golang.org/x/sys/cpu"
 
 // The AVX-512 kernels (kernels_amd64.s) need AVX-512 F and VL, AVX2 and
 // BMI2 and an OS that saves the ZMM and opmask state; the AVX2 kernels
@@ -130,23 +126,6 @@ func blockMaxVec(mb, m []float32) int {
 		return 0
 	}
 	blockMaxAVX2(&mb[0], &m[0], nb)
-	return nb
-}
-
-//go:noescape
-func toBlocksAVX2(dst, src *float32, rows, W, stride, nb int)
-
-// toBlocksVec does toBlocksGo for the whole blocks of the W columns and
-// returns their number; it does nothing unless dst is 32-byte aligned
-// (Go allocates large slices page-aligned) and stride a multiple of 8.
-func toBlocksVec(dst, src []float32, rows, W, stride int) int {
-	nb := W / boundBlock
-	if !useAsm || nb == 0 || rows < 1 || uintptr(unsafe.Pointer(&dst[0]))%32 != 0 || stride%8 != 0 {
-		return 0
-	}
-	_ = src[(rows-1)*W+nb*boundBlock-1]
-	_ = dst[(nb-1)*stride+rows*boundBlock-1]
-	toBlocksAVX2(&dst[0], &src[0], rows, W, stride, nb)
 	return nb
 }
 

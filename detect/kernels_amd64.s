@@ -379,44 +379,6 @@ blockMaxStore:
 	VZEROUPPER
 	RET
 
-// func toBlocksAVX2(dst, src *float32, rows, W, stride, nb int)
-//
-// Copies columns [8·blk, 8·blk+8) of row r of src (row stride W floats)
-// to dst[blk*stride+r*8:], for blk < nb and r < rows (rows ≥ 1), by
-// non-temporal stores (dst 32-byte aligned, stride a multiple of 8): the
-// chunk's B is larger than L2 and is next read block by block, so
-// reading its lines in before overwriting them would only double the
-// memory traffic.
-TEXT ·toBlocksAVX2(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ rows+16(FP), R8
-	MOVQ W+24(FP), R9
-	MOVQ stride+32(FP), R10
-	MOVQ nb+40(FP), CX
-	SHLQ $2, R9                  // W in bytes
-	SHLQ $2, R10                 // stride in bytes
-
-toBlocksBlk:
-	MOVQ SI, AX                  // row r of this block in src
-	MOVQ DI, DX                  // row r of this block in dst
-	MOVQ R8, BX
-
-toBlocksRow:
-	VMOVUPS  (AX), Y0
-	VMOVNTPS Y0, (DX)
-	ADDQ    R9, AX
-	ADDQ    $32, DX
-	DECQ    BX
-	JNZ     toBlocksRow
-	ADDQ    $32, SI
-	ADDQ    R10, DI
-	DECQ    CX
-	JNZ     toBlocksBlk
-	SFENCE
-	VZEROUPPER
-	RET
-
 // func rowSumAVX512(dst, src *float32, offs *int, nrows, n int)
 //
 // dst[i] = src[offs[0]+i] + src[offs[1]+i] + … + src[offs[nrows−1]+i],

@@ -15,14 +15,13 @@ const haveAVX512 = false
 // always false here.
 var useAsm, useAVX512 = false, false
 
-func fftForwardVec(f *fft4, x []complex128) bool              { return false }
-func fftInverseVec(f *fft4, x []complex128) bool              { return false }
-func cmulVec(p, z, s []complex128) bool                       { return false }
-func cvtVec(dA, dB []float32, p []complex128) int             { return 0 }
-func maxSqVec(m, b []float32, K, W int) int                   { return 0 }
-func blockMaxVec(mb, m []float32) int                         { return 0 }
-func toBlocksVec(dst, src []float32, rows, W, stride int) int { return 0 }
-func rowSumVec(dst, src []float32, offs []int) bool           { return false }
+func fftForwardVec(f *fft4, x []complex128) bool    { return false }
+func fftInverseVec(f *fft4, x []complex128) bool    { return false }
+func cmulVec(p, z, s []complex128) bool             { return false }
+func cvtVec(dA, dB []float32, p []complex128) int   { return 0 }
+func maxSqVec(m, b []float32, K, W int) int         { return 0 }
+func blockMaxVec(mb, m []float32) int               { return 0 }
+func rowSumVec(dst, src []float32, offs []int) bool { return false }
 func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
 	return false
 }

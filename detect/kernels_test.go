@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 )
 
 // The vector kernels against their Go references on random inputs, bit for
@@ -201,49 +200,6 @@ func TestKernelMaxSqBlockMax(t *testing.T) {
 					blockMaxGo(gb, src)
 					if k := sameF(mb, gb); k >= 0 {
 						t.Fatalf("blockMax W %d: at %d %g, Go %g", W, k, mb[k], gb[k])
-					}
-				}
-			}
-		}
-	}
-}
-
-// aligned32 returns n NaNs starting on a 32-byte boundary.
-func aligned32(n int) []float32 {
-	x := nanF(n + 8)
-	off := int((32 - uintptr(unsafe.Pointer(&x[0]))%32) % 32 / 4)
-	return x[off : off+n]
-}
-
-func TestKernelToBlocks(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 5))
-	for _, W := range []int{1, 7, 8, 9, 16, 23, 1928} {
-		for _, rows := range []int{1, 6, 48} {
-			for _, off := range []int{0, 1} {
-				src := randF32(rng, rows*W+off)[off:]
-				nb := (W + boundBlock - 1) / boundBlock
-				stride := rows*boundBlock + 16
-				for _, dOff := range []int{0, 3} {
-					dst, g := aligned32(nb*stride + dOff)[dOff:], nanF(nb*stride)
-					j := toBlocksVec(dst, src, rows, W, stride)
-					if useAsm && dOff == 0 && j != W/boundBlock {
-						t.Fatalf("toBlocks W %d: vector path did %d blocks of %d", W, j, W/boundBlock)
-					}
-					if j*boundBlock < W {
-						toBlocksGo(dst[j*stride:], src[j*boundBlock:], rows, W, stride, W-j*boundBlock)
-					}
-					toBlocksGo(g, src, rows, W, stride, W)
-					if k := sameF(dst, g); k >= 0 {
-						t.Fatalf("toBlocks W %d rows %d: at %d %g, Go %g", W, rows, k, dst[k], g[k])
-					}
-					for blk := range nb {
-						for r := range rows {
-							for i := blk * boundBlock; i < min(W, (blk+1)*boundBlock); i++ {
-								if v := g[blk*stride+r*boundBlock+i%boundBlock]; math.Float32bits(v) != math.Float32bits(src[r*W+i]) {
-									t.Fatalf("toBlocksGo W %d: row %d column %d is %g, want %g", W, r, i, v, src[r*W+i])
-								}
-							}
-						}
 					}
 				}
 			}
@@ -471,7 +427,7 @@ func TestKernelsAVX2(t *testing.T) {
 	for name, f := range map[string]func(*testing.T){
 		"FFT": TestKernelFFT, "CmulCvt": TestKernelCmulCvt, "MaxSqBlockMax": TestKernelMaxSqBlockMax,
 		"RowSumResp": TestKernelRowSumResp, "Paint": TestKernelPaint, "Choose": TestKernelChoose,
-		"Fill": TestKernelFill, "ToBlocks": TestKernelToBlocks, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
+		"Fill": TestKernelFill, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
 	} {
 		t.Run(name, f)
 	}
