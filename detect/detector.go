@@ -702,6 +702,12 @@ func (d *Detector) keepB(w *worker, start, W int) {
 	for a := range run {
 		p := &run[a]
 		p.v = -1
+		// The next points first: within a run of columns most points
+		// have a larger neighbour.
+		if (a > 0 && run[a-1].i >= p.i-R && run[a-1].a > p.a) ||
+			(a+1 < len(run) && run[a+1].i <= p.i+R && run[a+1].a > p.a) {
+			continue
+		}
 		keep := true
 		for j := a - 1; j >= 0 && run[j].i >= p.i-R; j-- {
 			if run[j].a > p.a {
