@@ -575,7 +575,9 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 		}
 		for _, p := range pts {
 			i := int(p.i)
-			if i < s0 || i >= s1 {
+			// p.v < 0: a larger point of p's own centre lies within R
+			// (keepB), so p is not kept.
+			if i < s0 || i >= s1 || p.v < 0 {
 				continue
 			}
 			if col := e0 + i; col < c0 || col >= c1 {
