@@ -99,6 +99,14 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 			if c.specX != nil {
 				sx = c.specX[2*k*n : 2*(k+1)*n]
 			}
+			da := dstA[k*w+b0 : k*w+b0+nout]
+			var db []float32
+			if rowB != nil {
+				db = dstB[k*w+b0 : k*w+b0+nout]
+			}
+			if mulInverseCvtVec(c.fft, da, db, p, z, sx) {
+				continue
+			}
 			if !mulInverseVec(c.fft, p, z, sp, sx) {
 				if !cmulVec(p, z, sp) {
 					cmulGo(p, z, sp)
@@ -106,11 +114,6 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 				c.fft.inverse(p)
 			}
 			out := p[:nout]
-			da := dstA[k*w+b0 : k*w+b0+nout]
-			var db []float32
-			if rowB != nil {
-				db = dstB[k*w+b0 : k*w+b0+nout]
-			}
 			i := cvtVec(da, db, out)
 			if db != nil {
 				db = db[i:]

@@ -28,6 +28,12 @@ type fftStage struct {
 	// them): splitTwiddles of w1, w2, w3 for the forward (xf) and, of
 	// their conjugates' products, for the inverse (xi).
 	xf, xi []complex128
+	// xs are the conjugate twiddles in the split layout of the split
+	// inverse stages (q a multiple of 8, nil otherwise): for each group of
+	// eight j, for w1, w2, w3 in turn, the eight real parts c and then
+	// the eight −d of w = c + d·i, so that x·conj(w) = (xr·c − xi·(−d),
+	// xr·(−d) + xi·c) as Go forms it.
+	xs []float64
 }
 
 // newFFT4 returns the transform of length n; it panics unless n is a
@@ -49,6 +55,18 @@ func newFFT4(n int) *fft4 {
 		if haveAVX512 && q%4 == 0 {
 			s.xf = splitTwiddles([][]complex128{s.w1, s.w2, s.w3}, false)
 			s.xi = splitTwiddles([][]complex128{s.w1, s.w2, s.w3}, true)
+		}
+		if haveAVX512 && q%8 == 0 {
+			for g := 0; g < q; g += 8 {
+				for _, w := range [][]complex128{s.w1, s.w2, s.w3} {
+					for _, v := range w[g : g+8] {
+						s.xs = append(s.xs, real(v))
+					}
+					for _, v := range w[g : g+8] {
+						s.xs = append(s.xs, -imag(v))
+					}
+				}
+			}
 		}
 		f.stages = append(f.stages, s)
 	}

@@ -225,6 +225,45 @@ func mulInverseVec(f *fft4, p, z, s, sx []complex128) bool {
 }
 
 //go:noescape
+func fftInvStageSplitAVX512(x *complex128, n, q int, ws *float64, in bool)
+
+//go:noescape
+func cvtSplitAVX512(dA, dB *float32, p *complex128, n int)
+
+// mulInverseCvtVec does cmulGo(p, z, s), f.inverse(p) and then cvtGo(da,
+// db, p[:len(da)]) (db nil or as long as da) with the AVX-512 kernels, sx
+// being s split by splitTwiddles: the inverse's stages of quarter span
+// q ≥ 16 run in the split layout, the first of them converting to it,
+// and the rounding to float32 reads it (p is left in it). It does
+// nothing and reports false without the AVX-512 kernels, for n < 64 or
+// for len(da) not in [1, n].
+func mulInverseCvtVec(f *fft4, da, db []float32, p, z, sx []complex128) bool {
+	n, nout := f.n, len(da)
+	if !useAsm || !useAVX512 || sx == nil || n < 64 || nout < 1 || nout > n {
+		return false
+	}
+	p, z, sx = p[:n], z[:n], sx[:2*n]
+	var pb *float32
+	if db != nil {
+		_ = db[nout-1]
+		pb = &db[0]
+	}
+	mulSpan4InvAVX512(&p[0], &z[0], &sx[0], n)
+	in := true
+	for i := len(f.stages) - 1; i >= 0; i-- {
+		st := &f.stages[i]
+		if st.q < 16 || st.xs == nil {
+			fftInvStageK(&p[0], n, st)
+			continue
+		}
+		fftInvStageSplitAVX512(&p[0], n, st.q, &st.xs[0], in)
+		in = false
+	}
+	cvtSplitAVX512(&da[0], pb, &p[0], nout)
+	return true
+}
+
+//go:noescape
 func fftFwdStageAVX2(x *complex128, n, q int, w1, w2, w3 *complex128)
 
 // fftFwdStageK runs stage s of the forward transform of x[0:n] by

@@ -850,6 +850,185 @@ mulSpan4Loop:
 	VZEROUPPER
 	RET
 
+// Split layout: eight complex numbers x[8m … 8m+7] as their eight real
+// parts (bytes 128m …) and then their eight imaginary parts (128m+64 …),
+// so that a complex product or ±i·d needs no shuffles. A stage with
+// quarter span q ≥ 8 finds its quarters at the same byte offsets as in
+// the interleaved layout.
+
+// SBFLY is the split radix-4 butterfly of fft4.inverse on the eight
+// columns whose a0 … a3 (already multiplied by the conjugate twiddles)
+// are in Z0/Z1, Z2/Z3, Z4/Z5, Z6/Z7 (real/imaginary); it stores y0 … y3
+// at (DI), (R13), (R14), (BX) + AX. t0 = a0+a2, t1 = a0−a2, t2 = a1+a3,
+// d = a1−a3; y0 = t0+t2, y2 = t0−t2, y1 = t1 + i·d = (t1r − di, t1i +
+// dr), y3 = t1 − i·d = (t1r + di, t1i − dr): Go's t1r + (−di) and t1r −
+// (−di) are these exactly. Z8–Z11 are scratch.
+#define SBFLY \
+	VADDPD  Z4, Z0, Z8; \
+	VSUBPD  Z4, Z0, Z4; \
+	VADDPD  Z5, Z1, Z9; \
+	VSUBPD  Z5, Z1, Z5; \
+	VADDPD  Z6, Z2, Z10; \
+	VSUBPD  Z6, Z2, Z6; \
+	VADDPD  Z7, Z3, Z11; \
+	VSUBPD  Z7, Z3, Z7; \
+	VADDPD  Z10, Z8, Z0; \
+	VADDPD  Z11, Z9, Z1; \
+	VMOVUPD Z0, (DI)(AX*1); \
+	VMOVUPD Z1, 64(DI)(AX*1); \
+	VSUBPD  Z10, Z8, Z2; \
+	VSUBPD  Z11, Z9, Z3; \
+	VMOVUPD Z2, (R14)(AX*1); \
+	VMOVUPD Z3, 64(R14)(AX*1); \
+	VSUBPD  Z7, Z4, Z8; \
+	VADDPD  Z6, Z5, Z9; \
+	VMOVUPD Z8, (R13)(AX*1); \
+	VMOVUPD Z9, 64(R13)(AX*1); \
+	VADDPD  Z7, Z4, Z10; \
+	VSUBPD  Z6, Z5, Z11; \
+	VMOVUPD Z10, (BX)(AX*1); \
+	VMOVUPD Z11, 64(BX)(AX*1)
+
+// SCMULC sets (xr, xi) = x·conj(w) for the split twiddles at mc (eight
+// c) and md (eight −d): xr·c − xi·(−d) and xr·(−d) + xi·c, Go's product
+// by conj(w) = (c, −d) operation for operation; Z8, Z9 are scratch.
+#define SCMULC(mc, md, xr, xi) \
+	VMULPD mc, xr, Z8; \
+	VMULPD md, xi, Z9; \
+	VMULPD md, xr, xr; \
+	VMULPD mc, xi, xi; \
+	VSUBPD Z9, Z8, Z8; \
+	VADDPD xi, xr, xi; \
+	VMOVAPD Z8, xr
+
+// SLOADI loads the eight interleaved complex numbers at m and 64+m as
+// their real parts (re) and imaginary parts (im); Z14, Z15 hold idxRe,
+// idxIm and Z8 is scratch.
+#define SLOADI(m, m64, re, im) \
+	VMOVUPD   m, im; \
+	VMOVUPD   m64, Z8; \
+	VMOVAPD   Z14, re; \
+	VPERMI2PD Z8, im, re; \
+	VPERMT2PD Z8, Z15, im
+
+// func fftInvStageSplitAVX512(x *complex128, n, q int, ws *float64, in bool)
+//
+// One stage of fft4.inverse with quarter span q (a multiple of 8) over
+// x[0:n] in the split layout; ws is the stage's split twiddles (xs). With
+// in, the stage reads the interleaved layout (and writes the split one).
+TEXT ·fftInvStageSplitAVX512(SB), NOSPLIT, $0-33
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ q+16(FP), DX
+	MOVQ ws+24(FP), R8
+	MOVBLZX in+32(FP), R11
+	SHLQ $4, CX
+	ADDQ DI, CX
+	SHLQ $4, DX
+	VMOVUPD idxRe<>(SB), Z14
+	VMOVUPD idxIm<>(SB), Z15
+
+sinvBlock:
+	LEAQ (DI)(DX*1), R13
+	LEAQ (R13)(DX*1), R14
+	LEAQ (R14)(DX*1), BX
+	MOVQ R8, R9                  // the twiddles of j
+	XORQ AX, AX
+
+sinvJ:
+	TESTQ R11, R11
+	JNE   sinvLoadI
+	VMOVUPD (DI)(AX*1), Z0
+	VMOVUPD 64(DI)(AX*1), Z1
+	VMOVUPD (R13)(AX*1), Z2
+	VMOVUPD 64(R13)(AX*1), Z3
+	VMOVUPD (R14)(AX*1), Z4
+	VMOVUPD 64(R14)(AX*1), Z5
+	VMOVUPD (BX)(AX*1), Z6
+	VMOVUPD 64(BX)(AX*1), Z7
+	JMP     sinvMul
+
+sinvLoadI:
+	SLOADI((DI)(AX*1), 64(DI)(AX*1), Z0, Z1)
+	SLOADI((R13)(AX*1), 64(R13)(AX*1), Z2, Z3)
+	SLOADI((R14)(AX*1), 64(R14)(AX*1), Z4, Z5)
+	SLOADI((BX)(AX*1), 64(BX)(AX*1), Z6, Z7)
+
+sinvMul:
+	SCMULC(0(R9), 64(R9), Z2, Z3)
+	SCMULC(128(R9), 192(R9), Z4, Z5)
+	SCMULC(256(R9), 320(R9), Z6, Z7)
+	SBFLY
+	ADDQ    $384, R9
+	ADDQ    $128, AX
+	CMPQ    AX, DX
+	JLT     sinvJ
+
+	LEAQ (BX)(DX*1), DI
+	CMPQ DI, CX
+	JLT  sinvBlock
+	VZEROUPPER
+	RET
+
+// func cvtSplitAVX512(dA, dB *float32, p *complex128, n int)
+//
+// cvtGo for p in the split layout: dA[i] = float32(real(p[i])) and,
+// unless dB is nil, dB[i] = float32(imag(p[i])) for i < n (n ≥ 1; the
+// last eight masked).
+TEXT ·cvtSplitAVX512(SB), NOSPLIT, $0-32
+	MOVQ dA+0(FP), DI
+	MOVQ dB+8(FP), R9
+	MOVQ p+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ CX, DX
+	ANDQ $-8, DX                 // whole groups of eight
+	XORQ AX, AX                  // column
+	TESTQ R9, R9
+	JEQ   cvtSOne
+	TESTQ DX, DX
+	JEQ   cvtSTail
+
+cvtSTwo:
+	VCVTPD2PS (SI), Y0
+	VCVTPD2PS 64(SI), Y1
+	VMOVUPS   Y0, (DI)(AX*4)
+	VMOVUPS   Y1, (R9)(AX*4)
+	ADDQ      $128, SI
+	ADDQ      $8, AX
+	CMPQ      AX, DX
+	JLT       cvtSTwo
+	JMP       cvtSTail
+
+cvtSOne:
+	TESTQ DX, DX
+	JEQ   cvtSTail
+
+cvtSOneLoop:
+	VCVTPD2PS (SI), Y0
+	VMOVUPS   Y0, (DI)(AX*4)
+	ADDQ      $128, SI
+	ADDQ      $8, AX
+	CMPQ      AX, DX
+	JLT       cvtSOneLoop
+
+cvtSTail:
+	SUBQ AX, CX                  // the last n mod 8 columns, masked
+	JEQ  cvtSDone
+	MOVL $1, DX
+	SHLXL CX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	VCVTPD2PS (SI), Y0
+	VMOVUPS   Y0, K1, (DI)(AX*4)
+	TESTQ     R9, R9
+	JEQ       cvtSDone
+	VCVTPD2PS 64(SI), Y1
+	VMOVUPS   Y1, K1, (R9)(AX*4)
+
+cvtSDone:
+	VZEROUPPER
+	RET
+
 // AVX2 kernels: the AVX-512 kernels above at half width (two complex
 // numbers or eight float32 per YMM register), for CPUs without AVX-512;
 // every output is computed by the same operations in the same order.

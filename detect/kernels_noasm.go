@@ -34,5 +34,7 @@ func fillVec(z []complex128, a, b []float32) int { return 0 }
 
 func mulInverseVec(f *fft4, p, z, s, sx []complex128) bool { return false }
 
+func mulInverseCvtVec(f *fft4, da, db []float32, p, z, sx []complex128) bool { return false }
+
 // prefetch does nothing without the assembly.
 func prefetch(x []float32) {}

@@ -120,6 +120,35 @@ func TestKernelFFT(t *testing.T) {
 				if i := sameC(p, q); i >= 0 {
 					t.Fatalf("product and inverse n %d: at %d %v, Go %v", n, i, p[i], q[i])
 				}
+				// The product, the inverse in the split layout and the
+				// rounding to float32, for output lengths with and
+				// without a tail, into NaN-poisoned rows one longer.
+				for _, nout := range []int{1, 7, 8, 9, n - 60, n - 1, n} {
+					if nout < 1 || nout > n {
+						continue
+					}
+					for _, pair := range []bool{true, false} {
+						da, db := nanF(nout+1+off)[off:], nanF(nout+1+off)[off:]
+						ga, gb := nanF(nout+1), nanF(nout+1)
+						dbo, gbo := db[:nout], gb[:nout]
+						if !pair {
+							dbo, gbo = nil, nil
+						}
+						ps := nanC(n + off)[off:]
+						if !mulInverseCvtVec(f, da[:nout], dbo, ps, a, sx) {
+							cmulGo(ps, a, s)
+							f.inverse(ps)
+							cvtGo(da[:nout], dbo, ps[:nout])
+						}
+						cvtGo(ga[:nout], gbo, q[:nout])
+						if j := sameF(da, ga); j >= 0 {
+							t.Fatalf("split inverse n %d nout %d: real at %d %g, Go %g", n, nout, j, da[j], ga[j])
+						}
+						if j := sameF(db, gb); pair && j >= 0 {
+							t.Fatalf("split inverse n %d nout %d: imag at %d %g, Go %g", n, nout, j, db[j], gb[j])
+						}
+					}
+				}
 			}
 		}
 	}
