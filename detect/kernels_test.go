@@ -128,7 +128,7 @@ func TestKernelFFT(t *testing.T) {
 						continue
 					}
 					for _, pair := range []bool{true, false} {
-						da, db := nanF(nout+1+off)[off:], nanF(nout+1+off)[off:]
+						da, db := nanF(nout + 1 + off)[off:], nanF(nout + 1 + off)[off:]
 						ga, gb := nanF(nout+1), nanF(nout+1)
 						dbo, gbo := db[:nout], gb[:nout]
 						if !pair {
