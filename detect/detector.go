@@ -130,7 +130,7 @@ type worker struct {
 	cor *correlator
 	b   []float32 // B of the ring's channels: b[((c%ring)*K+k)*W+i]
 	m   []float32 // max_k B² of the ring's channels: m[(c%ring)*W+i]
-	mb  []float32 // block maxima of max_k B²: mb[c*nb+blk]
+	mb  []float32 // block maxima of max_k B² of the ring: mb[(c%ring)*nb+blk]
 	sb  []float32 // coarse bounds of one centre: sb[blk]
 	u   []float32 // fine bounds of one block: u[i−i0]
 	// The offsets of one centre's channels in mb, m and b.
@@ -174,7 +174,7 @@ type strongPt struct {
 // goroutines; each goroutine keeps (K+1)·W floats of B and max_k B² for
 // each channel of its ring (W = chunk + 2·nt0min: the channels of
 // blockGroup-channel groups back to the lowest channel of any centre, 24
-// channels and 1.3 MB for NP1), C·W/8 block maxima and F·suppStrip of
+// channels and 1.3 MB for NP1), ring·W/8 block maxima and F·suppStrip of
 // suppression map (about 2.5 MB in all for NP1). It panics
 // if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
 func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*Detector, error) {
@@ -360,7 +360,7 @@ func (d *Detector) setChunk(chunk, workers int) {
 			cor:    newCorrelator(d.spec, d.k, d.nt, n),
 			b:      make([]float32, d.ring*d.k*wmax),
 			m:      make([]float32, d.ring*wmax),
-			mb:     make([]float32, d.c*nbmax),
+			mb:     make([]float32, d.ring*nbmax),
 			sb:     make([]float32, nbmax),
 			u:      make([]float32, boundBlock),
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
@@ -483,7 +483,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	nb := (W + boundBlock - 1) / boundBlock
 	ring := d.ring
 	b, m := w.b[:ring*K*W], w.m[:ring*W]
-	mb := w.mb[:C*nb]
+	mb := w.mb[:ring*nb]
 	w.strong, w.bv = w.strong[:0], w.bv[:0]
 	var tConvSum, tEvalSum time.Duration
 	for gi, g0 := 0, 0; g0 < C; gi, g0 = gi+1, g0+blockGroup {
@@ -501,7 +501,8 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 			}
 		}
 		for c := g0; c < g0+ng; c++ {
-			row, rb := m[c%ring*W:(c%ring+1)*W], mb[c*nb:(c+1)*nb]
+			sl := c % ring
+			row, rb := m[sl*W:(sl+1)*W], mb[sl*nb:(sl+1)*nb]
 			jb := blockMaxVec(rb, row)
 			blockMaxGo(rb[jb:], row[jb*boundBlock:])
 		}
@@ -624,7 +625,7 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 	boffs, moffs, bfoffs := w.boffs[:nc], w.moffs[:nc], w.bfoffs[:nc]
 	for j, c := range ic {
 		sl := int(c) % ring
-		boffs[j], moffs[j], bfoffs[j] = int(c)*nb, sl*W, sl*K*W
+		boffs[j], moffs[j], bfoffs[j] = sl*nb, sl*W, sl*K*W
 	}
 	sb := w.sb[:nb]
 	rowSum(sb, w.mb, boffs)
