@@ -630,6 +630,7 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 	sb := w.sb[:nb]
 	rowSum(sb, w.mb, boffs)
 	start := len(w.strong)
+	mo, bo := newRowOffs(moffs), newRowOffs(bfoffs)
 	b, m := w.b[:ring*K*W], w.m[:ring*W]
 	for blk, v := range sb {
 		if !(d.noPrune || v > d.thr2) {
@@ -638,7 +639,9 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 		w.st.BlockPass++
 		i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
 		u := w.u[:i1-i0]
-		rowSum(u, m[i0:], moffs)
+		if !rowSumOffs(u, m[i0:], mo) {
+			rowSumGo(u, m[i0:], moffs)
+		}
 		w.st.BoundEvals += int64(i1 - i0)
 		if !useAsm {
 			for _, v := range u {
@@ -670,7 +673,7 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 		w.st.RespBlocks++
 		wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
 		bBlk := b[i0:]
-		if !respVec(w.resp, bBlk, bfoffs, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune) {
+		if !respOffs(w.resp, bBlk, bo, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune) {
 			respGo(w.resp, bBlk, bfoffs, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune)
 		}
 		ch := w.choice[:chooseRows*respStride]

@@ -56,6 +56,27 @@ func blockMaxGo(mb, m []float32) {
 	}
 }
 
+// rowOffs holds row offsets o (none negative) and the largest of them,
+// formed once for many calls of the vector kernels on one source: a
+// kernel reading n values from each offset then needs one bounds check.
+type rowOffs struct {
+	o  []int
+	hi int
+}
+
+// newRowOffs returns the rowOffs of o (len(o) ≥ 1); it panics if an
+// offset is negative.
+func newRowOffs(o []int) rowOffs {
+	lo, hi := o[0], o[0]
+	for _, v := range o[1:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if lo < 0 {
+		panic("detect: negative row offset")
+	}
+	return rowOffs{o: o, hi: hi}
+}
+
 // rowSumGo sets dst[i] = src[offs[0]+i] + src[offs[1]+i] + …, added in
 // the order of offs.
 func rowSumGo(dst, src []float32, offs []int) {

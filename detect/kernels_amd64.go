@@ -142,17 +142,26 @@ func rowSumVec(dst, src []float32, offs []int) bool {
 	return true
 }
 
-// respVec does respGo for S = 5 (Kilosort4's sizes) and K ≤ 64.
-func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
-	if !useAsm || n < 1 || n > respStride || K < 1 || K > 64 || S != 5 || len(offs) == 0 {
+// rowSumOffs does rowSumGo(dst, src, offs.o) if it can.
+func rowSumOffs(dst, src []float32, offs rowOffs) bool {
+	n := len(dst)
+	if !useAsm || n == 0 || len(offs.o) == 0 {
+		return false
+	}
+	_ = src[offs.hi : offs.hi+n]
+	rowSumK(&dst[0], &src[0], &offs.o[0], len(offs.o), n)
+	return true
+}
+
+// respOffs does respGo(dst, b, offs.o, …) for S = 5 and K ≤ 64.
+func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
+	if !useAsm || n < 1 || n > respStride || K < 1 || K > 64 || S != 5 || len(offs.o) == 0 {
 		return false
 	}
 	_ = dst[(K+K%2)*respRows*respStride-1]
-	_ = wt[len(offs)*S-1]
-	for _, o := range offs {
-		_ = b[o : o+(K-1)*W+n]
-	}
-	resp5K(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0], thr2, noPrune)
+	_ = wt[len(offs.o)*S-1]
+	_ = b[offs.hi : offs.hi+(K-1)*W+n]
+	resp5K(&dst[0], &b[0], &offs.o[0], len(offs.o), K, W, n, &wt[0], thr2, noPrune)
 	return true
 }
 

@@ -22,7 +22,10 @@ func cvtVec(dA, dB []float32, p []complex128) int   { return 0 }
 func maxSqVec(m, b []float32, K, W int) int         { return 0 }
 func blockMaxVec(mb, m []float32) int               { return 0 }
 func rowSumVec(dst, src []float32, offs []int) bool { return false }
-func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
+
+func rowSumOffs(dst, src []float32, offs rowOffs) bool { return false }
+
+func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
 	return false
 }
 

@@ -253,6 +253,13 @@ func TestKernelRowSumResp(t *testing.T) {
 			if i := sameF(d, g); i >= 0 {
 				t.Fatalf("rowSum n %d rows %d: at %d %g, Go %g", n, nr, i, d[i], g[i])
 			}
+			d = nanF(n)
+			if !rowSumOffs(d, src, newRowOffs(offs)) {
+				rowSumGo(d, src, offs)
+			}
+			if i := sameF(d, g); i >= 0 {
+				t.Fatalf("rowSumOffs n %d rows %d: at %d %g, Go %g", n, nr, i, d[i], g[i])
+			}
 		}
 	}
 	for _, K := range []int{1, 5, 6, 7, 8, 12, 13} {
@@ -277,7 +284,7 @@ func TestKernelRowSumResp(t *testing.T) {
 					}{{0, false}, {30, false}, {1e4, false}, {float32(math.Inf(1)), false}, {float32(math.Inf(1)), true}} {
 						sz := (K + K%2) * respRows * respStride
 						d, g := nanF(sz), nanF(sz)
-						if !respVec(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune) {
+						if !respOffs(d, b, newRowOffs(offs), K, S, W, n, wt, th.thr2, th.noPrune) {
 							respGo(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
 						}
 						respGo(g, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
