@@ -38,9 +38,10 @@ type correlator struct {
 	spec              []complex128 // shared, read-only
 	// The spectra split by splitTwiddles for the AVX-512 product
 	// (specX[k*2n:], nil without the AVX-512 kernels), one copy per
-	// correlator.
-	specX []complex128
-	z, p  []complex128
+	// correlator, and the same of the spectra in transpose16 order for
+	// the split inverse (specT).
+	specX, specT []complex128
+	z, p         []complex128
 }
 
 func newCorrelator(spec []complex128, k, nt, n int) *correlator {
@@ -50,10 +51,14 @@ func newCorrelator(spec []complex128, k, nt, n int) *correlator {
 		spec: spec,
 		z:    make([]complex128, n), p: make([]complex128, n),
 	}
-	if haveAVX512 && n%4 == 0 {
+	if haveAVX512 && n%16 == 0 {
 		c.specX = make([]complex128, 0, 2*k*n)
+		c.specT = make([]complex128, 0, 2*k*n)
+		t := make([]complex128, n)
 		for i := range k {
 			c.specX = append(c.specX, splitTwiddles([][]complex128{spec[i*n : (i+1)*n]}, false)...)
+			transpose16(t, spec[i*n:(i+1)*n])
+			c.specT = append(c.specT, splitTwiddles([][]complex128{t}, false)...)
 		}
 	}
 	return c
@@ -92,7 +97,10 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		} else {
 			clear(z)
 		}
-		c.fft.forward(z)
+		split := c.specT != nil && fftForwardTVec(c.fft, z)
+		if !split {
+			c.fft.forward(z)
+		}
 		for k := range K {
 			sp := c.spec[k*n : (k+1)*n]
 			var sx []complex128
@@ -104,7 +112,7 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 			if rowB != nil {
 				db = dstB[k*w+b0 : k*w+b0+nout]
 			}
-			if mulInverseCvtVec(c.fft, da, db, p, z, sx) {
+			if split && mulInverseCvtVec(c.fft, da, db, p, z, c.specT[2*k*n:2*(k+1)*n]) {
 				continue
 			}
 			if !mulInverseVec(c.fft, p, z, sp, sx) {

@@ -73,6 +73,21 @@ func newFFT4(n int) *fft4 {
 	return f
 }
 
+// transpose16 sets dst to x (len(x) a multiple of 16) with each group
+// of 16 transposed as a 4 × 4 matrix: dst[16g+4b+a] = x[16g+4a+b], the
+// order in which fftForwardTVec leaves the forward transform; it is its
+// own inverse.
+func transpose16(dst, x []complex128) {
+	dst = dst[:len(x)]
+	for g := 0; g+16 <= len(x); g += 16 {
+		for a := range 4 {
+			for b := range 4 {
+				dst[g+4*b+a] = x[g+4*a+b]
+			}
+		}
+	}
+}
+
 // splitTwiddles lays out the factors w of the arrays ws (of equal length,
 // a multiple of 4) for the AVX-512 complex products x·w (conj false) or
 // x·conj(w) (conj true): for each group of four j, for each array in

@@ -239,16 +239,43 @@ func fftInvStageSplitAVX512(x *complex128, n, q int, ws *float64, in bool)
 //go:noescape
 func cvtSplitAVX512(dA, dB *float32, p *complex128, n int)
 
+//go:noescape
+func fftSpan4FwdTAVX512(x *complex128, n int)
+
+//go:noescape
+func mulSpan4InvTAVX512(p, z, sx *complex128, n int)
+
+// splitInverse reports whether the AVX-512 path of the correlation
+// (fftForwardTVec, then mulInverseCvtVec) runs for f.
+func splitInverse(f *fft4) bool {
+	return useAsm && useAVX512 && f.n >= 64 && f.stages[len(f.stages)-1].xi != nil
+}
+
+// fftForwardTVec runs f.forward on x with the AVX-512 kernels, the
+// result left in transpose16 order, if splitInverse(f).
+func fftForwardTVec(f *fft4, x []complex128) bool {
+	if !splitInverse(f) {
+		return false
+	}
+	x = x[:f.n]
+	for i := range f.stages {
+		fftFwdStageK(&x[0], f.n, &f.stages[i])
+	}
+	fftSpan4FwdTAVX512(&x[0], f.n)
+	return true
+}
+
 // mulInverseCvtVec does cmulGo(p, z, s), f.inverse(p) and then cvtGo(da,
-// db, p[:len(da)]) (db nil or as long as da) with the AVX-512 kernels, sx
-// being s split by splitTwiddles: the inverse's stages of quarter span
-// q ≥ 16 run in the split layout, the first of them converting to it,
-// and the rounding to float32 reads it (p is left in it). It does
-// nothing and reports false without the AVX-512 kernels, for n < 64 or
-// for len(da) not in [1, n].
+// db, p[:len(da)]) (db nil or as long as da) with the AVX-512 kernels, z
+// and s in transpose16 order (z as fftForwardTVec leaves it) and sx
+// being transposed s split by splitTwiddles: the inverse's stages of
+// quarter span q ≥ 16 run in the split layout, the first of them
+// converting to it, and the rounding to float32 reads it (p is left in
+// it). It does nothing and reports false unless splitInverse(f), or for
+// len(da) not in [1, n].
 func mulInverseCvtVec(f *fft4, da, db []float32, p, z, sx []complex128) bool {
 	n, nout := f.n, len(da)
-	if !useAsm || !useAVX512 || sx == nil || n < 64 || nout < 1 || nout > n {
+	if !splitInverse(f) || sx == nil || nout < 1 || nout > n {
 		return false
 	}
 	p, z, sx = p[:n], z[:n], sx[:2*n]
@@ -257,7 +284,7 @@ func mulInverseCvtVec(f *fft4, da, db []float32, p, z, sx []complex128) bool {
 		_ = db[nout-1]
 		pb = &db[0]
 	}
-	mulSpan4InvAVX512(&p[0], &z[0], &sx[0], n)
+	mulSpan4InvTAVX512(&p[0], &z[0], &sx[0], n)
 	in := true
 	for i := len(f.stages) - 1; i >= 0; i-- {
 		st := &f.stages[i]

@@ -1029,6 +1029,95 @@ cvtSDone:
 	VZEROUPPER
 	RET
 
+// The forward transform's last stage can leave each group of 16 in the
+// transposed order of its span-4 butterflies (position 4b+a holding
+// element 4a+b: transpose16) and the product kernel take both factors in
+// that order: the product is pointwise, and the inverse's span-4 stage
+// works on the transposed groups, so the two transposes between them
+// fall away.
+
+// func fftSpan4FwdTAVX512(x *complex128, n int)
+//
+// fftSpan4AVX512 of the forward transform, the result left transposed
+// in each group of 16 (n a multiple of 16).
+TEXT ·fftSpan4FwdTAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHLQ $4, CX
+	ADDQ DI, CX
+	VMOVUPD negIm<>(SB), Z15     // forward: −i·d
+
+span4TLoop:
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD 128(DI), Z2
+	VMOVUPD 192(DI), Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3
+	VADDPD  Z6, Z4, Z0
+	VADDPD  Z7, Z5, Z1
+	VSUBPD  Z6, Z4, Z2
+	VSUBPD  Z7, Z5, Z3
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $256, DI
+	CMPQ    DI, CX
+	JLT     span4TLoop
+	VZEROUPPER
+	RET
+
+// func mulSpan4InvTAVX512(p, z, sx *complex128, n int)
+//
+// mulSpan4InvAVX512 for z as fftSpan4FwdTAVX512 leaves it and sx the
+// spectrum in the same order (transpose16, then splitTwiddles): the
+// products are already in the transposed order of the span-4 stage.
+TEXT ·mulSpan4InvTAVX512(SB), NOSPLIT, $0-32
+	MOVQ p+0(FP), DI
+	MOVQ z+8(FP), SI
+	MOVQ sx+16(FP), R8
+	MOVQ n+24(FP), CX
+	SHLQ $4, CX
+	VMOVUPD negRe<>(SB), Z15
+	XORQ AX, AX
+
+mulSpan4TLoop:
+	VMOVUPD (SI)(AX*1), Z0
+	CMULX(0(R8), 64(R8), Z0, Z0)
+	VMOVUPD 64(SI)(AX*1), Z1
+	CMULX(128(R8), 192(R8), Z1, Z1)
+	VMOVUPD 128(SI)(AX*1), Z2
+	CMULX(256(R8), 320(R8), Z2, Z2)
+	VMOVUPD 192(SI)(AX*1), Z3
+	CMULX(384(R8), 448(R8), Z3, Z3)
+	ADDQ    $512, R8
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d
+	VADDPD  Z6, Z4, Z0
+	VADDPD  Z7, Z5, Z1
+	VSUBPD  Z6, Z4, Z2
+	VSUBPD  Z7, Z5, Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VMOVUPD Z0, (DI)(AX*1)
+	VMOVUPD Z1, 64(DI)(AX*1)
+	VMOVUPD Z2, 128(DI)(AX*1)
+	VMOVUPD Z3, 192(DI)(AX*1)
+	ADDQ    $256, AX
+	CMPQ    AX, CX
+	JLT     mulSpan4TLoop
+	VZEROUPPER
+	RET
+
 // AVX2 kernels: the AVX-512 kernels above at half width (two complex
 // numbers or eight float32 per YMM register), for CPUs without AVX-512;
 // every output is computed by the same operations in the same order.

@@ -37,6 +37,8 @@ func fillVec(z []complex128, a, b []float32) int { return 0 }
 
 func mulInverseVec(f *fft4, p, z, s, sx []complex128) bool { return false }
 
+func fftForwardTVec(f *fft4, x []complex128) bool { return false }
+
 func mulInverseCvtVec(f *fft4, da, db []float32, p, z, sx []complex128) bool { return false }
 
 // prefetch does nothing without the assembly.

@@ -99,6 +99,14 @@ func TestKernelFFT(t *testing.T) {
 				if i := sameC(a, b); i >= 0 {
 					t.Fatalf("forward n %d: at %d %v, Go %v", n, i, a[i], b[i])
 				}
+				// The forward left in transpose16 order.
+				if xt := append(nanC(off), x...)[off:]; fftForwardTVec(f, xt) {
+					tb := make([]complex128, n)
+					transpose16(tb, b)
+					if i := sameC(xt, tb); i >= 0 {
+						t.Fatalf("forward, transpose16, n %d: at %d %v, Go %v", n, i, xt[i], tb[i])
+					}
+				}
 				f.inverse(a)
 				f.inverseGo(b)
 				if i := sameC(a, b); i >= 0 {
@@ -135,7 +143,16 @@ func TestKernelFFT(t *testing.T) {
 							dbo, gbo = nil, nil
 						}
 						ps := nanC(n + off)[off:]
-						if !mulInverseCvtVec(f, da[:nout], dbo, ps, a, sx) {
+						// The factors in transpose16 order, as
+						// fftForwardTVec leaves the forward.
+						zt, st := make([]complex128, n), make([]complex128, n)
+						transpose16(zt, a)
+						transpose16(st, s)
+						var sxt []complex128
+						if haveAVX512 {
+							sxt = splitTwiddles([][]complex128{st}, false)
+						}
+						if !mulInverseCvtVec(f, da[:nout], dbo, ps, zt, sxt) {
 							cmulGo(ps, a, s)
 							f.inverse(ps)
 							cvtGo(da[:nout], dbo, ps[:nout])
