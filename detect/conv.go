@@ -36,12 +36,11 @@ type correlator struct {
 	n, nt, k, half, l int
 	fft               *fft4
 	spec              []complex128 // shared, read-only
-	// The spectra split by splitTwiddles for the AVX-512 product
-	// (specX[k*2n:], nil without the AVX-512 kernels), one copy per
-	// correlator, and the same of the spectra in transpose16 order for
-	// the split inverse (specT).
-	specX, specT []complex128
-	z, p         []complex128
+	// The spectra in transpose16 order for the AVX-512 path
+	// (fftForwardTVec, mulInverseCvtVec; nil without it), specT[k*n:],
+	// one copy per correlator.
+	specT []complex128
+	z, p  []complex128
 }
 
 func newCorrelator(spec []complex128, k, nt, n int) *correlator {
@@ -52,13 +51,9 @@ func newCorrelator(spec []complex128, k, nt, n int) *correlator {
 		z:    make([]complex128, n), p: make([]complex128, n),
 	}
 	if haveAVX512 && n%16 == 0 {
-		c.specX = make([]complex128, 0, 2*k*n)
-		c.specT = make([]complex128, 0, 2*k*n)
-		t := make([]complex128, n)
+		c.specT = make([]complex128, k*n)
 		for i := range k {
-			c.specX = append(c.specX, splitTwiddles([][]complex128{spec[i*n : (i+1)*n]}, false)...)
-			transpose16(t, spec[i*n:(i+1)*n])
-			c.specT = append(c.specT, splitTwiddles([][]complex128{t}, false)...)
+			transpose16(c.specT[i*n:(i+1)*n], spec[i*n:(i+1)*n])
 		}
 	}
 	return c
@@ -103,19 +98,15 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		}
 		for k := range K {
 			sp := c.spec[k*n : (k+1)*n]
-			var sx []complex128
-			if c.specX != nil {
-				sx = c.specX[2*k*n : 2*(k+1)*n]
-			}
 			da := dstA[k*w+b0 : k*w+b0+nout]
 			var db []float32
 			if rowB != nil {
 				db = dstB[k*w+b0 : k*w+b0+nout]
 			}
-			if split && mulInverseCvtVec(c.fft, da, db, p, z, c.specT[2*k*n:2*(k+1)*n]) {
+			if split && mulInverseCvtVec(c.fft, da, db, p, z, c.specT[k*n:(k+1)*n]) {
 				continue
 			}
-			if !mulInverseVec(c.fft, p, z, sp, sx) {
+			if !mulInverseVec(c.fft, p, z, sp) {
 				if !cmulVec(p, z, sp) {
 					cmulGo(p, z, sp)
 				}

@@ -211,22 +211,16 @@ func fillVec(z []complex128, a, b []float32) int {
 }
 
 //go:noescape
-func mulSpan4InvAVX512(p, z, sx *complex128, n int)
+func mulSpan4InvAVX512(p, z, s *complex128, n int)
 
 // mulInverseVec does cmulGo(p, z, s) and then f.inverse(p) with the
-// vector kernels if it can, the product fused into the first stage; sx
-// is s split by splitTwiddles (the AVX-512 kernel's form of it), or nil.
-func mulInverseVec(f *fft4, p, z, s, sx []complex128) bool {
+// vector kernels if it can, the product fused into the first stage.
+func mulInverseVec(f *fft4, p, z, s []complex128) bool {
 	if !useAsm || f.n < 16 {
 		return false
 	}
 	p, z, s = p[:f.n], z[:f.n], s[:f.n]
-	if useAVX512 && sx != nil {
-		_ = sx[2*f.n-1]
-		mulSpan4InvAVX512(&p[0], &z[0], &sx[0], f.n)
-	} else {
-		mulSpan4InvAVX2(&p[0], &z[0], &s[0], f.n)
-	}
+	mulSpan4InvK(&p[0], &z[0], &s[0], f.n)
 	for i := len(f.stages) - 1; i >= 0; i-- {
 		fftInvStageK(&p[0], f.n, &f.stages[i])
 	}
@@ -243,7 +237,7 @@ func cvtSplitAVX512(dA, dB *float32, p *complex128, n int)
 func fftSpan4FwdTAVX512(x *complex128, n int)
 
 //go:noescape
-func mulSpan4InvTAVX512(p, z, sx *complex128, n int)
+func mulSpan4InvTAVX512(p, z, s *complex128, n int)
 
 // splitInverse reports whether the AVX-512 path of the correlation
 // (fftForwardTVec, then mulInverseCvtVec) runs for f.
@@ -267,24 +261,23 @@ func fftForwardTVec(f *fft4, x []complex128) bool {
 
 // mulInverseCvtVec does cmulGo(p, z, s), f.inverse(p) and then cvtGo(da,
 // db, p[:len(da)]) (db nil or as long as da) with the AVX-512 kernels, z
-// and s in transpose16 order (z as fftForwardTVec leaves it) and sx
-// being transposed s split by splitTwiddles: the inverse's stages of
+// and s in transpose16 order (z as fftForwardTVec leaves it): the inverse's stages of
 // quarter span q ≥ 16 run in the split layout, the first of them
 // converting to it, and the rounding to float32 reads it (p is left in
 // it). It does nothing and reports false unless splitInverse(f), or for
 // len(da) not in [1, n].
-func mulInverseCvtVec(f *fft4, da, db []float32, p, z, sx []complex128) bool {
+func mulInverseCvtVec(f *fft4, da, db []float32, p, z, s []complex128) bool {
 	n, nout := f.n, len(da)
-	if !splitInverse(f) || sx == nil || nout < 1 || nout > n {
+	if !splitInverse(f) || nout < 1 || nout > n {
 		return false
 	}
-	p, z, sx = p[:n], z[:n], sx[:2*n]
+	p, z, s = p[:n], z[:n], s[:n]
 	var pb *float32
 	if db != nil {
 		_ = db[nout-1]
 		pb = &db[0]
 	}
-	mulSpan4InvTAVX512(&p[0], &z[0], &sx[0], n)
+	mulSpan4InvTAVX512(&p[0], &z[0], &s[0], n)
 	in := true
 	for i := len(f.stages) - 1; i >= 0; i-- {
 		st := &f.stages[i]
@@ -423,6 +416,15 @@ func fillK(z *complex128, a, b *float32, n int) {
 
 //go:noescape
 func mulSpan4InvAVX2(p, z, s *complex128, n int)
+
+// mulSpan4InvK runs mulSpan4InvAVX512, or mulSpan4InvAVX2 without AVX-512.
+func mulSpan4InvK(p, z, s *complex128, n int) {
+	if useAVX512 {
+		mulSpan4InvAVX512(p, z, s, n)
+		return
+	}
+	mulSpan4InvAVX2(p, z, s, n)
+}
 
 //go:noescape
 func prefetchLines(p *float32, n int)

@@ -804,15 +804,14 @@ fillStore:
 	VZEROUPPER
 	RET
 
-// func mulSpan4InvAVX512(p, z, sx *complex128, n int)
+// func mulSpan4InvAVX512(p, z, s *complex128, n int)
 //
 // p = z·s (cmulAVX512) followed by the span-4 stage of the inverse
-// (fftSpan4AVX512 with inv), in one pass; n a multiple of 16, sx the
-// spectrum s split by splitTwiddles (2n complex).
+// (fftSpan4AVX512 with inv), in one pass; n a multiple of 16.
 TEXT ·mulSpan4InvAVX512(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), DI
 	MOVQ z+8(FP), SI
-	MOVQ sx+16(FP), R8
+	MOVQ s+16(FP), R8
 	MOVQ n+24(FP), CX
 	SHLQ $4, CX
 	VMOVUPD negRe<>(SB), Z15
@@ -820,14 +819,13 @@ TEXT ·mulSpan4InvAVX512(SB), NOSPLIT, $0-32
 
 mulSpan4Loop:
 	VMOVUPD (SI)(AX*1), Z0
-	CMULX(0(R8), 64(R8), Z0, Z0)
+	CMUL((R8)(AX*1), Z0, Z0, Z15)
 	VMOVUPD 64(SI)(AX*1), Z1
-	CMULX(128(R8), 192(R8), Z1, Z1)
+	CMUL(64(R8)(AX*1), Z1, Z1, Z15)
 	VMOVUPD 128(SI)(AX*1), Z2
-	CMULX(256(R8), 320(R8), Z2, Z2)
+	CMUL(128(R8)(AX*1), Z2, Z2, Z15)
 	VMOVUPD 192(SI)(AX*1), Z3
-	CMULX(384(R8), 448(R8), Z3, Z3)
-	ADDQ    $512, R8
+	CMUL(192(R8)(AX*1), Z3, Z3, Z15)
 	TRANSPOSE4(Z0, Z1, Z2, Z3)
 	VADDPD  Z2, Z0, Z4           // t0
 	VSUBPD  Z2, Z0, Z5           // t1
@@ -1073,15 +1071,17 @@ span4TLoop:
 	VZEROUPPER
 	RET
 
-// func mulSpan4InvTAVX512(p, z, sx *complex128, n int)
+// func mulSpan4InvTAVX512(p, z, s *complex128, n int)
 //
-// mulSpan4InvAVX512 for z as fftSpan4FwdTAVX512 leaves it and sx the
-// spectrum in the same order (transpose16, then splitTwiddles): the
-// products are already in the transposed order of the span-4 stage.
+// mulSpan4InvAVX512 for z as fftSpan4FwdTAVX512 leaves it and s in the
+// same order (transpose16): the products are already in the transposed
+// order of the span-4 stage. The spectrum is read as complex numbers
+// (CMUL): in the split form of splitTwiddles it would be twice the bytes,
+// and the six spectra of a block come from L2.
 TEXT ·mulSpan4InvTAVX512(SB), NOSPLIT, $0-32
 	MOVQ p+0(FP), DI
 	MOVQ z+8(FP), SI
-	MOVQ sx+16(FP), R8
+	MOVQ s+16(FP), R8
 	MOVQ n+24(FP), CX
 	SHLQ $4, CX
 	VMOVUPD negRe<>(SB), Z15
@@ -1089,14 +1089,13 @@ TEXT ·mulSpan4InvTAVX512(SB), NOSPLIT, $0-32
 
 mulSpan4TLoop:
 	VMOVUPD (SI)(AX*1), Z0
-	CMULX(0(R8), 64(R8), Z0, Z0)
+	CMUL((R8)(AX*1), Z0, Z0, Z15)
 	VMOVUPD 64(SI)(AX*1), Z1
-	CMULX(128(R8), 192(R8), Z1, Z1)
+	CMUL(64(R8)(AX*1), Z1, Z1, Z15)
 	VMOVUPD 128(SI)(AX*1), Z2
-	CMULX(256(R8), 320(R8), Z2, Z2)
+	CMUL(128(R8)(AX*1), Z2, Z2, Z15)
 	VMOVUPD 192(SI)(AX*1), Z3
-	CMULX(384(R8), 448(R8), Z3, Z3)
-	ADDQ    $512, R8
+	CMUL(192(R8)(AX*1), Z3, Z3, Z15)
 	VADDPD  Z2, Z0, Z4           // t0
 	VSUBPD  Z2, Z0, Z5           // t1
 	VADDPD  Z3, Z1, Z6           // t2

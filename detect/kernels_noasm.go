@@ -35,11 +35,11 @@ func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool {
 
 func fillVec(z []complex128, a, b []float32) int { return 0 }
 
-func mulInverseVec(f *fft4, p, z, s, sx []complex128) bool { return false }
+func mulInverseVec(f *fft4, p, z, s []complex128) bool { return false }
 
 func fftForwardTVec(f *fft4, x []complex128) bool { return false }
 
-func mulInverseCvtVec(f *fft4, da, db []float32, p, z, sx []complex128) bool { return false }
+func mulInverseCvtVec(f *fft4, da, db []float32, p, z, s []complex128) bool { return false }
 
 // prefetch does nothing without the assembly.
 func prefetch(x []float32) {}

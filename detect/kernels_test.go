@@ -115,11 +115,7 @@ func TestKernelFFT(t *testing.T) {
 				// The product fused into the inverse.
 				s := randComplex(rng, n)
 				p, q := nanC(n + off)[off:], nanC(n)
-				var sx []complex128
-				if haveAVX512 {
-					sx = splitTwiddles([][]complex128{s}, false)
-				}
-				if !mulInverseVec(f, p, a, s, sx) {
+				if !mulInverseVec(f, p, a, s) {
 					cmulGo(p, a, s)
 					f.inverse(p)
 				}
@@ -148,11 +144,7 @@ func TestKernelFFT(t *testing.T) {
 						zt, st := make([]complex128, n), make([]complex128, n)
 						transpose16(zt, a)
 						transpose16(st, s)
-						var sxt []complex128
-						if haveAVX512 {
-							sxt = splitTwiddles([][]complex128{st}, false)
-						}
-						if !mulInverseCvtVec(f, da[:nout], dbo, ps, zt, sxt) {
+						if !mulInverseCvtVec(f, da[:nout], dbo, ps, zt, st) {
 							cmulGo(ps, a, s)
 							f.inverse(ps)
 							cvtGo(da[:nout], dbo, ps[:nout])
