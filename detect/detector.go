@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -132,7 +133,9 @@ type worker struct {
 	m   []float32 // max_k B² of the ring's channels: m[(c%ring)*W+i]
 	mb  []float32 // block maxima of max_k B² of the ring: mb[(c%ring)*nb+blk]
 	sb  []float32 // coarse bounds of one centre: sb[blk]
-	u   []float32 // fine bounds of one block: u[i−i0]
+	// The blocks whose coarse bound passes: bit blk%64 of pass[blk/64].
+	pass []uint64
+	u    []float32 // fine bounds of one block: u[i−i0]
 	// The offsets of one centre's channels in mb, m and b.
 	boffs, moffs, bfoffs []int
 	goffs                []int     // offsets in b of one (f, i)'s channels
@@ -362,6 +365,7 @@ func (d *Detector) setChunk(chunk, workers int) {
 			m:      make([]float32, d.ring*wmax),
 			mb:     make([]float32, d.ring*nbmax),
 			sb:     make([]float32, nbmax),
+			pass:   make([]uint64, (nbmax+63)/64),
 			u:      make([]float32, boundBlock),
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
 			choice: make([]float32, chooseRows*respStride),
@@ -631,68 +635,89 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 	rowSum(sb, w.mb, boffs)
 	start := len(w.strong)
 	mo, bo := newRowOffs(moffs), newRowOffs(bfoffs)
-	b, m := w.b[:ring*K*W], w.m[:ring*W]
-	for blk, v := range sb {
-		if !(d.noPrune || v > d.thr2) {
-			continue
+	// The passing blocks as bits (few pass: a branch per block would
+	// often be mispredicted).
+	pass := w.pass[:(nb+63)/64]
+	if d.noPrune {
+		for j := range pass {
+			pass[j] = ^uint64(0)
 		}
-		w.st.BlockPass++
-		i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
-		u := w.u[:i1-i0]
-		if !rowSumOffs(u, m[i0:], mo) {
-			rowSumGo(u, m[i0:], moffs)
+		if nb%64 != 0 {
+			pass[len(pass)-1] = 1<<(nb%64) - 1
 		}
-		w.st.BoundEvals += int64(i1 - i0)
-		if !useAsm {
-			for _, v := range u {
-				if d.noPrune || v > d.thr2 {
-					w.st.RespBlocks++
-					break
-				}
-			}
-			for ii, v := range u {
-				if d.noPrune || v > d.thr2 {
-					d.evaluate(w, f, i0+ii, W)
-				}
-			}
-			continue
-		}
-		// The vector path forms every bound and response of the
-		// block at once (the same sums as evaluate) and then makes
-		// evaluate's choices from them.
-		first := -1
-		for ii, v := range u {
-			if d.noPrune || v > d.thr2 {
-				first = ii
-				break
-			}
-		}
-		if first < 0 {
-			continue
-		}
-		w.st.RespBlocks++
-		wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
-		bBlk := b[i0:]
-		if !respOffs(w.resp, bBlk, bo, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune) {
-			respGo(w.resp, bBlk, bfoffs, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune)
-		}
-		ch := w.choice[:chooseRows*respStride]
-		if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
-			chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
-		}
-		for ii := first; ii < len(u); ii++ {
-			if !(d.noPrune || u[ii] > d.thr2) {
-				continue
-			}
-			w.st.Survivors++
-			w.st.ShapeEvals += int64(ch[3*respStride+ii])
-			if best := ch[ii]; best > d.th {
-				w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
-					q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
-			}
+	} else if !passBitsVec(pass, sb, d.thr2) {
+		passBitsGo(pass, sb, d.thr2)
+	}
+	for wi, word := range pass {
+		for ; word != 0; word &= word - 1 {
+			blk := wi*64 + bits.TrailingZeros64(word)
+			d.evalBlock(w, f, blk, W, mo, bo)
 		}
 	}
 	d.keepB(w, start, W)
+}
+
+// evalBlock evaluates centre f in block blk, whose coarse bound passed:
+// its fine bounds and, where they pass, the responses and the choice.
+// mo and bo are the offsets of f's channels in the ring's m and b.
+func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
+	K, nc := d.k, d.nc
+	b, m := w.b[:d.ring*K*W], w.m[:d.ring*W]
+	w.st.BlockPass++
+	i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+	u := w.u[:i1-i0]
+	if !rowSumOffs(u, m[i0:], mo) {
+		rowSumGo(u, m[i0:], mo.o)
+	}
+	w.st.BoundEvals += int64(i1 - i0)
+	if !useAsm {
+		for _, v := range u {
+			if d.noPrune || v > d.thr2 {
+				w.st.RespBlocks++
+				break
+			}
+		}
+		for ii, v := range u {
+			if d.noPrune || v > d.thr2 {
+				d.evaluate(w, f, i0+ii, W)
+			}
+		}
+		return
+	}
+	// The vector path forms every bound and response of the
+	// block at once (the same sums as evaluate) and then makes
+	// evaluate's choices from them.
+	first := -1
+	for ii, v := range u {
+		if d.noPrune || v > d.thr2 {
+			first = ii
+			break
+		}
+	}
+	if first < 0 {
+		return
+	}
+	w.st.RespBlocks++
+	wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
+	bBlk := b[i0:]
+	if !respOffs(w.resp, bBlk, bo, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune) {
+		respGo(w.resp, bBlk, bo.o, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune)
+	}
+	ch := w.choice[:chooseRows*respStride]
+	if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
+		chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
+	}
+	for ii := first; ii < len(u); ii++ {
+		if !(d.noPrune || u[ii] > d.thr2) {
+			continue
+		}
+		w.st.Survivors++
+		w.st.ShapeEvals += int64(ch[3*respStride+ii])
+		if best := ch[ii]; best > d.th {
+			w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
+				q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
+		}
+	}
 }
 
 // keepB records, for the strong points of one centre (w.strong[start:],

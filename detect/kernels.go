@@ -56,6 +56,19 @@ func blockMaxGo(mb, m []float32) {
 	}
 }
 
+// passBitsGo sets bit j%64 of bits[j/64] iff v[j] > thr2 (NaN: not), for
+// j < len(v), and clears the rest of the last word.
+func passBitsGo(bits []uint64, v []float32, thr2 float32) {
+	n := len(v)
+	bits = bits[:(n+63)/64]
+	clear(bits)
+	for j, x := range v {
+		if x > thr2 {
+			bits[j/64] |= 1 << (j % 64)
+		}
+	}
+}
+
 // rowOffs holds row offsets o (none negative) and the largest of them,
 // formed once for many calls of the vector kernels on one source: a
 // kernel reading n values from each offset then needs one bounds check.

@@ -2,7 +2,11 @@
 
 package detect
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The AVX-512 kernels (kernels_amd64.s) need AVX-512 F and VL, AVX2 and
 // BMI2 and an OS that saves the ZMM and opmask state; the AVX2 kernels
@@ -162,6 +166,24 @@ func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2
 	_ = wt[len(offs.o)*S-1]
 	_ = b[offs.hi : offs.hi+(K-1)*W+n]
 	resp5K(&dst[0], &b[0], &offs.o[0], len(offs.o), K, W, n, &wt[0], thr2, noPrune)
+	return true
+}
+
+//go:noescape
+func passBitsAVX512(bits *uint16, v *float32, n int, thr2 float32)
+
+// passBitsVec does passBitsGo with the AVX-512 kernel if it can.
+func passBitsVec(bits []uint64, v []float32, thr2 float32) bool {
+	n := len(v)
+	if !useAsm || !useAVX512 || n == 0 {
+		return false
+	}
+	_ = bits[(n-1)/64]
+	// Whole 64-bit words: the kernel writes 16 bits at a time, and the
+	// words past the last 16 of v are cleared here.
+	nw := (n + 63) / 64
+	bits[nw-1] = 0
+	passBitsAVX512((*uint16)(unsafe.Pointer(&bits[0])), &v[0], n, thr2)
 	return true
 }
 

@@ -1117,6 +1117,43 @@ mulSpan4TLoop:
 	VZEROUPPER
 	RET
 
+// func passBitsAVX512(bits *uint16, v *float32, n int, thr2 float32)
+//
+// Bit j%16 of bits[j/16] is set iff v[j] > thr2 (ordered: not for NaN),
+// for j < n; the bits past n in the last word are 0.
+TEXT ·passBitsAVX512(SB), NOSPLIT, $0-28
+	MOVQ bits+0(FP), DI
+	MOVQ v+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS thr2+24(FP), Z1
+	XORQ AX, AX
+
+passLoop:
+	MOVQ CX, BX
+	SUBQ AX, BX
+	CMPQ BX, $16
+	JGE  passFull
+	MOVL $1, DX
+	SHLXL BX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	JMP  passGo
+
+passFull:
+	KXNORW K1, K1, K1
+
+passGo:
+	VMOVUPS.Z (SI)(AX*4), K1, Z0
+	VCMPPS    $0x1e, Z1, Z0, K1, K2  // v > thr2
+	KMOVW     K2, DX
+	MOVW      DX, (DI)
+	ADDQ      $2, DI
+	ADDQ      $16, AX
+	CMPQ      AX, CX
+	JLT       passLoop
+	VZEROUPPER
+	RET
+
 // AVX2 kernels: the AVX-512 kernels above at half width (two complex
 // numbers or eight float32 per YMM register), for CPUs without AVX-512;
 // every output is computed by the same operations in the same order.

@@ -432,6 +432,39 @@ func TestKernelChoose(t *testing.T) {
 	}
 }
 
+func TestKernelPassBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 8))
+	for _, n := range []int{1, 15, 16, 17, 63, 64, 65, 100, 241} {
+		for _, off := range []int{0, 1} {
+			v := randF32(rng, n+off)[off:]
+			thr2 := float32(0.5)
+			v[0] = thr2 // equal: not above
+			if n > 3 {
+				v[1], v[2], v[3] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+			}
+			nw := (n + 63) / 64
+			a, g := make([]uint64, nw+1), make([]uint64, nw+1)
+			for i := range a {
+				a[i], g[i] = ^uint64(0), ^uint64(0) // poisoned
+			}
+			if !passBitsVec(a[:nw], v, thr2) {
+				passBitsGo(a[:nw], v, thr2)
+			}
+			passBitsGo(g[:nw], v, thr2)
+			for i := range a {
+				if a[i] != g[i] {
+					t.Fatalf("passBits n %d: word %d %#x, Go %#x", n, i, a[i], g[i])
+				}
+			}
+			for j, x := range v {
+				if got := g[j/64]>>(j%64)&1 == 1; got != (x > thr2) {
+					t.Fatalf("passBitsGo n %d: bit %d is %v for %g", n, j, got, x)
+				}
+			}
+		}
+	}
+}
+
 func TestKernelFill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 7))
 	for _, n := range []int{1, 7, 8, 9, 23, 1024} {
@@ -472,7 +505,7 @@ func TestKernelsAVX2(t *testing.T) {
 	for name, f := range map[string]func(*testing.T){
 		"FFT": TestKernelFFT, "CmulCvt": TestKernelCmulCvt, "MaxSqBlockMax": TestKernelMaxSqBlockMax,
 		"RowSumResp": TestKernelRowSumResp, "Paint": TestKernelPaint, "Choose": TestKernelChoose,
-		"Fill": TestKernelFill, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
+		"Fill": TestKernelFill, "PassBits": TestKernelPassBits, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
 	} {
 		t.Run(name, f)
 	}
