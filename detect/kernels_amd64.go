@@ -259,12 +259,12 @@ func cvtSplitAVX512(dA, dB *float32, p *complex128, n int)
 func fftSpan4FwdTAVX512(x *complex128, n int)
 
 //go:noescape
-func mulSpan4InvTAVX512(p, z, s *complex128, n int)
+func mulSpan4InvTAVX512(p, z, s *complex128, n int, w4 *complex128)
 
 // splitInverse reports whether the AVX-512 path of the correlation
 // (fftForwardTVec, then mulInverseCvtVec) runs for f.
 func splitInverse(f *fft4) bool {
-	return useAsm && useAVX512 && f.n >= 64 && f.stages[len(f.stages)-1].xi != nil
+	return useAsm && useAVX512 && f.n >= 64 && f.stages[len(f.stages)-1].xi != nil && f.stages[0].xs != nil
 }
 
 // fftForwardTVec runs f.forward on x with the AVX-512 kernels, the
@@ -299,16 +299,13 @@ func mulInverseCvtVec(f *fft4, da, db []float32, p, z, s []complex128) bool {
 		_ = db[nout-1]
 		pb = &db[0]
 	}
-	mulSpan4InvTAVX512(&p[0], &z[0], &s[0], n)
-	in := true
-	for i := len(f.stages) - 1; i >= 0; i-- {
+	// The product, the span-4 stage and the stage of quarter span 4,
+	// then the others split.
+	last := len(f.stages) - 1
+	mulSpan4InvTAVX512(&p[0], &z[0], &s[0], n, &f.stages[last].xi[0])
+	for i := last - 1; i >= 0; i-- {
 		st := &f.stages[i]
-		if st.q < 16 || st.xs == nil {
-			fftInvStageK(&p[0], n, st)
-			continue
-		}
-		fftInvStageSplitAVX512(&p[0], n, st.q, &st.xs[0], in)
-		in = false
+		fftInvStageSplitAVX512(&p[0], n, st.q, &st.xs[0], i == last-1)
 	}
 	cvtSplitAVX512(&da[0], pb, &p[0], nout)
 	return true

@@ -1071,18 +1071,21 @@ span4TLoop:
 	VZEROUPPER
 	RET
 
-// func mulSpan4InvTAVX512(p, z, s *complex128, n int)
+// func mulSpan4InvTAVX512(p, z, s *complex128, n int, w4 *complex128)
 //
 // mulSpan4InvAVX512 for z as fftSpan4FwdTAVX512 leaves it and s in the
 // same order (transpose16): the products are already in the transposed
 // order of the span-4 stage. The spectrum is read as complex numbers
 // (CMUL): in the split form of splitTwiddles it would be twice the bytes,
-// and the six spectra of a block come from L2.
-TEXT ·mulSpan4InvTAVX512(SB), NOSPLIT, $0-32
+// and the six spectra of a block come from L2. The inverse's next stage
+// (quarter span 4, twiddles w4 = its xi) follows in registers: after the
+// transpose back each register holds one quarter of a group of 16.
+TEXT ·mulSpan4InvTAVX512(SB), NOSPLIT, $0-40
 	MOVQ p+0(FP), DI
 	MOVQ z+8(FP), SI
 	MOVQ s+16(FP), R8
 	MOVQ n+24(FP), CX
+	MOVQ w4+32(FP), R9
 	SHLQ $4, CX
 	VMOVUPD negRe<>(SB), Z15
 	XORQ AX, AX
@@ -1107,10 +1110,24 @@ mulSpan4TLoop:
 	VSUBPD  Z6, Z4, Z2
 	VSUBPD  Z7, Z5, Z3
 	TRANSPOSE4(Z0, Z1, Z2, Z3)
-	VMOVUPD Z0, (DI)(AX*1)
-	VMOVUPD Z1, 64(DI)(AX*1)
-	VMOVUPD Z2, 128(DI)(AX*1)
-	VMOVUPD Z3, 192(DI)(AX*1)
+	// The stage of quarter span 4 (fftInvStageAVX512 with q = 4).
+	CMULX(0(R9), 64(R9), Z1, Z1)
+	CMULX(128(R9), 192(R9), Z2, Z2)
+	CMULX(256(R9), 320(R9), Z3, Z3)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d
+	VADDPD  Z6, Z4, Z8
+	VMOVUPD Z8, (DI)(AX*1)
+	VADDPD  Z7, Z5, Z9
+	VMOVUPD Z9, 64(DI)(AX*1)
+	VSUBPD  Z6, Z4, Z10
+	VMOVUPD Z10, 128(DI)(AX*1)
+	VSUBPD  Z7, Z5, Z11
+	VMOVUPD Z11, 192(DI)(AX*1)
 	ADDQ    $256, AX
 	CMPQ    AX, CX
 	JLT     mulSpan4TLoop
