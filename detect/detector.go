@@ -142,15 +142,15 @@ type worker struct {
 	resp                 []float32 // bounds and responses of one block (respGo)
 	choice               []float32 // the choices of one block (chooseGo)
 	acc                  []float32 // the S responses of one (f, i, k)
-	paint                []float32 // suppression map of one strip: paint[f*suppStrip+i−s0]
-	// The strong points as found (centre by centre) and in block order;
-	// bv holds the nc values B[iC(j,f), k, i] of each strong point's
-	// chosen shape k, for its position (emit).
-	strong, sorted []strongPt
-	bv             []float32
-	cnt            []int32 // strong points per block (the counting sort)
-	dets           []strongPt
-	st             Stats
+	// The strong points, centre by centre, each centre's in column order:
+	// centre f's are strong[run[2f]:run[2f+1]]. bv holds the nc values
+	// B[iC(j,f), k, i] of the chosen shape k of each strong point that can
+	// be kept, for its position (emit).
+	strong []strongPt
+	run    []int32
+	bv     []float32
+	dets   []strongPt
+	st     Stats
 }
 
 // strongPt is a (centre, column) whose best response exceeds Th; its B
@@ -374,8 +374,7 @@ func (d *Detector) setChunk(chunk, workers int) {
 			bfoffs: make([]int, d.nc),
 			goffs:  make([]int, d.nc),
 			acc:    make([]float32, d.s),
-			paint:  make([]float32, d.f*suppStrip),
-			cnt:    make([]int32, nbmax+1),
+			run:    make([]int32, 2*d.f),
 		}
 	}
 	d.res = make([]Spikes, maxChunks)
@@ -455,10 +454,6 @@ func (d *Detector) run() {
 // correlation takes channel pairs).
 const blockGroup = 4
 
-// suppStrip is the number of columns whose suppression map is built at
-// once: F·suppStrip float32 (780 KB for NP1's 1532 centres) fits in L2.
-const suppStrip = 128
-
 // chunkRun detects the spikes whose peak column lies in chunk ci.
 func (d *Detector) chunkRun(w *worker, ci int) {
 	C, T, K := d.c, d.t, d.k
@@ -467,7 +462,6 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	c1 := min(c0+d.chunk, d.nt+d.owned)
 	e0, e1 := max(c0-R, d.nt), min(c1+R, T-d.nt)
 	W := e1 - e0
-	g := d.g
 
 	// Temporal correlation of every channel over the chunk and its halo,
 	// blockGroup channels at a time (in pairs), into the worker's ring
@@ -482,7 +476,7 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	// so a block whose coarse sum is ≤ Th²(1−boundSlack) has every fine
 	// sum ≤ it too, and skipping it changes nothing. The order in which
 	// (f, i) are evaluated changes nothing: each is evaluated once, the
-	// strong points are put in block order for the suppression, and the
+	// suppression looks points up by centre and column, and the
 	// detections are sorted by (column, centre) below.
 	nb := (W + boundBlock - 1) / boundBlock
 	ring := d.ring
@@ -527,84 +521,25 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	w.st.EvalTime += tEvalSum
 	tSup := time.Now()
 
-	// The strong points in block order (a counting sort by block: the
-	// order within a block does not matter to the suppression).
-	cnt := w.cnt[:nb+1]
-	clear(cnt)
-	for _, p := range w.strong {
-		cnt[int(p.i)/boundBlock+1]++
-	}
-	for j := range nb {
-		cnt[j+1] += cnt[j]
-	}
-	w.sorted = slices.Grow(w.sorted[:0], len(w.strong))[:len(w.strong)]
-	for _, p := range w.strong {
-		j := int(p.i) / boundBlock
-		w.sorted[cnt[j]] = p
-		cnt[j]++
-	}
-
-	// Local maxima over the nc2 nearest centres × ±nt0min columns, strip
-	// by strip of suppStrip columns, so that the strip's map (F·suppStrip
-	// floats) stays in L2 while its points are painted, checked and
-	// cleared. A strip's map holds, at each of its columns, the max over
-	// every point within R columns of it (the points of the strip and of
-	// R columns either side, each painted clipped to the strip): the
-	// values of one map over the whole chunk there, so the same points
-	// are kept. w.sorted is in block order, so the points that reach a
-	// strip are one run of it.
+	// Local maxima over the nc2 nearest centres × ±nt0min columns: a
+	// strong point p of an owned column is kept unless a strong point of
+	// one of p's nc2 nearest centres (p's own among them) within R
+	// columns has a larger response. The points of p's own centre were
+	// checked by keepB (p.v < 0: not kept); those of the others are
+	// looked up in their centre's run of w.strong, in column order.
 	w.dets = w.dets[:0]
-	S := suppStrip
-	paint := w.paint[:d.f*S]
-	strong := w.sorted
-	lo := 0
-	for s0 := 0; s0 < W; s0 += S {
-		s1 := min(s0+S, W)
-		for lo < len(strong) && (int(strong[lo].i)/boundBlock+1)*boundBlock+R <= s0 {
-			lo++
+	strong := w.strong
+	for _, p := range strong {
+		if p.v < 0 {
+			continue
 		}
-		hi := lo
-		for hi < len(strong) && int(strong[hi].i)/boundBlock*boundBlock-R < s1 {
-			hi++
+		if col := e0 + int(p.i); col < c0 || col >= c1 {
+			continue
 		}
-		pts := strong[lo:hi]
-		for _, p := range pts {
-			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
-			if j0 >= j1 {
-				continue
-			}
-			span := paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0]
-			if !paintMaxVec(span, p.a) {
-				paintMaxGo(span, p.a)
-			}
+		if d.suppressed(w, p, R) {
+			continue
 		}
-		for _, p := range pts {
-			i := int(p.i)
-			// p.v < 0: a larger point of p's own centre lies within R
-			// (keepB), so p is not kept.
-			if i < s0 || i >= s1 || p.v < 0 {
-				continue
-			}
-			if col := e0 + i; col < c0 || col >= c1 {
-				continue
-			}
-			keep := true
-			for _, gg := range g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
-				if paint[int(gg)*S+i-s0] > p.a {
-					keep = false
-					break
-				}
-			}
-			if keep {
-				w.dets = append(w.dets, p)
-			}
-		}
-		for _, p := range pts {
-			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
-			if j0 < j1 {
-				clear(paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0])
-			}
-		}
+		w.dets = append(w.dets, p)
 	}
 	slices.SortFunc(w.dets, func(a, b strongPt) int {
 		if a.i != b.i {
@@ -616,6 +551,35 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	w.st.Spikes += int64(len(w.dets))
 	d.emit(&d.res[ci], w, e0, W)
 	w.st.SuppressTime += time.Since(tSup)
+}
+
+// suppressed reports whether a strong point of one of p's nc2 nearest
+// centres other than p's own lies within R columns of p with a larger
+// response (w.run holds each centre's run of w.strong).
+func (d *Detector) suppressed(w *worker, p strongPt, R int) bool {
+	lo, hi := p.i-int32(R), p.i+int32(R)
+	for _, g := range d.g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
+		if g == p.f {
+			continue
+		}
+		run := w.strong[w.run[2*g]:w.run[2*g+1]]
+		// The first point at column ≥ lo, then those up to hi.
+		j, k := 0, len(run)
+		for j < k {
+			h := int(uint(j+k) >> 1)
+			if run[h].i < lo {
+				j = h + 1
+			} else {
+				k = h
+			}
+		}
+		for ; j < len(run) && run[j].i <= hi; j++ {
+			if run[j].a > p.a {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // evalCentre evaluates centre f over a chunk of W columns (nb blocks):
@@ -655,6 +619,7 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 		}
 	}
 	d.keepB(w, start, W)
+	w.run[2*f], w.run[2*f+1] = int32(start), int32(len(w.strong))
 }
 
 // evalBlock evaluates centre f in block blk, whose coarse bound passed:
