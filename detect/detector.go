@@ -174,11 +174,11 @@ type strongPt struct {
 // end's failures. On the CPU, work is
 // split into chunks of owned columns (two FFT blocks less the ±nt0min
 // halo: 1888 columns for Kilosort4's sizes) taken by GOMAXPROCS
-// goroutines; each goroutine keeps (K+1)·W floats of B and max_k B² for
-// each channel of its ring (W = chunk + 2·nt0min: the channels of
-// blockGroup-channel groups back to the lowest channel of any centre, 24
-// channels and 1.3 MB for NP1), ring·W/8 block maxima and F·suppStrip of
-// suppression map (about 2.5 MB in all for NP1). It panics
+// goroutines; each goroutine keeps (K+1)·W floats of B and max_k B² and
+// W/8 block maxima for each channel of its ring (W = chunk + 2·nt0min;
+// the ring reaches from the lowest channel of any centre to the end of
+// the blockGroup-channel group of its highest: 15 channels and 0.8 MB
+// for NP1) and the strong points of a chunk. It panics
 // if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
 func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*Detector, error) {
 	if err := prm.Validate(); err != nil {

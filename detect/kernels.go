@@ -154,14 +154,6 @@ func respGo(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 flo
 	}
 }
 
-// paintMaxGo sets row[j] = max(row[j], a). The suppression map holds 0
-// and responses above Th, never NaN.
-func paintMaxGo(row []float32, a float32) {
-	for j := range row {
-		row[j] = max(row[j], a)
-	}
-}
-
 // chooseRows is the number of rows of chooseGo's output.
 const chooseRows = 4
 

@@ -188,18 +188,6 @@ func passBitsVec(bits []uint64, v []float32, thr2 float32) bool {
 }
 
 //go:noescape
-func paintMaxAVX512(row *float32, n int, a float32)
-
-// paintMaxVec does paintMaxGo(row, a) if a > 0.
-func paintMaxVec(row []float32, a float32) bool {
-	if !useAsm || len(row) == 0 || !(a > 0) {
-		return false
-	}
-	paintMaxK(&row[0], len(row), a)
-	return true
-}
-
-//go:noescape
 func chooseAVX2(out, resp *float32, K int, thr2, c float32, noPrune bool)
 
 // chooseVec does chooseGo for all respStride columns.
@@ -407,18 +395,6 @@ func resp5K(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float
 		return
 	}
 	resp5AVX2(dst, b, offs, nc, K, W, n, wt, thr2, noPrune)
-}
-
-//go:noescape
-func paintMaxAVX2(row *float32, n int, a float32)
-
-// paintMaxK runs paintMaxAVX512, or paintMaxAVX2 without AVX-512.
-func paintMaxK(row *float32, n int, a float32) {
-	if useAVX512 {
-		paintMaxAVX512(row, n, a)
-		return
-	}
-	paintMaxAVX2(row, n, a)
 }
 
 //go:noescape

@@ -613,40 +613,6 @@ respDone:
 	VZEROUPPER
 	RET
 
-// func paintMaxAVX512(row *float32, n int, a float32)
-//
-// row[j] = max(row[j], a) for j < n; the caller guarantees no NaN and
-// a > 0, where VMAXPS is Go's max.
-TEXT ·paintMaxAVX512(SB), NOSPLIT, $0-20
-	MOVQ row+0(FP), DI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS a+16(FP), Z1
-	XORQ AX, AX
-
-paintChunk:
-	MOVQ CX, BX
-	SUBQ AX, BX
-	CMPQ BX, $16
-	JGE  paintFull
-	MOVL $1, DX
-	SHLXL BX, DX, DX
-	DECL DX
-	KMOVW DX, K1
-	JMP  paintGo
-
-paintFull:
-	KXNORW K1, K1, K1
-
-paintGo:
-	VMOVUPS.Z (DI)(AX*4), K1, Z0
-	VMAXPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (DI)(AX*4)
-	ADDQ      $16, AX
-	CMPQ      AX, CX
-	JLT       paintChunk
-	VZEROUPPER
-	RET
-
 // Eight-lane constants of chooseAVX2 (memory operands): |x| mask, 1, −1,
 // −Inf.
 DATA abs8<>+0(SB)/8, $0x7fffffff7fffffff
@@ -1651,40 +1617,6 @@ resp2Next:
 	ADDQ    R12, R14
 	DECQ    R10
 	JNZ     resp2K
-	VZEROUPPER
-	RET
-
-// func paintMaxAVX2(row *float32, n int, a float32)
-//
-// paintMaxAVX512 at half width, the tail by masked loads and stores.
-TEXT ·paintMaxAVX2(SB), NOSPLIT, $0-20
-	MOVQ row+0(FP), DI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS a+16(FP), Y1
-	LEAQ maskTab32<>(SB), DX
-	XORQ AX, AX
-
-paint2Chunk:
-	MOVQ CX, BX
-	SUBQ AX, BX
-	CMPQ BX, $8
-	JGE  paint2Full
-	NEGQ BX
-	VMOVDQU 32(DX)(BX*4), Y15
-	VMASKMOVPS (DI)(AX*4), Y15, Y0
-	VMAXPS     Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)(AX*4)
-	JMP  paint2Next
-
-paint2Full:
-	VMOVUPS (DI)(AX*4), Y0
-	VMAXPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-
-paint2Next:
-	ADDQ $8, AX
-	CMPQ AX, CX
-	JLT  paint2Chunk
 	VZEROUPPER
 	RET
 

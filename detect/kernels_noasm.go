@@ -31,8 +31,6 @@ func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2
 
 func passBitsVec(bits []uint64, v []float32, thr2 float32) bool { return false }
 
-func paintMaxVec(row []float32, a float32) bool { return false }
-
 func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool { return false }
 
 func fillVec(z []complex128, a, b []float32) int { return 0 }

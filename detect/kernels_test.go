@@ -316,32 +316,6 @@ func TestKernelRowSumResp(t *testing.T) {
 	}
 }
 
-func TestKernelPaint(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 5))
-	for _, n := range []int{1, 7, 16, 21, 41} {
-		for _, off := range []int{0, 3} {
-			row := make([]float32, n+off)[off:]
-			for i := range row {
-				if rng.IntN(2) == 0 {
-					row[i] = float32(9 + rng.Float64()*10)
-				}
-			}
-			g := append([]float32(nil), row...)
-			a := float32(9 + rng.Float64()*10)
-			if !paintMaxVec(row, a) {
-				paintMaxGo(row, a)
-			}
-			paintMaxGo(g, a)
-			if i := sameF(row, g); i >= 0 {
-				t.Fatalf("paint n %d: at %d %g, Go %g", n, i, row[i], g[i])
-			}
-		}
-	}
-}
-
-// TestDetectVectorMatchesGo runs whole detections with the vector kernels
-// and with the Go path, pruned and unpruned, on scratch poisoned with NaN:
-// the spikes and the counts must agree bit for bit.
 func TestDetectVectorMatchesGo(t *testing.T) {
 	if !haveAsm {
 		t.Skip("no vector kernels in this build or on this CPU")
@@ -504,7 +478,7 @@ func TestKernelsAVX2(t *testing.T) {
 	defer func() { useAVX512 = old }()
 	for name, f := range map[string]func(*testing.T){
 		"FFT": TestKernelFFT, "CmulCvt": TestKernelCmulCvt, "MaxSqBlockMax": TestKernelMaxSqBlockMax,
-		"RowSumResp": TestKernelRowSumResp, "Paint": TestKernelPaint, "Choose": TestKernelChoose,
+		"RowSumResp": TestKernelRowSumResp, "Choose": TestKernelChoose,
 		"Fill": TestKernelFill, "PassBits": TestKernelPassBits, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
 	} {
 		t.Run(name, f)
