@@ -197,9 +197,16 @@ func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool {
 	}
 	_ = out[chooseRows*respStride-1]
 	_ = resp[K*respRows*respStride-1]
-	chooseAVX2(&out[0], &resp[0], K, thr2, c, noPrune)
+	if useAVX512 {
+		chooseAVX512(&out[0], &resp[0], K, thr2, c, noPrune)
+	} else {
+		chooseAVX2(&out[0], &resp[0], K, thr2, c, noPrune)
+	}
 	return true
 }
+
+//go:noescape
+func chooseAVX512(out, resp *float32, K int, thr2, c float32, noPrune bool)
 
 //go:noescape
 func fillAVX512(z *complex128, a, b *float32, n int)

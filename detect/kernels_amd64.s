@@ -714,6 +714,77 @@ chooseKept:
 	VZEROUPPER
 	RET
 
+// func chooseAVX512(out, resp *float32, K int, thr2, c float32, noPrune bool)
+//
+// chooseAVX2 with opmasks (AVX-512 VL on YMM registers): the tests give
+// masks, combined by mask operations, and the updates are masked moves.
+// Y0 best |A| (from −1), Y1 its q, Y2 its sign, Y3 the count of shapes
+// not skipped, Y15 h = (best·best)·c if best > 0, else −Inf.
+TEXT ·chooseAVX512(SB), NOSPLIT, $0-33
+	MOVQ         out+0(FP), DI
+	MOVQ         resp+8(FP), SI
+	MOVQ         K+16(FP), CX
+	MOVBLZX      noPrune+32(FP), DX
+	VBROADCASTSS thr2+24(FP), Y4
+	VBROADCASTSS c+28(FP), Y5
+	VXORPS       Y6, Y6, Y6          // 0
+	VCVTSI2SSQ   CX, X10, X10
+	VBROADCASTSS X10, Y10            // K
+	VMOVUPS      one8<>(SB), Y7
+	VMOVUPS      minusOne8<>(SB), Y13
+	VMOVUPS      Y13, Y0
+	VMOVUPS      negInf8<>(SB), Y15
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y11, Y11, Y11       // k
+
+choose5Shape:
+	KXNORW  K1, K1, K1               // kept: all
+	TESTQ   DX, DX
+	JNE     choose5Kept
+	VMOVUPS (SI), Y12                // u_k
+	VCMPPS  $0x1e, Y4, Y12, K1       // u > thr2
+	VCMPPS  $0x11, Y15, Y12, K2      // u < h
+	KANDNW  K1, K2, K1               // kept = (u > thr2) ∧ ¬(u < h)
+
+choose5Kept:
+	VADDPS  Y7, Y3, K1, Y3           // count the kept shapes
+	VMOVUPS 64(SI), Y12              // chosen s (−1: none)
+	VCMPPS  $0x1d, Y6, Y12, K3       // valid: s ≥ 0
+	KANDW   K3, K1, K1
+	VMULPS  Y10, Y12, Y12
+	VADDPS  Y11, Y12, Y12            // q = s·K + k
+	VMOVUPS 32(SI), Y8               // A
+	VANDPS  abs8<>(SB), Y8, Y9       // |A|
+	VCMPPS  $0x11, Y1, Y12, K4       // q < bq
+	VCMPPS  $0, Y0, Y9, K5           // |A| == best
+	KANDW   K4, K5, K5
+	VCMPPS  $0x1e, Y0, Y9, K4        // |A| > best
+	KORW    K4, K5, K5
+	KANDW   K5, K1, K1               // update = kept ∧ valid ∧ better
+	VMOVAPS Y9, K1, Y0
+	VMOVAPS Y12, K1, Y1
+	VMULPS  Y9, Y9, Y14
+	VMULPS  Y5, Y14, Y14             // |A|·|A|·c
+	VCMPPS  $0x1e, Y6, Y9, K1, K6    // updated and |A| > 0
+	VMOVUPS negInf8<>(SB), K1, Y15
+	VMOVAPS Y14, K6, Y15             // h of the new best
+	VCMPPS  $0x11, Y6, Y8, K1, K2    // updated and A < 0
+	VMOVAPS Y7, K1, Y2
+	VMOVAPS Y13, K2, Y2              // its sign: A < 0 ? −1 : 1
+	VADDPS  Y7, Y11, Y11             // k + 1
+	ADDQ    $96, SI
+	DECQ    CX
+	JNZ     choose5Shape
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
 // Lane indices interleaving two ZMM registers of float64 (a0 b0 a1 b1 …):
 // low and high halves.
 DATA idxLo<>+0(SB)/8, $0
