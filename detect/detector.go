@@ -651,15 +651,15 @@ func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
 	}
 	// The vector path forms every bound and response of the
 	// block at once (the same sums as evaluate) and then makes
-	// evaluate's choices from them.
-	first := -1
+	// evaluate's choices from them, at the columns whose bound passes
+	// (bit ii of cols).
+	var cols uint32
 	for ii, v := range u {
 		if d.noPrune || v > d.thr2 {
-			first = ii
-			break
+			cols |= 1 << ii
 		}
 	}
-	if first < 0 {
+	if cols == 0 {
 		return
 	}
 	w.st.RespBlocks++
@@ -672,17 +672,17 @@ func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
 	if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
 		chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
 	}
-	for ii := first; ii < len(u); ii++ {
-		if !(d.noPrune || u[ii] > d.thr2) {
-			continue
-		}
-		w.st.Survivors++
-		w.st.ShapeEvals += int64(ch[3*respStride+ii])
+	w.st.Survivors += int64(bits.OnesCount32(cols))
+	var shapes float32
+	for ; cols != 0; cols &= cols - 1 {
+		ii := bits.TrailingZeros32(cols)
+		shapes += ch[3*respStride+ii]
 		if best := ch[ii]; best > d.th {
 			w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
 				q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
 		}
 	}
+	w.st.ShapeEvals += int64(shapes)
 }
 
 // keepB records, for the strong points of one centre (w.strong[start:],
