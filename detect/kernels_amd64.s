@@ -932,9 +932,8 @@ mulSpan4Loop:
 	VMULPD md, xi, Z9; \
 	VMULPD md, xr, xr; \
 	VMULPD mc, xi, xi; \
-	VSUBPD Z9, Z8, Z8; \
 	VADDPD xi, xr, xi; \
-	VMOVAPD Z8, xr
+	VSUBPD Z9, Z8, xr
 
 // SLOADI loads the eight interleaved complex numbers at m and 64+m as
 // their real parts (re) and imaginary parts (im); Z14, Z15 hold idxRe,
