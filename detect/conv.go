@@ -36,16 +36,27 @@ type correlator struct {
 	n, nt, k, half, l int
 	fft               *fft4
 	spec              []complex128 // shared, read-only
-	z, p              []complex128
+	// The spectra in transpose16 order for the AVX-512 path
+	// (fftForwardTVec, mulInverseCvtVec; nil without it), specT[k*n:],
+	// one copy per correlator.
+	specT []complex128
+	z, p  []complex128
 }
 
 func newCorrelator(spec []complex128, k, nt, n int) *correlator {
-	return &correlator{
+	c := &correlator{
 		n: n, nt: nt, k: k, half: nt / 2, l: n - nt + 1,
 		fft:  newFFT4(n),
 		spec: spec,
 		z:    make([]complex128, n), p: make([]complex128, n),
 	}
+	if haveAVX512 && n%16 == 0 {
+		c.specT = make([]complex128, k*n)
+		for i := range k {
+			transpose16(c.specT[i*n:(i+1)*n], spec[i*n:(i+1)*n])
+		}
+	}
+	return c
 }
 
 // correlate writes B for columns e0 … e0+w−1 of rowA into dstA[k*w+i]
@@ -81,9 +92,20 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 		} else {
 			clear(z)
 		}
-		c.fft.forward(z)
+		split := c.specT != nil && fftForwardTVec(c.fft, z)
+		if !split {
+			c.fft.forward(z)
+		}
 		for k := range K {
 			sp := c.spec[k*n : (k+1)*n]
+			da := dstA[k*w+b0 : k*w+b0+nout]
+			var db []float32
+			if rowB != nil {
+				db = dstB[k*w+b0 : k*w+b0+nout]
+			}
+			if split && mulInverseCvtVec(c.fft, da, db, p, z, c.specT[k*n:(k+1)*n]) {
+				continue
+			}
 			if !mulInverseVec(c.fft, p, z, sp) {
 				if !cmulVec(p, z, sp) {
 					cmulGo(p, z, sp)
@@ -91,11 +113,6 @@ func (c *correlator) correlate(dstA, mA, rowA, dstB, mB, rowB []float32, e0, w i
 				c.fft.inverse(p)
 			}
 			out := p[:nout]
-			da := dstA[k*w+b0 : k*w+b0+nout]
-			var db []float32
-			if rowB != nil {
-				db = dstB[k*w+b0 : k*w+b0+nout]
-			}
 			i := cvtVec(da, db, out)
 			if db != nil {
 				db = db[i:]

@@ -3,6 +3,7 @@ package detect
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
@@ -104,13 +105,15 @@ type Detector struct {
 
 	spec []complex128
 	wt   []float32 // the grid's weights transposed: wt[(f*nc+j)*S+s]
-	// The offsets of centre f's channels within one block of a worker's
-	// m and b: icm[f*nc+j] = iC(j,f)·8 and icb[f*nc+j] = iC(j,f)·K·8.
-	icm, icb []int
-	// The lowest and highest channel of centre f: fc[2f], fc[2f+1].
-	fc  []int32
-	ws  []*worker
-	res []Spikes
+	// ring is the number of channels whose B a worker keeps: channel c
+	// in slot c % ring. The centres whose
+	// highest channel lies in group g (channels g·blockGroup …) are
+	// fg[fgOff[g]:fgOff[g+1]], in increasing order; all their channels
+	// are still in the ring when group g has been correlated.
+	ring      int
+	fg, fgOff []int32
+	ws        []*worker
+	res       []Spikes
 
 	// The current call.
 	x        []float32
@@ -126,32 +129,36 @@ type Detector struct {
 // worker is one goroutine's scratch.
 type worker struct {
 	cor *correlator
-	b   []float32 // B of the chunk, block-major: b[((i/8*C+c)*K+k)*8+i%8]
-	m   []float32 // max_k B², block-major: m[(i/8*C+c)*8+i%8]
-	bs  []float32 // B of blockGroup channels, row-major: bs[(j*K+k)*W+i]
-	ms  []float32 // max_k B² of blockGroup channels: ms[j*W+i]
-	mb  []float32 // block maxima of m: mb[c*nb+blk]
-	sb  []float32 // coarse bounds of sbGroup centres: sb[k*nb+blk]
-	// The centres whose coarse bound passes in each block, in
-	// increasing order: sbf[blk*F : blk*F+sbn[blk]].
-	sbf    []int32
-	sbn    []int32
-	u      []float32 // fine bounds of one block: u[i−i0]
-	resp   []float32 // bounds and responses of one block (respGo)
-	choice []float32 // the choices of one block (chooseGo)
-	boffs  []int     // row offsets of one centre's channels in mb
-	goffs  []int     // offsets in b of one (f, i)'s channels
-	acc    []float32 // the S responses of one (f, i, k)
-	paint  []float32 // suppression map of one strip: paint[f*suppStrip+i−s0]
+	b   []float32 // B of the ring's channels: b[((c%ring)*K+k)*W+i]
+	m   []float32 // max_k B² of the ring's channels: m[(c%ring)*W+i]
+	mb  []float32 // block maxima of max_k B² of the ring: mb[(c%ring)*nb+blk]
+	sb  []float32 // coarse bounds of one centre: sb[blk]
+	// The blocks whose coarse bound passes: bit blk%64 of pass[blk/64].
+	pass []uint64
+	u    []float32 // fine bounds of one block: u[i−i0]
+	// The offsets of one centre's channels in mb, m and b.
+	boffs, moffs, bfoffs []int
+	goffs                []int     // offsets in b of one (f, i)'s channels
+	resp                 []float32 // bounds and responses of one block (respGo)
+	choice               []float32 // the choices of one block (chooseGo)
+	acc                  []float32 // the S responses of one (f, i, k)
+	// The strong points, centre by centre, each centre's in column order:
+	// centre f's are strong[run[2f]:run[2f+1]]. bv holds the nc values
+	// B[iC(j,f), k, i] of the chosen shape k of each strong point that can
+	// be kept, for its position (emit).
 	strong []strongPt
+	run    []int32
+	bv     []float32
 	dets   []strongPt
 	st     Stats
 }
 
-// strongPt is a (centre, column) whose best response exceeds Th.
+// strongPt is a (centre, column) whose best response exceeds Th; its B
+// values are bv[v : v+nc] of its worker, v = −1 if it cannot be kept.
 type strongPt struct {
 	f, i int32
 	a    float32
+	v    int32
 	q    int16
 	sign int8
 }
@@ -167,10 +174,11 @@ type strongPt struct {
 // end's failures. On the CPU, work is
 // split into chunks of owned columns (two FFT blocks less the ±nt0min
 // halo: 1888 columns for Kilosort4's sizes) taken by GOMAXPROCS
-// goroutines; each goroutine keeps C·K·W floats of B (W = chunk +
-// 2·nt0min, rounded up to whole bound blocks; 17.8 MB for NP1), C·W of
-// max_k B², blockGroup·(K+1)·W of row-major scratch and F·suppStrip of
-// suppression map (about 22 MB in all for NP1). It panics
+// goroutines; each goroutine keeps (K+1)·W floats of B and max_k B² and
+// W/8 block maxima for each channel of its ring (W = chunk + 2·nt0min;
+// the ring reaches from the lowest channel of any centre to the end of
+// the blockGroup-channel group of its highest: 15 channels and 0.8 MB
+// for NP1) and the strong points of a chunk. It panics
 // if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
 func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*Detector, error) {
 	if err := prm.Validate(); err != nil {
@@ -194,14 +202,26 @@ func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params)
 	}
 	d.thr2 = float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack))
 	d.wt = make([]float32, len(g.Weights))
-	d.icm, d.icb = make([]int, len(g.IC)), make([]int, len(g.IC))
-	for j, c := range g.IC {
-		d.icm[j], d.icb[j] = int(c)*boundBlock, int(c)*d.k*boundBlock
-	}
-	d.fc = make([]int32, 2*d.f)
+	ng := (d.c + blockGroup - 1) / blockGroup
+	d.fgOff = make([]int32, ng+1)
+	d.ring = 1
 	for f := range d.f {
 		ic := g.IC[f*d.nc : (f+1)*d.nc]
-		d.fc[2*f], d.fc[2*f+1] = slices.Min(ic), slices.Max(ic)
+		hi := int(slices.Max(ic)) / blockGroup
+		// Channels lowest … the last of the group are in the ring.
+		end := min(d.c, (hi+1)*blockGroup)
+		d.ring = max(d.ring, end-int(slices.Min(ic)))
+		d.fgOff[hi+1]++
+	}
+	for i := range ng {
+		d.fgOff[i+1] += d.fgOff[i]
+	}
+	d.fg = make([]int32, d.f)
+	next := slices.Clone(d.fgOff[:ng])
+	for f := range d.f {
+		hi := int(slices.Max(g.IC[f*d.nc:(f+1)*d.nc])) / blockGroup
+		d.fg[next[hi]] = int32(f)
+		next[hi]++
 	}
 	for f := range d.f {
 		for s := range d.s {
@@ -341,21 +361,20 @@ func (d *Detector) setChunk(chunk, workers int) {
 	for i := range d.ws {
 		d.ws[i] = &worker{
 			cor:    newCorrelator(d.spec, d.k, d.nt, n),
-			b:      make([]float32, nbmax*d.c*d.k*boundBlock),
-			m:      make([]float32, nbmax*d.c*boundBlock),
-			bs:     make([]float32, blockGroup*d.k*wmax),
-			ms:     make([]float32, blockGroup*wmax),
-			mb:     make([]float32, d.c*((wmax+boundBlock-1)/boundBlock)),
-			sb:     make([]float32, sbGroup*((wmax+boundBlock-1)/boundBlock)),
-			sbf:    make([]int32, d.f*nbmax),
-			sbn:    make([]int32, nbmax),
+			b:      make([]float32, d.ring*d.k*wmax),
+			m:      make([]float32, d.ring*wmax),
+			mb:     make([]float32, d.ring*nbmax),
+			sb:     make([]float32, nbmax),
+			pass:   make([]uint64, (nbmax+63)/64),
 			u:      make([]float32, boundBlock),
 			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
 			choice: make([]float32, chooseRows*respStride),
 			boffs:  make([]int, d.nc),
+			moffs:  make([]int, d.nc),
+			bfoffs: make([]int, d.nc),
 			goffs:  make([]int, d.nc),
 			acc:    make([]float32, d.s),
-			paint:  make([]float32, d.f*suppStrip),
+			run:    make([]int32, 2*d.f),
 		}
 	}
 	d.res = make([]Spikes, maxChunks)
@@ -430,247 +449,97 @@ func (d *Detector) run() {
 	}
 }
 
-// sbGroup is the number of centres whose coarse bounds are formed before
-// they are written, transposed, into the block-major table.
-const sbGroup = 16
-
-// blockGroup is the number of channels correlated into row-major scratch
-// before their B is copied block-major (an even number: the correlation
-// takes channel pairs): 8 channels are 370 KB of scratch for NP1.
-const blockGroup = 8
-
-// suppStrip is the number of columns whose suppression map is built at
-// once: F·suppStrip float32 (780 KB for NP1's 1532 centres) fits in L2.
-const suppStrip = 128
+// blockGroup is the number of channels correlated before the centres
+// whose highest channel is among them are evaluated (an even number: the
+// correlation takes channel pairs).
+const blockGroup = 4
 
 // chunkRun detects the spikes whose peak column lies in chunk ci.
 func (d *Detector) chunkRun(w *worker, ci int) {
-	C, T, K, nc := d.c, d.t, d.k, d.nc
+	C, T, K := d.c, d.t, d.k
 	R := d.nt0
 	c0 := d.nt + ci*d.chunk
 	c1 := min(c0+d.chunk, d.nt+d.owned)
 	e0, e1 := max(c0-R, d.nt), min(c1+R, T-d.nt)
 	W := e1 - e0
-	g := d.g
 
 	// Temporal correlation of every channel over the chunk and its halo,
-	// blockGroup channels at a time (in pairs) into row-major scratch
-	// (bs, ms: blockGroup·(K+1)·W floats, in L2), whose per-channel block
-	// maxima of max_k B² are taken there and whose B and max_k B² are
-	// then copied block-major into b and m: the fine bounds and
-	// responses of one block of boundBlock columns then read one
-	// contiguous region (C·K·8 and C·8 floats) instead of rows on as many
-	// pages. A group's copy writes blockGroup·K·8 contiguous floats per
-	// block.
-	tConv := time.Now()
+	// blockGroup channels at a time (in pairs), into the worker's ring
+	// of channels (b, m: ring·(K+1)·W floats, in L2), with the
+	// per-channel block maxima of max_k B². After each group the centres
+	// whose highest channel lies in it are evaluated: their channels are
+	// all in the ring, and the B they read is still in cache.
+	//
+	// Bound, then the exact responses where the bound allows Th. The
+	// bound U² is first taken over blocks of boundBlock columns with the
+	// per-channel block maxima of max_k B²; float addition is monotone,
+	// so a block whose coarse sum is ≤ Th²(1−boundSlack) has every fine
+	// sum ≤ it too, and skipping it changes nothing. The order in which
+	// (f, i) are evaluated changes nothing: each is evaluated once, the
+	// suppression looks points up by centre and column, and the
+	// detections are sorted by (column, centre) below.
 	nb := (W + boundBlock - 1) / boundBlock
-	b, m := w.b[:nb*C*K*boundBlock], w.m[:nb*C*boundBlock]
-	mb := w.mb[:C*nb]
-	for c0 := 0; c0 < C; c0 += blockGroup {
-		ng := min(blockGroup, C-c0)
-		bs, ms := w.bs[:ng*K*W], w.ms[:ng*W]
+	ring := d.ring
+	b, m := w.b[:ring*K*W], w.m[:ring*W]
+	mb := w.mb[:ring*nb]
+	w.strong, w.bv = w.strong[:0], w.bv[:0]
+	var tConvSum, tEvalSum time.Duration
+	for gi, g0 := 0, 0; g0 < C; gi, g0 = gi+1, g0+blockGroup {
+		tConv := time.Now()
+		ng := min(blockGroup, C-g0)
 		for j := 0; j < ng; j += 2 {
-			c := c0 + j
+			c := g0 + j
+			sa := c % ring
 			if j+1 < ng {
-				w.cor.correlate(bs[j*K*W:(j+1)*K*W], ms[j*W:(j+1)*W], d.x[c*T:(c+1)*T],
-					bs[(j+1)*K*W:(j+2)*K*W], ms[(j+1)*W:(j+2)*W], d.x[(c+1)*T:(c+2)*T], e0, W)
+				sb := (c + 1) % ring
+				w.cor.correlate(b[sa*K*W:(sa+1)*K*W], m[sa*W:(sa+1)*W], d.x[c*T:(c+1)*T],
+					b[sb*K*W:(sb+1)*K*W], m[sb*W:(sb+1)*W], d.x[(c+1)*T:(c+2)*T], e0, W)
 			} else {
-				w.cor.correlate(bs[j*K*W:(j+1)*K*W], ms[j*W:(j+1)*W], d.x[c*T:(c+1)*T], nil, nil, nil, e0, W)
+				w.cor.correlate(b[sa*K*W:(sa+1)*K*W], m[sa*W:(sa+1)*W], d.x[c*T:(c+1)*T], nil, nil, nil, e0, W)
 			}
 		}
-		for j := range ng {
-			row, rb := ms[j*W:(j+1)*W], mb[(c0+j)*nb:(c0+j+1)*nb]
+		for c := g0; c < g0+ng; c++ {
+			sl := c % ring
+			row, rb := m[sl*W:(sl+1)*W], mb[sl*nb:(sl+1)*nb]
 			jb := blockMaxVec(rb, row)
 			blockMaxGo(rb[jb:], row[jb*boundBlock:])
 		}
-		toBlocks(b[c0*K*boundBlock:], bs, ng*K, W, C*K*boundBlock)
-		toBlocks(m[c0*boundBlock:], ms, ng, W, C*boundBlock)
+		tEval := time.Now()
+		tConvSum += tEval.Sub(tConv)
+		for _, f32 := range d.fg[d.fgOff[gi]:d.fgOff[gi+1]] {
+			d.evalCentre(w, int(f32), W, nb)
+		}
+		tEvalSum += time.Since(tEval)
 	}
 	w.st.Columns += int64(W)
 	w.st.ConvFlops += int64(2*C*K*d.nt) * int64(W)
 	nfft := w.cor.n
 	w.st.FFTFlops += int64((C+1)/2) * int64((W+w.cor.l-1)/w.cor.l) *
 		(int64(1+K)*int64(nfft/4*(bitsLen(nfft)-1)/2*34) + int64(K*6*nfft))
-	tEval := time.Now()
-	w.st.ConvTime += tEval.Sub(tConv)
-
-	// Bound, then the exact responses where the bound allows Th. The
-	// bound U² is first taken over blocks of boundBlock columns with the
-	// per-channel block maxima of max_k B²; float addition is monotone,
-	// so a block whose coarse sum is ≤ Th²(1−boundSlack) has every fine
-	// sum ≤ it too, and skipping it changes nothing.
-	w.strong = w.strong[:0]
-	// Coarse bounds of every centre, the passing centres listed block by
-	// block: the fine work then runs block by block over all centres, so
-	// that the B and m columns of a block (C·K·8 and C·8 floats) stay in
-	// cache while the centres that share their channels use them. The order in which
-	// (f, i) are evaluated changes nothing: each is evaluated once, and
-	// the detections are sorted by (column, centre) below.
-	boffs := w.boffs[:nc]
-	// Sixteen centres at a time: their bounds are formed row by row and
-	// each row then scanned, the passing blocks adding the centre to
-	// the block's list (few pass: the branch is predicted), so that the
-	// loop below visits only the listed centres.
-	sbf, sbn := w.sbf[:nb*d.f], w.sbn[:nb]
-	clear(sbn)
-	for f0 := 0; f0 < d.f; f0 += sbGroup {
-		nf := min(sbGroup, d.f-f0)
-		sb := w.sb[:nf*nb]
-		for k := range nf {
-			f := f0 + k
-			ic := g.IC[f*nc : (f+1)*nc]
-			for j, c := range ic {
-				boffs[j] = int(c) * nb
-			}
-			rowSum(sb[k*nb:(k+1)*nb], mb, boffs)
-		}
-		thr2, all, F := d.thr2, d.noPrune, d.f
-		for k := range nf {
-			for blk, v := range sb[k*nb : (k+1)*nb] {
-				if all || v > thr2 {
-					sbf[blk*F+int(sbn[blk])] = int32(f0 + k)
-					sbn[blk]++
-				}
-			}
-		}
-	}
-	for blk := range nb {
-		i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
-		// The block's m and b: a centre's channels at offsets icm, icb.
-		mBlk := m[blk*C*boundBlock : (blk+1)*C*boundBlock]
-		bBlk := b[blk*C*K*boundBlock : (blk+1)*C*K*boundBlock]
-		list := sbf[blk*d.f : blk*d.f+int(sbn[blk])]
-		w.st.BlockPass += int64(len(list))
-		if blk+1 < nb && sbn[blk+1] > 0 {
-			// The next block's m and B of the channels its listed
-			// centres use, requested while this block is worked on:
-			// B was written past the cache.
-			lo, hi := int32(C), int32(-1)
-			for _, f := range sbf[(blk+1)*d.f : (blk+1)*d.f+int(sbn[blk+1])] {
-				lo, hi = min(lo, d.fc[2*f]), max(hi, d.fc[2*f+1])
-			}
-			mb0, bb0 := (blk+1)*C*boundBlock, (blk+1)*C*K*boundBlock
-			prefetch(m[mb0+int(lo)*boundBlock : mb0+int(hi+1)*boundBlock])
-			prefetch(b[bb0+int(lo)*K*boundBlock : bb0+int(hi+1)*K*boundBlock])
-		}
-		for _, f32 := range list {
-			f := int(f32)
-			u := w.u[:i1-i0]
-			rowSum(u, mBlk, d.icm[f*nc:(f+1)*nc])
-			w.st.BoundEvals += int64(i1 - i0)
-			if !useAsm {
-				for _, v := range u {
-					if d.noPrune || v > d.thr2 {
-						w.st.RespBlocks++
-						break
-					}
-				}
-				for ii, v := range u {
-					if d.noPrune || v > d.thr2 {
-						d.evaluate(w, f, i0+ii)
-					}
-				}
-				continue
-			}
-			// The vector path forms every bound and response of the
-			// block at once (the same sums as evaluate) and then makes
-			// evaluate's choices from them.
-			first := -1
-			for ii, v := range u {
-				if d.noPrune || v > d.thr2 {
-					first = ii
-					break
-				}
-			}
-			if first < 0 {
-				continue
-			}
-			w.st.RespBlocks++
-			wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
-			icb := d.icb[f*nc : (f+1)*nc]
-			if !respVec(w.resp, bBlk, icb, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune) {
-				respGo(w.resp, bBlk, icb, K, d.s, boundBlock, i1-i0, wt, d.thr2, d.noPrune)
-			}
-			ch := w.choice[:chooseRows*respStride]
-			if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
-				chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
-			}
-			for ii := first; ii < len(u); ii++ {
-				if !(d.noPrune || u[ii] > d.thr2) {
-					continue
-				}
-				w.st.Survivors++
-				w.st.ShapeEvals += int64(ch[3*respStride+ii])
-				if best := ch[ii]; best > d.th {
-					w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
-						q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
-				}
-			}
-		}
-	}
 	w.st.BlockBounds += int64(d.f * nb)
+	w.st.ConvTime += tConvSum
+	w.st.EvalTime += tEvalSum
 	tSup := time.Now()
-	w.st.EvalTime += tSup.Sub(tEval)
 
-	// Local maxima over the nc2 nearest centres × ±nt0min columns, strip
-	// by strip of suppStrip columns, so that the strip's map (F·suppStrip
-	// floats) stays in L2 while its points are painted, checked and
-	// cleared. A strip's map holds, at each of its columns, the max over
-	// every point within R columns of it (the points of the strip and of
-	// R columns either side, each painted clipped to the strip): the
-	// values of one map over the whole chunk there, so the same points
-	// are kept. w.strong is in block order (the loop above), so the
-	// points that reach a strip are one run of it.
+	// Local maxima over the nc2 nearest centres × ±nt0min columns: a
+	// strong point p of an owned column is kept unless a strong point of
+	// one of p's nc2 nearest centres (p's own among them) within R
+	// columns has a larger response. The points of p's own centre were
+	// checked by keepB (p.v < 0: not kept); those of the others are
+	// looked up in their centre's run of w.strong, in column order.
 	w.dets = w.dets[:0]
-	S := suppStrip
-	paint := w.paint[:d.f*S]
 	strong := w.strong
-	lo := 0
-	for s0 := 0; s0 < W; s0 += S {
-		s1 := min(s0+S, W)
-		for lo < len(strong) && (int(strong[lo].i)/boundBlock+1)*boundBlock+R <= s0 {
-			lo++
+	for _, p := range strong {
+		if p.v < 0 {
+			continue
 		}
-		hi := lo
-		for hi < len(strong) && int(strong[hi].i)/boundBlock*boundBlock-R < s1 {
-			hi++
+		if col := e0 + int(p.i); col < c0 || col >= c1 {
+			continue
 		}
-		pts := strong[lo:hi]
-		for _, p := range pts {
-			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
-			if j0 >= j1 {
-				continue
-			}
-			span := paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0]
-			if !paintMaxVec(span, p.a) {
-				paintMaxGo(span, p.a)
-			}
+		if d.suppressed(w, p, R) {
+			continue
 		}
-		for _, p := range pts {
-			i := int(p.i)
-			if i < s0 || i >= s1 {
-				continue
-			}
-			if col := e0 + i; col < c0 || col >= c1 {
-				continue
-			}
-			keep := true
-			for _, gg := range g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
-				if paint[int(gg)*S+i-s0] > p.a {
-					keep = false
-					break
-				}
-			}
-			if keep {
-				w.dets = append(w.dets, p)
-			}
-		}
-		for _, p := range pts {
-			j0, j1 := max(int(p.i)-R, s0), min(int(p.i)+R+1, s1)
-			if j0 < j1 {
-				clear(paint[int(p.f)*S+j0-s0 : int(p.f)*S+j1-s0])
-			}
-		}
+		w.dets = append(w.dets, p)
 	}
 	slices.SortFunc(w.dets, func(a, b strongPt) int {
 		if a.i != b.i {
@@ -684,6 +553,180 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 	w.st.SuppressTime += time.Since(tSup)
 }
 
+// suppressed reports whether a strong point of one of p's nc2 nearest
+// centres other than p's own lies within R columns of p with a larger
+// response (w.run holds each centre's run of w.strong).
+func (d *Detector) suppressed(w *worker, p strongPt, R int) bool {
+	lo, hi := p.i-int32(R), p.i+int32(R)
+	for _, g := range d.g.IC2[int(p.f)*d.nc2 : int(p.f+1)*d.nc2] {
+		if g == p.f {
+			continue
+		}
+		run := w.strong[w.run[2*g]:w.run[2*g+1]]
+		// The first point at column ≥ lo, then those up to hi.
+		j, k := 0, len(run)
+		for j < k {
+			h := int(uint(j+k) >> 1)
+			if run[h].i < lo {
+				j = h + 1
+			} else {
+				k = h
+			}
+		}
+		for ; j < len(run) && run[j].i <= hi; j++ {
+			if run[j].a > p.a {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// evalCentre evaluates centre f over a chunk of W columns (nb blocks):
+// its coarse bound per block from the block maxima, then in each block
+// that passes the fine bounds and, where they pass, the responses and
+// the choice, appending the strong points to w.strong and their B
+// values to w.bv.
+func (d *Detector) evalCentre(w *worker, f, W, nb int) {
+	K, nc, ring := d.k, d.nc, d.ring
+	ic := d.g.IC[f*nc : (f+1)*nc]
+	boffs, moffs, bfoffs := w.boffs[:nc], w.moffs[:nc], w.bfoffs[:nc]
+	for j, c := range ic {
+		sl := int(c) % ring
+		boffs[j], moffs[j], bfoffs[j] = sl*nb, sl*W, sl*K*W
+	}
+	sb := w.sb[:nb]
+	rowSum(sb, w.mb, boffs)
+	start := len(w.strong)
+	mo, bo := newRowOffs(moffs), newRowOffs(bfoffs)
+	// The passing blocks as bits (few pass: a branch per block would
+	// often be mispredicted).
+	pass := w.pass[:(nb+63)/64]
+	if d.noPrune {
+		for j := range pass {
+			pass[j] = ^uint64(0)
+		}
+		if nb%64 != 0 {
+			pass[len(pass)-1] = 1<<(nb%64) - 1
+		}
+	} else if !passBitsVec(pass, sb, d.thr2) {
+		passBitsGo(pass, sb, d.thr2)
+	}
+	for wi, word := range pass {
+		for ; word != 0; word &= word - 1 {
+			blk := wi*64 + bits.TrailingZeros64(word)
+			d.evalBlock(w, f, blk, W, mo, bo)
+		}
+	}
+	d.keepB(w, start, W)
+	w.run[2*f], w.run[2*f+1] = int32(start), int32(len(w.strong))
+}
+
+// evalBlock evaluates centre f in block blk, whose coarse bound passed:
+// its fine bounds and, where they pass, the responses and the choice.
+// mo and bo are the offsets of f's channels in the ring's m and b.
+func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
+	K, nc := d.k, d.nc
+	b, m := w.b[:d.ring*K*W], w.m[:d.ring*W]
+	w.st.BlockPass++
+	i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
+	u := w.u[:i1-i0]
+	if !rowSumOffs(u, m[i0:], mo) {
+		rowSumGo(u, m[i0:], mo.o)
+	}
+	w.st.BoundEvals += int64(i1 - i0)
+	if !useAsm {
+		for _, v := range u {
+			if d.noPrune || v > d.thr2 {
+				w.st.RespBlocks++
+				break
+			}
+		}
+		for ii, v := range u {
+			if d.noPrune || v > d.thr2 {
+				d.evaluate(w, f, i0+ii, W)
+			}
+		}
+		return
+	}
+	// The vector path forms every bound and response of the
+	// block at once (the same sums as evaluate) and then makes
+	// evaluate's choices from them, at the columns whose bound passes
+	// (bit ii of cols).
+	var cols uint32
+	for ii, v := range u {
+		if d.noPrune || v > d.thr2 {
+			cols |= 1 << ii
+		}
+	}
+	if cols == 0 {
+		return
+	}
+	w.st.RespBlocks++
+	wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
+	bBlk := b[i0:]
+	if !respOffs(w.resp, bBlk, bo, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune) {
+		respGo(w.resp, bBlk, bo.o, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune)
+	}
+	ch := w.choice[:chooseRows*respStride]
+	if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
+		chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
+	}
+	w.st.Survivors += int64(bits.OnesCount32(cols))
+	var shapes float32
+	for ; cols != 0; cols &= cols - 1 {
+		ii := bits.TrailingZeros32(cols)
+		shapes += ch[3*respStride+ii]
+		if best := ch[ii]; best > d.th {
+			w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
+				q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
+		}
+	}
+	w.st.ShapeEvals += int64(shapes)
+}
+
+// keepB records, for the strong points of one centre (w.strong[start:],
+// in column order), the B values that emit needs, of the points that can
+// survive the suppression: a point with a larger one of its own centre
+// within ±nt0min columns is never kept (the centre is among its own nc2
+// nearest), so it gets v = −1 and no values. The centre's channels are
+// still in the ring.
+func (d *Detector) keepB(w *worker, start, W int) {
+	run := w.strong[start:]
+	R, K := int32(d.nt0), d.k
+	b := w.b
+	for a := range run {
+		p := &run[a]
+		p.v = -1
+		// The next points first: within a run of columns most points
+		// have a larger neighbour.
+		if (a > 0 && run[a-1].i >= p.i-R && run[a-1].a > p.a) ||
+			(a+1 < len(run) && run[a+1].i <= p.i+R && run[a+1].a > p.a) {
+			continue
+		}
+		keep := true
+		for j := a - 1; j >= 0 && run[j].i >= p.i-R; j-- {
+			if run[j].a > p.a {
+				keep = false
+				break
+			}
+		}
+		for j := a + 1; keep && j < len(run) && run[j].i <= p.i+R; j++ {
+			if run[j].a > p.a {
+				keep = false
+			}
+		}
+		if !keep {
+			continue
+		}
+		p.v = int32(len(w.bv))
+		kw := int(p.q)%K*W + int(p.i)
+		for _, o := range w.bfoffs[:d.nc] {
+			w.bv = append(w.bv, b[o+kw])
+		}
+	}
+}
+
 // evaluate computes the best of the S·K responses at centre f, chunk
 // column i, and records it if it exceeds Th. Responses are float32 sums
 // over the nc channels in nearest-first order; the best is the largest
@@ -691,20 +734,19 @@ func (d *Detector) chunkRun(w *worker, ci int) {
 // k is skipped when u_k = Σ_j B[iC(j,f),k,t]² ≤ Th²(1−boundSlack) (its S
 // responses are then at most Th) or u_k < best²(1−boundSlack) (they are
 // then below the best so far, so they can neither win nor tie).
-func (d *Detector) evaluate(w *worker, f, i int) {
+func (d *Detector) evaluate(w *worker, f, i, W int) {
 	K, S, nc := d.k, d.s, d.nc
-	ic := d.g.IC[f*nc : (f+1)*nc]
 	b := w.b
 	offs := w.goffs[:nc]
-	for j, c := range ic {
-		offs[j] = d.bIndex(int(c), 0, i)
+	for j, o := range w.bfoffs[:nc] {
+		offs[j] = o + i
 	}
 	wf := d.g.Weights[f*S*nc : (f+1)*S*nc]
 	acc := w.acc[:S]
 	best, bq, sign := float32(-1), 0, int8(0)
 	w.st.Survivors++
 	for k := range K {
-		kw := k * boundBlock
+		kw := k * W
 		if !d.noPrune {
 			var uk float32
 			for _, o := range offs {
@@ -755,21 +797,6 @@ func (d *Detector) evaluate(w *worker, f, i int) {
 	}
 }
 
-// bIndex is the index in a worker's b of B[c, k, chunk column i].
-func (d *Detector) bIndex(c, k, i int) int {
-	return ((i/boundBlock*d.c+c)*d.k+k)*boundBlock + i%boundBlock
-}
-
-// toBlocks copies the rows × W row-major src into the blocks of dst:
-// columns [8·blk, 8·blk+8) of row r go to dst[blk*stride+r*8:], the
-// last block possibly short.
-func toBlocks(dst, src []float32, rows, W, stride int) {
-	j := toBlocksVec(dst, src, rows, W, stride)
-	if j*boundBlock < W {
-		toBlocksGo(dst[j*stride:], src[j*boundBlock:], rows, W, stride, W-j*boundBlock)
-	}
-}
-
 // rowSum is rowSumGo, with the vector kernel where there is one.
 func rowSum(dst, src []float32, offs []int) {
 	if !rowSumVec(dst, src, offs) {
@@ -781,7 +808,7 @@ func rowSum(dst, src []float32, offs []int) {
 func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 	out.Reset()
 	out.NC, out.P = d.nc, d.p
-	K, nc, nt, T, P := d.k, d.nc, d.nt, d.t, d.p
+	nc, nt, T, P := d.nc, d.nt, d.t, d.p
 	g := d.g
 	wpca := d.tm.WPCA
 	for di, p := range w.dets {
@@ -796,7 +823,6 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 		}
 		col := e0 + int(p.i)
 		f := int(p.f)
-		k := int(p.q) % K
 		out.Sample = append(out.Sample, d.ownStart+int64(col-nt)-int64(d.half-d.nt0))
 		out.Center = append(out.Center, p.f)
 		out.Template = append(out.Template, p.q)
@@ -804,8 +830,9 @@ func (d *Detector) emit(out *Spikes, w *worker, e0, W int) {
 		out.Amplitude = append(out.Amplitude, p.a)
 		ic := g.IC[f*nc : (f+1)*nc]
 		var sw, sx, sy float64
-		for _, c := range ic {
-			v := float64(w.b[d.bIndex(int(c), k, int(p.i))]) * float64(p.sign)
+		bv := w.bv[p.v : int(p.v)+nc] // p.v ≥ 0: p was kept
+		for j, c := range ic {
+			v := float64(bv[j]) * float64(p.sign)
 			if v > 0 {
 				sw += v
 				sx += v * g.ChanX[c]

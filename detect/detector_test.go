@@ -281,7 +281,7 @@ func TestDetectMatchesReference(t *testing.T) {
 func poison(d *Detector) {
 	nan := float32(math.NaN())
 	for _, w := range d.ws {
-		for _, s := range [][]float32{w.b, w.m, w.bs, w.ms, w.mb, w.sb, w.u, w.resp, w.choice, w.acc} {
+		for _, s := range [][]float32{w.b, w.m, w.mb, w.sb, w.u, w.resp, w.choice, w.acc} {
 			for i := range s {
 				s[i] = nan
 			}

@@ -24,6 +24,16 @@ type fft4 struct {
 type fftStage struct {
 	q          int          // quarter span
 	w1, w2, w3 []complex128 // e^{−2πi·r·j/(4q)}, j < q
+	// The twiddles split for the AVX-512 stage kernels (nil without
+	// them): splitTwiddles of w1, w2, w3 for the forward (xf) and, of
+	// their conjugates' products, for the inverse (xi).
+	xf, xi []complex128
+	// xs are the conjugate twiddles in the split layout of the split
+	// inverse stages (q a multiple of 8, nil otherwise): for each group of
+	// eight j, for w1, w2, w3 in turn, the eight real parts c and then
+	// the eight −d of w = c + d·i, so that x·conj(w) = (xr·c − xi·(−d),
+	// xr·(−d) + xi·c) as Go forms it.
+	xs []float64
 }
 
 // newFFT4 returns the transform of length n; it panics unless n is a
@@ -42,9 +52,69 @@ func newFFT4(n int) *fft4 {
 			s.w2[j] = cmplx.Rect(1, 2*a)
 			s.w3[j] = cmplx.Rect(1, 3*a)
 		}
+		if haveAVX512 && q%4 == 0 {
+			s.xf = splitTwiddles([][]complex128{s.w1, s.w2, s.w3}, false)
+			s.xi = splitTwiddles([][]complex128{s.w1, s.w2, s.w3}, true)
+		}
+		if haveAVX512 && q%8 == 0 {
+			for g := 0; g < q; g += 8 {
+				for _, w := range [][]complex128{s.w1, s.w2, s.w3} {
+					for _, v := range w[g : g+8] {
+						s.xs = append(s.xs, real(v))
+					}
+					for _, v := range w[g : g+8] {
+						s.xs = append(s.xs, -imag(v))
+					}
+				}
+			}
+		}
 		f.stages = append(f.stages, s)
 	}
 	return f
+}
+
+// transpose16 sets dst to x (len(x) a multiple of 16) with each group
+// of 16 transposed as a 4 × 4 matrix: dst[16g+4b+a] = x[16g+4a+b], the
+// order in which fftForwardTVec leaves the forward transform; it is its
+// own inverse.
+func transpose16(dst, x []complex128) {
+	dst = dst[:len(x)]
+	for g := 0; g+16 <= len(x); g += 16 {
+		for a := range 4 {
+			for b := range 4 {
+				dst[g+4*b+a] = x[g+4*a+b]
+			}
+		}
+	}
+}
+
+// splitTwiddles lays out the factors w of the arrays ws (of equal length,
+// a multiple of 4) for the AVX-512 complex products x·w (conj false) or
+// x·conj(w) (conj true): for each group of four j, for each array in
+// order, the four (c, c) and then the four (−d, d) (conj: (d, −d)) of
+// w[j] = c + d·i. A product is then (xr·c, xi·c) + (xi·(−d), xr·d), which
+// is Go's (xr·c − xi·d, xr·d + xi·c) operation for operation (xi·(−d) is
+// −(xi·d) exactly), with two multiplies by memory operands and no
+// shuffles of w.
+func splitTwiddles(ws [][]complex128, conj bool) []complex128 {
+	q := len(ws[0])
+	out := make([]complex128, 0, 2*q*len(ws))
+	for g := 0; g < q; g += 4 {
+		for _, w := range ws {
+			for _, v := range w[g : g+4] {
+				out = append(out, complex(real(v), real(v)))
+			}
+			for _, v := range w[g : g+4] {
+				d := imag(v)
+				if conj {
+					out = append(out, complex(d, -d))
+				} else {
+					out = append(out, complex(-d, d))
+				}
+			}
+		}
+	}
+	return out
 }
 
 func bitsLen(n int) int {

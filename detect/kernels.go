@@ -56,18 +56,38 @@ func blockMaxGo(mb, m []float32) {
 	}
 }
 
-// toBlocksGo copies columns [0, n) of the rows × W row-major src (row r
-// at src[r*W:]) into blocks of boundBlock columns: columns [8·blk,
-// 8·blk+8) of row r go to dst[blk*stride+r*8:], the last block possibly
-// short.
-func toBlocksGo(dst, src []float32, rows, W, stride, n int) {
-	for blk := 0; blk*boundBlock < n; blk++ {
-		i0 := blk * boundBlock
-		i1 := min(n, i0+boundBlock)
-		for r := range rows {
-			copy(dst[blk*stride+r*boundBlock:blk*stride+r*boundBlock+i1-i0], src[r*W+i0:r*W+i1])
+// passBitsGo sets bit j%64 of bits[j/64] iff v[j] > thr2 (NaN: not), for
+// j < len(v), and clears the rest of the last word.
+func passBitsGo(bits []uint64, v []float32, thr2 float32) {
+	n := len(v)
+	bits = bits[:(n+63)/64]
+	clear(bits)
+	for j, x := range v {
+		if x > thr2 {
+			bits[j/64] |= 1 << (j % 64)
 		}
 	}
+}
+
+// rowOffs holds row offsets o (none negative) and the largest of them,
+// formed once for many calls of the vector kernels on one source: a
+// kernel reading n values from each offset then needs one bounds check.
+type rowOffs struct {
+	o  []int
+	hi int
+}
+
+// newRowOffs returns the rowOffs of o (len(o) ≥ 1); it panics if an
+// offset is negative.
+func newRowOffs(o []int) rowOffs {
+	lo, hi := o[0], o[0]
+	for _, v := range o[1:] {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if lo < 0 {
+		panic("detect: negative row offset")
+	}
+	return rowOffs{o: o, hi: hi}
 }
 
 // rowSumGo sets dst[i] = src[offs[0]+i] + src[offs[1]+i] + …, added in
@@ -131,14 +151,6 @@ func respGo(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 flo
 			r := dst[k*respRows*respStride+i:]
 			r[respStride], r[2*respStride] = bA, bs
 		}
-	}
-}
-
-// paintMaxGo sets row[j] = max(row[j], a). The suppression map holds 0
-// and responses above Th, never NaN.
-func paintMaxGo(row []float32, a float32) {
-	for j := range row {
-		row[j] = max(row[j], a)
 	}
 }
 

@@ -32,10 +32,10 @@ var (
 )
 
 //go:noescape
-func fftFwdStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+func fftFwdStageAVX512(x *complex128, n, q int, wx *complex128)
 
 //go:noescape
-func fftInvStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+func fftInvStageAVX512(x *complex128, n, q int, wx *complex128)
 
 //go:noescape
 func fftSpan4AVX512(x *complex128, n int, inv bool)
@@ -64,8 +64,8 @@ func fftForwardVec(f *fft4, x []complex128) bool {
 		return false
 	}
 	x = x[:f.n]
-	for _, s := range f.stages {
-		fftFwdStageK(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
+	for i := range f.stages {
+		fftFwdStageK(&x[0], f.n, &f.stages[i])
 	}
 	fftSpan4K(&x[0], f.n, false)
 	return true
@@ -79,8 +79,7 @@ func fftInverseVec(f *fft4, x []complex128) bool {
 	x = x[:f.n]
 	fftSpan4K(&x[0], f.n, true)
 	for i := len(f.stages) - 1; i >= 0; i-- {
-		s := f.stages[i]
-		fftInvStageK(&x[0], f.n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
+		fftInvStageK(&x[0], f.n, &f.stages[i])
 	}
 	return true
 }
@@ -134,23 +133,6 @@ func blockMaxVec(mb, m []float32) int {
 	return nb
 }
 
-//go:noescape
-func toBlocksAVX2(dst, src *float32, rows, W, stride, nb int)
-
-// toBlocksVec does toBlocksGo for the whole blocks of the W columns and
-// returns their number; it does nothing unless dst is 32-byte aligned
-// (Go allocates large slices page-aligned) and stride a multiple of 8.
-func toBlocksVec(dst, src []float32, rows, W, stride int) int {
-	nb := W / boundBlock
-	if !useAsm || nb == 0 || rows < 1 || uintptr(unsafe.Pointer(&dst[0]))%32 != 0 || stride%8 != 0 {
-		return 0
-	}
-	_ = src[(rows-1)*W+nb*boundBlock-1]
-	_ = dst[(nb-1)*stride+rows*boundBlock-1]
-	toBlocksAVX2(&dst[0], &src[0], rows, W, stride, nb)
-	return nb
-}
-
 // rowSumVec does rowSumGo.
 func rowSumVec(dst, src []float32, offs []int) bool {
 	n := len(dst)
@@ -164,29 +146,44 @@ func rowSumVec(dst, src []float32, offs []int) bool {
 	return true
 }
 
-// respVec does respGo for S = 5 (Kilosort4's sizes) and K ≤ 64.
-func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
-	if !useAsm || n < 1 || n > respStride || K < 1 || K > 64 || S != 5 || len(offs) == 0 {
+// rowSumOffs does rowSumGo(dst, src, offs.o) if it can.
+func rowSumOffs(dst, src []float32, offs rowOffs) bool {
+	n := len(dst)
+	if !useAsm || n == 0 || len(offs.o) == 0 {
+		return false
+	}
+	_ = src[offs.hi : offs.hi+n]
+	rowSumK(&dst[0], &src[0], &offs.o[0], len(offs.o), n)
+	return true
+}
+
+// respOffs does respGo(dst, b, offs.o, …) for S = 5 and K ≤ 64.
+func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
+	if !useAsm || n < 1 || n > respStride || K < 1 || K > 64 || S != 5 || len(offs.o) == 0 {
 		return false
 	}
 	_ = dst[(K+K%2)*respRows*respStride-1]
-	_ = wt[len(offs)*S-1]
-	for _, o := range offs {
-		_ = b[o : o+(K-1)*W+n]
-	}
-	resp5K(&dst[0], &b[0], &offs[0], len(offs), K, W, n, &wt[0], thr2, noPrune)
+	_ = wt[len(offs.o)*S-1]
+	_ = b[offs.hi : offs.hi+(K-1)*W+n]
+	resp5K(&dst[0], &b[0], &offs.o[0], len(offs.o), K, W, n, &wt[0], thr2, noPrune)
 	return true
 }
 
 //go:noescape
-func paintMaxAVX512(row *float32, n int, a float32)
+func passBitsAVX512(bits *uint16, v *float32, n int, thr2 float32)
 
-// paintMaxVec does paintMaxGo(row, a) if a > 0.
-func paintMaxVec(row []float32, a float32) bool {
-	if !useAsm || len(row) == 0 || !(a > 0) {
+// passBitsVec does passBitsGo with the AVX-512 kernel if it can.
+func passBitsVec(bits []uint64, v []float32, thr2 float32) bool {
+	n := len(v)
+	if !useAsm || !useAVX512 || n == 0 {
 		return false
 	}
-	paintMaxK(&row[0], len(row), a)
+	_ = bits[(n-1)/64]
+	// Whole 64-bit words: the kernel writes 16 bits at a time, and the
+	// words past the last 16 of v are cleared here.
+	nw := (n + 63) / 64
+	bits[nw-1] = 0
+	passBitsAVX512((*uint16)(unsafe.Pointer(&bits[0])), &v[0], n, thr2)
 	return true
 }
 
@@ -200,9 +197,16 @@ func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool {
 	}
 	_ = out[chooseRows*respStride-1]
 	_ = resp[K*respRows*respStride-1]
-	chooseAVX2(&out[0], &resp[0], K, thr2, c, noPrune)
+	if useAVX512 {
+		chooseAVX512(&out[0], &resp[0], K, thr2, c, noPrune)
+	} else {
+		chooseAVX2(&out[0], &resp[0], K, thr2, c, noPrune)
+	}
 	return true
 }
+
+//go:noescape
+func chooseAVX512(out, resp *float32, K int, thr2, c float32, noPrune bool)
 
 //go:noescape
 func fillAVX512(z *complex128, a, b *float32, n int)
@@ -235,34 +239,97 @@ func mulInverseVec(f *fft4, p, z, s []complex128) bool {
 	p, z, s = p[:f.n], z[:f.n], s[:f.n]
 	mulSpan4InvK(&p[0], &z[0], &s[0], f.n)
 	for i := len(f.stages) - 1; i >= 0; i-- {
-		st := f.stages[i]
-		fftInvStageK(&p[0], f.n, st.q, &st.w1[0], &st.w2[0], &st.w3[0])
+		fftInvStageK(&p[0], f.n, &f.stages[i])
 	}
+	return true
+}
+
+//go:noescape
+func fftInvStageSplitAVX512(x *complex128, n, q int, ws *float64, in bool)
+
+//go:noescape
+func cvtSplitAVX512(dA, dB *float32, p *complex128, n int)
+
+//go:noescape
+func fftSpan4FwdTAVX512(x *complex128, n int)
+
+//go:noescape
+func mulSpan4InvTAVX512(p, z, s *complex128, n int, w4 *complex128)
+
+// splitInverse reports whether the AVX-512 path of the correlation
+// (fftForwardTVec, then mulInverseCvtVec) runs for f.
+func splitInverse(f *fft4) bool {
+	return useAsm && useAVX512 && f.n >= 64 && f.stages[len(f.stages)-1].xi != nil && f.stages[0].xs != nil
+}
+
+// fftForwardTVec runs f.forward on x with the AVX-512 kernels, the
+// result left in transpose16 order, if splitInverse(f).
+func fftForwardTVec(f *fft4, x []complex128) bool {
+	if !splitInverse(f) {
+		return false
+	}
+	x = x[:f.n]
+	for i := range f.stages {
+		fftFwdStageK(&x[0], f.n, &f.stages[i])
+	}
+	fftSpan4FwdTAVX512(&x[0], f.n)
+	return true
+}
+
+// mulInverseCvtVec does cmulGo(p, z, s), f.inverse(p) and then cvtGo(da,
+// db, p[:len(da)]) (db nil or as long as da) with the AVX-512 kernels, z
+// and s in transpose16 order (z as fftForwardTVec leaves it): the inverse's stages of
+// quarter span q ≥ 16 run in the split layout, the first of them
+// converting to it, and the rounding to float32 reads it (p is left in
+// it). It does nothing and reports false unless splitInverse(f), or for
+// len(da) not in [1, n].
+func mulInverseCvtVec(f *fft4, da, db []float32, p, z, s []complex128) bool {
+	n, nout := f.n, len(da)
+	if !splitInverse(f) || nout < 1 || nout > n {
+		return false
+	}
+	p, z, s = p[:n], z[:n], s[:n]
+	var pb *float32
+	if db != nil {
+		_ = db[nout-1]
+		pb = &db[0]
+	}
+	// The product, the span-4 stage and the stage of quarter span 4,
+	// then the others split.
+	last := len(f.stages) - 1
+	mulSpan4InvTAVX512(&p[0], &z[0], &s[0], n, &f.stages[last].xi[0])
+	for i := last - 1; i >= 0; i-- {
+		st := &f.stages[i]
+		fftInvStageSplitAVX512(&p[0], n, st.q, &st.xs[0], i == last-1)
+	}
+	cvtSplitAVX512(&da[0], pb, &p[0], nout)
 	return true
 }
 
 //go:noescape
 func fftFwdStageAVX2(x *complex128, n, q int, w1, w2, w3 *complex128)
 
-// fftFwdStageK runs fftFwdStageAVX512, or fftFwdStageAVX2 without AVX-512.
-func fftFwdStageK(x *complex128, n, q int, w1, w2, w3 *complex128) {
-	if useAVX512 {
-		fftFwdStageAVX512(x, n, q, w1, w2, w3)
+// fftFwdStageK runs stage s of the forward transform of x[0:n] by
+// fftFwdStageAVX512, or fftFwdStageAVX2 without AVX-512.
+func fftFwdStageK(x *complex128, n int, s *fftStage) {
+	if useAVX512 && s.xf != nil {
+		fftFwdStageAVX512(x, n, s.q, &s.xf[0])
 		return
 	}
-	fftFwdStageAVX2(x, n, q, w1, w2, w3)
+	fftFwdStageAVX2(x, n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
 }
 
 //go:noescape
 func fftInvStageAVX2(x *complex128, n, q int, w1, w2, w3 *complex128)
 
-// fftInvStageK runs fftInvStageAVX512, or fftInvStageAVX2 without AVX-512.
-func fftInvStageK(x *complex128, n, q int, w1, w2, w3 *complex128) {
-	if useAVX512 {
-		fftInvStageAVX512(x, n, q, w1, w2, w3)
+// fftInvStageK runs stage s of the inverse transform of x[0:n] by
+// fftInvStageAVX512, or fftInvStageAVX2 without AVX-512.
+func fftInvStageK(x *complex128, n int, s *fftStage) {
+	if useAVX512 && s.xi != nil {
+		fftInvStageAVX512(x, n, s.q, &s.xi[0])
 		return
 	}
-	fftInvStageAVX2(x, n, q, w1, w2, w3)
+	fftInvStageAVX2(x, n, s.q, &s.w1[0], &s.w2[0], &s.w3[0])
 }
 
 //go:noescape
@@ -335,18 +402,6 @@ func resp5K(dst, b *float32, offs *int, nc, K, W, n int, wt *float32, thr2 float
 		return
 	}
 	resp5AVX2(dst, b, offs, nc, K, W, n, wt, thr2, noPrune)
-}
-
-//go:noescape
-func paintMaxAVX2(row *float32, n int, a float32)
-
-// paintMaxK runs paintMaxAVX512, or paintMaxAVX2 without AVX-512.
-func paintMaxK(row *float32, n int, a float32) {
-	if useAVX512 {
-		paintMaxAVX512(row, n, a)
-		return
-	}
-	paintMaxAVX2(row, n, a)
 }
 
 //go:noescape

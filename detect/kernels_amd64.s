@@ -74,38 +74,37 @@ GLOBL nan32<>(SB), RODATA|NOPTR, $4
 	VPXORQ neg, Z9, Z9; \
 	VADDPD Z9, Z12, r
 
-// CMULCONJ sets r = x·conj(w): real xr·c + xi·d (Go: xr·c − xi·(−d)),
-// imaginary xi·c + (−(xr·d)) (Go: xr·(−d) + xi·c); neg holds negIm.
-#define CMULCONJ(m, x, r, neg) \
-	VMOVDDUP m, Z12; \
-	VPERMILPD $0xff, m, Z13; \
+// CMULX sets r = x·w (or x·conj(w)) for w split by splitTwiddles: mc
+// holds four (c, c), md four (−d, d) (conj: (d, −d)); Z12 and Z9 are
+// scratch. The real part is xr·c + xi·(−d), which is CMUL's xr·c +
+// (−(xi·d)), Go's xr·c − xi·d (conj: xr·c + xi·d, Go's xr·c − xi·(−d));
+// the imaginary part xi·c + xr·d (conj: xi·c + xr·(−d), Go's xr·(−d) +
+// xi·c).
+#define CMULX(mc, md, x, r) \
 	VPERMILPD $0x55, x, Z9; \
-	VMULPD Z12, x, Z12; \
-	VMULPD Z13, Z9, Z9; \
-	VPXORQ neg, Z9, Z9; \
+	VMULPD mc, x, Z12; \
+	VMULPD md, Z9, Z9; \
 	VADDPD Z9, Z12, r
 
-// func fftFwdStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+// func fftFwdStageAVX512(x *complex128, n, q int, wx *complex128)
 //
 // One decimation-in-frequency radix-4 stage of fft4.forward with quarter
-// span q (a multiple of 4) over x[0:n].
-TEXT ·fftFwdStageAVX512(SB), NOSPLIT, $0-48
+// span q (a multiple of 4) over x[0:n]; wx is the stage's xf.
+TEXT ·fftFwdStageAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ q+16(FP), DX
-	MOVQ w1+24(FP), R8
-	MOVQ w2+32(FP), R9
-	MOVQ w3+40(FP), R10
+	MOVQ wx+24(FP), R8
 	SHLQ $4, CX
 	ADDQ DI, CX                  // end of x
 	SHLQ $4, DX                  // q in bytes
-	VMOVUPD negRe<>(SB), Z15
 	VMOVUPD negIm<>(SB), Z14
 
 fwdBlock:
 	LEAQ (DI)(DX*1), R13
 	LEAQ (R13)(DX*1), R14
 	LEAQ (R14)(DX*1), BX
+	MOVQ R8, R9                  // the twiddles of j
 	XORQ AX, AX
 
 fwdJ:
@@ -122,14 +121,15 @@ fwdJ:
 	VADDPD  Z6, Z4, Z8           // t0 + t2
 	VMOVUPD Z8, (DI)(AX*1)
 	VADDPD  Z7, Z5, Z8           // t1 + t3
-	CMUL((R8)(AX*1), Z8, Z8, Z15)
+	CMULX(0(R9), 64(R9), Z8, Z8)
 	VMOVUPD Z8, (R13)(AX*1)
 	VSUBPD  Z6, Z4, Z10          // t0 − t2
-	CMUL((R9)(AX*1), Z10, Z10, Z15)
+	CMULX(128(R9), 192(R9), Z10, Z10)
 	VMOVUPD Z10, (R14)(AX*1)
 	VSUBPD  Z7, Z5, Z11          // t1 − t3
-	CMUL((R10)(AX*1), Z11, Z11, Z15)
+	CMULX(256(R9), 320(R9), Z11, Z11)
 	VMOVUPD Z11, (BX)(AX*1)
+	ADDQ    $384, R9
 	ADDQ    $64, AX
 	CMPQ    AX, DX
 	JLT     fwdJ
@@ -140,27 +140,25 @@ fwdJ:
 	VZEROUPPER
 	RET
 
-// func fftInvStageAVX512(x *complex128, n, q int, w1, w2, w3 *complex128)
+// func fftInvStageAVX512(x *complex128, n, q int, wx *complex128)
 //
 // One decimation-in-time radix-4 stage of fft4.inverse with quarter span
-// q (a multiple of 4) over x[0:n].
-TEXT ·fftInvStageAVX512(SB), NOSPLIT, $0-48
+// q (a multiple of 4) over x[0:n]; wx is the stage's xi.
+TEXT ·fftInvStageAVX512(SB), NOSPLIT, $0-32
 	MOVQ x+0(FP), DI
 	MOVQ n+8(FP), CX
 	MOVQ q+16(FP), DX
-	MOVQ w1+24(FP), R8
-	MOVQ w2+32(FP), R9
-	MOVQ w3+40(FP), R10
+	MOVQ wx+24(FP), R8
 	SHLQ $4, CX
 	ADDQ DI, CX
 	SHLQ $4, DX
 	VMOVUPD negRe<>(SB), Z15
-	VMOVUPD negIm<>(SB), Z14
 
 invBlock:
 	LEAQ (DI)(DX*1), R13
 	LEAQ (R13)(DX*1), R14
 	LEAQ (R14)(DX*1), BX
+	MOVQ R8, R9                  // the twiddles of j
 	XORQ AX, AX
 
 invJ:
@@ -168,9 +166,9 @@ invJ:
 	VMOVUPD (R13)(AX*1), Z1
 	VMOVUPD (R14)(AX*1), Z2
 	VMOVUPD (BX)(AX*1), Z3
-	CMULCONJ((R8)(AX*1), Z1, Z1, Z14)
-	CMULCONJ((R9)(AX*1), Z2, Z2, Z14)
-	CMULCONJ((R10)(AX*1), Z3, Z3, Z14)
+	CMULX(0(R9), 64(R9), Z1, Z1)
+	CMULX(128(R9), 192(R9), Z2, Z2)
+	CMULX(256(R9), 320(R9), Z3, Z3)
 	VADDPD  Z2, Z0, Z4           // t0
 	VSUBPD  Z2, Z0, Z5           // t1
 	VADDPD  Z3, Z1, Z6           // t2
@@ -185,6 +183,7 @@ invJ:
 	VMOVUPD Z10, (R14)(AX*1)
 	VSUBPD  Z7, Z5, Z11
 	VMOVUPD Z11, (BX)(AX*1)
+	ADDQ    $384, R9
 	ADDQ    $64, AX
 	CMPQ    AX, DX
 	JLT     invJ
@@ -353,7 +352,7 @@ TEXT ·blockMaxAVX2(SB), NOSPLIT, $0-24
 	MOVQ m+8(FP), SI
 	MOVQ nb+16(FP), CX
 	VXORPS X7, X7, X7
-	MOVSS nan32<>(SB), X6
+	VMOVSS nan32<>(SB), X6
 	XORQ AX, AX
 
 blockMaxLoop:
@@ -377,44 +376,6 @@ blockMaxStore:
 	INCQ   AX
 	CMPQ   AX, CX
 	JLT    blockMaxLoop
-	VZEROUPPER
-	RET
-
-// func toBlocksAVX2(dst, src *float32, rows, W, stride, nb int)
-//
-// Copies columns [8·blk, 8·blk+8) of row r of src (row stride W floats)
-// to dst[blk*stride+r*8:], for blk < nb and r < rows (rows ≥ 1), by
-// non-temporal stores (dst 32-byte aligned, stride a multiple of 8): the
-// chunk's B is larger than L2 and is next read block by block, so
-// reading its lines in before overwriting them would only double the
-// memory traffic.
-TEXT ·toBlocksAVX2(SB), NOSPLIT, $0-48
-	MOVQ dst+0(FP), DI
-	MOVQ src+8(FP), SI
-	MOVQ rows+16(FP), R8
-	MOVQ W+24(FP), R9
-	MOVQ stride+32(FP), R10
-	MOVQ nb+40(FP), CX
-	SHLQ $2, R9                  // W in bytes
-	SHLQ $2, R10                 // stride in bytes
-
-toBlocksBlk:
-	MOVQ SI, AX                  // row r of this block in src
-	MOVQ DI, DX                  // row r of this block in dst
-	MOVQ R8, BX
-
-toBlocksRow:
-	VMOVUPS  (AX), Y0
-	VMOVNTPS Y0, (DX)
-	ADDQ    R9, AX
-	ADDQ    $32, DX
-	DECQ    BX
-	JNZ     toBlocksRow
-	ADDQ    $32, SI
-	ADDQ    R10, DI
-	DECQ    CX
-	JNZ     toBlocksBlk
-	SFENCE
 	VZEROUPPER
 	RET
 
@@ -652,62 +613,51 @@ respDone:
 	VZEROUPPER
 	RET
 
-// func paintMaxAVX512(row *float32, n int, a float32)
-//
-// row[j] = max(row[j], a) for j < n; the caller guarantees no NaN and
-// a > 0, where VMAXPS is Go's max.
-TEXT ·paintMaxAVX512(SB), NOSPLIT, $0-20
-	MOVQ row+0(FP), DI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS a+16(FP), Z1
-	XORQ AX, AX
-
-paintChunk:
-	MOVQ CX, BX
-	SUBQ AX, BX
-	CMPQ BX, $16
-	JGE  paintFull
-	MOVL $1, DX
-	SHLXL BX, DX, DX
-	DECL DX
-	KMOVW DX, K1
-	JMP  paintGo
-
-paintFull:
-	KXNORW K1, K1, K1
-
-paintGo:
-	VMOVUPS.Z (DI)(AX*4), K1, Z0
-	VMAXPS    Z1, Z0, Z0
-	VMOVUPS   Z0, K1, (DI)(AX*4)
-	ADDQ      $16, AX
-	CMPQ      AX, CX
-	JLT       paintChunk
-	VZEROUPPER
-	RET
-
-DATA one32<>+0(SB)/4, $0x3f800000
-GLOBL one32<>(SB), RODATA|NOPTR, $4
+// Eight-lane constants of chooseAVX2 (memory operands): |x| mask, 1, −1,
+// −Inf.
+DATA abs8<>+0(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+8(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+16(SB)/8, $0x7fffffff7fffffff
+DATA abs8<>+24(SB)/8, $0x7fffffff7fffffff
+GLOBL abs8<>(SB), RODATA|NOPTR, $32
+DATA one8<>+0(SB)/8, $0x3f8000003f800000
+DATA one8<>+8(SB)/8, $0x3f8000003f800000
+DATA one8<>+16(SB)/8, $0x3f8000003f800000
+DATA one8<>+24(SB)/8, $0x3f8000003f800000
+GLOBL one8<>(SB), RODATA|NOPTR, $32
+DATA minusOne8<>+0(SB)/8, $0xbf800000bf800000
+DATA minusOne8<>+8(SB)/8, $0xbf800000bf800000
+DATA minusOne8<>+16(SB)/8, $0xbf800000bf800000
+DATA minusOne8<>+24(SB)/8, $0xbf800000bf800000
+GLOBL minusOne8<>(SB), RODATA|NOPTR, $32
+DATA negInf8<>+0(SB)/8, $0xff800000ff800000
+DATA negInf8<>+8(SB)/8, $0xff800000ff800000
+DATA negInf8<>+16(SB)/8, $0xff800000ff800000
+DATA negInf8<>+24(SB)/8, $0xff800000ff800000
+GLOBL negInf8<>(SB), RODATA|NOPTR, $32
 
 // func chooseAVX2(out, resp *float32, K int, thr2, c float32, noPrune bool)
 //
 // chooseGo for the eight columns of a response block: the shapes in order
 // k = 0 … K−1 with, per column (one lane each), the running best |A|
-// (Y0, from −1), its q = s·K+k (Y1), its sign (Y2) and the count of shapes
-// not skipped (Y3). The skip test is evaluate's, (best·best)·c with c =
-// float32(1 − boundSlack). q is formed in float32, exact for q < 2²⁴.
+// (Y0, from −1), its q = s·K+k (Y1), its sign (Y2), the count of shapes
+// not skipped (Y3) and h = (best·best)·c if best > 0, else −Inf (Y15).
+// evaluate's skip test best > 0 ∧ u < best·best·c is then u < h (no u
+// is below −Inf), and h is formed from each candidate |A| off the chain
+// of dependent operations that runs from one shape to the next. q is
+// formed in float32, exact for q < 2²⁴.
 TEXT ·chooseAVX2(SB), NOSPLIT, $0-33
 	MOVQ         out+0(FP), DI
 	MOVQ         resp+8(FP), SI
 	MOVQ         K+16(FP), CX
 	MOVBLZX      noPrune+32(FP), DX
+	VBROADCASTSS thr2+24(FP), Y4
+	VBROADCASTSS c+28(FP), Y5
 	VXORPS       Y6, Y6, Y6          // 0
-	VBROADCASTSS one32<>(SB), Y7     // 1
-	VSUBPS       Y7, Y6, Y8          // −1
-	VBROADCASTSS absMask32<>(SB), Y9
-	CVTSQ2SS     CX, X10
+	VCVTSI2SSQ   CX, X10, X10
 	VBROADCASTSS X10, Y10            // K
-	VMOVAPS      Y8, Y0
+	VMOVUPS      minusOne8<>(SB), Y0
+	VMOVUPS      negInf8<>(SB), Y15
 	VXORPS       Y1, Y1, Y1
 	VXORPS       Y2, Y2, Y2
 	VXORPS       Y3, Y3, Y3
@@ -718,42 +668,115 @@ chooseShape:
 	TESTQ   DX, DX
 	JNE     chooseKept
 	VMOVUPS (SI), Y12                // u_k
-	VBROADCASTSS thr2+24(FP), Y4
-	VBROADCASTSS c+28(FP), Y5
 	VCMPPS  $0x1e, Y4, Y12, Y13      // u > thr2
-	VMULPS  Y0, Y0, Y14
-	VMULPS  Y5, Y14, Y14             // best·best·c
-	VCMPPS  $0x11, Y14, Y12, Y14     // u < best·best·c
-	VCMPPS  $0x1e, Y6, Y0, Y15       // best > 0
-	VANDPS  Y15, Y14, Y14
-	VANDNPS Y13, Y14, Y13            // kept = (u > thr2) ∧ ¬(best > 0 ∧ u < …)
+	VCMPPS  $0x11, Y15, Y12, Y14     // u < h
+	VANDNPS Y13, Y14, Y13            // kept = (u > thr2) ∧ ¬(u < h)
 
 chooseKept:
-	VANDPS  Y7, Y13, Y14
-	VADDPS  Y14, Y3, Y3              // count the kept shapes
+	VANDPS  one8<>(SB), Y13, Y7
+	VADDPS  Y7, Y3, Y3               // count the kept shapes
 	VMOVUPS 64(SI), Y12              // chosen s (−1: none)
-	VCMPPS  $0x1d, Y6, Y12, Y14      // s ≥ 0
-	VANDPS  Y14, Y13, Y13            // valid
+	VCMPPS  $0x1d, Y6, Y12, Y14      // valid: s ≥ 0
 	VMULPS  Y10, Y12, Y12
 	VADDPS  Y11, Y12, Y12            // q = s·K + k
-	VMOVUPS 32(SI), Y14              // A
-	VANDPS  Y9, Y14, Y15             // |A|
-	VCMPPS  $0x11, Y1, Y12, Y14      // q < bq
-	VCMPPS  $0, Y0, Y15, Y4          // |A| == best
-	VANDPS  Y14, Y4, Y4
-	VCMPPS  $0x1e, Y0, Y15, Y5       // |A| > best
-	VORPS   Y5, Y4, Y4
-	VANDPS  Y4, Y13, Y13             // update
-	VBLENDVPS Y13, Y15, Y0, Y0
+	VMOVUPS 32(SI), Y8
+	VANDPS  abs8<>(SB), Y8, Y8       // |A|
+	VCMPPS  $0x11, Y1, Y12, Y7       // q < bq
+	VCMPPS  $0, Y0, Y8, Y9           // |A| == best
+	VANDPS  Y7, Y9, Y9
+	VCMPPS  $0x1e, Y0, Y8, Y7        // |A| > best
+	VORPS   Y7, Y9, Y9
+	VANDPS  Y14, Y9, Y9
+	VANDPS  Y9, Y13, Y13             // update = kept ∧ valid ∧ better
+	VBLENDVPS Y13, Y8, Y0, Y0
 	VBLENDVPS Y13, Y12, Y1, Y1
+	VMULPS  Y8, Y8, Y9
+	VMULPS  Y5, Y9, Y9               // |A|·|A|·c
+	VCMPPS  $0x1e, Y6, Y8, Y7        // |A| > 0
+	VANDPS  Y7, Y9, Y9
+	VANDNPS negInf8<>(SB), Y7, Y7
+	VORPS   Y7, Y9, Y9               // h of |A|
+	VBLENDVPS Y13, Y9, Y15, Y15
 	VMOVUPS 32(SI), Y14
 	VCMPPS  $0x11, Y6, Y14, Y14      // A < 0
-	VBLENDVPS Y14, Y8, Y7, Y15       // its sign: A < 0 ? −1 : 1
-	VBLENDVPS Y13, Y15, Y2, Y2
-	VADDPS  Y7, Y11, Y11             // k + 1
+	VMOVUPS one8<>(SB), Y12
+	VBLENDVPS Y14, minusOne8<>(SB), Y12, Y12 // its sign: A < 0 ? −1 : 1
+	VBLENDVPS Y13, Y12, Y2, Y2
+	VADDPS  one8<>(SB), Y11, Y11     // k + 1
 	ADDQ    $96, SI
 	DECQ    CX
 	JNZ     chooseShape
+
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, 32(DI)
+	VMOVUPS Y2, 64(DI)
+	VMOVUPS Y3, 96(DI)
+	VZEROUPPER
+	RET
+
+// func chooseAVX512(out, resp *float32, K int, thr2, c float32, noPrune bool)
+//
+// chooseAVX2 with opmasks (AVX-512 VL on YMM registers): the tests give
+// masks, combined by mask operations, and the updates are masked moves.
+// Y0 best |A| (from −1), Y1 its q, Y2 its sign, Y3 the count of shapes
+// not skipped, Y15 h = (best·best)·c if best > 0, else −Inf.
+TEXT ·chooseAVX512(SB), NOSPLIT, $0-33
+	MOVQ         out+0(FP), DI
+	MOVQ         resp+8(FP), SI
+	MOVQ         K+16(FP), CX
+	MOVBLZX      noPrune+32(FP), DX
+	VBROADCASTSS thr2+24(FP), Y4
+	VBROADCASTSS c+28(FP), Y5
+	VXORPS       Y6, Y6, Y6          // 0
+	VCVTSI2SSQ   CX, X10, X10
+	VBROADCASTSS X10, Y10            // K
+	VMOVUPS      one8<>(SB), Y7
+	VMOVUPS      minusOne8<>(SB), Y13
+	VMOVUPS      Y13, Y0
+	VMOVUPS      negInf8<>(SB), Y15
+	VXORPS       Y1, Y1, Y1
+	VXORPS       Y2, Y2, Y2
+	VXORPS       Y3, Y3, Y3
+	VXORPS       Y11, Y11, Y11       // k
+
+choose5Shape:
+	KXNORW  K1, K1, K1               // kept: all
+	TESTQ   DX, DX
+	JNE     choose5Kept
+	VMOVUPS (SI), Y12                // u_k
+	VCMPPS  $0x1e, Y4, Y12, K1       // u > thr2
+	VCMPPS  $0x11, Y15, Y12, K2      // u < h
+	KANDNW  K1, K2, K1               // kept = (u > thr2) ∧ ¬(u < h)
+
+choose5Kept:
+	VADDPS  Y7, Y3, K1, Y3           // count the kept shapes
+	VMOVUPS 64(SI), Y12              // chosen s (−1: none)
+	VCMPPS  $0x1d, Y6, Y12, K3       // valid: s ≥ 0
+	KANDW   K3, K1, K1
+	VMULPS  Y10, Y12, Y12
+	VADDPS  Y11, Y12, Y12            // q = s·K + k
+	VMOVUPS 32(SI), Y8               // A
+	VANDPS  abs8<>(SB), Y8, Y9       // |A|
+	VCMPPS  $0x11, Y1, Y12, K4       // q < bq
+	VCMPPS  $0, Y0, Y9, K5           // |A| == best
+	KANDW   K4, K5, K5
+	VCMPPS  $0x1e, Y0, Y9, K4        // |A| > best
+	KORW    K4, K5, K5
+	KANDW   K5, K1, K1               // update = kept ∧ valid ∧ better
+	VMOVAPS Y9, K1, Y0
+	VMOVAPS Y12, K1, Y1
+	VMULPS  Y9, Y9, Y14
+	VMULPS  Y5, Y14, Y14             // |A|·|A|·c
+	VCMPPS  $0x1e, Y6, Y9, K1, K6    // updated and |A| > 0
+	VMOVUPS negInf8<>(SB), K1, Y15
+	VMOVAPS Y14, K6, Y15             // h of the new best
+	VCMPPS  $0x11, Y6, Y8, K1, K2    // updated and A < 0
+	VMOVAPS Y7, K1, Y2
+	VMOVAPS Y13, K2, Y2              // its sign: A < 0 ? −1 : 1
+	VADDPS  Y7, Y11, Y11             // k + 1
+	ADDQ    $96, SI
+	DECQ    CX
+	JNZ     choose5Shape
 
 	VMOVUPS Y0, (DI)
 	VMOVUPS Y1, 32(DI)
@@ -862,6 +885,328 @@ mulSpan4Loop:
 	VZEROUPPER
 	RET
 
+// Split layout: eight complex numbers x[8m … 8m+7] as their eight real
+// parts (bytes 128m …) and then their eight imaginary parts (128m+64 …),
+// so that a complex product or ±i·d needs no shuffles. A stage with
+// quarter span q ≥ 8 finds its quarters at the same byte offsets as in
+// the interleaved layout.
+
+// SBFLY is the split radix-4 butterfly of fft4.inverse on the eight
+// columns whose a0 … a3 (already multiplied by the conjugate twiddles)
+// are in Z0/Z1, Z2/Z3, Z4/Z5, Z6/Z7 (real/imaginary); it stores y0 … y3
+// at (DI), (R13), (R14), (BX) + AX. t0 = a0+a2, t1 = a0−a2, t2 = a1+a3,
+// d = a1−a3; y0 = t0+t2, y2 = t0−t2, y1 = t1 + i·d = (t1r − di, t1i +
+// dr), y3 = t1 − i·d = (t1r + di, t1i − dr): Go's t1r + (−di) and t1r −
+// (−di) are these exactly. Z8–Z11 are scratch.
+#define SBFLY \
+	VADDPD  Z4, Z0, Z8; \
+	VSUBPD  Z4, Z0, Z4; \
+	VADDPD  Z5, Z1, Z9; \
+	VSUBPD  Z5, Z1, Z5; \
+	VADDPD  Z6, Z2, Z10; \
+	VSUBPD  Z6, Z2, Z6; \
+	VADDPD  Z7, Z3, Z11; \
+	VSUBPD  Z7, Z3, Z7; \
+	VADDPD  Z10, Z8, Z0; \
+	VADDPD  Z11, Z9, Z1; \
+	VMOVUPD Z0, (DI)(AX*1); \
+	VMOVUPD Z1, 64(DI)(AX*1); \
+	VSUBPD  Z10, Z8, Z2; \
+	VSUBPD  Z11, Z9, Z3; \
+	VMOVUPD Z2, (R14)(AX*1); \
+	VMOVUPD Z3, 64(R14)(AX*1); \
+	VSUBPD  Z7, Z4, Z8; \
+	VADDPD  Z6, Z5, Z9; \
+	VMOVUPD Z8, (R13)(AX*1); \
+	VMOVUPD Z9, 64(R13)(AX*1); \
+	VADDPD  Z7, Z4, Z10; \
+	VSUBPD  Z6, Z5, Z11; \
+	VMOVUPD Z10, (BX)(AX*1); \
+	VMOVUPD Z11, 64(BX)(AX*1)
+
+// SCMULC sets (xr, xi) = x·conj(w) for the split twiddles at mc (eight
+// c) and md (eight −d): xr·c − xi·(−d) and xr·(−d) + xi·c, Go's product
+// by conj(w) = (c, −d) operation for operation; Z8, Z9 are scratch.
+#define SCMULC(mc, md, xr, xi) \
+	VMULPD mc, xr, Z8; \
+	VMULPD md, xi, Z9; \
+	VMULPD md, xr, xr; \
+	VMULPD mc, xi, xi; \
+	VADDPD xi, xr, xi; \
+	VSUBPD Z9, Z8, xr
+
+// SLOADI loads the eight interleaved complex numbers at m and 64+m as
+// their real parts (re) and imaginary parts (im); Z14, Z15 hold idxRe,
+// idxIm and Z8 is scratch.
+#define SLOADI(m, m64, re, im) \
+	VMOVUPD   m, im; \
+	VMOVUPD   m64, Z8; \
+	VMOVAPD   Z14, re; \
+	VPERMI2PD Z8, im, re; \
+	VPERMT2PD Z8, Z15, im
+
+// func fftInvStageSplitAVX512(x *complex128, n, q int, ws *float64, in bool)
+//
+// One stage of fft4.inverse with quarter span q (a multiple of 8) over
+// x[0:n] in the split layout; ws is the stage's split twiddles (xs). With
+// in, the stage reads the interleaved layout (and writes the split one).
+TEXT ·fftInvStageSplitAVX512(SB), NOSPLIT, $0-33
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	MOVQ q+16(FP), DX
+	MOVQ ws+24(FP), R8
+	MOVBLZX in+32(FP), R11
+	SHLQ $4, CX
+	ADDQ DI, CX
+	SHLQ $4, DX
+	VMOVUPD idxRe<>(SB), Z14
+	VMOVUPD idxIm<>(SB), Z15
+
+sinvBlock:
+	LEAQ (DI)(DX*1), R13
+	LEAQ (R13)(DX*1), R14
+	LEAQ (R14)(DX*1), BX
+	MOVQ R8, R9                  // the twiddles of j
+	XORQ AX, AX
+
+sinvJ:
+	TESTQ R11, R11
+	JNE   sinvLoadI
+	VMOVUPD (DI)(AX*1), Z0
+	VMOVUPD 64(DI)(AX*1), Z1
+	VMOVUPD (R13)(AX*1), Z2
+	VMOVUPD 64(R13)(AX*1), Z3
+	VMOVUPD (R14)(AX*1), Z4
+	VMOVUPD 64(R14)(AX*1), Z5
+	VMOVUPD (BX)(AX*1), Z6
+	VMOVUPD 64(BX)(AX*1), Z7
+	JMP     sinvMul
+
+sinvLoadI:
+	SLOADI((DI)(AX*1), 64(DI)(AX*1), Z0, Z1)
+	SLOADI((R13)(AX*1), 64(R13)(AX*1), Z2, Z3)
+	SLOADI((R14)(AX*1), 64(R14)(AX*1), Z4, Z5)
+	SLOADI((BX)(AX*1), 64(BX)(AX*1), Z6, Z7)
+
+sinvMul:
+	SCMULC(0(R9), 64(R9), Z2, Z3)
+	SCMULC(128(R9), 192(R9), Z4, Z5)
+	SCMULC(256(R9), 320(R9), Z6, Z7)
+	SBFLY
+	ADDQ    $384, R9
+	ADDQ    $128, AX
+	CMPQ    AX, DX
+	JLT     sinvJ
+
+	LEAQ (BX)(DX*1), DI
+	CMPQ DI, CX
+	JLT  sinvBlock
+	VZEROUPPER
+	RET
+
+// func cvtSplitAVX512(dA, dB *float32, p *complex128, n int)
+//
+// cvtGo for p in the split layout: dA[i] = float32(real(p[i])) and,
+// unless dB is nil, dB[i] = float32(imag(p[i])) for i < n (n ≥ 1; the
+// last eight masked).
+TEXT ·cvtSplitAVX512(SB), NOSPLIT, $0-32
+	MOVQ dA+0(FP), DI
+	MOVQ dB+8(FP), R9
+	MOVQ p+16(FP), SI
+	MOVQ n+24(FP), CX
+	MOVQ CX, DX
+	ANDQ $-8, DX                 // whole groups of eight
+	XORQ AX, AX                  // column
+	TESTQ R9, R9
+	JEQ   cvtSOne
+	TESTQ DX, DX
+	JEQ   cvtSTail
+
+cvtSTwo:
+	VCVTPD2PS (SI), Y0
+	VCVTPD2PS 64(SI), Y1
+	VMOVUPS   Y0, (DI)(AX*4)
+	VMOVUPS   Y1, (R9)(AX*4)
+	ADDQ      $128, SI
+	ADDQ      $8, AX
+	CMPQ      AX, DX
+	JLT       cvtSTwo
+	JMP       cvtSTail
+
+cvtSOne:
+	TESTQ DX, DX
+	JEQ   cvtSTail
+
+cvtSOneLoop:
+	VCVTPD2PS (SI), Y0
+	VMOVUPS   Y0, (DI)(AX*4)
+	ADDQ      $128, SI
+	ADDQ      $8, AX
+	CMPQ      AX, DX
+	JLT       cvtSOneLoop
+
+cvtSTail:
+	SUBQ AX, CX                  // the last n mod 8 columns, masked
+	JEQ  cvtSDone
+	MOVL $1, DX
+	SHLXL CX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	VCVTPD2PS (SI), Y0
+	VMOVUPS   Y0, K1, (DI)(AX*4)
+	TESTQ     R9, R9
+	JEQ       cvtSDone
+	VCVTPD2PS 64(SI), Y1
+	VMOVUPS   Y1, K1, (R9)(AX*4)
+
+cvtSDone:
+	VZEROUPPER
+	RET
+
+// The forward transform's last stage can leave each group of 16 in the
+// transposed order of its span-4 butterflies (position 4b+a holding
+// element 4a+b: transpose16) and the product kernel take both factors in
+// that order: the product is pointwise, and the inverse's span-4 stage
+// works on the transposed groups, so the two transposes between them
+// fall away.
+
+// func fftSpan4FwdTAVX512(x *complex128, n int)
+//
+// fftSpan4AVX512 of the forward transform, the result left transposed
+// in each group of 16 (n a multiple of 16).
+TEXT ·fftSpan4FwdTAVX512(SB), NOSPLIT, $0-16
+	MOVQ x+0(FP), DI
+	MOVQ n+8(FP), CX
+	SHLQ $4, CX
+	ADDQ DI, CX
+	VMOVUPD negIm<>(SB), Z15     // forward: −i·d
+
+span4TLoop:
+	VMOVUPD (DI), Z0
+	VMOVUPD 64(DI), Z1
+	VMOVUPD 128(DI), Z2
+	VMOVUPD 192(DI), Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3
+	VADDPD  Z6, Z4, Z0
+	VADDPD  Z7, Z5, Z1
+	VSUBPD  Z6, Z4, Z2
+	VSUBPD  Z7, Z5, Z3
+	VMOVUPD Z0, (DI)
+	VMOVUPD Z1, 64(DI)
+	VMOVUPD Z2, 128(DI)
+	VMOVUPD Z3, 192(DI)
+	ADDQ    $256, DI
+	CMPQ    DI, CX
+	JLT     span4TLoop
+	VZEROUPPER
+	RET
+
+// func mulSpan4InvTAVX512(p, z, s *complex128, n int, w4 *complex128)
+//
+// mulSpan4InvAVX512 for z as fftSpan4FwdTAVX512 leaves it and s in the
+// same order (transpose16): the products are already in the transposed
+// order of the span-4 stage. The spectrum is read as complex numbers
+// (CMUL): in the split form of splitTwiddles it would be twice the bytes,
+// and the six spectra of a block come from L2. The inverse's next stage
+// (quarter span 4, twiddles w4 = its xi) follows in registers: after the
+// transpose back each register holds one quarter of a group of 16.
+TEXT ·mulSpan4InvTAVX512(SB), NOSPLIT, $0-40
+	MOVQ p+0(FP), DI
+	MOVQ z+8(FP), SI
+	MOVQ s+16(FP), R8
+	MOVQ n+24(FP), CX
+	MOVQ w4+32(FP), R9
+	SHLQ $4, CX
+	VMOVUPD negRe<>(SB), Z15
+	XORQ AX, AX
+
+mulSpan4TLoop:
+	VMOVUPD (SI)(AX*1), Z0
+	CMUL((R8)(AX*1), Z0, Z0, Z15)
+	VMOVUPD 64(SI)(AX*1), Z1
+	CMUL(64(R8)(AX*1), Z1, Z1, Z15)
+	VMOVUPD 128(SI)(AX*1), Z2
+	CMUL(128(R8)(AX*1), Z2, Z2, Z15)
+	VMOVUPD 192(SI)(AX*1), Z3
+	CMUL(192(R8)(AX*1), Z3, Z3, Z15)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d
+	VADDPD  Z6, Z4, Z0
+	VADDPD  Z7, Z5, Z1
+	VSUBPD  Z6, Z4, Z2
+	VSUBPD  Z7, Z5, Z3
+	TRANSPOSE4(Z0, Z1, Z2, Z3)
+	// The stage of quarter span 4 (fftInvStageAVX512 with q = 4).
+	CMULX(0(R9), 64(R9), Z1, Z1)
+	CMULX(128(R9), 192(R9), Z2, Z2)
+	CMULX(256(R9), 320(R9), Z3, Z3)
+	VADDPD  Z2, Z0, Z4           // t0
+	VSUBPD  Z2, Z0, Z5           // t1
+	VADDPD  Z3, Z1, Z6           // t2
+	VSUBPD  Z3, Z1, Z7           // d
+	VPERMILPD $0x55, Z7, Z7
+	VPXORQ  Z15, Z7, Z7          // t3 = +i·d
+	VADDPD  Z6, Z4, Z8
+	VMOVUPD Z8, (DI)(AX*1)
+	VADDPD  Z7, Z5, Z9
+	VMOVUPD Z9, 64(DI)(AX*1)
+	VSUBPD  Z6, Z4, Z10
+	VMOVUPD Z10, 128(DI)(AX*1)
+	VSUBPD  Z7, Z5, Z11
+	VMOVUPD Z11, 192(DI)(AX*1)
+	ADDQ    $256, AX
+	CMPQ    AX, CX
+	JLT     mulSpan4TLoop
+	VZEROUPPER
+	RET
+
+// func passBitsAVX512(bits *uint16, v *float32, n int, thr2 float32)
+//
+// Bit j%16 of bits[j/16] is set iff v[j] > thr2 (ordered: not for NaN),
+// for j < n; the bits past n in the last word are 0.
+TEXT ·passBitsAVX512(SB), NOSPLIT, $0-28
+	MOVQ bits+0(FP), DI
+	MOVQ v+8(FP), SI
+	MOVQ n+16(FP), CX
+	VBROADCASTSS thr2+24(FP), Z1
+	XORQ AX, AX
+
+passLoop:
+	MOVQ CX, BX
+	SUBQ AX, BX
+	CMPQ BX, $16
+	JGE  passFull
+	MOVL $1, DX
+	SHLXL BX, DX, DX
+	DECL DX
+	KMOVW DX, K1
+	JMP  passGo
+
+passFull:
+	KXNORW K1, K1, K1
+
+passGo:
+	VMOVUPS.Z (SI)(AX*4), K1, Z0
+	VCMPPS    $0x1e, Z1, Z0, K1, K2  // v > thr2
+	KMOVW     K2, DX
+	MOVW      DX, (DI)
+	ADDQ      $2, DI
+	ADDQ      $16, AX
+	CMPQ      AX, CX
+	JLT       passLoop
+	VZEROUPPER
+	RET
+
 // AVX2 kernels: the AVX-512 kernels above at half width (two complex
 // numbers or eight float32 per YMM register), for CPUs without AVX-512;
 // every output is computed by the same operations in the same order.
@@ -878,8 +1223,9 @@ DATA maskTab32<>+48(SB)/8, $0
 DATA maskTab32<>+56(SB)/8, $0
 GLOBL maskTab32<>(SB), RODATA|NOPTR, $64
 
-// CMUL2 is CMUL (and CMULCONJ, with neg = negIm) on YMM registers: r =
-// x·w for w at memory operand m (two complex); Y9, Y12, Y13 are scratch.
+// CMUL2 is CMUL on YMM registers (with neg = negIm: x·conj(w), real
+// xr·c + xi·d, imaginary xi·c + (−(xr·d))): r = x·w for w at memory
+// operand m (two complex); Y9, Y12, Y13 are scratch.
 #define CMUL2(m, x, r, neg) \
 	VMOVDDUP m, Y12; \
 	VPERMILPD $0xf, m, Y13; \
@@ -1341,40 +1687,6 @@ resp2Next:
 	ADDQ    R12, R14
 	DECQ    R10
 	JNZ     resp2K
-	VZEROUPPER
-	RET
-
-// func paintMaxAVX2(row *float32, n int, a float32)
-//
-// paintMaxAVX512 at half width, the tail by masked loads and stores.
-TEXT ·paintMaxAVX2(SB), NOSPLIT, $0-20
-	MOVQ row+0(FP), DI
-	MOVQ n+8(FP), CX
-	VBROADCASTSS a+16(FP), Y1
-	LEAQ maskTab32<>(SB), DX
-	XORQ AX, AX
-
-paint2Chunk:
-	MOVQ CX, BX
-	SUBQ AX, BX
-	CMPQ BX, $8
-	JGE  paint2Full
-	NEGQ BX
-	VMOVDQU 32(DX)(BX*4), Y15
-	VMASKMOVPS (DI)(AX*4), Y15, Y0
-	VMAXPS     Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)(AX*4)
-	JMP  paint2Next
-
-paint2Full:
-	VMOVUPS (DI)(AX*4), Y0
-	VMAXPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)(AX*4)
-
-paint2Next:
-	ADDQ $8, AX
-	CMPQ AX, CX
-	JLT  paint2Chunk
 	VZEROUPPER
 	RET
 

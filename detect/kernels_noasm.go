@@ -15,25 +15,31 @@ const haveAVX512 = false
 // always false here.
 var useAsm, useAVX512 = false, false
 
-func fftForwardVec(f *fft4, x []complex128) bool              { return false }
-func fftInverseVec(f *fft4, x []complex128) bool              { return false }
-func cmulVec(p, z, s []complex128) bool                       { return false }
-func cvtVec(dA, dB []float32, p []complex128) int             { return 0 }
-func maxSqVec(m, b []float32, K, W int) int                   { return 0 }
-func blockMaxVec(mb, m []float32) int                         { return 0 }
-func toBlocksVec(dst, src []float32, rows, W, stride int) int { return 0 }
-func rowSumVec(dst, src []float32, offs []int) bool           { return false }
-func respVec(dst, b []float32, offs []int, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
+func fftForwardVec(f *fft4, x []complex128) bool    { return false }
+func fftInverseVec(f *fft4, x []complex128) bool    { return false }
+func cmulVec(p, z, s []complex128) bool             { return false }
+func cvtVec(dA, dB []float32, p []complex128) int   { return 0 }
+func maxSqVec(m, b []float32, K, W int) int         { return 0 }
+func blockMaxVec(mb, m []float32) int               { return 0 }
+func rowSumVec(dst, src []float32, offs []int) bool { return false }
+
+func rowSumOffs(dst, src []float32, offs rowOffs) bool { return false }
+
+func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2 float32, noPrune bool) bool {
 	return false
 }
 
-func paintMaxVec(row []float32, a float32) bool { return false }
+func passBitsVec(bits []uint64, v []float32, thr2 float32) bool { return false }
 
 func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool { return false }
 
 func fillVec(z []complex128, a, b []float32) int { return 0 }
 
 func mulInverseVec(f *fft4, p, z, s []complex128) bool { return false }
+
+func fftForwardTVec(f *fft4, x []complex128) bool { return false }
+
+func mulInverseCvtVec(f *fft4, da, db []float32, p, z, s []complex128) bool { return false }
 
 // prefetch does nothing without the assembly.
 func prefetch(x []float32) {}

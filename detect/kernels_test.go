@@ -4,7 +4,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-	"unsafe"
 )
 
 // The vector kernels against their Go references on random inputs, bit for
@@ -100,6 +99,14 @@ func TestKernelFFT(t *testing.T) {
 				if i := sameC(a, b); i >= 0 {
 					t.Fatalf("forward n %d: at %d %v, Go %v", n, i, a[i], b[i])
 				}
+				// The forward left in transpose16 order.
+				if xt := append(nanC(off), x...)[off:]; fftForwardTVec(f, xt) {
+					tb := make([]complex128, n)
+					transpose16(tb, b)
+					if i := sameC(xt, tb); i >= 0 {
+						t.Fatalf("forward, transpose16, n %d: at %d %v, Go %v", n, i, xt[i], tb[i])
+					}
+				}
 				f.inverse(a)
 				f.inverseGo(b)
 				if i := sameC(a, b); i >= 0 {
@@ -116,6 +123,40 @@ func TestKernelFFT(t *testing.T) {
 				f.inverseGo(q)
 				if i := sameC(p, q); i >= 0 {
 					t.Fatalf("product and inverse n %d: at %d %v, Go %v", n, i, p[i], q[i])
+				}
+				// The product, the inverse in the split layout and the
+				// rounding to float32, for output lengths with and
+				// without a tail, into NaN-poisoned rows one longer.
+				for _, nout := range []int{1, 7, 8, 9, n - 60, n - 1, n} {
+					if nout < 1 || nout > n {
+						continue
+					}
+					for _, pair := range []bool{true, false} {
+						da, db := nanF(nout + 1 + off)[off:], nanF(nout + 1 + off)[off:]
+						ga, gb := nanF(nout+1), nanF(nout+1)
+						dbo, gbo := db[:nout], gb[:nout]
+						if !pair {
+							dbo, gbo = nil, nil
+						}
+						ps := nanC(n + off)[off:]
+						// The factors in transpose16 order, as
+						// fftForwardTVec leaves the forward.
+						zt, st := make([]complex128, n), make([]complex128, n)
+						transpose16(zt, a)
+						transpose16(st, s)
+						if !mulInverseCvtVec(f, da[:nout], dbo, ps, zt, st) {
+							cmulGo(ps, a, s)
+							f.inverse(ps)
+							cvtGo(da[:nout], dbo, ps[:nout])
+						}
+						cvtGo(ga[:nout], gbo, q[:nout])
+						if j := sameF(da, ga); j >= 0 {
+							t.Fatalf("split inverse n %d nout %d: real at %d %g, Go %g", n, nout, j, da[j], ga[j])
+						}
+						if j := sameF(db, gb); pair && j >= 0 {
+							t.Fatalf("split inverse n %d nout %d: imag at %d %g, Go %g", n, nout, j, db[j], gb[j])
+						}
+					}
 				}
 			}
 		}
@@ -204,49 +245,6 @@ func TestKernelMaxSqBlockMax(t *testing.T) {
 	}
 }
 
-// aligned32 returns n NaNs starting on a 32-byte boundary.
-func aligned32(n int) []float32 {
-	x := nanF(n + 8)
-	off := int((32 - uintptr(unsafe.Pointer(&x[0]))%32) % 32 / 4)
-	return x[off : off+n]
-}
-
-func TestKernelToBlocks(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 5))
-	for _, W := range []int{1, 7, 8, 9, 16, 23, 1928} {
-		for _, rows := range []int{1, 6, 48} {
-			for _, off := range []int{0, 1} {
-				src := randF32(rng, rows*W+off)[off:]
-				nb := (W + boundBlock - 1) / boundBlock
-				stride := rows*boundBlock + 16
-				for _, dOff := range []int{0, 3} {
-					dst, g := aligned32(nb*stride + dOff)[dOff:], nanF(nb*stride)
-					j := toBlocksVec(dst, src, rows, W, stride)
-					if useAsm && dOff == 0 && j != W/boundBlock {
-						t.Fatalf("toBlocks W %d: vector path did %d blocks of %d", W, j, W/boundBlock)
-					}
-					if j*boundBlock < W {
-						toBlocksGo(dst[j*stride:], src[j*boundBlock:], rows, W, stride, W-j*boundBlock)
-					}
-					toBlocksGo(g, src, rows, W, stride, W)
-					if k := sameF(dst, g); k >= 0 {
-						t.Fatalf("toBlocks W %d rows %d: at %d %g, Go %g", W, rows, k, dst[k], g[k])
-					}
-					for blk := range nb {
-						for r := range rows {
-							for i := blk * boundBlock; i < min(W, (blk+1)*boundBlock); i++ {
-								if v := g[blk*stride+r*boundBlock+i%boundBlock]; math.Float32bits(v) != math.Float32bits(src[r*W+i]) {
-									t.Fatalf("toBlocksGo W %d: row %d column %d is %g, want %g", W, r, i, v, src[r*W+i])
-								}
-							}
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
 func TestKernelRowSumResp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 4))
 	for _, n := range []int{1, 3, 8, 15, 16, 17, 241} {
@@ -263,6 +261,13 @@ func TestKernelRowSumResp(t *testing.T) {
 			rowSumGo(g, src, offs)
 			if i := sameF(d, g); i >= 0 {
 				t.Fatalf("rowSum n %d rows %d: at %d %g, Go %g", n, nr, i, d[i], g[i])
+			}
+			d = nanF(n)
+			if !rowSumOffs(d, src, newRowOffs(offs)) {
+				rowSumGo(d, src, offs)
+			}
+			if i := sameF(d, g); i >= 0 {
+				t.Fatalf("rowSumOffs n %d rows %d: at %d %g, Go %g", n, nr, i, d[i], g[i])
 			}
 		}
 	}
@@ -288,7 +293,7 @@ func TestKernelRowSumResp(t *testing.T) {
 					}{{0, false}, {30, false}, {1e4, false}, {float32(math.Inf(1)), false}, {float32(math.Inf(1)), true}} {
 						sz := (K + K%2) * respRows * respStride
 						d, g := nanF(sz), nanF(sz)
-						if !respVec(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune) {
+						if !respOffs(d, b, newRowOffs(offs), K, S, W, n, wt, th.thr2, th.noPrune) {
 							respGo(d, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
 						}
 						respGo(g, b, offs, K, S, W, n, wt, th.thr2, th.noPrune)
@@ -311,32 +316,6 @@ func TestKernelRowSumResp(t *testing.T) {
 	}
 }
 
-func TestKernelPaint(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 5))
-	for _, n := range []int{1, 7, 16, 21, 41} {
-		for _, off := range []int{0, 3} {
-			row := make([]float32, n+off)[off:]
-			for i := range row {
-				if rng.IntN(2) == 0 {
-					row[i] = float32(9 + rng.Float64()*10)
-				}
-			}
-			g := append([]float32(nil), row...)
-			a := float32(9 + rng.Float64()*10)
-			if !paintMaxVec(row, a) {
-				paintMaxGo(row, a)
-			}
-			paintMaxGo(g, a)
-			if i := sameF(row, g); i >= 0 {
-				t.Fatalf("paint n %d: at %d %g, Go %g", n, i, row[i], g[i])
-			}
-		}
-	}
-}
-
-// TestDetectVectorMatchesGo runs whole detections with the vector kernels
-// and with the Go path, pruned and unpruned, on scratch poisoned with NaN:
-// the spikes and the counts must agree bit for bit.
 func TestDetectVectorMatchesGo(t *testing.T) {
 	if !haveAsm {
 		t.Skip("no vector kernels in this build or on this CPU")
@@ -384,21 +363,36 @@ func TestDetectVectorMatchesGo(t *testing.T) {
 func TestKernelChoose(t *testing.T) {
 	rng := rand.New(rand.NewPCG(19, 6))
 	// Small integers make ties in |A| and in the bounds common.
-	for rep := range 200 {
+	for rep := range 3000 {
 		K := 1 + rep%7
 		resp := make([]float32, (K+K%2)*respRows*respStride)
 		for k := range K {
 			for i := range respStride {
 				row := resp[k*respRows*respStride+i:]
-				row[0] = float32(rng.IntN(12))
-				if rng.IntN(20) == 0 {
+				row[0] = float32(rng.IntN(28)-4) / 2
+				switch rng.IntN(30) {
+				case 0, 1:
 					row[0] = float32(math.NaN())
+				case 2:
+					row[0] = float32(math.Inf(1))
 				}
 				row[respStride] = float32(rng.IntN(9) - 4)
+				switch rng.IntN(40) {
+				case 0:
+					row[respStride] = float32(math.Inf(1 - 2*rng.IntN(2)))
+				case 1:
+					row[respStride] = float32(math.NaN())
+				case 2:
+					// best·best overflows to +Inf.
+					row[respStride] = float32(3e19 * float64(1-2*rng.IntN(2)))
+				case 3:
+					row[respStride] = float32(math.Copysign(0, -1))
+				}
 				row[2*respStride] = float32(rng.IntN(6) - 1)
 			}
 		}
-		thr2, c := float32(rng.IntN(6)), float32(1-boundSlack)
+		// thr2 < 0 as well: then the skip test decides for u ≤ 0 too.
+		thr2, c := float32(rng.IntN(13)-2)/2, float32(1-boundSlack)
 		for _, noPrune := range []bool{false, true} {
 			a, b := nanF(chooseRows*respStride), nanF(chooseRows*respStride)
 			if !chooseVec(a, resp, K, thr2, c, noPrune) {
@@ -407,6 +401,39 @@ func TestKernelChoose(t *testing.T) {
 			chooseGo(b, resp, K, thr2, c, noPrune)
 			if i := sameF(a, b); i >= 0 {
 				t.Fatalf("K %d noPrune %v: out[%d] = %g, Go %g", K, noPrune, i, a[i], b[i])
+			}
+		}
+	}
+}
+
+func TestKernelPassBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 8))
+	for _, n := range []int{1, 15, 16, 17, 63, 64, 65, 100, 241} {
+		for _, off := range []int{0, 1} {
+			v := randF32(rng, n+off)[off:]
+			thr2 := float32(0.5)
+			v[0] = thr2 // equal: not above
+			if n > 3 {
+				v[1], v[2], v[3] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+			}
+			nw := (n + 63) / 64
+			a, g := make([]uint64, nw+1), make([]uint64, nw+1)
+			for i := range a {
+				a[i], g[i] = ^uint64(0), ^uint64(0) // poisoned
+			}
+			if !passBitsVec(a[:nw], v, thr2) {
+				passBitsGo(a[:nw], v, thr2)
+			}
+			passBitsGo(g[:nw], v, thr2)
+			for i := range a {
+				if a[i] != g[i] {
+					t.Fatalf("passBits n %d: word %d %#x, Go %#x", n, i, a[i], g[i])
+				}
+			}
+			for j, x := range v {
+				if got := g[j/64]>>(j%64)&1 == 1; got != (x > thr2) {
+					t.Fatalf("passBitsGo n %d: bit %d is %v for %g", n, j, got, x)
+				}
 			}
 		}
 	}
@@ -451,8 +478,8 @@ func TestKernelsAVX2(t *testing.T) {
 	defer func() { useAVX512 = old }()
 	for name, f := range map[string]func(*testing.T){
 		"FFT": TestKernelFFT, "CmulCvt": TestKernelCmulCvt, "MaxSqBlockMax": TestKernelMaxSqBlockMax,
-		"RowSumResp": TestKernelRowSumResp, "Paint": TestKernelPaint, "Choose": TestKernelChoose,
-		"Fill": TestKernelFill, "ToBlocks": TestKernelToBlocks, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
+		"RowSumResp": TestKernelRowSumResp, "Choose": TestKernelChoose,
+		"Fill": TestKernelFill, "PassBits": TestKernelPassBits, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
 	} {
 		t.Run(name, f)
 	}
