@@ -304,22 +304,30 @@ func TestGPUVariants(t *testing.T) {
 	}
 }
 
-// TestGPUVariantsFull runs every variant combination on one full NP1
-// window (384 of 385 channels, T = 60122) with whitening against the CPU.
-func TestGPUVariantsFull(t *testing.T) {
-	dev := testGPU(t)
-	rng := rand.New(rand.NewPCG(81, 82))
+// fullNP1Window returns the parameters of a full NP1 window (384 of 385
+// channels in a random order, T = 60122), an extreme raw window, a
+// whitening of 32 entries per row made by white and the CPU's result.
+func fullNP1Window(t *testing.T, rng *rand.Rand, white func(*rand.Rand, int, int) *linalg.Whitening) (Params, []int16, *linalg.Whitening, []float32) {
+	t.Helper()
 	p := DefaultParams()
 	p.ChanMap, p.NChanFile = rng.Perm(385)[:384], 385
 	pp, err := newCPU(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	T := p.T()
-	src := extremeWindow(rng, T, 385)
-	w := randWhiteningK(rng, 384, 32)
-	want := make([]float32, 384*T)
+	src := extremeWindow(rng, p.T(), 385)
+	w := white(rng, 384, 32)
+	want := make([]float32, 384*p.T())
 	pp.Run(want, src, w)
+	return p, src, w, want
+}
+
+// TestGPUVariantsFull runs every variant combination on one full NP1
+// window (384 of 385 channels, T = 60122) with whitening against the CPU.
+func TestGPUVariantsFull(t *testing.T) {
+	dev := testGPU(t)
+	p, src, w, want := fullNP1Window(t, rand.New(rand.NewPCG(81, 82)), randWhiteningK)
+	T := p.T()
 	for _, cpw := range []int{1, 2} {
 		for _, bits := range []int{1, 2} {
 			for _, cols := range []int{1, 2, 4} {
@@ -757,18 +765,8 @@ func TestWhiteGroups(t *testing.T) {
 // the same window whitened in one group.
 func TestGPUBandWhitening(t *testing.T) {
 	dev := testGPU(t)
-	rng := rand.New(rand.NewPCG(83, 84))
-	p := DefaultParams()
-	p.ChanMap, p.NChanFile = rng.Perm(385)[:384], 385
-	pp, err := newCPU(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, src, w, want := fullNP1Window(t, rand.New(rand.NewPCG(83, 84)), bandWhiteningK)
 	T := p.T()
-	src := extremeWindow(rng, T, 385)
-	w := bandWhiteningK(rng, 384, 32)
-	want := make([]float32, 384*T)
-	pp.Run(want, src, w)
 	var outs [2][]float32
 	for i, rows := range []int{0, -1} {
 		cfg := defaultGPUConfig
