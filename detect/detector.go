@@ -138,10 +138,15 @@ type worker struct {
 	u    []float32 // fine bounds of one block: u[i−i0]
 	// The offsets of one centre's channels in mb, m and b.
 	boffs, moffs, bfoffs []int
-	goffs                []int     // offsets in b of one (f, i)'s channels
-	resp                 []float32 // bounds and responses of one block (respGo)
-	choice               []float32 // the choices of one block (chooseGo)
-	acc                  []float32 // the S responses of one (f, i, k)
+	goffs                []int // offsets in b of one (f, i)'s channels
+	// The blocks of a batch (evalResp): their numbers and passing
+	// columns, then their bounds and responses (respGo, respSize floats
+	// each) and their choices (chooseGo, chooseRows·respStride each).
+	bblk   []int32
+	bcols  []uint32
+	resp   []float32
+	choice []float32
+	acc    []float32 // the S responses of one (f, i, k)
 	// The strong points, centre by centre, each centre's in column order:
 	// centre f's are strong[run[2f]:run[2f+1]]. bv holds the nc values
 	// B[iC(j,f), k, i] of the chosen shape k of each strong point that can
@@ -367,8 +372,10 @@ func (d *Detector) setChunk(chunk, workers int) {
 			sb:     make([]float32, nbmax),
 			pass:   make([]uint64, (nbmax+63)/64),
 			u:      make([]float32, boundBlock),
-			resp:   make([]float32, (d.k+d.k%2)*respRows*respStride),
-			choice: make([]float32, chooseRows*respStride),
+			bblk:   make([]int32, 0, evalBatch),
+			bcols:  make([]uint32, 0, evalBatch),
+			resp:   make([]float32, evalBatch*d.respSize()),
+			choice: make([]float32, evalBatch*chooseRows*respStride),
 			boffs:  make([]int, d.nc),
 			moffs:  make([]int, d.nc),
 			bfoffs: make([]int, d.nc),
@@ -612,11 +619,15 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 	} else if !passBitsVec(pass, sb, d.thr2) {
 		passBitsGo(pass, sb, d.thr2)
 	}
+	w.bblk, w.bcols = w.bblk[:0], w.bcols[:0]
 	for wi, word := range pass {
 		for ; word != 0; word &= word - 1 {
 			blk := wi*64 + bits.TrailingZeros64(word)
 			d.evalBlock(w, f, blk, W, mo, bo)
 		}
+	}
+	if len(w.bblk) > 0 {
+		d.evalResp(w, f, W, bo)
 	}
 	d.keepB(w, start, W)
 	w.run[2*f], w.run[2*f+1] = int32(start), int32(len(w.strong))
@@ -626,8 +637,7 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 // its fine bounds and, where they pass, the responses and the choice.
 // mo and bo are the offsets of f's channels in the ring's m and b.
 func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
-	K, nc := d.k, d.nc
-	b, m := w.b[:d.ring*K*W], w.m[:d.ring*W]
+	m := w.m[:d.ring*W]
 	w.st.BlockPass++
 	i0, i1 := blk*boundBlock, min(W, (blk+1)*boundBlock)
 	u := w.u[:i1-i0]
@@ -649,10 +659,12 @@ func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
 		}
 		return
 	}
-	// The vector path forms every bound and response of the
-	// block at once (the same sums as evaluate) and then makes
-	// evaluate's choices from them, at the columns whose bound passes
-	// (bit ii of cols).
+	// The vector path forms every bound and response of the block at
+	// once (the same sums as evaluate) and then makes evaluate's choices
+	// from them, at the columns whose bound passes (bit ii of cols).
+	// The blocks are gathered into batches (evalResp) so that the
+	// kernels of consecutive blocks, independent of each other, overlap
+	// rather than wait on the branches that follow each.
 	var cols uint32
 	for ii, v := range u {
 		if d.noPrune || v > d.thr2 {
@@ -662,27 +674,63 @@ func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
 	if cols == 0 {
 		return
 	}
-	w.st.RespBlocks++
+	w.bblk = append(w.bblk, int32(blk))
+	w.bcols = append(w.bcols, cols)
+	if len(w.bblk) == evalBatch {
+		d.evalResp(w, f, W, bo)
+	}
+}
+
+// evalBatch is the number of blocks whose responses and then choices
+// are formed one kernel call after the other (evalResp); their 9 KB of
+// responses stay in L1.
+const evalBatch = 16
+
+// respSize is the number of floats of one block's bounds and responses
+// (respGo).
+func (d *Detector) respSize() int { return (d.k + d.k%2) * respRows * respStride }
+
+// evalResp forms the bounds, responses and choices of the blocks of
+// centre f in w.bblk (their passing columns in w.bcols), appends their
+// strong points to w.strong in column order and empties the batch.
+func (d *Detector) evalResp(w *worker, f, W int, bo rowOffs) {
+	K, nc := d.k, d.nc
+	b := w.b[:d.ring*K*W]
 	wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
-	bBlk := b[i0:]
-	if !respOffs(w.resp, bBlk, bo, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune) {
-		respGo(w.resp, bBlk, bo.o, K, d.s, W, i1-i0, wt, d.thr2, d.noPrune)
-	}
-	ch := w.choice[:chooseRows*respStride]
-	if !chooseVec(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune) {
-		chooseGo(ch, w.resp, K, d.thr2, float32(1-boundSlack), d.noPrune)
-	}
-	w.st.Survivors += int64(bits.OnesCount32(cols))
-	var shapes float32
-	for ; cols != 0; cols &= cols - 1 {
-		ii := bits.TrailingZeros32(cols)
-		shapes += ch[3*respStride+ii]
-		if best := ch[ii]; best > d.th {
-			w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
-				q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
+	rs, cs := d.respSize(), chooseRows*respStride
+	c := float32(1 - boundSlack)
+	for bi, blk := range w.bblk {
+		i0 := int(blk) * boundBlock
+		n := min(W, i0+boundBlock) - i0
+		resp := w.resp[bi*rs : (bi+1)*rs]
+		if !respOffs(resp, b[i0:], bo, K, d.s, W, n, wt, d.thr2, d.noPrune) {
+			respGo(resp, b[i0:], bo.o, K, d.s, W, n, wt, d.thr2, d.noPrune)
 		}
 	}
-	w.st.ShapeEvals += int64(shapes)
+	for bi := range w.bblk {
+		resp, ch := w.resp[bi*rs:(bi+1)*rs], w.choice[bi*cs:(bi+1)*cs]
+		if !chooseVec(ch, resp, K, d.thr2, c, d.noPrune) {
+			chooseGo(ch, resp, K, d.thr2, c, d.noPrune)
+		}
+	}
+	w.st.RespBlocks += int64(len(w.bblk))
+	for bi, blk := range w.bblk {
+		cols := w.bcols[bi]
+		ch := w.choice[bi*cs : (bi+1)*cs]
+		i0 := int(blk) * boundBlock
+		w.st.Survivors += int64(bits.OnesCount32(cols))
+		var shapes float32
+		for ; cols != 0; cols &= cols - 1 {
+			ii := bits.TrailingZeros32(cols)
+			shapes += ch[3*respStride+ii]
+			if best := ch[ii]; best > d.th {
+				w.strong = append(w.strong, strongPt{f: int32(f), i: int32(i0 + ii), a: best,
+					q: int16(ch[respStride+ii]), sign: int8(ch[2*respStride+ii])})
+			}
+		}
+		w.st.ShapeEvals += int64(shapes)
+	}
+	w.bblk, w.bcols = w.bblk[:0], w.bcols[:0]
 }
 
 // keepB records, for the strong points of one centre (w.strong[start:],
