@@ -139,8 +139,8 @@ type worker struct {
 	// The offsets of one centre's channels in mb, m and b.
 	boffs, moffs, bfoffs []int
 	goffs                []int // offsets in b of one (f, i)'s channels
-	// The blocks of a batch (evalResp): their numbers and passing
-	// columns, then their bounds and responses (respGo, respSize floats
+	// The blocks of a centre or a batch (evalResp) with passing columns:
+	// their numbers and passing columns (room for every block), then their bounds and responses (respGo, respSize floats
 	// each) and their choices (chooseGo, chooseRows·respStride each).
 	bblk   []int32
 	bcols  []uint32
@@ -372,8 +372,8 @@ func (d *Detector) setChunk(chunk, workers int) {
 			sb:     make([]float32, nbmax),
 			pass:   make([]uint64, (nbmax+63)/64),
 			u:      make([]float32, boundBlock),
-			bblk:   make([]int32, 0, evalBatch),
-			bcols:  make([]uint32, 0, evalBatch),
+			bblk:   make([]int32, 0, nbmax),
+			bcols:  make([]uint32, 0, nbmax),
 			resp:   make([]float32, evalBatch*d.respSize()),
 			choice: make([]float32, evalBatch*chooseRows*respStride),
 			boffs:  make([]int, d.nc),
@@ -620,15 +620,35 @@ func (d *Detector) evalCentre(w *worker, f, W, nb int) {
 		passBitsGo(pass, sb, d.thr2)
 	}
 	w.bblk, w.bcols = w.bblk[:0], w.bcols[:0]
-	for wi, word := range pass {
-		for ; word != 0; word &= word - 1 {
-			blk := wi*64 + bits.TrailingZeros64(word)
-			d.evalBlock(w, f, blk, W, mo, bo)
+	if n, ok := finePassVec(w.bblk[:nb], w.bcols[:nb], pass, w.m[:d.ring*W], mo, W, d.thr2, d.noPrune); ok {
+		// The fine bounds of every passing block in one kernel call
+		// (the blocks' dependent sums overlap), then the responses and
+		// choices in batches.
+		np := 0
+		for _, word := range pass {
+			np += bits.OnesCount64(word)
+		}
+		w.st.BlockPass += int64(np)
+		w.st.BoundEvals += int64(np * boundBlock)
+		if last := nb - 1; W%boundBlock != 0 && pass[last/64]>>(last%64)&1 != 0 {
+			w.st.BoundEvals -= int64(boundBlock - W%boundBlock)
+		}
+		for s := 0; s < n; s += evalBatch {
+			e := min(n, s+evalBatch)
+			d.evalResp(w, f, W, bo, w.bblk[s:e], w.bcols[s:e])
+		}
+	} else {
+		for wi, word := range pass {
+			for ; word != 0; word &= word - 1 {
+				blk := wi*64 + bits.TrailingZeros64(word)
+				d.evalBlock(w, f, blk, W, mo, bo)
+			}
+		}
+		if len(w.bblk) > 0 {
+			d.evalResp(w, f, W, bo, w.bblk, w.bcols)
 		}
 	}
-	if len(w.bblk) > 0 {
-		d.evalResp(w, f, W, bo)
-	}
+	w.bblk, w.bcols = w.bblk[:0], w.bcols[:0]
 	d.keepB(w, start, W)
 	w.run[2*f], w.run[2*f+1] = int32(start), int32(len(w.strong))
 }
@@ -677,7 +697,8 @@ func (d *Detector) evalBlock(w *worker, f, blk, W int, mo, bo rowOffs) {
 	w.bblk = append(w.bblk, int32(blk))
 	w.bcols = append(w.bcols, cols)
 	if len(w.bblk) == evalBatch {
-		d.evalResp(w, f, W, bo)
+		d.evalResp(w, f, W, bo, w.bblk, w.bcols)
+		w.bblk, w.bcols = w.bblk[:0], w.bcols[:0]
 	}
 }
 
@@ -690,16 +711,16 @@ const evalBatch = 16
 // (respGo).
 func (d *Detector) respSize() int { return (d.k + d.k%2) * respRows * respStride }
 
-// evalResp forms the bounds, responses and choices of the blocks of
-// centre f in w.bblk (their passing columns in w.bcols), appends their
-// strong points to w.strong in column order and empties the batch.
-func (d *Detector) evalResp(w *worker, f, W int, bo rowOffs) {
+// evalResp forms the bounds, responses and choices of the blocks blks
+// of centre f (at most evalBatch, their passing columns in bcols) and
+// appends their strong points to w.strong in column order.
+func (d *Detector) evalResp(w *worker, f, W int, bo rowOffs, blks []int32, bcols []uint32) {
 	K, nc := d.k, d.nc
 	b := w.b[:d.ring*K*W]
 	wt := d.wt[f*nc*d.s : (f+1)*nc*d.s]
 	rs, cs := d.respSize(), chooseRows*respStride
 	c := float32(1 - boundSlack)
-	for bi, blk := range w.bblk {
+	for bi, blk := range blks {
 		i0 := int(blk) * boundBlock
 		n := min(W, i0+boundBlock) - i0
 		resp := w.resp[bi*rs : (bi+1)*rs]
@@ -707,15 +728,15 @@ func (d *Detector) evalResp(w *worker, f, W int, bo rowOffs) {
 			respGo(resp, b[i0:], bo.o, K, d.s, W, n, wt, d.thr2, d.noPrune)
 		}
 	}
-	for bi := range w.bblk {
+	for bi := range blks {
 		resp, ch := w.resp[bi*rs:(bi+1)*rs], w.choice[bi*cs:(bi+1)*cs]
 		if !chooseVec(ch, resp, K, d.thr2, c, d.noPrune) {
 			chooseGo(ch, resp, K, d.thr2, c, d.noPrune)
 		}
 	}
-	w.st.RespBlocks += int64(len(w.bblk))
-	for bi, blk := range w.bblk {
-		cols := w.bcols[bi]
+	w.st.RespBlocks += int64(len(blks))
+	for bi, blk := range blks {
+		cols := bcols[bi]
 		ch := w.choice[bi*cs : (bi+1)*cs]
 		i0 := int(blk) * boundBlock
 		w.st.Survivors += int64(bits.OnesCount32(cols))
@@ -730,7 +751,6 @@ func (d *Detector) evalResp(w *worker, f, W int, bo rowOffs) {
 		}
 		w.st.ShapeEvals += int64(shapes)
 	}
-	w.bblk, w.bcols = w.bblk[:0], w.bcols[:0]
 }
 
 // keepB records, for the strong points of one centre (w.strong[start:],

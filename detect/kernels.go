@@ -1,6 +1,9 @@
 package detect
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // The Go kernels below are the reference for the vector kernels of
 // kernels_amd64.s and the path taken without them (other architectures,
@@ -100,6 +103,41 @@ func rowSumGo(dst, src []float32, offs []int) {
 		}
 		dst[i] = s
 	}
+}
+
+// finePassGo forms the fine bounds of the blocks of boundBlock columns
+// whose bit is set in pass (bit j%64 of pass[j/64] for block j; a block
+// starting at or past W ends the scan), in increasing order: for block
+// j's columns i in [j·boundBlock, min(W, (j+1)·boundBlock)), u_i =
+// rowSumGo's sum of m[offs[0]+i], m[offs[1]+i], …; bit i−j·boundBlock of
+// cols is set iff u_i > thr2 (every column with noPrune). Each block with
+// a set bit is appended: blks[n], cols[n] = j, its bits; the count n is
+// returned. blks and cols need room for every set bit of pass.
+func finePassGo(blks []int32, cols []uint32, pass []uint64, m []float32, offs []int, W int, thr2 float32, noPrune bool) int {
+	n := 0
+	var u [boundBlock]float32
+	for wi, word := range pass {
+		for ; word != 0; word &= word - 1 {
+			blk := wi*64 + bits.TrailingZeros64(word)
+			i0 := blk * boundBlock
+			if i0 >= W {
+				return n
+			}
+			i1 := min(W, i0+boundBlock)
+			rowSumGo(u[:i1-i0], m[i0:], offs)
+			var c uint32
+			for ii, v := range u[:i1-i0] {
+				if noPrune || v > thr2 {
+					c |= 1 << ii
+				}
+			}
+			if c != 0 {
+				blks[n], cols[n] = int32(blk), c
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // respStride is the row stride of a response block (respGo): one

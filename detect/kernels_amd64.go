@@ -170,6 +170,23 @@ func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2
 }
 
 //go:noescape
+func finePassAVX512(blks *int32, cols *uint32, pass *uint64, nw int, m *float32, offs *int, nrows, W int, thr2 float32, noPrune bool) int
+
+// finePassVec does finePassGo(blks, cols, pass, m, offs.o, W, thr2,
+// noPrune) with the AVX-512 kernel if it can and returns its count; blks
+// and cols need room for one entry per block below W.
+func finePassVec(blks []int32, cols []uint32, pass []uint64, m []float32, offs rowOffs, W int, thr2 float32, noPrune bool) (int, bool) {
+	if !useAsm || !useAVX512 || W < 1 || len(pass) == 0 || len(offs.o) == 0 {
+		return 0, false
+	}
+	nb := (W + boundBlock - 1) / boundBlock
+	_ = blks[nb-1]
+	_ = cols[nb-1]
+	_ = m[offs.hi : offs.hi+W]
+	return finePassAVX512(&blks[0], &cols[0], &pass[0], len(pass), &m[0], &offs.o[0], len(offs.o), W, thr2, noPrune), true
+}
+
+//go:noescape
 func passBitsAVX512(bits *uint16, v *float32, n int, thr2 float32)
 
 // passBitsVec does passBitsGo with the AVX-512 kernel if it can.

@@ -1704,3 +1704,89 @@ prefetchLoop:
 	DECQ       CX
 	JNZ        prefetchLoop
 	RET
+
+// func finePassAVX512(blks *int32, cols *uint32, pass *uint64, nw int, m *float32, offs *int, nrows, W int, thr2 float32, noPrune bool) int
+//
+// finePassGo for nrows ≥ 1: for each set bit of pass[0:nw] in increasing
+// order (block blk; a block at or past W ends the scan), the sums of its
+// columns < W, eight lanes, as rowSumAVX512 forms them (the first row,
+// then the others added in order), and the bits of those > thr2 (of
+// every column < W with noPrune). blks[n] and cols[n] are written for
+// every block and n counts only those with a bit set, so no branch waits
+// on the sums and the sums of consecutive blocks overlap.
+TEXT ·finePassAVX512(SB), NOSPLIT, $0-80
+	MOVQ blks+0(FP), DI
+	MOVQ cols+8(FP), R11
+	MOVQ pass+16(FP), SI
+	MOVQ m+32(FP), R8
+	MOVQ offs+40(FP), R10
+	MOVQ nrows+48(FP), R9
+	MOVQ W+56(FP), R12
+	VBROADCASTSS thr2+64(FP), Y13
+	MOVBLZX noPrune+68(FP), R13
+	NEGL    R13
+	KMOVW   R13, K5              // every lane with noPrune, none without
+	XORQ AX, AX                  // blocks kept
+	XORQ BX, BX                  // word of pass
+
+fineWord:
+	CMPQ BX, nw+24(FP)
+	JGE  fineDone
+	MOVQ (SI)(BX*8), DX
+
+fineBit:
+	TESTQ DX, DX
+	JEQ   fineNextWord
+	BSFQ  DX, R14
+	LEAQ  -1(DX), R13
+	ANDQ  R13, DX                // clear the lowest set bit
+	MOVQ  BX, R13
+	SHLQ  $6, R13
+	ADDQ  R13, R14               // blk
+	MOVQ  R14, CX
+	SHLQ  $3, CX                 // its first column i0
+	CMPQ  CX, R12
+	JGE   fineDone
+	MOVL  R14, (DI)(AX*4)
+	MOVQ  R12, R13
+	SUBQ  CX, R13                // W − i0 ≥ 1
+	MOVL  $8, R14
+	CMPQ  R13, R14
+	CMOVQGT R14, R13             // columns in the block
+	MOVL  $1, R14
+	SHLXL R13, R14, R14
+	DECL  R14
+	KMOVW R14, K1                // columns < W
+	MOVQ  (R10), R13
+	ADDQ  CX, R13
+	VMOVUPS.Z (R8)(R13*4), K1, Y0
+	MOVQ  $1, R14
+	CMPQ  R14, R9
+	JGE   fineCmp
+
+fineRow:
+	MOVQ     (R10)(R14*8), R13
+	ADDQ     CX, R13
+	VADDPS.Z (R8)(R13*4), Y0, K1, Y0
+	INCQ     R14
+	CMPQ     R14, R9
+	JLT      fineRow
+
+fineCmp:
+	VCMPPS $0x1e, Y13, Y0, K1, K2 // u > thr2, columns < W
+	KORW   K5, K2, K2
+	KANDW  K1, K2, K2
+	KMOVW  K2, R13
+	MOVL   R13, (R11)(AX*4)
+	CMPL   R13, $1
+	SBBQ   $-1, AX               // n += (bits ≠ 0)
+	JMP    fineBit
+
+fineNextWord:
+	INCQ BX
+	JMP  fineWord
+
+fineDone:
+	MOVQ AX, ret+72(FP)
+	VZEROUPPER
+	RET

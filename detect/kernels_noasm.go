@@ -29,6 +29,10 @@ func respOffs(dst, b []float32, offs rowOffs, K, S, W, n int, wt []float32, thr2
 	return false
 }
 
+func finePassVec(blks []int32, cols []uint32, pass []uint64, m []float32, offs rowOffs, W int, thr2 float32, noPrune bool) (int, bool) {
+	return 0, false
+}
+
 func passBitsVec(bits []uint64, v []float32, thr2 float32) bool { return false }
 
 func chooseVec(out, resp []float32, K int, thr2, c float32, noPrune bool) bool { return false }

@@ -479,8 +479,97 @@ func TestKernelsAVX2(t *testing.T) {
 	for name, f := range map[string]func(*testing.T){
 		"FFT": TestKernelFFT, "CmulCvt": TestKernelCmulCvt, "MaxSqBlockMax": TestKernelMaxSqBlockMax,
 		"RowSumResp": TestKernelRowSumResp, "Choose": TestKernelChoose,
-		"Fill": TestKernelFill, "PassBits": TestKernelPassBits, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
+		"Fill": TestKernelFill, "PassBits": TestKernelPassBits, "FinePass": TestKernelFinePass, "DetectVectorMatchesGo": TestDetectVectorMatchesGo,
 	} {
 		t.Run(name, f)
+	}
+}
+
+func TestKernelFinePass(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 9))
+	thr2 := float32(0.9)
+	for _, W := range []int{1, 7, 8, 9, 63, 64, 65, 241, 600} {
+		for _, nrows := range []int{1, 2, 5, 13} {
+			for _, noPrune := range []bool{false, true} {
+				nb := (W + boundBlock - 1) / boundBlock
+				stride := W + 3
+				m := randF32(rng, nrows*stride+5)
+				for i := range m {
+					m[i] = m[i] * m[i]
+				}
+				m[0], m[1], m[2], m[3] = float32(math.NaN()), float32(math.Inf(1)), thr2, float32(math.Copysign(0, -1))
+				m[len(m)-1] = float32(math.Inf(-1))
+				offs := make([]int, nrows)
+				for j := range offs {
+					offs[j] = ((j * 7) % nrows) * stride
+					if j == nrows-1 {
+						offs[j] += 5 // unaligned, up to the end of m
+					}
+				}
+				if nrows == 1 {
+					m[offs[0]+0] = thr2 // equal: not above
+				}
+				nw := (nb + 63) / 64
+				for _, density := range []float64{0, 0.3, 1} {
+					pass := make([]uint64, nw)
+					for j := range nb {
+						if rng.Float64() < density {
+							pass[j/64] |= 1 << (j % 64)
+						}
+					}
+					ab, ac := make([]int32, nb+1), make([]uint32, nb+1)
+					gb, gc := make([]int32, nb+1), make([]uint32, nb+1)
+					for i := range ab {
+						ab[i], ac[i], gb[i], gc[i] = -7, 0xdead, -7, 0xdead
+					}
+					g := finePassGo(gb[:nb], gc[:nb], pass, m, offs, W, thr2, noPrune)
+					a, ok := finePassVec(ab[:nb], ac[:nb], pass, m, newRowOffs(offs), W, thr2, noPrune)
+					if !ok {
+						if useAsm && useAVX512 {
+							t.Fatalf("finePassVec did nothing")
+						}
+						continue
+					}
+					if a != g {
+						t.Fatalf("finePass W %d rows %d noPrune %v: %d blocks, Go %d", W, nrows, noPrune, a, g)
+					}
+					for i := range a {
+						if ab[i] != gb[i] || ac[i] != gc[i] {
+							t.Fatalf("finePass W %d rows %d: entry %d (%d, %#x), Go (%d, %#x)", W, nrows, i, ab[i], ac[i], gb[i], gc[i])
+						}
+					}
+					if ab[nb] != -7 || ac[nb] != 0xdead {
+						t.Fatalf("finePass W %d: wrote past nb", W)
+					}
+					// The Go kernel against a direct count.
+					want := 0
+					for j := range nb {
+						if pass[j/64]>>(j%64)&1 == 0 {
+							continue
+						}
+						var c uint32
+						for ii := 0; ii < boundBlock && j*boundBlock+ii < W; ii++ {
+							i := j*boundBlock + ii
+							s := m[offs[0]+i]
+							for _, o := range offs[1:] {
+								s += m[o+i]
+							}
+							if noPrune || s > thr2 {
+								c |= 1 << ii
+							}
+						}
+						if c != 0 {
+							if gb[want] != int32(j) || gc[want] != c {
+								t.Fatalf("finePassGo W %d: entry %d (%d, %#x), want (%d, %#x)", W, want, gb[want], gc[want], j, c)
+							}
+							want++
+						}
+					}
+					if want != g {
+						t.Fatalf("finePassGo W %d: %d blocks, want %d", W, g, want)
+					}
+				}
+			}
+		}
 	}
 }
