@@ -460,24 +460,22 @@ func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned
 	if err != nil {
 		return err
 	}
-	if s != c {
-		if err := c.Record(d.ready); err != nil {
-			return err
-		}
-		if err := s.Wait(d.ready); err != nil {
-			return err
-		}
+	// The copy waits for the work on c's stream (the window's
+	// preprocessing); c's later work waits for the copy.
+	if err := c.Record(d.ready); err != nil {
+		return err
+	}
+	if err := s.Wait(d.ready); err != nil {
+		return err
 	}
 	if err := s.CopyDtoD(d.xin.Ptr, x, d.c*d.t*4); err != nil {
 		return err
 	}
-	if s != c {
-		if err := s.Record(d.copied); err != nil {
-			return err
-		}
-		if err := c.Wait(d.copied); err != nil {
-			return err
-		}
+	if err := s.Record(d.copied); err != nil {
+		return err
+	}
+	if err := c.Wait(d.copied); err != nil {
+		return err
 	}
 	if err := d.enqueue(s, d.xin.Ptr, owned); err != nil {
 		return err
