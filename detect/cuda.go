@@ -25,7 +25,7 @@ const (
 	cgW          = 8  // CG_W
 	recHead      = 6  // REC_HEAD
 	// gpuGrid is the number of blocks of the grid-stride kernels
-	// (centres, paint, local_max, emit), whose work is counted on the
+	// (centres, local_max, clear, emit), whose work is counted on the
 	// device.
 	gpuGrid = 1024
 	// initPairs, initStrong and initDets are the first capacities of the
@@ -81,7 +81,7 @@ func gpuDetectConfigFor(major, minor int) gpuDetectConfig {
 
 // GPUStageNames name the GPU stages that [Detector.StageTimes] reports, in
 // launch order.
-var GPUStageNames = []string{"filter bank", "bounds", "centres", "paint", "local max", "clear", "records", "download"}
+var GPUStageNames = []string{"filter bank", "bounds", "centres", "local max", "clear", "records", "download"}
 
 // gpuDetector is the CUDA back end of [Detector]: it finds the same spikes, in
 // the same order, with the same amplitudes, positions and features, from
@@ -90,8 +90,10 @@ var GPUStageNames = []string{"filter bank", "bounds", "centres", "paint", "local
 // float64 FFT; on the FP64 tensor cores from sm_80), the exact
 // Cauchy–Schwarz bound of every (centre, column) pair with a list of the
 // pairs that pass it, the per-centre combination of those pairs (one per
-// thread) with the best template and sign chosen in registers, the local maximum over the nC2 nearest centres × ±nt0min
-// columns through a suppression map, and one record per spike (template,
+// thread) with the best template and sign chosen in registers and each
+// strong point set in a map of the window (with the largest per bucket of
+// columns), the local maximum over the nC2 nearest centres × ±nt0min
+// columns read from that map, and one record per spike (template,
 // sign, position, features) computed on the device; only the records are
 // downloaded, then ordered by column and centre on the host. Every
 // arithmetic step after the filter bank follows the CPU's order without
@@ -110,18 +112,26 @@ type gpuDetector struct {
 
 	c, t, ti, nt, nt0, half int
 	k, s, nc, nc2, p, f     int
+	supShift, nbk           int // bucket width 1<<supShift of the coarse map q and its buckets per centre
 	th, thr2                float32
 	recWords                int
 	bvec                    int // columns per lane of the bounds kernel
 	cfg                     gpuDetectConfig
 
-	fConv, fBounds, fCentres, fPaint, fLocal, fEmit *compute.Kernel
+	fConv, fBounds, fCentres, fLocal, fClear, fEmit *compute.Kernel
 
-	b, m, paint, counts, ic, ic2, w, chx, chy, wt, wpca, xin compute.Mem
-	sf, stp, sa, det, rec, pairs                             compute.Mem
-	strongCap, detCap, pairCap                               int
-	guess                                                    int           // records downloaded with the counts
-	done                                                     compute.Event // recorded after a window's downloads
+	// smap and q are the strong map P (F·T' words) and its bucket maxima Q
+	// (kernels/detect.cu), all zeros between windows.
+	b, m, smap, q, counts, ic, ic2, w, chx, chy, wt, wpca compute.Mem
+	sf, stp, sa, det, pairs                               compute.Mem
+	strongCap, detCap, pairCap                            int
+	guess                                                 int // records to download with the counts next time
+
+	// slots hold the windows in flight: DetectDevice uses slots[0];
+	// the started windows awaiting Finish are slots[head], … (npend of
+	// them, at most StartDepth).
+	slots       [StartDepth]gpuSlot
+	head, npend int
 
 	// Start's stream and events: the detection of a started window runs
 	// on its own stream, so that the next window's preprocessing on the
@@ -130,15 +140,24 @@ type gpuDetector struct {
 	// later work (which overwrites the window) after the copy.
 	stream        compute.Stream
 	ready, copied compute.Event
-	started       bool // a Start awaits its Finish
-	pendStart     int64
-	pendOwned     int
-	hCounts, hRec *compute.HostMem
 
 	order []int32 // scratch of the host ordering
 
 	stages []compute.Event // when not nil, recorded between the stages
 	closed bool
+}
+
+// gpuSlot is what one window in flight holds until its spikes are
+// decoded: the detector's own copy of the window (allocated on first
+// use), the device records and their pinned download with the counts, the
+// event recorded after the downloads, and the window's place.
+type gpuSlot struct {
+	xin, rec      compute.Mem
+	hCounts, hRec *compute.HostMem
+	done          compute.Event
+	guess         int // records downloaded with the counts
+	ownStart      int64
+	owned         int
 }
 
 // newGPUDetector returns the CUDA back end of a [Detector] on dev for the
@@ -177,6 +196,8 @@ func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Para
 		thr2: float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack)),
 	}
 	d.recWords = recHead + d.nc*d.p
+	d.supShift = supShiftFor(d.nt0)
+	d.nbk = ceilDiv(d.ti, 1<<d.supShift)
 	switch {
 	case d.nc > 64:
 		return nil, fmt.Errorf("detect: GPU detector: %d channels per centre, more than the 64 the GPU kernels hold in registers", d.nc)
@@ -204,7 +225,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	opts := []string{
 		fmt.Sprintf("-DDK=%d", d.k), fmt.Sprintf("-DDNT=%d", d.nt), fmt.Sprintf("-DDS=%d", d.s),
 		fmt.Sprintf("-DDNC=%d", d.nc), fmt.Sprintf("-DDNC2=%d", d.nc2), fmt.Sprintf("-DDP=%d", d.p),
-		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DTC_MMA=%d", max(d.cfg.mma, 8)), fmt.Sprintf("-DTC_NG=%d", max(d.cfg.ng, 1)),
+		fmt.Sprintf("-DDR=%d", d.nt0), fmt.Sprintf("-DSUP_SHIFT=%d", d.supShift), fmt.Sprintf("-DTC_MMA=%d", max(d.cfg.mma, 8)), fmt.Sprintf("-DTC_NG=%d", max(d.cfg.ng, 1)),
 	}
 	mod, err := c.Compile("detect/kernels/detect.cu", gpuSource, opts...)
 	if err != nil {
@@ -227,7 +248,7 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 		bounds, d.bvec = "bounds4", 4
 	}
 	d.fConv, d.fBounds, d.fCentres = fn(conv), fn(bounds), fn("centres")
-	d.fPaint, d.fLocal, d.fEmit = fn("paint"), fn("local_max"), fn("emit")
+	d.fLocal, d.fClear, d.fEmit = fn("local_max"), fn("clear"), fn("emit")
 	if err != nil {
 		return err
 	}
@@ -239,7 +260,8 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	C, Ti := d.c, d.ti
 	alloc(&d.b, C*Ti*d.k*4)
 	alloc(&d.m, C*Ti*4)
-	alloc(&d.paint, d.f*Ti*4)
+	alloc(&d.smap, d.f*Ti*4)
+	alloc(&d.q, d.f*d.nbk*4)
 	alloc(&d.counts, 3*4)
 	alloc(&d.ic, len(d.g.IC)*4)
 	alloc(&d.ic2, len(d.g.IC2)*4)
@@ -260,11 +282,14 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	if err := d.growDets(c, initDets); err != nil {
 		return err
 	}
-	if d.hCounts, err = c.AllocHost(3 * 4); err != nil {
-		return err
-	}
-	if d.done, err = c.NewEvent(); err != nil {
-		return err
+	for i := range d.slots {
+		sl := &d.slots[i]
+		if sl.hCounts, err = c.AllocHost(3 * 4); err != nil {
+			return err
+		}
+		if sl.done, err = c.NewEvent(); err != nil {
+			return err
+		}
 	}
 	wt := make([]float64, len(d.tm.WTEMP))
 	for i, v := range d.tm.WTEMP {
@@ -275,7 +300,8 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 		compute.Upload(c, d.w.Ptr, d.g.Weights), compute.Upload(c, d.chx.Ptr, d.g.ChanX),
 		compute.Upload(c, d.chy.Ptr, d.g.ChanY), compute.Upload(c, d.wt.Ptr, wt),
 		compute.Upload(c, d.wpca.Ptr, d.tm.WPCA),
-		c.Memset8(d.paint.Ptr, 0, d.paint.Bytes),
+		c.Memset8(d.smap.Ptr, 0, d.smap.Bytes),
+		c.Memset8(d.q.Ptr, 0, d.q.Bytes),
 	} {
 		if e != nil {
 			return e
@@ -318,30 +344,39 @@ func (d *gpuDetector) growPairs(c *compute.Ctx, n int) error {
 	return nil
 }
 
-// growDets (re)allocates the detection list and records for n spikes.
+// growDets (re)allocates the detection list and every slot's records
+// for n spikes.
 func (d *gpuDetector) growDets(c *compute.Ctx, n int) error {
 	n = max(n, 1)
-	for _, b := range []*compute.Mem{&d.det, &d.rec} {
-		if err := c.Free(*b); err != nil {
-			return err
-		}
-		*b = compute.Mem{}
+	if err := c.Free(d.det); err != nil {
+		return err
 	}
-	if d.hRec != nil {
-		if err := c.FreeHost(d.hRec); err != nil {
+	d.det = compute.Mem{}
+	for i := range d.slots {
+		sl := &d.slots[i]
+		if err := c.Free(sl.rec); err != nil {
 			return err
 		}
-		d.hRec = nil
+		sl.rec = compute.Mem{}
+		if sl.hRec != nil {
+			if err := c.FreeHost(sl.hRec); err != nil {
+				return err
+			}
+			sl.hRec = nil
+		}
 	}
 	var err error
 	if d.det, err = c.Alloc(n * 4); err != nil {
 		return err
 	}
-	if d.rec, err = c.Alloc(n * d.recWords * 4); err != nil {
-		return err
-	}
-	if d.hRec, err = c.AllocHost(n * d.recWords * 4); err != nil {
-		return err
+	for i := range d.slots {
+		sl := &d.slots[i]
+		if sl.rec, err = c.Alloc(n * d.recWords * 4); err != nil {
+			return err
+		}
+		if sl.hRec, err = c.AllocHost(n * d.recWords * 4); err != nil {
+			return err
+		}
 	}
 	d.detCap = n
 	d.guess = min(max(d.guess, minGuess), n)
@@ -357,22 +392,33 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 			first = err
 		}
 	}
-	for _, b := range []*compute.Mem{&d.b, &d.m, &d.paint, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
-		&d.wt, &d.wpca, &d.xin, &d.sf, &d.stp, &d.sa, &d.det, &d.rec, &d.pairs} {
+	for _, b := range []*compute.Mem{&d.b, &d.m, &d.smap, &d.q, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
+		&d.wt, &d.wpca, &d.sf, &d.stp, &d.sa, &d.det, &d.pairs} {
 		keep(c.Free(*b))
 		*b = compute.Mem{}
 	}
-	for _, h := range []**compute.HostMem{&d.hCounts, &d.hRec} {
-		if *h != nil {
-			keep(c.FreeHost(*h))
-			*h = nil
+	for i := range d.slots {
+		sl := &d.slots[i]
+		for _, b := range []*compute.Mem{&sl.xin, &sl.rec} {
+			keep(c.Free(*b))
+			*b = compute.Mem{}
+		}
+		for _, h := range []**compute.HostMem{&sl.hCounts, &sl.hRec} {
+			if *h != nil {
+				keep(c.FreeHost(*h))
+				*h = nil
+			}
+		}
+		if sl.done != (compute.Event{}) {
+			keep(c.DestroyEvent(sl.done))
+			sl.done = compute.Event{}
 		}
 	}
 	for _, e := range d.stages {
 		keep(c.DestroyEvent(e))
 	}
 	d.stages = nil
-	for _, e := range []*compute.Event{&d.done, &d.ready, &d.copied} {
+	for _, e := range []*compute.Event{&d.ready, &d.copied} {
 		if *e != (compute.Event{}) {
 			keep(c.DestroyEvent(*e))
 			*e = compute.Event{}
@@ -409,16 +455,18 @@ func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 	if len(x) != d.c*d.t {
 		panic(fmt.Sprintf("detect: Detect of %d values for %d channels × %d columns", len(x), d.c, d.t))
 	}
+	d.checkIdle("Detect")
 	var st Stats
 	err := d.dev.Do(func(c *compute.Ctx) error {
-		if err := d.allocCopy(c); err != nil {
+		sl := &d.slots[0]
+		if err := d.allocCopy(c, sl); err != nil {
 			return err
 		}
-		if err := compute.Upload(c, d.xin.Ptr, x); err != nil {
+		if err := compute.Upload(c, sl.xin.Ptr, x); err != nil {
 			return err
 		}
 		var err error
-		st, err = d.DetectDevice(c, dst, d.xin.Ptr, ownStart, owned)
+		st, err = d.DetectDevice(c, dst, sl.xin.Ptr, ownStart, owned)
 		return err
 	})
 	return st, err
@@ -431,29 +479,35 @@ func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 // ConvFlops as the CPU's for one chunk of T−2·nt columns; Strong is the
 // number of (centre, column) pairs above Th in those columns; Spikes the
 // spikes kept; the pruning counts are not kept (zero). It panics if owned
-// is not in [1, T−2·nt].
+// is not in [1, T−2·nt] or if started windows await Finish.
 func (d *gpuDetector) DetectDevice(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStart int64, owned int) (Stats, error) {
 	d.checkOwned(owned)
-	if err := d.enqueue(c, x, owned); err != nil {
+	d.checkIdle("DetectDevice")
+	sl := &d.slots[0]
+	sl.ownStart, sl.owned = ownStart, owned
+	if err := d.enqueue(c, sl, x); err != nil {
 		return Stats{}, err
 	}
-	return d.finish(c, dst, x, ownStart, owned)
+	return d.finish(c, dst, sl, x, nil)
 }
 
 // Start enqueues the detection of the whitened window at x, as
 // DetectDevice, after the work already on c's stream, and returns at
-// once. The detection runs on the detector's own stream, on its own copy
-// of x (a device-to-device copy of C·T float32), and the work enqueued
-// on c's stream after Start waits for that copy only: the caller may
-// overwrite x, for example with the next window's preprocessing, which
-// then runs on the device alongside the detection. Finish waits for the
-// spikes; each Start must be followed by one Finish.
+// once. The detection runs on the detector's own stream, behind that of
+// the windows started before it, on a copy of x in the next slot (a
+// device-to-device copy of C·T float32), and the work enqueued on c's
+// stream after Start waits for that copy only: the caller may overwrite
+// x, for example with the next window's preprocessing, which then runs on
+// the device alongside the detection, and start that window too. Finish
+// waits for the oldest started window's spikes. At most StartDepth
+// windows may await Finish.
 func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned int) error {
 	d.checkOwned(owned)
-	if d.started {
-		panic("detect: gpuDetector.Start twice without Finish")
+	if d.npend == StartDepth {
+		panic(fmt.Sprintf("detect: gpuDetector.Start with %d windows awaiting Finish", StartDepth))
 	}
-	if err := d.allocCopy(c); err != nil {
+	sl := &d.slots[(d.head+d.npend)%StartDepth]
+	if err := d.allocCopy(c, sl); err != nil {
 		return err
 	}
 	s, err := d.startStream(c)
@@ -461,14 +515,15 @@ func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned
 		return err
 	}
 	// The copy waits for the work on c's stream (the window's
-	// preprocessing); c's later work waits for the copy.
+	// preprocessing) and, being on s, for the detection of the window
+	// that used the slot before; c's later work waits for the copy.
 	if err := c.Record(d.ready); err != nil {
 		return err
 	}
 	if err := s.Wait(d.ready); err != nil {
 		return err
 	}
-	if err := s.CopyDtoD(d.xin.Ptr, x, d.c*d.t*4); err != nil {
+	if err := s.CopyDtoD(sl.xin.Ptr, x, d.c*d.t*4); err != nil {
 		return err
 	}
 	if err := s.Record(d.copied); err != nil {
@@ -477,10 +532,11 @@ func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned
 	if err := c.Wait(d.copied); err != nil {
 		return err
 	}
-	if err := d.enqueue(s, d.xin.Ptr, owned); err != nil {
+	sl.ownStart, sl.owned = ownStart, owned
+	if err := d.enqueue(s, sl, sl.xin.Ptr); err != nil {
 		return err
 	}
-	d.started, d.pendStart, d.pendOwned = true, ownStart, owned
+	d.npend++
 	return nil
 }
 
@@ -502,28 +558,34 @@ func (d *gpuDetector) startStream(c *compute.Ctx) (*compute.Ctx, error) {
 	return c.WithStream(d.stream), nil
 }
 
-// Finish waits for the detection of the last Start, appends its spikes to
-// dst and returns its counts (those of DetectDevice).
+// Finish waits for the detection of the oldest started window, appends
+// its spikes to dst and returns its counts (those of DetectDevice).
 func (d *gpuDetector) Finish(c *compute.Ctx, dst *Spikes) (Stats, error) {
-	if !d.started {
+	if d.npend == 0 {
 		panic("detect: gpuDetector.Finish without Start")
 	}
-	d.started = false
 	s, err := d.startStream(c)
 	if err != nil {
 		return Stats{}, err
 	}
-	return d.finish(s, dst, d.xin.Ptr, d.pendStart, d.pendOwned)
+	sl := &d.slots[d.head]
+	var later []*gpuSlot // started after it: redone after it if the lists grow
+	for i := 1; i < d.npend; i++ {
+		later = append(later, &d.slots[(d.head+i)%StartDepth])
+	}
+	d.head = (d.head + 1) % StartDepth
+	d.npend--
+	return d.finish(s, dst, sl, sl.xin.Ptr, later)
 }
 
-// allocCopy allocates, on first use, the detector's own copy of a window
-// (C·T float32), which Detect uploads into and Start copies into.
-func (d *gpuDetector) allocCopy(c *compute.Ctx) error {
-	if d.xin.Ptr != 0 {
+// allocCopy allocates, on first use, sl's copy of a window (C·T float32),
+// which Detect uploads into and Start copies into.
+func (d *gpuDetector) allocCopy(c *compute.Ctx, sl *gpuSlot) error {
+	if sl.xin.Ptr != 0 {
 		return nil
 	}
 	var err error
-	d.xin, err = c.Alloc(d.c * d.t * 4)
+	sl.xin, err = c.Alloc(d.c * d.t * 4)
 	return err
 }
 
@@ -536,16 +598,28 @@ func (d *gpuDetector) checkOwned(owned int) {
 	}
 }
 
-// finish waits for the work enqueued on the window at x, redoes it with
-// larger lists while a list overflowed, and decodes the spikes.
-func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStart int64, owned int) (Stats, error) {
+func (d *gpuDetector) checkIdle(op string) {
+	if d.npend != 0 {
+		panic(fmt.Sprintf("detect: gpuDetector.%s with %d started windows awaiting Finish", op, d.npend))
+	}
+}
+
+// finish waits for the work enqueued on the window at x in slot sl,
+// redoes it with larger lists while a list overflowed, and decodes the
+// spikes. The windows in later, enqueued after sl's on c's stream, share
+// the lists: before the lists grow, finish waits for them as well, and it
+// enqueues them again after sl's redo.
+func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, sl *gpuSlot, x compute.Ptr, later []*gpuSlot) (Stats, error) {
 	for {
-		if err := c.EventSync(d.done); err != nil {
+		if err := c.EventSync(sl.done); err != nil {
 			return Stats{}, fmt.Errorf("detect: GPU detection: %w", err)
 		}
-		h := unsafe.Slice((*int32)(d.hCounts.Ptr()), 3)
+		h := unsafe.Slice((*int32)(sl.hCounts.Ptr()), 3)
 		n, nd, np := int(h[0]), int(h[1]), int(h[2])
 		if np > d.pairCap || n > d.strongCap || nd > d.detCap {
+			if err := c.SyncOp("detect: GPU detection"); err != nil {
+				return Stats{}, err
+			}
 			if np > d.pairCap {
 				if err := d.growPairs(c, np+np/4); err != nil {
 					return Stats{}, err
@@ -557,15 +631,20 @@ func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStar
 			} else if err := d.growDets(c, nd+nd/4); err != nil {
 				return Stats{}, err
 			}
-			if err := d.enqueue(c, x, owned); err != nil {
+			if err := d.enqueue(c, sl, x); err != nil {
 				return Stats{}, err
+			}
+			for _, o := range later {
+				if err := d.enqueue(c, o, o.xin.Ptr); err != nil {
+					return Stats{}, err
+				}
 			}
 			continue
 		}
-		if nd > d.guess {
+		if nd > sl.guess {
 			// More spikes than the records downloaded with the counts.
 			rb := d.recWords * 4
-			if err := c.CopyDtoH(d.hRec, d.guess*rb, d.rec.Ptr.Add(d.guess*rb), (nd-d.guess)*rb); err != nil {
+			if err := c.CopyDtoH(sl.hRec, sl.guess*rb, sl.rec.Ptr.Add(sl.guess*rb), (nd-sl.guess)*rb); err != nil {
 				return Stats{}, err
 			}
 			if err := c.SyncOp("detect: GPU spike download"); err != nil {
@@ -573,7 +652,7 @@ func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStar
 			}
 		}
 		d.guess = min(d.detCap, max(minGuess, nd+nd/2))
-		d.decode(dst, nd, ownStart)
+		d.decode(dst, sl, nd)
 		cols := int64(d.ti)
 		return Stats{
 			Columns: cols, ConvFlops: int64(2*d.c*d.k*d.nt) * cols,
@@ -582,14 +661,15 @@ func (d *gpuDetector) finish(c *compute.Ctx, dst *Spikes, x compute.Ptr, ownStar
 	}
 }
 
-// enqueue enqueues the stages of one window on c's stream, then the
-// download of the counts (which may exceed the capacities: nothing beyond
-// them is written, and the suppression map is clean again) and of the
-// first guess records, and records d.done.
-func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
-	C, Ti := d.c, d.ti
+// enqueue enqueues the stages of the window at x on c's stream, then the
+// download into sl of the counts (which may exceed the capacities:
+// nothing beyond them is written, and the suppression maps are clean
+// again) and of the first sl.guess records, and records sl.done.
+func (d *gpuDetector) enqueue(c *compute.Ctx, sl *gpuSlot, x compute.Ptr) error {
+	C, Ti, owned := d.c, d.ti, sl.owned
 	cnt := d.counts.Ptr
 	ndet, npairs := cnt.Add(4), cnt.Add(8)
+	sl.guess = min(d.guess, d.detCap)
 	steps := []func() error{
 		func() error { return c.Memset32(cnt, 0, 3) },
 		func() error { return d.mark(c, 0) },
@@ -609,34 +689,31 @@ func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
 		func() error { return d.mark(c, 2) },
 		func() error {
 			return c.Launch(d.fCentres, compute.D1(gpuGrid), compute.D1(256), 0,
-				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.pairs, npairs, int32(d.pairCap), d.b, d.ic, d.w, int32(Ti), d.thr2, d.th)
+				d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.pairs, npairs, int32(d.pairCap), d.b, d.ic, d.w, int32(Ti), d.thr2, d.th,
+				d.smap, d.q, int32(d.nbk))
 		},
 		func() error { return d.mark(c, 3) },
 		func() error {
-			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
-				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(0))
+			return c.Launch(d.fLocal, compute.D1(gpuGrid), compute.D1(256), 0,
+				d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.smap, d.q, int32(d.nbk),
+				d.ic2, int32(Ti), int32(owned))
 		},
 		func() error { return d.mark(c, 4) },
 		func() error {
-			return c.Launch(d.fLocal, compute.D1(gpuGrid), compute.D1(256), 0,
-				d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, cnt, int32(d.strongCap), d.paint, d.ic2, int32(Ti), int32(owned))
+			return c.Launch(d.fClear, compute.D1(gpuGrid), compute.D1(256), 0,
+				d.smap, d.q, int32(d.nbk), d.sf, d.stp, cnt, int32(d.strongCap), int32(Ti))
 		},
 		func() error { return d.mark(c, 5) },
 		func() error {
-			return c.Launch(d.fPaint, compute.D1(gpuGrid), compute.D1(256), 0,
-				d.paint, d.sf, d.stp, d.sa, cnt, int32(d.strongCap), int32(Ti), int32(1))
-		},
-		func() error { return d.mark(c, 6) },
-		func() error {
 			return c.Launch(d.fEmit, compute.D1(gpuGrid), compute.D1(64), 0,
-				d.rec, d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, d.b, x, d.ic, d.w, d.chx, d.chy, d.wpca,
+				sl.rec, d.det, ndet, int32(d.detCap), d.sf, d.stp, d.sa, d.b, x, d.ic, d.w, d.chx, d.chy, d.wpca,
 				int32(d.t), int32(Ti), d.thr2)
 		},
+		func() error { return d.mark(c, 6) },
+		func() error { return c.CopyDtoH(sl.hCounts, 0, cnt, 12) },
+		func() error { return c.CopyDtoH(sl.hRec, 0, sl.rec.Ptr, sl.guess*d.recWords*4) },
 		func() error { return d.mark(c, 7) },
-		func() error { return c.CopyDtoH(d.hCounts, 0, cnt, 12) },
-		func() error { return c.CopyDtoH(d.hRec, 0, d.rec.Ptr, min(d.guess, d.detCap)*d.recWords*4) },
-		func() error { return d.mark(c, 8) },
-		func() error { return c.Record(d.done) },
+		func() error { return c.Record(sl.done) },
 	}
 	for _, s := range steps {
 		if err := s(); err != nil {
@@ -646,10 +723,11 @@ func (d *gpuDetector) enqueue(c *compute.Ctx, x compute.Ptr, owned int) error {
 	return nil
 }
 
-// decode appends the nd downloaded records to dst in order of column, then
+// decode appends the nd records downloaded into sl to dst in order of column, then
 // centre (the CPU's order).
-func (d *gpuDetector) decode(dst *Spikes, nd int, ownStart int64) {
-	rec := unsafe.Slice((*uint32)(d.hRec.Ptr()), nd*d.recWords)
+func (d *gpuDetector) decode(dst *Spikes, sl *gpuSlot, nd int) {
+	ownStart := sl.ownStart
+	rec := unsafe.Slice((*uint32)(sl.hRec.Ptr()), nd*d.recWords)
 	rw := d.recWords
 	d.order = d.order[:0]
 	for i := range nd {
@@ -733,6 +811,18 @@ func (d *gpuDetector) StageTimes(c *compute.Ctx) ([]float64, error) {
 		out[i] = float64(ms)
 	}
 	return out, nil
+}
+
+// supShiftFor returns the bucket width, as a shift, of the coarse strong
+// map for a suppression radius of r columns: the narrowest power of two
+// from 32 up that is wider than 2·r, so that a ±r range meets at most two
+// buckets (64 for Kilosort4's nt0min = 20).
+func supShiftFor(r int) int {
+	s := 5
+	for 1<<s <= 2*r {
+		s++
+	}
+	return s
 }
 
 // ceilDiv returns ⌈a/b⌉ for positive b.

@@ -90,7 +90,7 @@ func compareSpikes(c, g *Spikes) spikeAgreement {
 // value read before a kernel wrote it shows up.
 func poisonGPU(t *testing.T, d *gpuDetector) {
 	err := d.dev.Do(func(c *compute.Ctx) error {
-		for _, b := range []compute.Mem{d.b, d.m, d.sf, d.stp, d.sa, d.det, d.rec} {
+		for _, b := range []compute.Mem{d.b, d.m, d.sf, d.stp, d.sa, d.det, d.slots[0].rec, d.slots[1].rec} {
 			if err := c.Memset8(b.Ptr, 0xff, b.Bytes); err != nil {
 				return err
 			}
@@ -306,6 +306,96 @@ func TestGPUDetectWindow(t *testing.T) {
 	t.Logf("stages %v ms", ms)
 }
 
+// TestGPUStartInFlight starts windows two deep on one GPU detector (each
+// uploaded into the same device window, which Start copies), finishes
+// them in order and compares each window's spikes with the CPU
+// detector's: once with the lists as allocated, once with lists so small
+// that every window is redone, the oldest's redo with a later window in
+// flight. A third Start before a Finish panics.
+func TestGPUStartInFlight(t *testing.T) {
+	dev := gputest.Device(t)
+	c := detCases()[0]
+	prm, g, tm, x0, T := buildCase(c, 1)
+	xs := [][]float32{x0}
+	for seed := uint64(2); seed <= 5; seed++ {
+		_, _, _, x, _ := buildCase(c, seed)
+		xs = append(xs, x)
+	}
+	cpu, err := NewDetector(nil, g, tm, T, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, small := range []bool{false, true} {
+		gd, err := NewDetector(dev, g, tm, T, prm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gd.Close()
+		if small {
+			err := dev.Do(func(cc *compute.Ctx) error {
+				if err := gd.gpu.growPairs(cc, 40); err != nil {
+					return err
+				}
+				if err := gd.gpu.growStrong(cc, 20); err != nil {
+					return err
+				}
+				return gd.gpu.growDets(cc, 2)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		poisonGPU(t, gd.gpu)
+		win, err := dev.NewWindow(g.C(), T, g.C())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer win.Close()
+		got := make([]Spikes, len(xs))
+		done := 0
+		finish := func() {
+			if _, err := gd.Finish(&got[done]); err != nil {
+				t.Fatal(err)
+			}
+			done++
+		}
+		for i, x := range xs {
+			if err := dev.Do(func(cc *compute.Ctx) error { return compute.Upload(cc, win.DataMem().Ptr, x) }); err != nil {
+				t.Fatal(err)
+			}
+			win.MarkWritten()
+			if err := gd.Start(win, int64(10_000*i), c.owned); err != nil {
+				t.Fatal(err)
+			}
+			if i == 1 {
+				func() {
+					defer func() {
+						if recover() == nil {
+							t.Error("a third Start before Finish did not panic")
+						}
+					}()
+					gd.Start(win, 0, c.owned)
+				}()
+			}
+			if i >= 1 {
+				finish()
+			}
+		}
+		for done < len(xs) {
+			finish()
+		}
+		for i, x := range xs {
+			var want Spikes
+			cpu.Detect(&want, x, int64(10_000*i), c.owned)
+			a := compareSpikes(&want, &got[i])
+			t.Logf("small lists %v, window %d: %v", small, i, a)
+			if a.matched != a.cpu || a.matched != a.gpu || a.exact != a.cpu || !a.orderOK || a.cpu == 0 {
+				t.Errorf("small lists %v, window %d differs from the CPU detector: %v", small, i, a)
+			}
+		}
+	}
+}
+
 // BenchmarkGPUDetect times the detection of one NP1 window already on the
 // device (384 × 60 122, 1532 centres, 4000 injected spikes) and reports
 // each stage's milliseconds.
@@ -356,7 +446,7 @@ func benchGPUDetect(b *testing.B, cfg gpuDetectConfig) {
 		}
 		for range b.N {
 			s.Reset()
-			if _, err := gd.DetectDevice(c, &s, gd.xin.Ptr, 0, 60000); err != nil {
+			if _, err := gd.DetectDevice(c, &s, gd.slots[0].xin.Ptr, 0, 60000); err != nil {
 				return err
 			}
 			ms, err := gd.StageTimes(c)

@@ -97,11 +97,10 @@ type Detector struct {
 	noPrune        bool
 	gpu            *gpuDetector // the CUDA back end, nil on the CPU
 
-	// Between Start and Finish: whether the window went to the GPU, and
-	// on the CPU its spikes and counts.
-	started, onGPU bool
-	pend           Spikes
-	pendStats      Stats
+	// The started windows awaiting Finish, oldest first from pend[head]:
+	// whether each went to the GPU and, on the CPU, its spikes and counts.
+	pend        [StartDepth]pendingWindow
+	head, npend int
 
 	spec []complex128
 	wt   []float32 // the grid's weights transposed: wt[(f*nc+j)*S+s]
@@ -291,25 +290,41 @@ func (d *Detector) DetectWindow(dst *Spikes, win *compute.Window, ownStart int64
 	return d.Detect(dst, x, ownStart, owned), nil
 }
 
+// StartDepth is the number of windows that may be started ([Detector.Start])
+// and not yet finished: on a GPU the next window's detection is then
+// queued behind the current one's, so that the device never waits for
+// the host between windows.
+const StartDepth = 2
+
+// pendingWindow is one started window of a Detector.
+type pendingWindow struct {
+	onGPU bool
+	s     Spikes // on the CPU: its spikes
+	st    Stats  // on the CPU: its counts
+}
+
 // Start begins the detection of win's working array (as DetectWindow);
-// Finish completes it. On a GPU, Start enqueues the work on the device's
-// stream, behind a copy of the working array into the detector's own
-// buffer, and returns at once: the window may then be reloaded and
-// preprocessed (its work queues behind the detection) before Finish waits
-// for the spikes, so that the device never waits for the host between
-// windows. On the CPU, Start detects and Finish hands the spikes over.
-// Each Start must be followed by one Finish before the next Start.
+// Finish completes the oldest started window. On a GPU, Start enqueues
+// the work on the detector's own stream, behind a copy of the working
+// array into one of the detector's StartDepth buffers, and returns at
+// once: the window may then be reloaded and preprocessed (on the window's
+// stream, alongside the detection) and the next window started before
+// Finish waits for the first one's spikes. On the CPU, Start detects and
+// Finish hands the spikes over. At most StartDepth windows may await
+// Finish; Start panics on one more.
 func (d *Detector) Start(win *compute.Window, ownStart int64, owned int) error {
-	if d.started {
-		panic("detect: Detector.Start twice without Finish")
+	if d.npend == StartDepth {
+		panic(fmt.Sprintf("detect: Detector.Start with %d windows awaiting Finish", StartDepth))
 	}
 	if win.Channels() != d.c || win.Len() != d.t {
 		panic(fmt.Sprintf("detect: Start of a %d×%d window for %d channels × %d columns", win.Channels(), win.Len(), d.c, d.t))
 	}
+	p := &d.pend[(d.head+d.npend)%StartDepth]
 	if d.gpu != nil && win.Device() == d.dev {
 		err := d.dev.Do(func(c *compute.Ctx) error { return d.gpu.Start(c, win.DataMem().Ptr, ownStart, owned) })
 		if err == nil {
-			d.started, d.onGPU = true, true
+			p.onGPU = true
+			d.npend++
 		}
 		return err
 	}
@@ -317,22 +332,25 @@ func (d *Detector) Start(win *compute.Window, ownStart int64, owned int) error {
 	if err != nil {
 		return err
 	}
-	d.pend.Reset()
-	d.pendStats = d.Detect(&d.pend, x, ownStart, owned)
-	d.started, d.onGPU = true, false
+	p.s.Reset()
+	p.st = d.Detect(&p.s, x, ownStart, owned)
+	p.onGPU = false
+	d.npend++
 	return nil
 }
 
-// Finish appends the spikes of the last Start to dst and returns its work
-// counts.
+// Finish appends the spikes of the oldest started window to dst and
+// returns its work counts.
 func (d *Detector) Finish(dst *Spikes) (Stats, error) {
-	if !d.started {
+	if d.npend == 0 {
 		panic("detect: Detector.Finish without Start")
 	}
-	d.started = false
-	if !d.onGPU {
-		dst.Append(&d.pend)
-		return d.pendStats, nil
+	p := &d.pend[d.head]
+	d.head = (d.head + 1) % StartDepth
+	d.npend--
+	if !p.onGPU {
+		dst.Append(&p.s)
+		return p.st, nil
 	}
 	var st Stats
 	err := d.dev.Do(func(c *compute.Ctx) error {

@@ -98,23 +98,24 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 			free <- j.s
 		}
 	}()
-	// The window stays on its device: on a GPU only the spikes come back,
-	// and the next window is loaded and preprocessed while the device
-	// detects (Start), its spikes collected (Finish) behind that.
-	var buf *detect.Spikes
+	// The window stays on its device: on a GPU only the spikes come back.
+	// The next windows are loaded, preprocessed and started while the
+	// device detects (Start queues each detection behind the last), and
+	// the spikes of the oldest are collected (Finish) behind that.
 	start := func(rw recording.Window, win *compute.Window) error {
-		select {
-		case <-failed:
-			return errSinkFailed
-		case buf = <-free:
-		}
-		buf.Reset()
 		if err := d.Start(win, rw.OwnStart, rw.Owned()); err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
 		return nil
 	}
 	finish := func(rw recording.Window) error {
+		var buf *detect.Spikes
+		select {
+		case <-failed:
+			return errSinkFailed
+		case buf = <-free:
+		}
+		buf.Reset()
 		st, err := d.Finish(buf)
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
@@ -123,7 +124,7 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 		jobs <- sinkJob{rw, buf}
 		return nil
 	}
-	err = p.eachWindowOverlapped(ctx, "detection", nil, w, start, finish)
+	err = p.eachWindowOverlapped(ctx, "detection", nil, w, detect.StartDepth, start, finish)
 	close(jobs)
 	<-finished
 	if sinkErr != nil {

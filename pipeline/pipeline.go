@@ -193,18 +193,20 @@ func (p *Pipeline) StatWindows() []int {
 // (whitened by w unless nil) and calls fn with it.
 func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
 	fn func(rw recording.Window, win *compute.Window) error) error {
-	return p.eachWindowOverlapped(ctx, pass, windows, w, fn, nil)
+	return p.eachWindowOverlapped(ctx, pass, windows, w, 1, fn, nil)
 }
 
-// eachWindowOverlapped is eachWindow with the work on a window in two parts:
-// start(rw, win) is called once the window is preprocessed (on a GPU:
-// once its preprocessing is enqueued) and finish(rw), if not nil, once the
-// next window's preprocessing is too (or after the last window), so that
-// work start enqueues on the device overlaps the host's loading of the
-// next window and finish's work on the host overlaps the device's
-// preprocessing of it. start must leave the window's working array free
-// to be overwritten (on a GPU, by work queued behind its own).
-func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
+// eachWindowOverlapped is eachWindow with the work on a window in two
+// parts: start(rw, win) is called once the window is preprocessed (on a
+// GPU: once its preprocessing is enqueued) and finish(rw), if not nil, in
+// window order once depth−1 later windows are started too (or after the
+// last window). On a GPU the work start enqueues thus queues behind that
+// of the windows before it, so that the device does not wait for the
+// host between windows, and finish's work on the host overlaps the
+// device's work on the later windows. start must leave the window's
+// working array free to be overwritten (on a GPU, by work queued behind
+// its own); depth is at least 1.
+func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, windows []int, w *linalg.Whitening, depth int,
 	start func(rw recording.Window, win *compute.Window) error, finish func(rw recording.Window) error) error {
 	t0 := time.Now()
 	defer func() { p.Timings[pass] += time.Since(t0) }()
@@ -229,14 +231,14 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		total = p.sched.Windows
 	}
 	done := 0
-	var pending recording.Window // started, not finished, if started
-	started := false
+	var pending []recording.Window // started, not finished, oldest first
 	complete := func() error {
-		if started {
-			if err := finish(pending); err != nil {
+		if finish != nil {
+			rw := pending[0]
+			pending = pending[1:]
+			if err := finish(rw); err != nil {
 				return err
 			}
-			started = false
 		}
 		done++
 		if p.Progress != nil {
@@ -244,9 +246,10 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		}
 		return nil
 	}
-	// The next window's upload is begun (Prefetch) before start works on
-	// this one if the loader has it ready, so that on a GPU the copy
-	// overlaps the device's work; if not, start does not wait for it.
+	// The next window's upload is begun (Prefetch) before the oldest
+	// started window is finished if the loader has it ready, so that on a
+	// GPU the copy overlaps the device's work; if not, the loop does not
+	// wait for it there.
 	next, nerr := ld.Next(ctx)
 	for {
 		if errors.Is(nerr, io.EOF) {
@@ -268,10 +271,8 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
-		if started {
-			if err := complete(); err != nil {
-				return err
-			}
+		if err := start(rw, p.win); err != nil {
+			return err
 		}
 		var ready bool
 		next, ready, nerr = ld.TryNext()
@@ -280,20 +281,22 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 				return fmt.Errorf("%s: window %d: %w", p.rec.Name(), next.Window.Index, err)
 			}
 		}
-		if err := start(rw, p.win); err != nil {
-			return err
-		}
 		if finish != nil {
-			pending, started = rw, true
-		} else if err := complete(); err != nil {
-			return err
+			pending = append(pending, rw)
+		}
+		if finish == nil || len(pending) >= depth {
+			if err := complete(); err != nil {
+				return err
+			}
 		}
 		if !ready {
 			next, nerr = ld.Next(ctx)
 		}
 	}
-	if started {
-		return complete()
+	for len(pending) > 0 {
+		if err := complete(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

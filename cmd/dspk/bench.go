@@ -527,14 +527,12 @@ func benchDetectStages(dt *detect.Detector, win *compute.Window, reps int, g *de
 	C, K, nt := g.C(), tm.K, prm.NT
 	Ti := T - 2*nt
 	strong, nd := float64(st.Strong), float64(st.Spikes)
-	span := float64(2*prm.NT0Min + 1)
 	floors := []float64{
 		max(float64(C*T*4+C*Ti*(K+1)*4)/gpuBytesPerSec, float64(C*K*Ti*nt)/gpuTensorFMAPerSec), // filter bank
 		float64(C*Ti*4) / gpuBytesPerSec,                           // bounds: M once
-		strong * 12 / gpuBytesPerSec,                               // centres: the strong list
-		strong * (12 + span*4) / gpuBytesPerSec,                    // paint
-		strong * 16 / gpuBytesPerSec,                               // local max: the list and the own row
-		strong * (12 + span*4) / gpuBytesPerSec,                    // clear
+		strong * 20 / gpuBytesPerSec,                               // centres: the strong list and its cells of the map
+		strong * 20 / gpuBytesPerSec,                               // local max: the list and the own row's neighbours
+		strong * 16 / gpuBytesPerSec,                               // clear: the list's points, their cells and buckets
 		nd * float64(g.NC*(nt*4+K*4)+g.NC*tm.P*4) / gpuBytesPerSec, // records
 		nd * float64(6+g.NC*tm.P) * 4 / 55e9,                       // download at the pinned rate
 	}

@@ -20,9 +20,11 @@
 // indexed by t':
 //   B[(c*Ti + t')*DK + k]  temporal correlation, as the CPU's chunk b;
 //   M[c*Ti + t']           max_k B², the Cauchy–Schwarz bound's terms;
-//   P[f*Ti + t']           the suppression map (float bits of the largest
-//                          strong response of centre f within ±DR; 0
-//                          elsewhere, cleared after every window).
+//   P[f*Ti + t']           the strong map: the float bits of centre f's
+//                          strong response at t' (0 where t' is not
+//                          strong), cleared after every window;
+//   Q[f*NBK + t'>>SUP_SHIFT] the largest of those bits in each bucket of
+//                          SUP_W columns (NBK = ⌈Ti/SUP_W⌉), cleared too.
 //
 // Exactness. B is computed in float64 and rounded once to float32, as the
 // CPU's float64 FFT is: the two differ only where the exact value lies
@@ -53,6 +55,12 @@
 #define DR 20
 #endif
 #define DHALF (DNT / 2)
+// SUP_SHIFT gives the bucket width SUP_W of the coarse map Q: a power of
+// two wider than 2·DR, so that any ±DR range meets at most two buckets.
+#ifndef SUP_SHIFT
+#define SUP_SHIFT 6
+#endif
+#define SUP_W (1 << SUP_SHIFT)
 #define FULL_MASK 0xffffffffu
 
 // ---------------------------------------------------------------------------
@@ -419,13 +427,16 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) bounds4(int* __restrict_
 // of centre f at column t' (evaluate), and appends each pair whose best
 // exceeds th to the strong list (sf, stp, sa) at a slot taken with a
 // warp-aggregated atomicAdd on count (the list's order is irrelevant: it
-// feeds a max and per-point tests). Slots ≥ cap are counted, not
-// written. Any 1-D grid of whole warps.
+// feeds per-point tests). A listed point also sets its cell of the strong
+// map P (each pair is listed once) and raises its bucket of Q with an
+// integer atomicMax on the bits of the positive response (the same in any
+// order). Slots ≥ cap are counted, not written or mapped, so that clear
+// finds every mapped cell in the list. Any 1-D grid of whole warps.
 extern "C" __global__ void centres(int* __restrict__ sf, int* __restrict__ stp, float* __restrict__ sa,
                                    int* __restrict__ count, int cap, const int* __restrict__ pairs,
                                    const int* __restrict__ npairs, int pcap, const float* __restrict__ B,
                                    const int* __restrict__ iC, const float* __restrict__ W, int Ti, float thr2,
-                                   float th) {
+                                   float th, unsigned* __restrict__ P, unsigned* __restrict__ Q, int nbk) {
     const int np = min(*npairs, pcap);
     const unsigned lane = threadIdx.x & 31;
     for (int base = blockIdx.x * blockDim.x; base < np; base += gridDim.x * blockDim.x) {
@@ -453,6 +464,9 @@ extern "C" __global__ void centres(int* __restrict__ sf, int* __restrict__ stp, 
             sf[slot] = f;
             stp[slot] = t;
             sa[slot] = best;
+            const unsigned a = __float_as_uint(best);
+            P[(size_t)f * Ti + t] = a;
+            atomicMax(Q + (size_t)f * nbk + (t >> SUP_SHIFT), a);
         }
     }
 }
@@ -460,39 +474,22 @@ extern "C" __global__ void centres(int* __restrict__ sf, int* __restrict__ stp, 
 // ---------------------------------------------------------------------------
 // Local maxima over the nC2 nearest centres × ±DR columns.
 
-// paint sets P[f, t'+u] = max(P, a) for every strong point and |u| ≤ DR
-// (t'+u inside [0, Ti)), with integer atomicMax on the bits of the
-// positive responses: the result is the same in any order. With clear ≠ 0
-// it writes 0 there instead, leaving P all zeros for the next window.
-extern "C" __global__ void paint(unsigned* __restrict__ P, const int* __restrict__ sf,
-                                 const int* __restrict__ stp, const float* __restrict__ sa,
-                                 const int* __restrict__ count, int cap, int Ti, int clear) {
-    const long long n = (long long)min(*count, cap) * (2 * DR + 1);
-    for (long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x; i < n;
-         i += (long long)gridDim.x * blockDim.x) {
-        const int s = (int)(i / (2 * DR + 1));
-        const int t = stp[s] + (int)(i % (2 * DR + 1)) - DR;
-        if (t < 0 || t >= Ti) continue;
-        unsigned* p = P + (size_t)sf[s] * Ti + t;
-        if (clear)
-            *p = 0u;
-        else
-            atomicMax(p, __float_as_uint(sa[s]));
-    }
-}
-
 // local_max keeps the strong points (f, t', a) with t' < owned that no
-// strong point of the nC2 centres of iC2(f) within ±DR exceeds
-// (P[g, t'] ≤ a for every g), and appends their strong-list indices to
-// det (slots ≥ dcap counted, not written). A point is a candidate only if
-// its own row allows it (P[f, t'] = a, as f is in iC2(f)): each thread
-// tests one point so, then the warp tests its candidates' nC2 rows
-// together, one candidate at a time.
+// strong point (g, u) of the nC2 centres g of iC2(f) with |u − t'| ≤ DR
+// exceeds (P[g, u] ≤ a), and appends their strong-list indices to det
+// (slots ≥ dcap counted, not written). Each thread first tests its own
+// point against its own row (f is in iC2(f)): the neighbours t' ± 1, then,
+// unless both buckets of Q that the range meets are ≤ a, the whole range.
+// The warp then tests its candidates one at a time, a lane per neighbour
+// row: a row whose buckets are ≤ a cannot beat the point; the rows whose
+// buckets exceed it are read in full, by the whole warp. Q only skips
+// reads, so the test is exactly the one against the ±DR maxima.
 extern "C" __global__ void local_max(int* __restrict__ det, int* __restrict__ ndet, int dcap,
                                      const int* __restrict__ sf, const int* __restrict__ stp,
                                      const float* __restrict__ sa, const int* __restrict__ count, int cap,
-                                     const unsigned* __restrict__ P, const int* __restrict__ iC2, int Ti,
-                                     int owned) {
+                                     const unsigned* __restrict__ P, const unsigned* __restrict__ Q, int nbk,
+                                     const int* __restrict__ iC2, int Ti, int owned) {
+    constexpr int NR = (DNC2 + 31) / 32; // neighbour rows per lane
     const int n = min(*count, cap);
     const int lane = threadIdx.x & 31;
     const int stride = gridDim.x * blockDim.x;
@@ -505,7 +502,20 @@ extern "C" __global__ void local_max(int* __restrict__ det, int* __restrict__ nd
             tp = stp[s];
             f = sf[s];
             a = __float_as_uint(sa[s]);
-            cand = tp < owned && __ldg(P + (size_t)f * Ti + tp) == a;
+            if (tp < owned) {
+                const unsigned* row = P + (size_t)f * Ti;
+                cand = DR == 0 || ((tp == 0 || __ldg(row + tp - 1) <= a) && (tp + 1 >= Ti || __ldg(row + tp + 1) <= a));
+                if (cand) {
+                    const int lo = max(tp - DR, 0), hi = min(tp + DR, Ti - 1);
+                    const unsigned* q = Q + (size_t)f * nbk;
+                    if (max(__ldg(q + (lo >> SUP_SHIFT)), __ldg(q + (hi >> SUP_SHIFT))) > a)
+                        for (int u = lo; u <= hi; ++u)
+                            if (__ldg(row + u) > a) {
+                                cand = false;
+                                break;
+                            }
+                }
+            }
         }
         unsigned m = __ballot_sync(FULL_MASK, cand);
         while (m) {
@@ -514,14 +524,50 @@ extern "C" __global__ void local_max(int* __restrict__ det, int* __restrict__ nd
             const int cf = __shfl_sync(FULL_MASK, f, src);
             const int ct = __shfl_sync(FULL_MASK, tp, src);
             const unsigned ca = __shfl_sync(FULL_MASK, a, src);
+            const int lo = max(ct - DR, 0), hi = min(ct + DR, Ti - 1);
+            const int b0 = lo >> SUP_SHIFT, b1 = hi >> SUP_SHIFT;
+            int g[NR];
+            unsigned over = 0u; // bit r: row g[r] has a bucket above ca
+#pragma unroll
+            for (int r = 0; r < NR; ++r) {
+                const int j = lane + 32 * r;
+                g[r] = j < DNC2 ? __ldg(iC2 + cf * DNC2 + j) : 0;
+                if (j < DNC2) {
+                    const unsigned* q = Q + (size_t)g[r] * nbk;
+                    if (max(__ldg(q + b0), __ldg(q + b1)) > ca) over |= 1u << r;
+                }
+            }
             bool beaten = false;
-            for (int j = lane; j < DNC2; j += 32)
-                beaten |= __ldg(P + (size_t)__ldg(iC2 + cf * DNC2 + j) * Ti + ct) > ca;
-            if (!__any_sync(FULL_MASK, beaten) && lane == 0) {
+#pragma unroll
+            for (int r = 0; r < NR; ++r) {
+                unsigned rows = __ballot_sync(FULL_MASK, over >> r & 1u);
+                while (rows && !beaten) {
+                    const int src2 = __ffs(rows) - 1;
+                    rows &= rows - 1;
+                    const unsigned* row = P + (size_t)__shfl_sync(FULL_MASK, g[r], src2) * Ti;
+                    bool v = false;
+                    for (int u = lo + lane; u <= hi; u += 32) v |= __ldg(row + u) > ca;
+                    beaten = __any_sync(FULL_MASK, v);
+                }
+            }
+            if (!beaten && lane == 0) {
                 const int d = atomicAdd(ndet, 1);
                 if (d < dcap) det[d] = base + src;
             }
         }
+    }
+}
+
+// clear zeroes the cells of P and the buckets of Q that the listed strong
+// points set, leaving both all zeros for the next window.
+extern "C" __global__ void clear(unsigned* __restrict__ P, unsigned* __restrict__ Q, int nbk,
+                                 const int* __restrict__ sf, const int* __restrict__ stp,
+                                 const int* __restrict__ count, int cap, int Ti) {
+    const int n = min(*count, cap);
+    for (int s = blockIdx.x * blockDim.x + threadIdx.x; s < n; s += gridDim.x * blockDim.x) {
+        const int f = sf[s], t = stp[s];
+        P[(size_t)f * Ti + t] = 0u;
+        Q[(size_t)f * nbk + (t >> SUP_SHIFT)] = 0u;
     }
 }
 
