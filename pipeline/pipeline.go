@@ -40,6 +40,12 @@ type Pipeline struct {
 
 	// Timings records the wall time of each pass that has run.
 	Timings map[string]time.Duration
+	// Waits records, per pass, the wall time the window loop spent
+	// waiting: for the loader to read a window ("loader"), for a
+	// window's upload to the device ("upload") and for the oldest started
+	// window's results ("results": on a GPU, the device's work). Their
+	// sum against the pass's time says what limits it.
+	Waits map[string]map[string]time.Duration
 
 	onRaw    func(win recording.Window, data []int16) // sees each raw window of a pass
 	warnings []string
@@ -96,7 +102,8 @@ func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Conf
 	if err != nil {
 		return nil, fmt.Errorf("%s: preprocessing on %s: %w", rec.Name(), dev.Spec(), err)
 	}
-	p := &Pipeline{dev: dev, rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{}}
+	p := &Pipeline{dev: dev, rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{},
+		Waits: map[string]map[string]time.Duration{}}
 	p.warnings = carWarnings(pr, cfg)
 	if err := p.buffers(); err != nil {
 		p.Close()
@@ -231,12 +238,20 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		total = p.sched.Windows
 	}
 	done := 0
+	waits := p.Waits[pass]
+	if waits == nil {
+		waits = map[string]time.Duration{}
+		p.Waits[pass] = waits
+	}
 	var pending []recording.Window // started, not finished, oldest first
 	complete := func() error {
 		if finish != nil {
 			rw := pending[0]
 			pending = pending[1:]
-			if err := finish(rw); err != nil {
+			t := time.Now()
+			err := finish(rw)
+			waits["results"] += time.Since(t)
+			if err != nil {
 				return err
 			}
 		}
@@ -250,7 +265,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 	// started window is finished if the loader has it ready, so that on a
 	// GPU the copy overlaps the device's work; if not, the loop does not
 	// wait for it there.
+	t := time.Now()
 	next, nerr := ld.Next(ctx)
+	waits["loader"] += time.Since(t)
 	for {
 		if errors.Is(nerr, io.EOF) {
 			break
@@ -259,7 +276,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 			return nerr
 		}
 		b := next
+		t := time.Now()
 		err := p.win.Load(b.Data)
+		waits["upload"] += time.Since(t)
 		if err == nil {
 			err = p.pre.Window(p.win)
 		}
@@ -290,7 +309,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 			}
 		}
 		if !ready {
+			t := time.Now()
 			next, nerr = ld.Next(ctx)
+			waits["loader"] += time.Since(t)
 		}
 	}
 	for len(pending) > 0 {

@@ -64,6 +64,14 @@ func benchWholeFile(path string, dev *compute.Device) error {
 			nums: []benchNum{{"times_real_time", secs / d.Seconds()}},
 			text: fmt.Sprintf("%.0f× real time", secs/d.Seconds())})
 	}
+	for _, w := range []struct{ key, what, note string }{
+		{"loader", "loader", ""}, {"upload", "uploads", ""}, {"results", "results", "; on a GPU: the device's work"},
+	} {
+		d := p.Waits["detection"][w.key]
+		row(benchRow{label: "detection pass: waiting, " + w.what, op: "file: detection pass waiting for " + w.key,
+			size: fmt.Sprintf("%d windows", sched.Windows), device: where, d: d,
+			text: fmt.Sprintf("%.0f %% of the pass%s", 100*d.Seconds()/p.Timings["detection"].Seconds(), w.note)})
+	}
 	row(benchRow{label: fmt.Sprintf("whole run, %d spikes", sum.Spikes), op: "file: whole run", size: fmt.Sprintf("%.1f s", secs),
 		device: where, d: run, nums: []benchNum{{"spikes", float64(sum.Spikes)}, {"times_real_time", secs / run.Seconds()}},
 		text: fmt.Sprintf("%.0f× real time", secs/run.Seconds())})
