@@ -23,6 +23,7 @@ const (
 	tcMMARows    = 256
 	cgF          = 32 // CG_F
 	cgW          = 8  // CG_W
+	unionGroup   = 4  // UG: adjacent centres of a warp of bounds_u, which reads the union of their channels
 	recHead      = 6  // REC_HEAD
 	// gpuGrid is the number of blocks of the grid-stride kernels
 	// (centres, local_max, clear, emit), whose work is counted on the
@@ -57,6 +58,9 @@ type gpuDetectConfig struct {
 	// scalar bounds: one column per lane even where the window's columns
 	// allow four (a multiple of 4: one vector load per channel)
 	scalarBounds bool
+	// noUnion: each centre's bound from its own channels' rows of M, not
+	// from the rows of the union of unionGroup adjacent centres' channels
+	noUnion bool
 }
 
 // defaultGPUDetectConfig is the fastest configuration measured on an
@@ -115,7 +119,8 @@ type gpuDetector struct {
 	supShift, nbk           int // bucket width 1<<supShift of the coarse map q and its buckets per centre
 	th, thr2                float32
 	recWords                int
-	bvec                    int // columns per lane of the bounds kernel
+	bvec                    int  // columns per lane of the bounds kernel
+	union                   bool // bounds from the channel unions of adjacent centres (bounds_u)
 	cfg                     gpuDetectConfig
 
 	fConv, fBounds, fCentres, fLocal, fClear, fEmit *compute.Kernel
@@ -124,6 +129,7 @@ type gpuDetector struct {
 	// (kernels/detect.cu), all zeros between windows.
 	b, m, smap, q, counts, ic, ic2, w, chx, chy, wt, wpca compute.Mem
 	sf, stp, sa, det, pairs                               compute.Mem
+	ulist, ucnt, umask                                    compute.Mem // bounds_u: channel unions and each centre's mask
 	strongCap, detCap, pairCap                            int
 	guess                                                 int // records to download with the counts next time
 
@@ -244,8 +250,11 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 		conv = "tconv_mma"
 	}
 	bounds := "bounds"
+	if d.union = !d.cfg.noUnion && unionGroup*d.nc <= 64; d.union {
+		bounds = "bounds_u"
+	}
 	if d.bvec = 1; d.ti%4 == 0 && !d.cfg.scalarBounds {
-		bounds, d.bvec = "bounds4", 4
+		bounds, d.bvec = bounds+"4", 4
 	}
 	d.fConv, d.fBounds, d.fCentres = fn(conv), fn(bounds), fn("centres")
 	d.fLocal, d.fClear, d.fEmit = fn("local_max"), fn("clear"), fn("emit")
@@ -270,8 +279,23 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	alloc(&d.chy, C*8)
 	alloc(&d.wt, len(d.tm.WTEMP)*8)
 	alloc(&d.wpca, len(d.tm.WPCA)*4)
+	var ulist, ucnt []int32
+	var umask []uint64
+	if d.union {
+		ulist, ucnt, umask = d.channelUnions()
+		alloc(&d.ulist, len(ulist)*4)
+		alloc(&d.ucnt, len(ucnt)*4)
+		alloc(&d.umask, len(umask)*8)
+	}
 	if err != nil {
 		return err
+	}
+	if d.union {
+		for _, e := range []error{compute.Upload(c, d.ulist.Ptr, ulist), compute.Upload(c, d.ucnt.Ptr, ucnt), compute.Upload(c, d.umask.Ptr, umask)} {
+			if e != nil {
+				return e
+			}
+		}
 	}
 	if err := d.growStrong(c, min(initStrong, d.f*Ti)); err != nil {
 		return err
@@ -393,7 +417,7 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 		}
 	}
 	for _, b := range []*compute.Mem{&d.b, &d.m, &d.smap, &d.q, &d.counts, &d.ic, &d.ic2, &d.w, &d.chx, &d.chy,
-		&d.wt, &d.wpca, &d.sf, &d.stp, &d.sa, &d.det, &d.pairs} {
+		&d.wt, &d.wpca, &d.sf, &d.stp, &d.sa, &d.det, &d.pairs, &d.ulist, &d.ucnt, &d.umask} {
 		keep(c.Free(*b))
 		*b = compute.Mem{}
 	}
@@ -683,7 +707,12 @@ func (d *gpuDetector) enqueue(c *compute.Ctx, sl *gpuSlot, x compute.Ptr) error 
 		},
 		func() error { return d.mark(c, 1) },
 		func() error {
-			return c.Launch(d.fBounds, compute.Dim3{X: ceilDiv(d.f, cgF), Y: ceilDiv(Ti, 32*d.bvec)}, compute.Dim3{X: 32, Y: cgW}, 0,
+			grid, block := compute.Dim3{X: ceilDiv(d.f, cgF), Y: ceilDiv(Ti, 32*d.bvec)}, compute.Dim3{X: 32, Y: cgW}
+			if d.union {
+				return c.Launch(d.fBounds, grid, block, 0,
+					d.pairs, npairs, int32(d.pairCap), d.m, d.ulist, d.ucnt, d.umask, int32(d.f), int32(Ti), d.thr2)
+			}
+			return c.Launch(d.fBounds, grid, block, 0,
 				d.pairs, npairs, int32(d.pairCap), d.m, d.ic, int32(d.f), int32(Ti), d.thr2)
 		},
 		func() error { return d.mark(c, 2) },
@@ -811,6 +840,38 @@ func (d *gpuDetector) StageTimes(c *compute.Ctx) ([]float64, error) {
 		out[i] = float64(ms)
 	}
 	return out, nil
+}
+
+// channelUnions returns, for each group of unionGroup adjacent centres
+// (the last one shorter), the union of their channels in order of first
+// appearance (unionGroup·nC slots per group, ulist), its length (ucnt)
+// and, per centre, the mask of its channels among them (umask, bit u:
+// entry u), as bounds_u reads them.
+func (d *gpuDetector) channelUnions() (ulist, ucnt []int32, umask []uint64) {
+	umax := unionGroup * d.nc
+	ngrp := ceilDiv(d.f, unionGroup)
+	ulist = make([]int32, ngrp*umax)
+	ucnt = make([]int32, ngrp)
+	umask = make([]uint64, ngrp*unionGroup)
+	for g := range ngrp {
+		u := ulist[g*umax : g*umax]
+		for r := range unionGroup {
+			f := g*unionGroup + r
+			if f >= d.f {
+				break
+			}
+			for _, ch := range d.g.IC[f*d.nc : (f+1)*d.nc] {
+				i := slices.Index(u, ch)
+				if i < 0 {
+					i = len(u)
+					u = append(u, ch)
+				}
+				umask[g*unionGroup+r] |= 1 << i
+			}
+		}
+		ucnt[g] = int32(len(u))
+	}
+	return ulist, ucnt, umask
 }
 
 // supShiftFor returns the bucket width, as a shift, of the coarse strong

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -117,7 +118,7 @@ func TestGPUDetectMatchesCPU(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				cfg := []gpuDetectConfig{{mma: 8, ng: 4}, {mma: 16, ng: 2}, {}}[seed]
+				cfg := []gpuDetectConfig{{mma: 8, ng: 4}, {mma: 16, ng: 2, noUnion: true}, {}}[seed]
 				gd, err := newGPUDetector(dev, g, tm, T, prm, cfg)
 				if err != nil {
 					t.Fatal(err)
@@ -183,8 +184,9 @@ func TestGPUDetectNP1Window(t *testing.T) {
 	var total spikeAgreement
 	total.orderOK = true
 	// The filter bank of each seed: the default, the other tensor-core
-	// shape (with the one-column bounds), the FMA units.
-	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16, scalarBounds: true}, {mma: 8}}
+	// shape (with the one-column bounds), the m8n8k4 shape with each
+	// centre's bound from its own channels.
+	cfgs := []gpuDetectConfig{defaultGPUDetectConfig, {mma: 16, scalarBounds: true}, {mma: 8, noUnion: true}}
 	for seed := range uint64(3) {
 		gd, err := newGPUDetector(dev, g, tm, T, prm, cfgs[seed])
 		if err != nil {
@@ -304,6 +306,52 @@ func TestGPUDetectWindow(t *testing.T) {
 		t.Fatalf("stage times %v, %v", ms, err)
 	}
 	t.Logf("stages %v ms", ms)
+}
+
+// TestChannelUnions checks the channel unions of adjacent centres that
+// bounds_u reads (no GPU needed): every centre's mask names exactly its
+// nC channels, each union lists distinct channels, and NP1's unions are
+// about a third as many rows as the centres' own.
+func TestChannelUnions(t *testing.T) {
+	p := np1Probe()
+	prm := DefaultParams()
+	g, err := NewGrid(p, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &gpuDetector{g: g, f: g.F(), nc: g.NC}
+	ulist, ucnt, umask := d.channelUnions()
+	umax := unionGroup * g.NC
+	rows := 0
+	for f := range g.F() {
+		grp := f / unionGroup
+		u := ulist[grp*umax : grp*umax+int(ucnt[grp])]
+		var got []int32
+		for i, ch := range u {
+			if umask[f]>>i&1 != 0 {
+				got = append(got, ch)
+			}
+		}
+		want := slices.Clone(g.IC[f*g.NC : (f+1)*g.NC])
+		slices.Sort(want)
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("centre %d: mask names %v, channels %v", f, got, want)
+		}
+		if f%unionGroup == 0 {
+			rows += len(u)
+			s := slices.Clone(u)
+			slices.Sort(s)
+			if len(slices.Compact(s)) != len(u) {
+				t.Fatalf("group %d lists a channel twice: %v", grp, u)
+			}
+		}
+	}
+	per := float64(rows) / float64(g.F())
+	t.Logf("%.2f rows of M per centre (own channels: %d)", per, g.NC)
+	if per > 0.4*float64(g.NC) {
+		t.Errorf("%.2f rows per centre", per)
+	}
 }
 
 // TestGPUStartInFlight starts windows two deep on one GPU detector (each

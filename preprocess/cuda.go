@@ -29,18 +29,21 @@ const (
 
 // gpuTailTol is the share of the summed absolute impulse response of the
 // Butterworth cascade that the GPU's chunked high-pass neglects at the
-// start of every chunk, in each direction.
-const gpuTailTol = 1e-10
+// start of every chunk, in each direction: 1e-8, below the float32
+// rounding of the result (6e-8), with a warm-up 20 % shorter than for
+// 1e-10 (docs/perf-gpu-preprocess.md).
+const gpuTailTol = 1e-8
 
 // gpuConfig selects among the kernel variants (measured in
 // docs/perf-gpu-preprocess.md); every variant computes the same result.
 type gpuConfig struct {
-	carCPW    int  // CAR: columns a warp takes at once (1 or 2)
-	carBits   int  // CAR: key bits found per warp reduction (1 or 2)
-	whiteCols int  // sparse whitening: columns per lane (1, 2 or 4)
-	whiteRows int  // sparse whitening: rows per group (0: whiteGroupRows where its input band fits, < 0: one group)
-	chunk     int  // high-pass chunk length, a multiple of 32; 0: one warp per scheduler
-	dense     bool // whiten by a dense cuBLAS SGEMM instead
+	carCPW    int     // CAR: columns a warp takes at once (1 or 2)
+	carBits   int     // CAR: key bits found per warp reduction (1 or 2)
+	whiteCols int     // sparse whitening: columns per lane (1, 2 or 4)
+	whiteRows int     // sparse whitening: rows per group (0: whiteGroupRows where its input band fits, < 0: one group)
+	chunk     int     // high-pass chunk length, a multiple of 32; 0: one warp per scheduler
+	tailTol   float64 // high-pass warm-up for this share of the impulse response's tail (0: gpuTailTol)
+	dense     bool    // whiten by a dense cuBLAS SGEMM instead
 }
 
 // defaultGPUConfig is the fastest configuration measured on an H200 for
@@ -163,7 +166,11 @@ func newCUDA(dev *compute.Device, p Params, cfg gpuConfig) (*cudaPreprocessor, e
 		fast: flt.fast, gain: flt.g2,
 	}
 	if g.fast {
-		g.warm = min(roundUp(tailLength(flt.secs, gpuTailTol), 32), T)
+		tol := cfg.tailTol
+		if tol == 0 {
+			tol = gpuTailTol
+		}
+		g.warm = min(roundUp(tailLength(flt.secs, tol), 32), T)
 	} else if T > maxGPUDirect {
 		return nil, fmt.Errorf("preprocess: CUDA: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassCutoff, T, maxGPUDirect)
 	}

@@ -78,6 +78,7 @@ func BenchmarkGPUPreprocess(b *testing.B) {
 		{"band-whiten-one-group", true, true, with(func(c *gpuConfig) { c.whiteRows = -1 })},
 		{"chunk256", false, false, with(func(c *gpuConfig) { c.chunk = 256 })},
 		{"chunk384", false, false, with(func(c *gpuConfig) { c.chunk = 384 })},
+		{"tail1e-10", false, false, with(func(c *gpuConfig) { c.tailTol = 1e-10 })},
 		{"no-whiten", false, false, d},
 		{"dense-whiten", true, false, with(func(c *gpuConfig) { c.dense = true })},
 		{"white-cols1", true, false, with(func(c *gpuConfig) { c.whiteCols = 1 })},

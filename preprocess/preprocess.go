@@ -49,7 +49,7 @@ func (p Params) T() int { return p.BatchSize + 2*p.NT }
 // (the largest difference about 1e-6 of the RMS): selection, sign, mean
 // and CAR are bit for bit the CPU's, the high-pass differs by the float32
 // rounding of an intermediate and a neglected start-up transient below
-// 1e-10, and the sparse whitening sums in the CPU's order without fused
+// 1e-8, and the sparse whitening sums in the CPU's order without fused
 // multiply-adds.
 //
 // A pass over a recording sets its whitening once ([Preprocessor.SetWhitening],

@@ -280,18 +280,31 @@ extern "C" __global__ void __launch_bounds__(32 * TC_WARPS) tconv_mma(float* __r
 // ic, weights wf[s*DNC + j]) at column tp, and its template q = s·K + k and
 // sign, exactly as the CPU's Detector.evaluate: float32 sums in channel
 // order, the lowest q on ties; a shape k with Σ_j B² ≤ thr2 is skipped
-// (its responses are at most Th).
+// (its responses are at most Th). Where they fit in registers (K·nC ≤
+// EVAL_PRELOAD), the K·nC values of B are all loaded first, so that their
+// latencies overlap instead of costing a round trip per shape.
+#define EVAL_PRELOAD 96
 __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int (&ic)[DNC],
                                           const float* __restrict__ wf, int Ti, int tp, float thr2, int& bq,
                                           int& sg) {
+    constexpr bool pre = DK * DNC <= EVAL_PRELOAD;
     float best = -1.0f;
     bq = 0;
     sg = 0;
-#pragma unroll 1
+    float bv[pre ? DK : 1][DNC];
+    if constexpr (pre) {
+#pragma unroll
+        for (int j = 0; j < DNC; ++j) {
+            const float* b = B + ((size_t)ic[j] * Ti + tp) * DK;
+#pragma unroll
+            for (int k = 0; k < DK; ++k) bv[k][j] = __ldg(b + k);
+        }
+    }
+#pragma unroll
     for (int k = 0; k < DK; ++k) {
         float v[DNC];
 #pragma unroll
-        for (int j = 0; j < DNC; ++j) v[j] = __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
+        for (int j = 0; j < DNC; ++j) v[j] = pre ? bv[pre ? k : 0][j] : __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
         float uk = 0.0f;
 #pragma unroll
         for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(v[j], v[j]));
@@ -422,6 +435,109 @@ extern "C" __global__ void __launch_bounds__(32 * CG_W) bounds4(int* __restrict_
                                                                 float thr2) {
     bounds_t<4>(pairs, count, cap, M, iC, F, Ti, thr2);
 }
+
+// bounds_u is bounds with the channels of UG adjacent centres read once:
+// warp y takes the centres UG·(G + y) … UG·(G + y) + UG − 1 (G the
+// block's first group) and loads each row of M in the union of their
+// channels (ulist, ucnt per group; 3.25 rows per centre for NP1 against
+// nC) once, adding it to the bounds of the centres whose mask (umask, bit
+// u: union entry u is a channel of the centre) has it. The bound is then
+// summed in the union's order, not the centre's: it only decides which
+// pairs are evaluated, and the slack of thr2 (1e-4) covers the rounding.
+#define UG 4
+#define UMAX (UG * DNC)
+template <int VEC>
+__device__ __forceinline__ void bounds_u_t(int* __restrict__ pairs, int* __restrict__ count, int cap,
+                                           const float* __restrict__ M, const int* __restrict__ ulist,
+                                           const int* __restrict__ ucnt, const unsigned long long* __restrict__ umask,
+                                           int F, int Ti, float thr2) {
+    static_assert(CG_F == CG_W * UG, "a block's centres are its warps' groups");
+    __shared__ int s_u[CG_W][UMAX];
+    __shared__ int s_pair[CG_F * 32 * VEC]; // f·Ti + t'
+    __shared__ int s_np, s_base;
+    const int tid = threadIdx.y * 32 + threadIdx.x;
+    const int w = threadIdx.y;
+    const int grp = blockIdx.x * CG_W + w;
+    const int ngrp = (F + UG - 1) / UG;
+    const int nu = grp < ngrp ? ucnt[grp] : 0;
+    for (int i = threadIdx.x; i < nu; i += 32) s_u[w][i] = ulist[grp * UMAX + i];
+    unsigned long long mk[UG];
+#pragma unroll
+    for (int r = 0; r < UG; ++r) mk[r] = grp < ngrp ? umask[grp * UG + r] : 0ull;
+    if (tid == 0) s_np = 0;
+    __syncthreads();
+    const int tp = (blockIdx.y * 32 + threadIdx.x) * VEC; // first column of the lane
+    const unsigned lane = threadIdx.x;
+    float ur[UG][VEC];
+#pragma unroll
+    for (int r = 0; r < UG; ++r)
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) ur[r][v] = 0.0f;
+    if (tp < Ti) {
+        for (int u = 0; u < nu; ++u) {
+            float m[VEC];
+            if constexpr (VEC == 4) {
+                // Ti % 4 == 0: the lane's four columns are all inside.
+                const float4 q = __ldg(reinterpret_cast<const float4*>(M + (size_t)s_u[w][u] * Ti + tp));
+                m[0] = q.x;
+                m[1] = q.y;
+                m[2] = q.z;
+                m[3] = q.w;
+            } else {
+                m[0] = __ldg(M + (size_t)s_u[w][u] * Ti + tp);
+            }
+#pragma unroll
+            for (int r = 0; r < UG; ++r)
+                if (mk[r] >> u & 1ull)
+#pragma unroll
+                    for (int v = 0; v < VEC; ++v) ur[r][v] = __fadd_rn(ur[r][v], m[v]);
+        }
+    }
+#pragma unroll
+    for (int r = 0; r < UG; ++r) {
+        const int f = grp * UG + r;
+        unsigned m = 0u; // the lane's passing columns; thr2 > 0: none past F or Ti
+#pragma unroll
+        for (int v = 0; v < VEC; ++v) m |= ur[r][v] > thr2 ? 1u << v : 0u;
+        if (__ballot_sync(FULL_MASK, m != 0u) == 0u) continue;
+        const int n = __popc(m);
+        int incl = n;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+            const int y = __shfl_up_sync(FULL_MASK, incl, o);
+            if ((int)lane >= o) incl += y;
+        }
+        int slot = 0;
+        if (lane == 31) slot = atomicAdd(&s_np, incl);
+        slot = __shfl_sync(FULL_MASK, slot, 31) + incl - n;
+#pragma unroll
+        for (int v = 0; v < VEC; ++v)
+            if (m >> v & 1u) s_pair[slot++] = f * Ti + tp + v;
+    }
+    __syncthreads();
+    const int np = s_np;
+    if (np == 0) return;
+    if (tid == 0) s_base = atomicAdd(count, np);
+    __syncthreads();
+    const int base = s_base;
+    for (int i = tid; i < np && base + i < cap; i += 32 * CG_W) pairs[base + i] = s_pair[i];
+}
+
+#if UMAX <= 64
+extern "C" __global__ void __launch_bounds__(32 * CG_W)
+    bounds_u(int* __restrict__ pairs, int* __restrict__ count, int cap, const float* __restrict__ M,
+             const int* __restrict__ ulist, const int* __restrict__ ucnt, const unsigned long long* __restrict__ umask,
+             int F, int Ti, float thr2) {
+    bounds_u_t<1>(pairs, count, cap, M, ulist, ucnt, umask, F, Ti, thr2);
+}
+
+extern "C" __global__ void __launch_bounds__(32 * CG_W)
+    bounds_u4(int* __restrict__ pairs, int* __restrict__ count, int cap, const float* __restrict__ M,
+              const int* __restrict__ ulist, const int* __restrict__ ucnt, const unsigned long long* __restrict__ umask,
+              int F, int Ti, float thr2) {
+    bounds_u_t<4>(pairs, count, cap, M, ulist, ucnt, umask, F, Ti, thr2);
+}
+#endif
 
 // centres evaluates the listed pairs, one per thread: the best response
 // of centre f at column t' (evaluate), and appends each pair whose best

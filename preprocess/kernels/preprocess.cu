@@ -211,7 +211,7 @@ extern "C" __global__ void __launch_bounds__(CAR_THREADS, CAR_MINB) car_entry(fl
 // a-W … a+len-1, backward over a+len-1+W … a, positions taken modulo n
 // (W <= n), and writes the last len outputs. The neglected start-up
 // transient is below the impulse response's tail beyond W
-// (gpu_preprocess.go picks W for 1e-10 of its absolute sum). The forward pass writes float32 into
+// (cuda.go picks W for gpuTailTol = 1e-8 of its absolute sum). The forward pass writes float32 into
 // a scratch row; the backward pass reads it and writes gain*y.
 //
 // One warp per (chunk, group of 32 channels): lane l runs channel
