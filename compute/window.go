@@ -193,6 +193,27 @@ func (w *Window) RawMem() Mem { return w.rawMem }
 // CPU). An op that writes it calls MarkWritten.
 func (w *Window) DataMem() Mem { return w.dataMem }
 
+// SwapDataMem makes m, C·T float32 on the window's CUDA device, the
+// window's working array and returns the one it replaces, which the
+// caller then owns (and frees): an op that goes on reading a window's
+// array on the device after the window moves on, such as a detection
+// queued behind the next window's preprocessing, takes the array so
+// instead of copying it. The new array holds no defined values until an
+// op writes it; the work that writes it must wait for the work still
+// reading m. It panics on the CPU or if m is not C·T float32.
+func (w *Window) SwapDataMem(m Mem) Mem {
+	if w.dev.gpu == nil {
+		panic("compute: SwapDataMem of a window on the CPU")
+	}
+	if m.Bytes != w.dataMem.Bytes || m.Ptr == 0 {
+		panic(fmt.Sprintf("compute: SwapDataMem of %d bytes for a working array of %d", m.Bytes, w.dataMem.Bytes))
+	}
+	old := w.dataMem
+	w.dataMem = m
+	w.stale = true
+	return old
+}
+
 // MarkWritten records that an op wrote the working array on the device,
 // so that the next Data downloads it. On the CPU it does nothing.
 func (w *Window) MarkWritten() {

@@ -199,3 +199,81 @@ func TestWindowPrefetch(t *testing.T) {
 		check(k)
 	}
 }
+
+// TestWindowSwapDataMem exchanges a GPU window's working array for
+// another: the window then holds and downloads the new one, the old one
+// (returned) keeps its values, and a buffer of the wrong size panics, as
+// does any swap on the CPU.
+func TestWindowSwapDataMem(t *testing.T) {
+	cpu, _, err := compute.Open("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cw, err := cpu.NewWindow(2, 3, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("SwapDataMem on the CPU did not panic")
+			}
+		}()
+		cw.SwapDataMem(compute.Mem{})
+	}()
+	dev := gputest.Device(t)
+	const C, T = 3, 101
+	w, err := dev.NewWindow(C, T, C)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	first := make([]float32, C*T)
+	second := make([]float32, C*T)
+	for i := range first {
+		first[i], second[i] = float32(i), -float32(i)
+	}
+	var spare compute.Mem
+	err = dev.Do(func(c *compute.Ctx) error {
+		if err := compute.Upload(c, w.DataMem().Ptr, first); err != nil {
+			return err
+		}
+		var err error
+		if spare, err = c.Alloc(C * T * 4); err != nil {
+			return err
+		}
+		return compute.Upload(c, spare.Ptr, second)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := w.SwapDataMem(spare)
+	if w.DataMem() != spare {
+		t.Fatal("the window does not hold the new array")
+	}
+	got, err := w.Data()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, second) {
+		t.Errorf("Data after the swap: %v…", got[:4])
+	}
+	back := make([]float32, C*T)
+	if err := dev.Do(func(c *compute.Ctx) error { return compute.Download(c, back, old.Ptr) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back, first) {
+		t.Errorf("the returned array: %v…", back[:4])
+	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("SwapDataMem of a short buffer did not panic")
+			}
+		}()
+		w.SwapDataMem(compute.Mem{Ptr: old.Ptr, Bytes: 4})
+	}()
+	if err := dev.Do(func(c *compute.Ctx) error { return c.Free(old) }); err != nil {
+		t.Fatal(err)
+	}
+}

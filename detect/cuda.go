@@ -139,13 +139,12 @@ type gpuDetector struct {
 	slots       [StartDepth]gpuSlot
 	head, npend int
 
-	// Start's stream and events: the detection of a started window runs
+	// Start's stream and event: the detection of a started window runs
 	// on its own stream, so that the next window's preprocessing on the
-	// caller's stream shares the device with it; ready orders the copy
-	// of the window after its preprocessing, copied orders the caller's
-	// later work (which overwrites the window) after the copy.
-	stream        compute.Stream
-	ready, copied compute.Event
+	// caller's stream shares the device with it; ready orders the
+	// detection after the window's preprocessing.
+	stream compute.Stream
+	ready  compute.Event
 
 	order []int32 // scratch of the host ordering
 
@@ -442,7 +441,7 @@ func (d *gpuDetector) release(c *compute.Ctx) error {
 		keep(c.DestroyEvent(e))
 	}
 	d.stages = nil
-	for _, e := range []*compute.Event{&d.ready, &d.copied} {
+	for _, e := range []*compute.Event{&d.ready} {
 		if *e != (compute.Event{}) {
 			keep(c.DestroyEvent(*e))
 			*e = compute.Event{}
@@ -515,17 +514,18 @@ func (d *gpuDetector) DetectDevice(c *compute.Ctx, dst *Spikes, x compute.Ptr, o
 	return d.finish(c, dst, sl, x, nil)
 }
 
-// Start enqueues the detection of the whitened window at x, as
-// DetectDevice, after the work already on c's stream, and returns at
-// once. The detection runs on the detector's own stream, behind that of
-// the windows started before it, on a copy of x in the next slot (a
-// device-to-device copy of C·T float32), and the work enqueued on c's
-// stream after Start waits for that copy only: the caller may overwrite
-// x, for example with the next window's preprocessing, which then runs on
-// the device alongside the detection, and start that window too. Finish
+// Start enqueues the detection of win's working array (whitened, on the
+// device), as DetectDevice, after the work already on c's stream, and
+// returns at once. The detection runs on the detector's own stream,
+// behind that of the windows started before it, on the array itself: the
+// next slot takes it in exchange for its own ([compute.Window.SwapDataMem],
+// no copy), and the work enqueued on c's stream after Start (which writes
+// the window's new array) waits for the detection that last read that
+// array. The caller may so reload and preprocess the window, which then
+// runs on the device alongside the detection, and start it too. Finish
 // waits for the oldest started window's spikes. At most StartDepth
 // windows may await Finish.
-func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned int) error {
+func (d *gpuDetector) Start(c *compute.Ctx, win *compute.Window, ownStart int64, owned int) error {
 	d.checkOwned(owned)
 	if d.npend == StartDepth {
 		panic(fmt.Sprintf("detect: gpuDetector.Start with %d windows awaiting Finish", StartDepth))
@@ -538,24 +538,19 @@ func (d *gpuDetector) Start(c *compute.Ctx, x compute.Ptr, ownStart int64, owned
 	if err != nil {
 		return err
 	}
-	// The copy waits for the work on c's stream (the window's
-	// preprocessing) and, being on s, for the detection of the window
-	// that used the slot before; c's later work waits for the copy.
+	// The detection waits for the work on c's stream (the window's
+	// preprocessing); c's later work waits for the detection that used
+	// the slot's array before (sl.done, not yet recorded again).
 	if err := c.Record(d.ready); err != nil {
 		return err
 	}
 	if err := s.Wait(d.ready); err != nil {
 		return err
 	}
-	if err := s.CopyDtoD(sl.xin.Ptr, x, d.c*d.t*4); err != nil {
+	if err := c.Wait(sl.done); err != nil {
 		return err
 	}
-	if err := s.Record(d.copied); err != nil {
-		return err
-	}
-	if err := c.Wait(d.copied); err != nil {
-		return err
-	}
+	sl.xin = win.SwapDataMem(sl.xin)
 	sl.ownStart, sl.owned = ownStart, owned
 	if err := d.enqueue(s, sl, sl.xin.Ptr); err != nil {
 		return err
@@ -573,9 +568,6 @@ func (d *gpuDetector) startStream(c *compute.Ctx) (*compute.Ctx, error) {
 			return nil, err
 		}
 		if d.ready, err = c.NewEvent(); err != nil {
-			return nil, err
-		}
-		if d.copied, err = c.NewEvent(); err != nil {
 			return nil, err
 		}
 	}
@@ -602,8 +594,8 @@ func (d *gpuDetector) Finish(c *compute.Ctx, dst *Spikes) (Stats, error) {
 	return d.finish(s, dst, sl, sl.xin.Ptr, later)
 }
 
-// allocCopy allocates, on first use, sl's copy of a window (C·T float32),
-// which Detect uploads into and Start copies into.
+// allocCopy allocates, on first use, sl's array of a window (C·T
+// float32), which Detect uploads into and Start exchanges for a window's.
 func (d *gpuDetector) allocCopy(c *compute.Ctx, sl *gpuSlot) error {
 	if sl.xin.Ptr != 0 {
 		return nil

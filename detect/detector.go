@@ -305,11 +305,13 @@ type pendingWindow struct {
 
 // Start begins the detection of win's working array (as DetectWindow);
 // Finish completes the oldest started window. On a GPU, Start enqueues
-// the work on the detector's own stream, behind a copy of the working
-// array into one of the detector's StartDepth buffers, and returns at
-// once: the window may then be reloaded and preprocessed (on the window's
-// stream, alongside the detection) and the next window started before
-// Finish waits for the first one's spikes. On the CPU, Start detects and
+// the work on the detector's own stream, on the window's working array,
+// which it takes in exchange for one of its own
+// ([compute.Window.SwapDataMem]: the window's array then holds no
+// defined values until written again), and returns at once: the window
+// may then be reloaded and preprocessed (on the window's stream,
+// alongside the detection) and the next window started before Finish
+// waits for the first one's spikes. On the CPU, Start detects and
 // Finish hands the spikes over. At most StartDepth windows may await
 // Finish; Start panics on one more.
 func (d *Detector) Start(win *compute.Window, ownStart int64, owned int) error {
@@ -321,7 +323,7 @@ func (d *Detector) Start(win *compute.Window, ownStart int64, owned int) error {
 	}
 	p := &d.pend[(d.head+d.npend)%StartDepth]
 	if d.gpu != nil && win.Device() == d.dev {
-		err := d.dev.Do(func(c *compute.Ctx) error { return d.gpu.Start(c, win.DataMem().Ptr, ownStart, owned) })
+		err := d.dev.Do(func(c *compute.Ctx) error { return d.gpu.Start(c, win, ownStart, owned) })
 		if err == nil {
 			p.onGPU = true
 			d.npend++
