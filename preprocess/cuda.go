@@ -30,8 +30,8 @@ const (
 // gpuTailTol is the share of the summed absolute impulse response of the
 // Butterworth cascade that the GPU's chunked high-pass neglects at the
 // start of every chunk, in each direction: 1e-8, below the float32
-// rounding of the result (6e-8), with a warm-up 20 % shorter than for
-// 1e-10 (docs/perf-gpu-preprocess.md).
+// rounding of the result (6e-8); Kilosort4's filter then warms up over
+// 576 samples instead of 736 for 1e-10 (docs/perf-gpu-preprocess.md).
 const gpuTailTol = 1e-8
 
 // gpuConfig selects among the kernel variants (measured in

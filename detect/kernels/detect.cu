@@ -280,31 +280,18 @@ extern "C" __global__ void __launch_bounds__(32 * TC_WARPS) tconv_mma(float* __r
 // ic, weights wf[s*DNC + j]) at column tp, and its template q = s·K + k and
 // sign, exactly as the CPU's Detector.evaluate: float32 sums in channel
 // order, the lowest q on ties; a shape k with Σ_j B² ≤ thr2 is skipped
-// (its responses are at most Th). Where they fit in registers (K·nC ≤
-// EVAL_PRELOAD), the K·nC values of B are all loaded first, so that their
-// latencies overlap instead of costing a round trip per shape.
-#define EVAL_PRELOAD 96
+// (its responses are at most Th).
 __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int (&ic)[DNC],
                                           const float* __restrict__ wf, int Ti, int tp, float thr2, int& bq,
                                           int& sg) {
-    constexpr bool pre = DK * DNC <= EVAL_PRELOAD;
     float best = -1.0f;
     bq = 0;
     sg = 0;
-    float bv[pre ? DK : 1][DNC];
-    if constexpr (pre) {
-#pragma unroll
-        for (int j = 0; j < DNC; ++j) {
-            const float* b = B + ((size_t)ic[j] * Ti + tp) * DK;
-#pragma unroll
-            for (int k = 0; k < DK; ++k) bv[k][j] = __ldg(b + k);
-        }
-    }
-#pragma unroll
+#pragma unroll 1
     for (int k = 0; k < DK; ++k) {
         float v[DNC];
 #pragma unroll
-        for (int j = 0; j < DNC; ++j) v[j] = pre ? bv[pre ? k : 0][j] : __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
+        for (int j = 0; j < DNC; ++j) v[j] = __ldg(B + ((size_t)ic[j] * Ti + tp) * DK + k);
         float uk = 0.0f;
 #pragma unroll
         for (int j = 0; j < DNC; ++j) uk = __fadd_rn(uk, __fmul_rn(v[j], v[j]));
