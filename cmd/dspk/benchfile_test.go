@@ -7,7 +7,8 @@ import (
 )
 
 // TestBenchWholeFile runs dspk bench -ops file on a short simulation: every
-// pass, the whole run and the loader alone get a line, and the ratio of the
+// pass, the whole run, the detection pass's waits and the loader alone
+// (before and after the passes) get a line, and the ratio of the
 // detection pass to the loader is stated; without -file it is a usage error.
 func TestBenchWholeFile(t *testing.T) {
 	if testing.Short() {
@@ -23,7 +24,7 @@ func TestBenchWholeFile(t *testing.T) {
 		t.Fatalf("bench -ops file: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"pipeline set-up", "whitening pass, 1 windows", "templates pass", "detection pass, 3 windows",
-		"whole run,", "loader alone, 3 windows", "detection pass"} {
+		"whole run,", "loader alone, 3 windows, before", "loader alone, 3 windows, after", "detection pass: waiting, results"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
