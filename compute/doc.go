@@ -23,7 +23,9 @@
 // CUDA device the raw samples are uploaded once ([Window.Load]), the ops
 // read and write device memory ([Window.RawMem], [Window.DataMem],
 // [Window.MarkWritten]), and only a host stage's [Window.Data] downloads
-// the working array. [Device.AllocHost] gives host memory for the
+// the working array; an op that keeps reading the array while the window
+// moves on takes it in exchange for another ([Window.SwapDataMem]).
+// [Device.AllocHost] gives host memory for the
 // recording loader to read into: pinned on a GPU, so uploads run at PCIe
 // speed.
 //
