@@ -153,7 +153,7 @@ type gpuDetector struct {
 }
 
 // gpuSlot is what one window in flight holds until its spikes are
-// decoded: the detector's own copy of the window (allocated on first
+// decoded: the array of the window it detects (allocated on first
 // use), the device records and their pinned download with the counts, the
 // event recorded after the downloads, and the window's place.
 type gpuSlot struct {
@@ -482,7 +482,7 @@ func (d *gpuDetector) Detect(dst *Spikes, x []float32, ownStart int64, owned int
 	var st Stats
 	err := d.dev.Do(func(c *compute.Ctx) error {
 		sl := &d.slots[0]
-		if err := d.allocCopy(c, sl); err != nil {
+		if err := d.allocSlot(c, sl); err != nil {
 			return err
 		}
 		if err := compute.Upload(c, sl.xin.Ptr, x); err != nil {
@@ -531,7 +531,7 @@ func (d *gpuDetector) Start(c *compute.Ctx, win *compute.Window, ownStart int64,
 		panic(fmt.Sprintf("detect: gpuDetector.Start with %d windows awaiting Finish", StartDepth))
 	}
 	sl := &d.slots[(d.head+d.npend)%StartDepth]
-	if err := d.allocCopy(c, sl); err != nil {
+	if err := d.allocSlot(c, sl); err != nil {
 		return err
 	}
 	s, err := d.startStream(c)
@@ -594,9 +594,9 @@ func (d *gpuDetector) Finish(c *compute.Ctx, dst *Spikes) (Stats, error) {
 	return d.finish(s, dst, sl, sl.xin.Ptr, later)
 }
 
-// allocCopy allocates, on first use, sl's array of a window (C·T
+// allocSlot allocates, on first use, sl's array of a window (C·T
 // float32), which Detect uploads into and Start exchanges for a window's.
-func (d *gpuDetector) allocCopy(c *compute.Ctx, sl *gpuSlot) error {
+func (d *gpuDetector) allocSlot(c *compute.Ctx, sl *gpuSlot) error {
 	if sl.xin.Ptr != 0 {
 		return nil
 	}
