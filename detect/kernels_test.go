@@ -316,11 +316,14 @@ func TestKernelRowSumResp(t *testing.T) {
 	}
 }
 
+// TestDetectVectorMatchesGo runs every detector case with the vector and
+// the Go kernels and requires the same spikes and counts. It switches the
+// kernels for the whole package (withGo), so it must not run in parallel
+// with other tests: a detector running beside it would mix the two.
 func TestDetectVectorMatchesGo(t *testing.T) {
 	if !haveAsm {
 		t.Skip("no vector kernels in this build or on this CPU")
 	}
-	t.Parallel()
 	for _, c := range detCases() {
 		for _, noPrune := range []bool{false, true} {
 			prm, g, tm, x, T := buildCase(c, 5)
