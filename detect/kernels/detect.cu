@@ -330,6 +330,48 @@ __device__ __forceinline__ float evaluate(const float* __restrict__ B, const int
 // strong list). Slots ≥ cap are counted, not written.
 #define CG_F 32
 #define CG_W 8
+// list_pairs appends, of the lane's columns tp … tp+VEC−1 of centre f,
+// those whose bound u exceeds thr2 (none past F or Ti, as thr2 > 0) to
+// the block's list s_pair as f·Ti + t', in column order (lane-major, so
+// that consecutive pairs read neighbouring columns of B in centres): a
+// prefix sum of the warp's lanes' counts, one shared atomicAdd per warp.
+template <int VEC>
+__device__ __forceinline__ void list_pairs(int* s_pair, int* s_np, const float (&u)[VEC], float thr2, int f, int Ti,
+                                           int tp, unsigned lane) {
+    unsigned m = 0u; // the lane's passing columns
+#pragma unroll
+    for (int v = 0; v < VEC; ++v) m |= u[v] > thr2 ? 1u << v : 0u;
+    if (__ballot_sync(FULL_MASK, m != 0u) == 0u) return;
+    const int n = __popc(m);
+    int incl = n;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+        const int y = __shfl_up_sync(FULL_MASK, incl, o);
+        if ((int)lane >= o) incl += y;
+    }
+    int slot = 0;
+    if (lane == 31) slot = atomicAdd(s_np, incl);
+    slot = __shfl_sync(FULL_MASK, slot, 31) + incl - n;
+#pragma unroll
+    for (int v = 0; v < VEC; ++v)
+        if (m >> v & 1u) s_pair[slot++] = f * Ti + tp + v;
+}
+
+// flush_pairs, called by every thread of a block whose warps have listed
+// their pairs, takes the block's slots in the global list with one
+// atomicAdd on *count and writes the pairs there; slots ≥ cap are
+// counted, not written.
+__device__ __forceinline__ void flush_pairs(int* __restrict__ pairs, int* __restrict__ count, int cap,
+                                            const int* s_pair, const int* s_np, int* s_base, int tid) {
+    __syncthreads();
+    const int np = *s_np;
+    if (np == 0) return;
+    if (tid == 0) *s_base = atomicAdd(count, np);
+    __syncthreads();
+    const int base = *s_base;
+    for (int i = tid; i < np && base + i < cap; i += 32 * CG_W) pairs[base + i] = s_pair[i];
+}
+
 template <int VEC>
 __device__ __forceinline__ void bounds_t(int* __restrict__ pairs, int* __restrict__ count, int cap,
                                          const float* __restrict__ M, const int* __restrict__ iC, int F, int Ti,
@@ -378,35 +420,8 @@ __device__ __forceinline__ void bounds_t(int* __restrict__ pairs, int* __restric
         }
     }
 #pragma unroll
-    for (int r = 0; r < NPW; ++r) {
-        const int f = f0 + threadIdx.y + r * CG_W;
-        unsigned m = 0u; // the lane's passing columns; thr2 > 0: none past F or Ti
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) m |= ur[r][v] > thr2 ? 1u << v : 0u;
-        if (__ballot_sync(FULL_MASK, m != 0u) == 0u) continue;
-        // Slots in column order (lane-major), so that consecutive pairs
-        // read neighbouring columns of B in centres.
-        const int n = __popc(m);
-        int incl = n;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int y = __shfl_up_sync(FULL_MASK, incl, o);
-            if ((int)lane >= o) incl += y;
-        }
-        int slot = 0;
-        if (lane == 31) slot = atomicAdd(&s_np, incl);
-        slot = __shfl_sync(FULL_MASK, slot, 31) + incl - n;
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            if (m >> v & 1u) s_pair[slot++] = f * Ti + tp + v;
-    }
-    __syncthreads();
-    const int np = s_np;
-    if (np == 0) return;
-    if (tid == 0) s_base = atomicAdd(count, np);
-    __syncthreads();
-    const int base = s_base;
-    for (int i = tid; i < np && base + i < cap; i += 32 * CG_W) pairs[base + i] = s_pair[i];
+    for (int r = 0; r < NPW; ++r) list_pairs<VEC>(s_pair, &s_np, ur[r], thr2, f0 + threadIdx.y + r * CG_W, Ti, tp, lane);
+    flush_pairs(pairs, count, cap, s_pair, &s_np, &s_base, tid);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * CG_W) bounds(int* __restrict__ pairs, int* __restrict__ count,
@@ -481,33 +496,8 @@ __device__ __forceinline__ void bounds_u_t(int* __restrict__ pairs, int* __restr
         }
     }
 #pragma unroll
-    for (int r = 0; r < UG; ++r) {
-        const int f = grp * UG + r;
-        unsigned m = 0u; // the lane's passing columns; thr2 > 0: none past F or Ti
-#pragma unroll
-        for (int v = 0; v < VEC; ++v) m |= ur[r][v] > thr2 ? 1u << v : 0u;
-        if (__ballot_sync(FULL_MASK, m != 0u) == 0u) continue;
-        const int n = __popc(m);
-        int incl = n;
-#pragma unroll
-        for (int o = 1; o < 32; o <<= 1) {
-            const int y = __shfl_up_sync(FULL_MASK, incl, o);
-            if ((int)lane >= o) incl += y;
-        }
-        int slot = 0;
-        if (lane == 31) slot = atomicAdd(&s_np, incl);
-        slot = __shfl_sync(FULL_MASK, slot, 31) + incl - n;
-#pragma unroll
-        for (int v = 0; v < VEC; ++v)
-            if (m >> v & 1u) s_pair[slot++] = f * Ti + tp + v;
-    }
-    __syncthreads();
-    const int np = s_np;
-    if (np == 0) return;
-    if (tid == 0) s_base = atomicAdd(count, np);
-    __syncthreads();
-    const int base = s_base;
-    for (int i = tid; i < np && base + i < cap; i += 32 * CG_W) pairs[base + i] = s_pair[i];
+    for (int r = 0; r < UG; ++r) list_pairs<VEC>(s_pair, &s_np, ur[r], thr2, grp * UG + r, Ti, tp, lane);
+    flush_pairs(pairs, count, cap, s_pair, &s_np, &s_base, tid);
 }
 
 #if UMAX <= 64
