@@ -1,0 +1,240 @@
+package curate
+
+import (
+	"math"
+	"slices"
+)
+
+// Correlogram constants (Kilosort4's CCG.py, kilosort4-sort.md §7.1).
+const (
+	// CCGBins is the number of bins on each side of the centre bin.
+	CCGBins = 500
+	// CCGBin is the bin width in seconds.
+	CCGBin = 0.001
+	// CCGLen is the length of a correlogram, 2·CCGBins + 1.
+	CCGLen = 2*CCGBins + 1
+	// MinSpikes is the count a cluster must exceed for its
+	// autocorrelogram to be judged ([Refract]).
+	MinSpikes = 10
+)
+
+// Params are the curation settings under Kilosort4's names, with its
+// defaults from [DefaultParams].
+type Params struct {
+	// FS is the sample rate in Hz (30000).
+	FS float64
+	// ACGThreshold: a cluster is good when its autocorrelogram has
+	// R12 < ACGThreshold and Q12 < 0.2 (acg_threshold, 0.2).
+	ACGThreshold float64
+	// CCGThreshold: a pair is cross-refractory when R12 < CCGThreshold and
+	// Q12 < 0.05 (ccg_threshold, 0.25).
+	CCGThreshold float64
+	// RThresh is the least template similarity of a merge candidate (0.5).
+	RThresh float64
+	// DuplicateSpikeMs is the least time between kept spikes of a cluster
+	// (duplicate_spike_ms, 0.25).
+	DuplicateSpikeMs float64
+	// PositionLimit is the largest distance in µm of a channel from the
+	// template's best channel that weighs in a spike position
+	// (position_limit, 100).
+	PositionLimit float64
+}
+
+// DefaultParams returns Kilosort4's defaults at 30 kHz.
+func DefaultParams() Params {
+	return Params{FS: 30000, ACGThreshold: 0.2, CCGThreshold: 0.25, RThresh: 0.5, DuplicateSpikeMs: 0.25, PositionLimit: 100}
+}
+
+// DuplicateSpikeBins returns ⌊DuplicateSpikeMs·FS/1000⌋ (7 at 30 kHz).
+func (p Params) DuplicateSpikeBins() int64 {
+	return int64(math.Floor(p.DuplicateSpikeMs * p.FS / 1000))
+}
+
+// Seconds returns samples/fs in float64, the time base of the
+// correlograms.
+func Seconds(samples []int64, fs float64) []float64 {
+	out := make([]float64, len(samples))
+	for i, s := range samples {
+		out[i] = float64(s) / fs
+	}
+	return out
+}
+
+// CCG writes into dst (length CCGLen, allocated when nil, zeroed here) the
+// cross-correlogram of trains t1 and t2 (seconds) and returns it: the pair
+// (i, j) with t1[i] ∈ (t2[j] − 0.5, t2[j] + 0.5] is counted in bin
+// b = round-half-even((t2[j] − t1[i])/0.001), stored at dst[b + CCGBins].
+// An autocorrelogram (the same train twice) counts i = j in the centre
+// bin. The trains need not be sorted (sorted copies are made when they are
+// not). CCG panics if dst has the wrong length.
+func CCG(dst []int64, t1, t2 []float64) []int64 {
+	if dst == nil {
+		dst = make([]int64, CCGLen)
+	}
+	if len(dst) != CCGLen {
+		panic("curate: CCG destination length is not CCGLen")
+	}
+	clear(dst)
+	t1, t2 = sorted(t1), sorted(t2)
+	const w = CCGBins * CCGBin
+	lo, hi := 0, 0
+	for _, b := range t2 {
+		for lo < len(t1) && !(t1[lo] > b-w) {
+			lo++
+		}
+		hi = max(hi, lo)
+		for hi < len(t1) && t1[hi] <= b+w {
+			hi++
+		}
+		for _, a := range t1[lo:hi] {
+			k := int(math.RoundToEven((b-a)/CCGBin)) + CCGBins
+			dst[min(max(k, 0), CCGLen-1)]++
+		}
+	}
+	return dst
+}
+
+// sorted returns t if it is sorted ascending, else a sorted copy.
+func sorted(t []float64) []float64 {
+	if slices.IsSorted(t) {
+		return t
+	}
+	t = slices.Clone(t)
+	slices.Sort(t)
+	return t
+}
+
+// Metrics are Kilosort4's correlogram statistics (kilosort4-sort.md §7.1).
+// R12 is the refractory-violation ratio (ContamPct = 100·R12) and Q12 the
+// probability that the central bins are as empty as they are by chance.
+type Metrics struct {
+	// Valid is false when the trains span no time or one is empty: Kilosort
+	// divides by zero there; here every test on the metrics fails.
+	Valid bool
+	// R12 is min_i R_i over the baseline, Q12 min_i Q_i.
+	R12, Q12 float64
+	// R00 is the far baseline (499 bins), R01 the larger near shoulder
+	// (40 bins) as ratios to the Poisson expectation; Q00 the largest of
+	// the three mean counts per bin.
+	R00, R01, Q00 float64
+}
+
+// Refractory reports the autocorrelogram test: R12 < acgThreshold and
+// Q12 < 0.2.
+func (m Metrics) Refractory(acgThreshold float64) bool {
+	return m.Valid && m.R12 < acgThreshold && m.Q12 < 0.2
+}
+
+// CrossRefractory reports the merge test of a pair: R12 < ccgThreshold
+// and Q12 < 0.05.
+func (m Metrics) CrossRefractory(ccgThreshold float64) bool {
+	return m.Valid && m.R12 < ccgThreshold && m.Q12 < 0.05
+}
+
+// MetricsOf returns the metrics of correlogram K (length CCGLen, not
+// modified) of trains of n1 and n2 spikes spanning T seconds (max − min
+// over both trains). T ≤ 0 or an empty train gives Metrics{Valid: false}.
+func MetricsOf(K []int64, n1, n2 int, T float64) Metrics {
+	if len(K) != CCGLen {
+		panic("curate: correlogram length is not CCGLen")
+	}
+	if !(T > 0) || n1 == 0 || n2 == 0 {
+		return Metrics{R12: math.Inf(1), Q12: 1}
+	}
+	sum := func(lo, hi int) float64 { // bins b ∈ [lo, hi]
+		var s int64
+		for b := lo; b <= hi; b++ {
+			s += K[b+CCGBins]
+		}
+		return float64(s)
+	}
+	e := float64(n1) * float64(n2) * CCGBin / T
+	far := sum(-499, -251) + sum(250, 499)
+	nl, nr := sum(-50, -11), sum(10, 49)
+	m := Metrics{Valid: true}
+	m.R00 = far / (499 * e)
+	m.R01 = max(nl, nr) / (40 * e)
+	m.Q00 = max(far/499, nl/40, nr/40)
+	m.R12, m.Q12 = math.Inf(1), math.Inf(1)
+	var s float64 // Σ_{0<|b|≤i} K (the centre bin never counts)
+	for i := 1; i <= 10; i++ {
+		s += float64(K[CCGBins-i] + K[CCGBins+i])
+		n := s / 2
+		r := 2 * n / (2 * float64(i) * e)
+		lam := float64(i) * m.Q00
+		q := 0.5 * (1 + math.Erf((n-lam)/math.Sqrt(2*lam+1e-10)))
+		m.R12 = min(m.R12, r)
+		m.Q12 = min(m.Q12, q)
+	}
+	m.R12 /= 1e-10 + max(m.R00, m.R01)
+	return m
+}
+
+// PairMetrics returns the correlogram metrics of trains t1 and t2
+// (seconds): T is max − min over both trains.
+func PairMetrics(t1, t2 []float64) Metrics {
+	if len(t1) == 0 || len(t2) == 0 {
+		return MetricsOf(make([]int64, CCGLen), len(t1), len(t2), 0)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, t := range [2][]float64{t1, t2} {
+		for _, v := range t {
+			lo, hi = min(lo, v), max(hi, v)
+		}
+	}
+	return MetricsOf(CCG(nil, t1, t2), len(t1), len(t2), hi-lo)
+}
+
+// Refract judges the autocorrelogram of every label 0…max(labels)
+// (times in seconds, labels ≥ 0): good[k] is the ACG test
+// ([Metrics.Refractory] with p.ACGThreshold) and contam[k] its R12, for
+// clusters of more than MinSpikes spikes spanning some time; other labels
+// get (false, 0), as Kilosort's refract does (ContamPct 0 for ≤ 10
+// spikes). Refract panics if the lengths differ or a label is negative.
+func Refract(labels []int32, times []float64, p Params) (good []bool, contam []float64) {
+	if len(labels) != len(times) {
+		panic("curate: Refract labels and times differ in length")
+	}
+	trains := groupTimes(labels, times)
+	good = make([]bool, len(trains))
+	contam = make([]float64, len(trains))
+	K := make([]int64, CCGLen)
+	for k, tr := range trains {
+		if len(tr) <= MinSpikes {
+			continue
+		}
+		slices.Sort(tr)
+		T := tr[len(tr)-1] - tr[0]
+		if !(T > 0) {
+			continue
+		}
+		m := MetricsOf(CCG(K, tr, tr), len(tr), len(tr), T)
+		good[k] = m.Refractory(p.ACGThreshold)
+		contam[k] = m.R12
+	}
+	return good, contam
+}
+
+// groupTimes returns the times of each label 0…max(labels), in input
+// order.
+func groupTimes(labels []int32, times []float64) [][]float64 {
+	n := 0
+	for _, l := range labels {
+		if l < 0 {
+			panic("curate: negative cluster label")
+		}
+		n = max(n, int(l)+1)
+	}
+	count := make([]int, n)
+	for _, l := range labels {
+		count[l]++
+	}
+	out := make([][]float64, n)
+	for k := range out {
+		out[k] = make([]float64, 0, count[k])
+	}
+	for i, l := range labels {
+		out[l] = append(out[l], times[i])
+	}
+	return out
+}

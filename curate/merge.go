@@ -1,0 +1,268 @@
+package curate
+
+import (
+	"fmt"
+	"slices"
+)
+
+// Spikes is the spike table of a sort: row i is a spike at sample Time[i]
+// matched by learned template Template[i], in cluster Cluster[i], with
+// features Features[i·NC·P : (i+1)·NC·P] (Kilosort4's tF [n, NC, P]:
+// PC p on the r-th nearest channel of the template's best channel).
+type Spikes struct {
+	NC, P    int
+	Time     []int64
+	Template []int32
+	Cluster  []int32
+	// Amp is optional (nil, or one value per spike: the matching
+	// amplitude); it is carried through reordering.
+	Amp      []float32
+	Features []float32
+}
+
+// Len returns the number of spikes.
+func (s *Spikes) Len() int { return len(s.Time) }
+
+// check panics if the slices disagree in length.
+func (s *Spikes) check() {
+	n := len(s.Time)
+	if len(s.Template) != n || len(s.Cluster) != n || (s.Amp != nil && len(s.Amp) != n) ||
+		s.NC < 1 || s.P < 1 || len(s.Features) != n*s.NC*s.P {
+		panic(fmt.Sprintf("curate: spikes n=%d with %d templates, %d clusters, %d amplitudes, %d features (NC=%d P=%d)",
+			n, len(s.Template), len(s.Cluster), len(s.Amp), len(s.Features), s.NC, s.P))
+	}
+}
+
+// Permute reorders every row of s: row i becomes old row perm[i].
+func (s *Spikes) Permute(perm []int) {
+	s.check()
+	m := s.NC * s.P
+	t := make([]int64, len(perm))
+	u := make([]int32, len(perm))
+	c := make([]int32, len(perm))
+	f := make([]float32, len(perm)*m)
+	var a []float32
+	if s.Amp != nil {
+		a = make([]float32, len(perm))
+	}
+	for i, j := range perm {
+		t[i], u[i], c[i] = s.Time[j], s.Template[j], s.Cluster[j]
+		if a != nil {
+			a[i] = s.Amp[j]
+		}
+		copy(f[i*m:(i+1)*m], s.Features[j*m:(j+1)*m])
+	}
+	s.Time, s.Template, s.Cluster, s.Amp, s.Features = t, u, c, a, f
+}
+
+// Select keeps the rows where keep is true, in order.
+func (s *Spikes) Select(keep []bool) {
+	if len(keep) != s.Len() {
+		panic("curate: Select mask length differs from the spike count")
+	}
+	var perm []int
+	for i, k := range keep {
+		if k {
+			perm = append(perm, i)
+		}
+	}
+	s.Permute(perm)
+}
+
+// SortByTime orders the spikes by (time, template, previous row), a
+// stable order (Kilosort4 uses numpy's unstable argsort by time, so rows of
+// equal time may come out in another order there).
+func (s *Spikes) SortByTime() {
+	perm := make([]int, s.Len())
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		if s.Time[a] != s.Time[b] {
+			if s.Time[a] < s.Time[b] {
+				return -1
+			}
+			return 1
+		}
+		return int(s.Template[a]) - int(s.Template[b])
+	})
+	s.Permute(perm)
+}
+
+// MergeResult is the outcome of [Merge].
+type MergeResult struct {
+	// Units are the surviving templates, renumbered 0…N−1 in the order of
+	// their old labels.
+	Units *Units
+	// Old[k] is the input label of final unit k.
+	Old []int
+	// Merges lists the merges in the order they happened: Into absorbed
+	// From (input labels), From's spikes moved by Shift samples.
+	Merges []MergeStep
+}
+
+// MergeStep is one merge of [Merge].
+type MergeStep struct {
+	Into, From int
+	// Shift is added to From's spike times (−δ of kilosort4-sort.md §7.2).
+	Shift int
+	// Similarity is the normalised cross-correlation that made From a
+	// candidate.
+	Similarity float64
+}
+
+// Merge runs Kilosort4's correlogram merges (merging_function, mode
+// 'ccg', kilosort4-sort.md §7.2) on clusters u (labels s.Cluster in
+// 0…u.N−1) and returns the surviving units. It rewrites s: merged spikes
+// get their new label, shifted times and features, every label is
+// renumbered 0…N−1, and the rows are sorted by [Spikes.SortByTime].
+//
+// Bases are the clusters whose autocorrelogram passes [Refract] (judged
+// once, on the input), taken by decreasing spike count (ties: higher label
+// first). For a base k, every unit j is scored by the maximum over lags of
+// the normalised cross-correlation with k; candidates with score ≥
+// p.RThresh are tried by decreasing score (ties: higher label first), and
+// the first whose correlogram with k is cross-refractory
+// ([Metrics.CrossRefractory], p.CCGThreshold) merges into k: its spikes
+// move by the lag difference (times and features, and its template, shifted
+// through wPCA), the templates are averaged weighted by spike count, and
+// the base is examined again. Shifted times may fall outside the
+// recording, as in Kilosort4.
+func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
+	s.check()
+	u.check()
+	if u.P != bs.P || s.P != bs.P {
+		panic("curate: spikes, units and basis differ in P")
+	}
+	N, C, P := u.N, u.C, u.P
+	m := C * P
+	members := make([][]int, N)
+	for i, c := range s.Cluster {
+		if c < 0 || int(c) >= N {
+			panic(fmt.Sprintf("curate: spike %d in cluster %d of %d", i, c, N))
+		}
+		members[c] = append(members[c], i)
+	}
+	count := make([]int, N)
+	for k := range N {
+		count[k] = len(members[k])
+	}
+	good, _ := Refract(s.Cluster, Seconds(s.Time, p.FS), p)
+	good = append(good, make([]bool, N-len(good))...)
+	W := slices.Clone(u.W)
+	alive := make([]bool, N)
+	for k := range alive {
+		alive[k] = true
+	}
+	bases := descending(N, func(k int) float64 { return float64(count[k]) })
+	w, sup := normalised(&Units{N: N, C: C, P: P, W: W})
+	M := make([]float64, P*P)
+	c := make([]float64, N)
+	lag := make([]int, N)
+	tmp := make([]float64, P)
+	shifts := map[int][]float64{}
+	var steps []MergeStep
+	trainOf := func(k int) []float64 {
+		t := make([]float64, len(members[k]))
+		for i, r := range members[k] {
+			t[i] = float64(s.Time[r]) / p.FS
+		}
+		return t
+	}
+	fm := s.NC * s.P
+	for _, k := range bases {
+		if !good[k] || !alive[k] {
+			continue
+		}
+		for {
+			for j := range N {
+				c[j], lag[j] = bs.xcorr(w[k], w[j], sup[k], M)
+			}
+			lk := lag[k]
+			c[k] = 0
+			merged := false
+			for _, j := range descending(N, func(j int) float64 { return c[j] }) {
+				if !(c[j] >= p.RThresh) {
+					break
+				}
+				if !PairMetrics(trainOf(k), trainOf(j)).CrossRefractory(p.CCGThreshold) {
+					continue
+				}
+				delta := lk - lag[j]
+				if delta != 0 {
+					S, ok := shifts[delta]
+					if !ok {
+						S = bs.shiftMatrix(delta)
+						shifts[delta] = S
+					}
+					for _, r := range members[j] {
+						s.Time[r] -= int64(delta)
+						applyShift(s.Features[r*fm:(r+1)*fm], S, P, tmp)
+					}
+					applyShift(W[j*m:(j+1)*m], S, P, tmp)
+				}
+				nk, nj := float64(count[k]), float64(count[j])
+				for i := range m {
+					W[k*m+i] = float32((nk*float64(W[k*m+i]) + nj*float64(W[j*m+i])) / (nk + nj))
+					W[j*m+i] = 0
+				}
+				for _, r := range members[j] {
+					s.Cluster[r] = int32(k)
+				}
+				members[k] = append(members[k], members[j]...)
+				members[j] = nil
+				count[k] += count[j]
+				count[j] = 0
+				alive[j] = false
+				w[k], sup[k] = normalise(W[k*m:(k+1)*m], C, P)
+				w[j], sup[j] = normalise(W[j*m:(j+1)*m], C, P)
+				steps = append(steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: c[j]})
+				merged = true
+				break
+			}
+			if !merged {
+				break
+			}
+		}
+	}
+	newID := make([]int32, N)
+	var old []int
+	out := &Units{C: C, P: P}
+	for k := range N {
+		if !alive[k] {
+			newID[k] = -1
+			continue
+		}
+		newID[k] = int32(len(old))
+		old = append(old, k)
+		out.W = append(out.W, W[k*m:(k+1)*m]...)
+	}
+	out.N = len(old)
+	for i, c := range s.Cluster {
+		s.Cluster[i] = newID[c]
+	}
+	s.SortByTime()
+	return MergeResult{Units: out, Old: old, Merges: steps}
+}
+
+// descending returns 0…n−1 ordered by decreasing key, ties by decreasing
+// index: a stable ascending sort reversed, the order numpy's argsort
+// reversed gives when its sort keeps ties in index order.
+func descending(n int, key func(int) float64) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		ka, kb := key(a), key(b)
+		switch {
+		case ka < kb:
+			return -1
+		case ka > kb:
+			return 1
+		}
+		return 0
+	})
+	slices.Reverse(idx)
+	return idx
+}

@@ -1,0 +1,158 @@
+package curate
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// PCFeatures returns Phy's PC features of the spikes (pc_features.npy,
+// [n, P, NC] float32) and each cluster's feature channels
+// (pc_feature_ind.npy, [N, NC] uint32), as Kilosort4's make_pc_features
+// builds them (kilosort4-sort.md §8). For each cluster k in ascending
+// order: take the learned templates among its spikes and every spike
+// detected by one of them (in any cluster), place their features on the
+// sorted union of those templates' channels, average, and keep the NC
+// channels of largest mean-feature norm (descending; ties by lower
+// channel) as row k of the index. Those spikes' features are then
+// rewritten on the chosen channels (zero where a spike's template has no
+// feature on a channel).
+//
+// With kilosortOverwrite, every spike of the templates is rewritten, so a
+// template shared by several clusters carries the channels of the last
+// such cluster, which can disagree with its own cluster's row (Kilosort4's
+// behaviour). Without it only cluster k's own spikes are rewritten with
+// row k, so every spike's features sit on its cluster's channels. A
+// cluster without spikes gets channels 0…NC−1. Clusters are
+// 0…nClusters−1; PCFeatures panics on a label outside that range.
+func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) (feat []float32, ind []uint32) {
+	s.check()
+	NC, P := s.NC, s.P
+	m := NC * P
+	byTemplate := map[int32][]int{}
+	byCluster := make([][]int, nClusters)
+	for i, u := range s.Template {
+		if int(u) < 0 || int(u) >= len(ch.Chans) || len(ch.Chans[u]) != NC {
+			panic(fmt.Sprintf("curate: spike %d of template %d: no %d channels for it", i, u, NC))
+		}
+		c := s.Cluster[i]
+		if c < 0 || int(c) >= nClusters {
+			panic(fmt.Sprintf("curate: spike %d in cluster %d of %d", i, c, nClusters))
+		}
+		byTemplate[u] = append(byTemplate[u], i)
+		byCluster[c] = append(byCluster[c], i)
+	}
+	feat = make([]float32, s.Len()*m)
+	ind = make([]uint32, nClusters*NC)
+	for k := range nClusters {
+		row := ind[k*NC : (k+1)*NC]
+		if len(byCluster[k]) == 0 {
+			for j := range row {
+				row[j] = uint32(j)
+			}
+			continue
+		}
+		var tmpl []int32
+		for _, i := range byCluster[k] {
+			tmpl = append(tmpl, s.Template[i])
+		}
+		slices.Sort(tmpl)
+		tmpl = slices.Compact(tmpl)
+		var union []int32
+		var spikes []int
+		for _, u := range tmpl {
+			union = append(union, ch.Chans[u]...)
+			spikes = append(spikes, byTemplate[u]...)
+		}
+		slices.Sort(union)
+		union = slices.Compact(union)
+		pos := make(map[int32]int, len(union))
+		for j, c := range union {
+			pos[c] = j
+		}
+		mean := make([]float64, len(union)*P)
+		for _, i := range spikes {
+			for r, c := range ch.Chans[s.Template[i]] {
+				j := pos[c]
+				for p := range P {
+					mean[j*P+p] += float64(s.Features[i*m+r*P+p])
+				}
+			}
+		}
+		norm := make([]float64, len(union))
+		for j := range union {
+			var ss float64
+			for _, v := range mean[j*P : (j+1)*P] {
+				v /= float64(len(spikes))
+				ss += v * v
+			}
+			norm[j] = ss
+		}
+		order := make([]int, len(union))
+		for j := range order {
+			order[j] = j
+		}
+		slices.SortStableFunc(order, func(a, b int) int {
+			switch {
+			case norm[a] > norm[b]:
+				return -1
+			case norm[a] < norm[b]:
+				return 1
+			}
+			return 0
+		})
+		for j := range row {
+			row[j] = uint32(union[order[min(j, len(order)-1)]])
+		}
+		targets := spikes
+		if !kilosortOverwrite {
+			targets = byCluster[k]
+		}
+		for _, i := range targets {
+			dst := feat[i*m : (i+1)*m]
+			clear(dst)
+			for r, c := range ch.Chans[s.Template[i]] {
+				for j, rc := range row {
+					if uint32(c) == rc {
+						for p := range P {
+							dst[p*NC+j] = s.Features[i*m+r*P+p]
+						}
+					}
+				}
+			}
+		}
+	}
+	return feat, ind
+}
+
+// Tables returns the text of Kilosort4's cluster tables for clusters
+// 0…N−1 (one decimal, tab-separated, a header line):
+// cluster_KSLabel.tsv ("good" where good[k], else "mua"; cluster_group.tsv
+// is the same text), cluster_ContamPct.tsv (100·contam[k]) and
+// cluster_Amplitude.tsv (amp[k], [ClusterAmplitude]). It panics if the
+// lengths differ.
+func Tables(good []bool, contam, amp []float64) map[string][]byte {
+	if len(contam) != len(good) || len(amp) != len(good) {
+		panic("curate: Tables lengths differ")
+	}
+	var lab, con, am strings.Builder
+	lab.WriteString("cluster_id\tKSLabel\n")
+	con.WriteString("cluster_id\tContamPct\n")
+	am.WriteString("cluster_id\tAmplitude\n")
+	for k, g := range good {
+		l := "mua"
+		if g {
+			l = "good"
+		}
+		fmt.Fprintf(&lab, "%d\t%s\n", k, l)
+		fmt.Fprintf(&con, "%d\t%s\n", k, strconv.FormatFloat(100*contam[k], 'f', 1, 64))
+		fmt.Fprintf(&am, "%d\t%s\n", k, strconv.FormatFloat(amp[k], 'f', 1, 64))
+	}
+	return map[string][]byte{
+		"cluster_KSLabel.tsv":   []byte(lab.String()),
+		"cluster_group.tsv":     []byte(lab.String()),
+		"cluster_ContamPct.tsv": []byte(con.String()),
+		"cluster_Amplitude.tsv": []byte(am.String()),
+	}
+}
