@@ -465,3 +465,33 @@ func TestMergeJoinsSplitNeuron(t *testing.T) {
 	}
 	_ = ch
 }
+
+func TestMergeSmallInputs(t *testing.T) {
+	wpca := orthoBasis(rand.New(rand.NewPCG(1, 1)), 3, 7)
+	bs := NewBasis(wpca, 3, 7)
+	// No spikes, two identical units: nothing is good, nothing merges.
+	u := &Units{N: 2, C: 2, P: 3, W: []float32{1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0}}
+	s := &Spikes{NC: 1, P: 3}
+	if r := Merge(s, u, bs, DefaultParams()); r.Units.N != 2 || len(r.Merges) != 0 {
+		t.Fatalf("empty: %+v", r)
+	}
+	// One spike; then 12 spikes at one time (span 0): no crash, no merge.
+	for _, n := range []int{1, 12} {
+		s := &Spikes{NC: 1, P: 3, Time: make([]int64, n), Template: make([]int32, n), Cluster: make([]int32, n),
+			Features: make([]float32, 3*n)}
+		s.Cluster[0] = 1
+		if r := Merge(s, u, bs, DefaultParams()); r.Units.N != 2 {
+			t.Fatalf("%d spikes: %+v", n, r)
+		}
+	}
+}
+
+func TestSortByTimeStable(t *testing.T) {
+	s := &Spikes{NC: 1, P: 1, Time: []int64{5, 3, 5, 5, 3}, Template: []int32{2, 1, 1, 2, 1},
+		Cluster: []int32{0, 1, 2, 3, 4}, Amp: []float32{0, 1, 2, 3, 4}, Features: []float32{0, 1, 2, 3, 4}}
+	s.SortByTime()
+	if !slices.Equal(s.Cluster, []int32{1, 4, 2, 0, 3}) || !slices.Equal(s.Amp, []float32{1, 4, 2, 0, 3}) ||
+		!slices.Equal(s.Features, []float32{1, 4, 2, 0, 3}) {
+		t.Fatalf("order %v", s.Cluster)
+	}
+}
