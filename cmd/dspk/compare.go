@@ -22,19 +22,24 @@ func init() {
 		example: `dspk simulate -o sim1 -duration 60s
 dspk detect -o det1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth det1
-dspk compare -json -truth sim1/truth det1`,
+dspk compare -json -truth sim1/truth det1
+dspk compare -truth sim1/truth -units sort1`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			truthDir := fs.String("truth", "", "ground-truth folder written by dspk simulate (required)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 			opt := compare.DefaultOptions()
 			fs.Int64Var(&opt.MaxLag, "max-lag", opt.MaxLag, "largest time difference in samples")
 			fs.Float64Var(&opt.MaxDepth, "max-depth", opt.MaxDepth, "largest depth difference in µm (exclusive)")
+			units := addUnitFlags(fs)
 			return func(args []string) error {
 				if len(args) != 1 {
 					return usagef("compare takes one detection folder")
 				}
 				if *truthDir == "" {
 					return usagef("-truth DIR is required")
+				}
+				if units.wanted(args[0]) {
+					return units.run(*truthDir, args[0], *asJSON)
 				}
 				r, warnings, err := compareDirsWarn(*truthDir, args[0], opt)
 				if err != nil {
