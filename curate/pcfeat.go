@@ -43,6 +43,16 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 		byTemplate[u] = append(byTemplate[u], i)
 		byCluster[c] = append(byCluster[c], i)
 	}
+	nch := 0
+	for _, row := range ch.Chans {
+		for _, c := range row {
+			nch = max(nch, int(c)+1)
+		}
+	}
+	slot := make([]int, nch) // channel → position in the union, then in the row; −1 elsewhere
+	for c := range slot {
+		slot[c] = -1
+	}
 	feat = make([]float32, s.Len()*m)
 	ind = make([]uint32, nClusters*NC)
 	for k := range nClusters {
@@ -67,14 +77,13 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 		}
 		slices.Sort(union)
 		union = slices.Compact(union)
-		pos := make(map[int32]int, len(union))
 		for j, c := range union {
-			pos[c] = j
+			slot[c] = j
 		}
 		mean := make([]float64, len(union)*P)
 		for _, i := range spikes {
 			for r, c := range ch.Chans[s.Template[i]] {
-				j := pos[c]
+				j := slot[c]
 				for p := range P {
 					mean[j*P+p] += float64(s.Features[i*m+r*P+p])
 				}
@@ -102,8 +111,12 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 			}
 			return 0
 		})
+		for _, c := range union {
+			slot[c] = -1
+		}
 		for j := range row {
 			row[j] = uint32(union[order[min(j, len(order)-1)]])
+			slot[row[j]] = j
 		}
 		targets := spikes
 		if !kilosortOverwrite {
@@ -113,14 +126,15 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 			dst := feat[i*m : (i+1)*m]
 			clear(dst)
 			for r, c := range ch.Chans[s.Template[i]] {
-				for j, rc := range row {
-					if uint32(c) == rc {
-						for p := range P {
-							dst[p*NC+j] = s.Features[i*m+r*P+p]
-						}
+				if j := slot[c]; j >= 0 {
+					for p := range P {
+						dst[p*NC+j] = s.Features[i*m+r*P+p]
 					}
 				}
 			}
+		}
+		for _, c := range row {
+			slot[c] = -1
 		}
 	}
 	return feat, ind
