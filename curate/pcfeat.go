@@ -143,11 +143,11 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 // Tables returns the text of Kilosort4's cluster tables for clusters
 // 0…N−1 (one decimal, tab-separated, a header line):
 // cluster_KSLabel.tsv ("good" where good[k], else "mua"; cluster_group.tsv
-// is the same text), cluster_ContamPct.tsv (100·contam[k]) and
+// is the same text), cluster_ContamPct.tsv (contamPct[k] = 100·R12) and
 // cluster_Amplitude.tsv (amp[k], [ClusterAmplitude]). It panics if the
 // lengths differ.
-func Tables(good []bool, contam, amp []float64) map[string][]byte {
-	if len(contam) != len(good) || len(amp) != len(good) {
+func Tables(good []bool, contamPct, amp []float64) map[string][]byte {
+	if len(contamPct) != len(good) || len(amp) != len(good) {
 		panic("curate: Tables lengths differ")
 	}
 	var lab, con, am strings.Builder
@@ -160,7 +160,7 @@ func Tables(good []bool, contam, amp []float64) map[string][]byte {
 			l = "good"
 		}
 		fmt.Fprintf(&lab, "%d\t%s\n", k, l)
-		fmt.Fprintf(&con, "%d\t%s\n", k, strconv.FormatFloat(100*contam[k], 'f', 1, 64))
+		fmt.Fprintf(&con, "%d\t%s\n", k, strconv.FormatFloat(contamPct[k], 'f', 1, 64))
 		fmt.Fprintf(&am, "%d\t%s\n", k, strconv.FormatFloat(amp[k], 'f', 1, 64))
 	}
 	return map[string][]byte{

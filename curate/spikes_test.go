@@ -303,7 +303,7 @@ func TestBasisAndSimilarity(t *testing.T) {
 }
 
 func TestTables(t *testing.T) {
-	tb := Tables([]bool{true, false}, []float64{0.01234, 0}, []float64{12.34, 5})
+	tb := Tables([]bool{true, false}, []float64{1.234, 0}, []float64{12.34, 5})
 	if got := string(tb["cluster_KSLabel.tsv"]); got != "cluster_id\tKSLabel\n0\tgood\n1\tmua\n" {
 		t.Fatalf("KSLabel %q", got)
 	}

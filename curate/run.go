@@ -1,0 +1,61 @@
+package curate
+
+// Result is what a sort folder needs from curation (kilosort4-sort.md §8;
+// n spikes after deduplication, N units).
+type Result struct {
+	// Spikes are the final spikes, sorted by time (spike_times,
+	// spike_clusters = spike_templates, spike_detection_templates).
+	Spikes *Spikes
+	// Kept marks, over the merged spikes before deduplication (in their
+	// time order), those kept (kept_spikes.npy).
+	Kept []bool
+	// Units are the final templates (Wall), Merges the merges made.
+	Units  *Units
+	Merges []MergeStep
+	// Positions [n, 2] (x, y µm) and Amplitudes [n] (‖tF‖).
+	Positions, Amplitudes []float32
+	// Good and ContamPct (100·R12) per unit, from the deduplicated trains
+	// (cluster_KSLabel.tsv, cluster_ContamPct.tsv); Amplitude per unit is
+	// ‖W_k‖ (cluster_Amplitude.tsv).
+	Good      []bool
+	ContamPct []float64
+	Amplitude []float64
+	// Similar is [N, N] (similar_templates.npy).
+	Similar []float32
+	// PCFeatures [n, P, NC] and PCFeatureInd [N, NC] (pc_features.npy,
+	// pc_feature_ind.npy).
+	PCFeatures   []float32
+	PCFeatureInd []uint32
+	// Templates [N, NT, C] (templates.npy, dense over C).
+	Templates []float32
+}
+
+// Run runs every curation stage in Kilosort4's order on the matched
+// spikes s (rewritten and returned in Result.Spikes) and their cluster
+// templates u: [Merge], [RemoveDuplicates] with p.DuplicateSpikeBins,
+// [Positions] and [Amplitudes] of the kept spikes, [Refract] on the
+// deduplicated trains, [ClusterAmplitude], [SimilarTemplates],
+// [PCFeatures] (pcOverwrite: Kilosort4's "last cluster wins") and
+// [DenseTemplates].
+func Run(s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite bool) *Result {
+	mr := Merge(s, u, bs, p)
+	keep := RemoveDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins())
+	s.Select(keep)
+	N := mr.Units.N
+	good, contam := Refract(s.Cluster, Seconds(s.Time, p.FS), p)
+	good = append(good, make([]bool, N-len(good))...)
+	contam = append(contam, make([]float64, N-len(contam))...)
+	for k := range contam {
+		contam[k] *= 100
+	}
+	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges,
+		Positions: Positions(s, ch, p.PositionLimit), Amplitudes: Amplitudes(s),
+		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units),
+		Similar: SimilarTemplates(mr.Units, bs), Templates: DenseTemplates(mr.Units, bs)}
+	r.PCFeatures, r.PCFeatureInd = PCFeatures(s, ch, N, pcOverwrite)
+	return r
+}
+
+// Tables returns the cluster tables of the result ([Tables] of Good,
+// ContamPct and Amplitude).
+func (r *Result) Tables() map[string][]byte { return Tables(r.Good, r.ContamPct, r.Amplitude) }
