@@ -138,8 +138,8 @@ type UnitReport struct {
 // below MatchScore set to 0, and pairs of agreement ≥ MatchScore kept, as
 // SpikeInterface does. SpikeInterface counts matches with a greedy scan
 // that can, in bursts closer than Delta, count a spike twice and is then
-// clipped; on trains with refractory periods longer than 2·Delta both give
-// the same counts. Ties between equally good assignments may be broken
+// clipped; when a truth unit's spikes are more than 2·Delta apart the
+// windows are disjoint and both give the same counts. Ties between equally good assignments may be broken
 // differently from scipy's linear_sum_assignment.
 func MatchUnits(truth, sorted Sorting, opt UnitOptions) (*UnitReport, error) {
 	if opt.Delta < 0 {
