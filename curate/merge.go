@@ -36,6 +36,9 @@ func (s *Spikes) check() {
 // Permute reorders every row of s: row i becomes old row perm[i].
 func (s *Spikes) Permute(perm []int) {
 	s.check()
+	if identity(perm, s.Len()) {
+		return
+	}
 	m := s.NC * s.P
 	t := make([]int64, len(perm))
 	u := make([]int32, len(perm))
@@ -53,6 +56,19 @@ func (s *Spikes) Permute(perm []int) {
 		copy(f[i*m:(i+1)*m], s.Features[j*m:(j+1)*m])
 	}
 	s.Time, s.Template, s.Cluster, s.Amp, s.Features = t, u, c, a, f
+}
+
+// identity reports whether perm is 0…n−1.
+func identity(perm []int, n int) bool {
+	if len(perm) != n {
+		return false
+	}
+	for i, j := range perm {
+		if i != j {
+			return false
+		}
+	}
+	return true
 }
 
 // Select keeps the rows where keep is true, in order.
@@ -156,6 +172,8 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 	}
 	bases := descending(N, func(k int) float64 { return float64(count[k]) })
 	w, sup := normalised(&Units{N: N, C: C, P: P, W: W})
+	site := onSite(sup, C)
+	mark := make([]int, N)
 	M := make([]float64, P*P)
 	c := make([]float64, N)
 	lag := make([]int, N)
@@ -175,9 +193,7 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 			continue
 		}
 		for {
-			for j := range N {
-				c[j], lag[j] = bs.xcorr(w[k], w[j], sup[k], M)
-			}
+			bs.scoreAll(w, sup, site, k, c, lag, M, mark)
 			lk := lag[k]
 			c[k] = 0
 			merged := false
@@ -216,6 +232,9 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 				alive[j] = false
 				w[k], sup[k] = normalise(W[k*m:(k+1)*m], C, P)
 				w[j], sup[j] = normalise(W[j*m:(j+1)*m], C, P)
+				for _, ch := range sup[k] {
+					site[ch] = append(site[ch], k) // repeats are skipped by scoreAll
+				}
 				steps = append(steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: c[j]})
 				merged = true
 				break

@@ -128,6 +128,41 @@ func (bs *Basis) xcorr(a, b []float64, sup []int, M []float64) (best float64, la
 	return best, lag
 }
 
+// onSite returns, per channel, the units non-zero there.
+func onSite(sup [][]int, C int) [][]int {
+	out := make([][]int, C)
+	for k, cs := range sup {
+		for _, c := range cs {
+			out[c] = append(out[c], k)
+		}
+	}
+	return out
+}
+
+// scoreAll writes into c and lag the maximum and first maximising lag of
+// the cross-correlation of unit k with every unit: units sharing no
+// channel with k (found through site, which may list a unit more than
+// once or list units now zero) get (0, 0), what the full sum gives them.
+// mark is scratch of one int per unit.
+func (bs *Basis) scoreAll(w [][]float64, sup [][]int, site [][]int, k int, c []float64, lag []int, M []float64, mark []int) {
+	clear(c)
+	clear(lag)
+	for _, ch := range sup[k] {
+		for _, j := range site[ch] {
+			if mark[j] == k+1 {
+				continue
+			}
+			mark[j] = k + 1
+			c[j], lag[j] = bs.xcorr(w[k], w[j], sup[k], M)
+		}
+	}
+	for _, ch := range sup[k] {
+		for _, j := range site[ch] {
+			mark[j] = 0
+		}
+	}
+}
+
 // SimilarTemplates returns the N×N similarity of the units (float32,
 // row-major; Kilosort4's similar_templates.npy): the maximum over lags of
 // the normalised cross-correlation, the quantity of the merge test. The
@@ -139,11 +174,15 @@ func SimilarTemplates(u *Units, bs *Basis) []float32 {
 		panic("curate: units and basis differ in P")
 	}
 	w, sup := normalised(u)
+	site := onSite(sup, u.C)
 	M := make([]float64, u.P*u.P)
+	c := make([]float64, u.N)
+	lag := make([]int, u.N)
+	mark := make([]int, u.N)
 	out := make([]float32, u.N*u.N)
 	for a := range u.N {
-		for b := range u.N {
-			v, _ := bs.xcorr(w[a], w[b], sup[a], M)
+		bs.scoreAll(w, sup, site, a, c, lag, M, mark)
+		for b, v := range c {
 			out[a*u.N+b] = float32(v)
 		}
 	}
