@@ -293,3 +293,37 @@ func TestMatchUnitsErrors(t *testing.T) {
 		t.Fatal("no error for a label outside the unit list")
 	}
 }
+
+// TestUnitReportConsistent checks relations every report must satisfy on
+// random sortings.
+func TestUnitReportConsistent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := range 100 {
+		tr := truthScene(rng, 1+rng.IntN(6), 1+rng.IntN(80))
+		so := Sorting{Times: slices.Clone(tr.Times), Labels: slices.Clone(tr.Labels)}
+		for i := range so.Times {
+			so.Times[i] += rng.Int64N(31) - 15
+			if rng.IntN(4) == 0 {
+				so.Labels[i] = int32(rng.IntN(9))
+			}
+		}
+		r := score(t, tr, so)
+		assigned := 0
+		seen := map[int32]bool{}
+		for _, u := range r.Truth {
+			if u.Accuracy < 0 || u.Accuracy > 1 || u.Recall < u.Accuracy || u.Precision < u.Accuracy || u.Precision > 1 {
+				t.Fatalf("trial %d: %+v", trial, u)
+			}
+			if u.Matched >= 0 {
+				if seen[u.Matched] || u.Accuracy < 0.5 || u.BestAccuracy < u.Accuracy {
+					t.Fatalf("trial %d: assignment %+v", trial, u)
+				}
+				seen[u.Matched] = true
+				assigned++
+			}
+		}
+		if r.Bad != r.NSorted-assigned || r.FalsePositive+r.Redundant > r.Bad || r.WellDetected > assigned {
+			t.Fatalf("trial %d: %+v", trial, r)
+		}
+	}
+}
