@@ -242,7 +242,7 @@ func MatchUnits(truth, sorted Sorting, opt UnitOptions) (*UnitReport, error) {
 // equal width this greedy matching is maximum, and per (a, b) only the
 // last matched sorted spike needs remembering.
 func matchCounts(t1 []int64, u1 []int, U1 int, t2 []int64, u2 []int, U2 int, delta int64) [][]int64 {
-	o1, o2 := order(t1), order(t2)
+	o1, o2 := timeOrder(t1), timeOrder(t2)
 	M := make([][]int64, U1)
 	last := make([][]int, U1)
 	for a := range M {
@@ -273,6 +273,27 @@ func matchCounts(t1 []int64, u1 []int, U1 int, t2 []int64, u2 []int, U2 int, del
 		}
 	}
 	return M
+}
+
+// timeOrder returns the indices of x sorted by value, ties by index.
+func timeOrder(x []int64) []int {
+	idx := make([]int, len(x))
+	for i := range idx {
+		idx[i] = i
+	}
+	if slices.IsSorted(x) {
+		return idx
+	}
+	slices.SortFunc(idx, func(a, b int) int {
+		if x[a] != x[b] {
+			if x[a] < x[b] {
+				return -1
+			}
+			return 1
+		}
+		return a - b
+	})
+	return idx
 }
 
 // bestMatch returns, for each truth unit, the first sorted unit of
