@@ -7,9 +7,10 @@
 // 0.8 s merging and 2.3 s exporting a 10-minute Neuropixels sort, and the
 // arithmetic behind both is below a GFLOP (shared/docs/kilosort4-sort.md
 // §10: 141 autocorrelograms, about 155 base evaluations of N·C·P² each,
-// a few hundred candidate correlograms, similarity over 123 lags); on the
-// host it costs milliseconds, less than moving the spike table to a
-// device and back, so there is no CUDA back end.
+// a few hundred candidate correlograms, similarity over 123 lags). On the
+// host each stage takes milliseconds to a few tenths of a second for
+// 600 000 spikes (docs/curate.md §4), the cost of moving the spike table
+// to a device and back, so there is no CUDA back end.
 //
 // The stages follow kilosort4-sort.md §7 and §8 and are exact given their
 // inputs, with these deliberate differences (docs/curate.md lists them):
@@ -22,8 +23,8 @@
 //   - a spike whose position weights are all zero gets its template's best
 //     channel as position instead of Kilosort's NaN;
 //   - [PCFeatures] can give each spike its own cluster's channels
-//     ([PCOptions.KilosortOverwrite] false) or reproduce Kilosort's "last
-//     cluster sharing a template wins".
+//     (kilosortOverwrite false, the default of [Run]) or reproduce
+//     Kilosort's "last cluster sharing a template wins" (true).
 //
 // Layouts are flat row-major slices: templates Wall [N, C, P], spike
 // features tF [n, NC, P], wPCA [P, NT] (as [dspk/detect.Templates.WPCA]).
