@@ -215,3 +215,34 @@ func TestRefractClassifies(t *testing.T) {
 		t.Errorf("contam %g, ACG R12 %g", contam[1], m.R12)
 	}
 }
+
+// TestCrossRefractoryNeedsOverlap pins two properties of Kilosort4's
+// merge test that decide whether split units can be joined: halves of a
+// refractory (2-ms dead time) neuron split at random pass it only at
+// rates of several Hz over 10 minutes, and halves split in time (the
+// neuron drifted from one cluster to the other) do not pass it, since
+// their correlogram is nearly empty (counts only near the hand-over), so
+// Q12 stays far above 0.05.
+func TestCrossRefractoryNeedsOverlap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	split := func(hz float64, byTime bool) Metrics {
+		var a, b []int64
+		for _, s := range refractoryTrain(rng, hz, 600, 60) {
+			if (byTime && s < 300*30000) || (!byTime && rng.IntN(2) == 0) {
+				a = append(a, s)
+			} else {
+				b = append(b, s)
+			}
+		}
+		return PairMetrics(Seconds(a, 30000), Seconds(b, 30000))
+	}
+	if m := split(10, false); !m.CrossRefractory(0.25) {
+		t.Errorf("10-Hz neuron split at random: %+v, want cross-refractory", m)
+	}
+	if m := split(0.5, false); m.CrossRefractory(0.25) {
+		t.Errorf("0.5-Hz neuron split at random: %+v, want too few spikes to tell", m)
+	}
+	if m := split(10, true); m.CrossRefractory(0.25) || m.Q12 < 0.3 {
+		t.Errorf("10-Hz neuron split in time: %+v, want Q12 ≥ 0.3", m)
+	}
+}
