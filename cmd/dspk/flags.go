@@ -49,10 +49,10 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	f.fs = fs
 }
 
-// check refuses the flags that do not fit the run: a -nearest_chans
-// given larger than the probe (or with -groups, its smallest group),
-// which would be clipped in silence, and any flag of unused (name →
-// why it does not apply) that was given.
+// check refuses the flags that do not fit the run: -groups on a probe of
+// one group, a -nearest_chans given larger than the probe (or with
+// -groups, its smallest group), which would be clipped in silence, and
+// any flag of unused (name → why it does not apply) that was given.
 func (f *pipelineFlags) check(pr *probe.Probe, unused map[string]string) error {
 	set := map[string]bool{}
 	if f.fs != nil {
@@ -61,6 +61,12 @@ func (f *pipelineFlags) check(pr *probe.Probe, unused map[string]string) error {
 	for _, name := range slices.Sorted(maps.Keys(unused)) {
 		if set[name] {
 			return usagef("-%s does not apply: %s; leave it out", name, unused[name])
+		}
+	}
+	if f.groups {
+		if shanks := slices.Compact(slices.Sorted(slices.Values(pr.Shank))); len(shanks) < 2 {
+			return usagef("-groups does not apply: every site of probe %s is in one group (shank %d); "+
+				"give a probe with shank ids (probeinterface shank_ids, Kilosort kcoords) or leave -groups out", pr.Name, pr.Shank[0])
 		}
 	}
 	if set["nearest_chans"] {

@@ -109,6 +109,9 @@ func (f *inputFlags) checkDType(rec recording.Recording, pr *probe.Probe) error 
 		dt = r.DType()
 	}
 	if dt == recording.Float32 {
+		if f.forceDType {
+			return usagef("-force-dtype does not apply: it overrides the check of 16-bit data, and %s holds float32; leave it out", rec.Name())
+		}
 		return nil
 	}
 	c, err := recording.CheckDType(rec, pr.ChanMap)

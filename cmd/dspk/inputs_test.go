@@ -112,6 +112,11 @@ func TestInputsRefused(t *testing.T) {
 		{name: "preprocess -nearest_templates", args: func(e *env) []string {
 			return []string{"preprocess", "-device", "cpu", "-o", e.out, "-nearest_templates", "5", e.bin}
 		}, code: 2, want: "preprocess does not detect"},
+		{name: "-groups on one shank", args: detectArgs("-groups"), code: 2, want: "-groups does not apply: every site of probe"},
+		{name: "-force-dtype on float32", setup: raw("f.raw", "float32", nil), args: func(e *env) []string {
+			return []string{"detect", "-device", "cpu", "-o", e.out, "-channels", "33", "-rate", "30000", "-dtype", "float32", "-scale", "1",
+				"-force-dtype", "-probe", at(e, "probe32.json"), at(e, "f.raw")}
+		}, code: 2, want: "-force-dtype does not apply"},
 		{name: "-car-groups without -groups", args: detectArgs("-car-groups"), code: 1, want: "-car-groups needs -groups"},
 		{name: "-car-groups on stereotrodes", setup: writeProbe(`{"chanMap":[0,1,2,3],"xc":[0,20,250,270],"yc":[0,0,0,0],"kcoords":[0,0,1,1],"n_chan":33}`),
 			args: withProbe("-groups", "-car-groups"), code: 1, want: "at least 16 channels in every group, and group 0"},
