@@ -685,6 +685,8 @@ func checkOps(t *testing.T, path string, nt0min, nt int, fs float64) {
 		key("nt0min") + "K" + string([]byte{byte(nt0min)}),
 		key("nt") + "K" + string([]byte{byte(nt)}),
 		key("fs") + "G" + string(fsBits),
+		key("do_CAR") + "\x88",                            // True
+		key("tmax") + "G\x7f\xf0\x00\x00\x00\x00\x00\x00", // +Inf: no end limit
 		"cnumpy.core.multiarray\n_reconstruct\n",
 	} {
 		if !bytes.Contains(body, []byte(want)) {

@@ -1,9 +1,10 @@
 package phy
 
 import (
-	"bytes"
-	"encoding/json"
+	"fmt"
 	"math"
+	"reflect"
+	"strings"
 
 	"dspk/export"
 	"dspk/pipeline"
@@ -58,31 +59,39 @@ func opsDict(info *pipeline.RunInfo, files []string, dtype string) (map[string]a
 	return ops, nil
 }
 
-// jsonScalars returns the JSON fields of v as a dict of int64 (whole
-// numbers written without a fraction), float64, bool or string values;
-// null (Kilosort's None: tmax without a limit) becomes +Inf, as
-// Kilosort4 stores it.
+// jsonScalars returns the exported fields of the struct v under their
+// JSON names, as int64 (integer fields), float64 (floating-point
+// fields), bool or string values, as Kilosort4's ops hold them; a
+// float field that is not positive or infinite and named tmax (Kilosort's
+// None: no end limit) is +Inf, as Kilosort4 stores it.
 func jsonScalars(v any) (map[string]any, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("phy: ops of a %s", rv.Kind())
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	var m map[string]any
-	if err := dec.Decode(&m); err != nil {
-		return nil, err
-	}
-	for k, x := range m {
-		switch n := x.(type) {
-		case nil:
-			m[k] = math.Inf(1)
-		case json.Number:
-			if i, err := n.Int64(); err == nil {
-				m[k] = i
-			} else if f, err := n.Float64(); err == nil {
-				m[k] = f
+	m := map[string]any{}
+	for i := range rv.NumField() {
+		f := rv.Type().Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" || name == "" {
+			continue
+		}
+		x := rv.Field(i)
+		switch x.Kind() {
+		case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+			m[name] = x.Int()
+		case reflect.Float32, reflect.Float64:
+			fv := x.Float()
+			if name == "tmax" && !(fv > 0) {
+				fv = math.Inf(1)
 			}
+			m[name] = fv
+		case reflect.Bool:
+			m[name] = x.Bool()
+		case reflect.String:
+			m[name] = x.String()
+		default:
+			return nil, fmt.Errorf("phy: ops field %s of kind %s", name, x.Kind())
 		}
 	}
 	return m, nil
