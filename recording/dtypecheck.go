@@ -3,14 +3,20 @@ package recording
 import "fmt"
 
 // Sign-bit test limits of [CheckDType]: a value is far from zero at
-// FarCount counts or more; data whose sampled values are at least
-// WrongTypeShare far, and at most FlippedShare far with the sign bit
-// flipped, are read as the wrong 16-bit type beyond doubt; from
-// SuspectShare far (and four times fewer flipped) they are suspect.
+// FarCount counts or more. Data whose sampled values are at least
+// WrongTypeShare far, at most FlippedShare far with the sign bit
+// flipped, and whose mean |value| flipped is at most 1/WrongAbsRatio of
+// theirs, are read as the wrong 16-bit type beyond doubt; from
+// SuspectShare far (four times fewer flipped, and half the mean |value|
+// flipped) they are suspect. The mean |value| keeps a correctly read
+// signal with a large DC offset (20 000 counts: 12 768 flipped) from
+// being taken for a flipped one (32 583 as read, 185 flipped, for
+// uint16 noise read as int16).
 const (
 	FarCount       = 16384
 	WrongTypeShare = 0.5
 	FlippedShare   = 0.05
+	WrongAbsRatio  = 8
 	SuspectShare   = 0.05
 )
 
@@ -36,13 +42,13 @@ type DTypeCheck struct {
 // Wrong reports whether the values are read as the wrong 16-bit type
 // beyond doubt.
 func (c DTypeCheck) Wrong() bool {
-	return c.Values > 0 && c.Far >= WrongTypeShare && c.FarFlipped <= FlippedShare
+	return c.Values > 0 && c.Far >= WrongTypeShare && c.FarFlipped <= FlippedShare && c.MeanAbsFlipped*WrongAbsRatio <= c.MeanAbs
 }
 
 // Suspect reports whether the values look read as the wrong type without
 // Wrong's certainty.
 func (c DTypeCheck) Suspect() bool {
-	return c.Values > 0 && !c.Wrong() && c.Far >= SuspectShare && c.FarFlipped*4 <= c.Far
+	return c.Values > 0 && !c.Wrong() && c.Far >= SuspectShare && c.FarFlipped*4 <= c.Far && c.MeanAbsFlipped*2 <= c.MeanAbs
 }
 
 // String describes the evidence in words.

@@ -219,6 +219,18 @@ func TestInputWarnings(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "-probe np2, but settings.xml states a Neuropixels 1.0 probe (PRB_1_4_0480_1)") {
 		t.Errorf("info -probe np2: exit %d, %s", code, stderr)
 	}
+	// compare: truth simulated on Neuropixels 1.0 (384 sites), detections
+	// of the 32-site golden probe (and of another duration).
+	simDir := filepath.Join(dir, "sim")
+	if code, _, stderr := dspk(t, "simulate", "-o", simDir, "-duration", "1s", "-units", "3"); code != 0 {
+		t.Fatalf("simulate: %d %s", code, stderr)
+	}
+	code, stdout, stderr := dspk(t, "compare", "-json", "-truth", filepath.Join(simDir, "truth"), filepath.Join(dir, "trunc", "det"))
+	if code != 0 || !strings.Contains(stderr, "was simulated on probe np1 (384 sites) but the detections in") ||
+		!strings.Contains(stderr, "used 32 sites, 0 of them on other file rows or positions") || !strings.Contains(stdout, "simulated on probe") ||
+		!strings.Contains(stderr, "covers 0.000–1.000 s") {
+		t.Errorf("compare of another probe: exit %d, stderr %q", code, stderr)
+	}
 	// The probe of the settings: no warning.
 	code, _, stderr = dspk(t, "info", session)
 	if code != 0 || strings.Contains(stderr, "settings.xml") {

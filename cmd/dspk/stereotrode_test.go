@@ -48,6 +48,9 @@ func TestStereotrodeGroupsDefaults(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("compare: exit %d: %s", code, stderr)
 	}
+	if strings.Contains(stderr, "warning") {
+		t.Errorf("compare of the truth's own probe and duration warns: %s", stderr)
+	}
 	var r compare.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatal(err)
