@@ -10,9 +10,10 @@ import (
 )
 
 // TestDefaultBytesPinned pins the bytes of the default model: the .bin
-// bytes and every truth file of short NP1 recordings without and with the
-// rigid drift that predates the motion models. Configs that leave the new
-// fields at zero must keep producing exactly these bytes.
+// bytes and the truth files that predate the motion truth, of short NP1
+// recordings without and with the rigid drift that predates the motion
+// models. Configs that leave the new fields at zero must keep producing
+// exactly these bytes (the default writes no other truth file).
 func TestDefaultBytesPinned(t *testing.T) {
 	cases := []struct {
 		name string
@@ -34,11 +35,22 @@ func TestDefaultBytesPinned(t *testing.T) {
 		if err := rec.Truth().WriteDir(dir); err != nil {
 			t.Fatal(err)
 		}
-		names, err := filepath.Glob(filepath.Join(dir, "*"))
+		all, err := filepath.Glob(filepath.Join(dir, "*"))
 		if err != nil {
 			t.Fatal(err)
 		}
+		classic := []string{FileSpikeTimes, FileSpikeClusters, FileUnitPositions, FileUnitAmplitudes,
+			FileUnitPeakChannel, FileUnitWaveforms, FileTruthJSON}
+		var names []string
+		for _, n := range all {
+			if slices.Contains(classic, filepath.Base(n)) {
+				names = append(names, n)
+			}
+		}
 		slices.Sort(names)
+		if c.cfg.DriftUmPerS == 0 && len(all) != len(classic) {
+			t.Errorf("%s: %d truth files, want %d", c.name, len(all), len(classic))
+		}
 		for _, n := range names {
 			b, err := os.ReadFile(n)
 			if err != nil {

@@ -90,6 +90,16 @@ func newTruth(m *model) *Truth {
 		t.UnitPeakChannel[i] = int32(u.peak)
 		t.UnitWaveform[i] = append([]float64(nil), u.wave...)
 	}
+	t.SpikeScale = m.scales
+	if m.motion.moves || m.motion.nonRigid || m.cfg.MotionTruth {
+		t.Motion = m.motion.motionGrid(m.samples)
+		t.SpikePos = make([]float32, 3*len(m.times))
+		y := t.SpikeY()
+		for i, c := range m.clusters {
+			u := &m.units[c]
+			t.SpikePos[3*i], t.SpikePos[3*i+1], t.SpikePos[3*i+2] = float32(u.x), float32(y[i]), float32(u.z)
+		}
+	}
 	return t
 }
 
@@ -97,20 +107,27 @@ func newTruth(m *model) *Truth {
 func (t *Truth) Units() int { return len(t.UnitX) }
 
 // SpikeY returns the depth (µm) of each spike's unit at the spike's time:
-// UnitY moved by the drift.
+// UnitY moved by the motion (the drift, sine, steps and non-rigid gain of
+// the config), exactly as the recording renders it.
 func (t *Truth) SpikeY() []float64 {
+	mm := newMotionModel(t.Config)
 	y := make([]float64, len(t.SpikeTimes))
 	for i, s := range t.SpikeTimes {
-		y[i] = t.UnitY[t.SpikeClusters[i]] + t.Config.DriftUmPerS*float64(s)/t.Config.SampleRate
+		y0 := t.UnitY[t.SpikeClusters[i]]
+		y[i] = y0 + mm.unitDisp(mm.rigidSample(s), y0)
 	}
 	return y
 }
 
-// SpikeAmplitude returns each spike's unit amplitude in noise SDs.
+// SpikeAmplitude returns each spike's amplitude in noise SDs: its unit's
+// amplitude times the spike's scale (bursts).
 func (t *Truth) SpikeAmplitude() []float64 {
 	a := make([]float64, len(t.SpikeTimes))
 	for i, c := range t.SpikeClusters {
 		a[i] = t.UnitAmplitude[c]
+		if t.SpikeScale != nil {
+			a[i] *= float64(t.SpikeScale[i])
+		}
 	}
 	return a
 }
