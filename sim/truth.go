@@ -45,9 +45,10 @@ type Truth struct {
 	UnitPeakChannel []int32
 	// UnitWaveform is each unit's temporal waveform, trough −1 at
 	// TroughIndex. A spike adds, on site c, UnitWaveform ·
-	// UnitAmplitude·NoiseSD · f(d_c)/f(d_best), where f is the footprint,
-	// d_c the distance from the unit (moved by the drift to the spike's
-	// time) to site c and d_best the distance to the best site at time 0.
+	// UnitAmplitude·NoiseSD · f(d_c)/f(d_best) (times the spike's
+	// SpikeScale, if any), where f is the footprint, d_c the distance from
+	// the unit (moved by the motion to the spike's time) to site c and
+	// d_best the distance to the best site at time 0.
 	UnitWaveform [][]float64
 
 	// Motion is the true displacement field; nil when the recording has
