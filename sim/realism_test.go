@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -349,5 +350,38 @@ func TestUnitDistances(t *testing.T) {
 	// Small units may lie up to 61.5 µm away (the limit of amplitude 4).
 	if far < len(tr.UnitZ)/5 || zMax < 57 || zMax > 61.6 {
 		t.Errorf("%d of %d units beyond 30 µm, farthest at %g µm", far, len(tr.UnitZ), zMax)
+	}
+}
+
+// TestHardDeterministic renders a cut of ladder-hard on 1 and 3
+// goroutines and through ReadInt16 and WriteTo: the bytes agree.
+func TestHardDeterministic(t *testing.T) {
+	cfg, err := Preset("ladder-hard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seconds, cfg.Units, cfg.SimilarPairs = 0.7, 40, 6
+	cfg.MotionSteps = []MotionStep{{TimeS: 0.3, Um: 15}}
+	var want []byte
+	for _, procs := range []int{1, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		rec, err := Generate(cfg)
+		if err != nil {
+			runtime.GOMAXPROCS(old)
+			t.Fatal(err)
+		}
+		b := fileBytes(t, rec)
+		d := readAll(t, rec)
+		runtime.GOMAXPROCS(old)
+		for i, v := range d {
+			if int16(uint16(b[2*i])|uint16(b[2*i+1])<<8) != v {
+				t.Fatalf("GOMAXPROCS %d: ReadInt16 and WriteTo differ at value %d", procs, i)
+			}
+		}
+		if want == nil {
+			want = b
+		} else if !slices.Equal(want, b) {
+			t.Fatalf("GOMAXPROCS %d gives other bytes than GOMAXPROCS 1", procs)
+		}
 	}
 }
