@@ -51,9 +51,9 @@ type Truth struct {
 	// d_best the distance to the best site at time 0.
 	UnitWaveform [][]float64
 
-	// Motion is the true displacement field; nil when the recording has
-	// no motion model beyond the plain rigid drift of DriftUmPerS (see
-	// [Truth.SpikeY] for that) and no preset asked for it.
+	// Motion is the true displacement field; nil when nothing moves (no
+	// drift, sine, steps or non-rigid gain) and Config.MotionTruth is
+	// not set.
 	Motion *Motion
 	// SpikePos holds every spike's true position, row-major n×3: x and y
 	// in the probe's frame (µm) at the spike's time, motion included, and
