@@ -385,3 +385,36 @@ func TestHardDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestPresetsShareUnits checks that the motion rungs have the same units
+// and spikes as the still ones (ladder-easy for drift, steps, nonrigid;
+// ladder-dense for hard), so recall with and without motion compares the
+// same spikes.
+func TestPresetsShareUnits(t *testing.T) {
+	truth := func(name string) *Truth {
+		c, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Seconds = 2
+		rec, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Truth()
+	}
+	for still, moving := range map[string][]string{
+		"ladder-easy":  {"ladder-drift", "ladder-steps", "ladder-nonrigid"},
+		"ladder-dense": {"ladder-hard"},
+	} {
+		a := truth(still)
+		for _, name := range moving {
+			b := truth(name)
+			if !slices.Equal(a.SpikeTimes, b.SpikeTimes) || !slices.Equal(a.SpikeClusters, b.SpikeClusters) ||
+				!slices.Equal(a.UnitY, b.UnitY) || !slices.Equal(a.UnitZ, b.UnitZ) || !slices.Equal(a.UnitAmplitude, b.UnitAmplitude) ||
+				!slices.Equal(a.SpikeScale, b.SpikeScale) {
+				t.Errorf("%s and %s differ in their units or spikes", still, name)
+			}
+		}
+	}
+}
