@@ -91,7 +91,11 @@ type Corrector struct {
 	band  *linalg.Whitening // m banded (BandTol), for Apply
 	tmp   []float32         // Window's scratch on the CPU
 	gen   int               // counts the matrices computed
-	gpu   *cudaCorrector
+
+	fold    *linalg.Whitening // Fold's result, of foldW and matrix foldGen
+	foldW   *linalg.Whitening
+	foldGen int
+	gpu     *cudaCorrector
 }
 
 // NewCorrector returns a corrector on dev (nil means the CPU) for the
