@@ -143,3 +143,48 @@ func BenchmarkGPUCorrection(b *testing.B) {
 		b.Fatal(err)
 	}
 }
+
+// BenchmarkGPUHistogram bins one window's 2000 detections from device
+// arrays (AddDevice) and waits. Floor: one launch (≈ 5 µs); 16 KB read,
+// 2000 atomic increments.
+func BenchmarkGPUHistogram(b *testing.B) {
+	dev := gputest.Device(b)
+	_, yc := testProbe(384)
+	e, err := NewEstimator(dev, yc, 1, DefaultParams())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	rng := rand.New(rand.NewPCG(1, 1))
+	w := randomWindows(rng, 1, 2000, yc[0], yc[len(yc)-1])[0]
+	n := len(w.y)
+	err = dev.Do(func(c *compute.Ctx) error {
+		m, err := c.Alloc(8*n + 4)
+		if err != nil {
+			return err
+		}
+		defer c.Free(m)
+		if err := compute.Upload(c, m.Ptr, w.y); err != nil {
+			return err
+		}
+		if err := compute.Upload(c, m.Ptr.Add(4*n), w.amp); err != nil {
+			return err
+		}
+		if err := compute.Upload(c, m.Ptr.Add(8*n), []int32{int32(n)}); err != nil {
+			return err
+		}
+		b.SetBytes(int64(8 * n))
+		for b.Loop() {
+			if err := e.AddDevice(c, 0, m.Ptr, m.Ptr.Add(4*n), m.Ptr.Add(8*n), n); err != nil {
+				return err
+			}
+			if err := c.Sync(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+}
