@@ -240,7 +240,7 @@ func TestCorrectionQuality(t *testing.T) {
 			qualityRule{"σ 20, ridge 1e-4", 20, 1e-4, false, false},
 			qualityRule{"σ 30, ridge 0.01", 30, 0.01, false, false},
 			qualityRule{"σ 40, ridge 0.1 (no row norm)", 40, 0.1, false, false},
-			qualityRule{"σ 40, ridge 0.1, before whitening", 40, 0.1, true, true},
+			qualityRule{"smooth before whitening", 40, 0.1, true, true},
 		)
 	}
 	res, table := qualityTable(t, rules, shifts, noises)
