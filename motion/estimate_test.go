@@ -247,6 +247,9 @@ func TestEstimatorErrors(t *testing.T) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
 	}
+	if _, err := NewEstimator(nil, []float64{20, 40, 60}, 3, p); err == nil || !strings.Contains(err.Error(), "spans 10 depth bins of 5 µm; estimating motion needs at least 11") {
+		t.Errorf("a probe of 40 µm: %v", err)
+	}
 	// The largest nblocks allowed works: 766 rows / 69 = 11 rows.
 	q := p
 	q.NBlocks = 69
