@@ -24,8 +24,9 @@ type Probe struct {
 	NChanFile int
 	// StatedChannels is the channel count the probe file itself states
 	// (a Kilosort probe's n_chan), 0 if it states none. [Probe.ForFile]
-	// refuses a file with fewer channels.
-	StatedChannels int
+	// refuses a file with fewer channels. Not part of the probe's JSON (a
+	// simulation's truth.json stays as it was).
+	StatedChannels int `json:"-"`
 }
 
 // Len returns the number of sites used.
