@@ -295,7 +295,7 @@ func clusterGroup(x []float64, n, d int, prm *Params) ([]int32, int) {
 	dl, K := assign(g, c, prm.InitLabels, prm.Rounds, prm.Lambda)
 	tree := makeTree(g, c, dl, K)
 	sp := splitter{x: x, n: n, d: d, c: c, prm: prm}
-	leaf, nf := sp.finalLabels(tree, K)
+	leaf, nf := finalLabels(tree, K, func(mg merge, leaves [][]int) bool { return sp.keep(mg, leaves, K) })
 	for i, l := range c {
 		c[i] = leaf[l]
 	}

@@ -107,12 +107,22 @@ type splitter struct {
 	prm  *Params
 }
 
-// finalLabels visits the merges from the root down, keeps a split when
-// its ρ is below SplitModularity or its bimodality score reaches
-// SplitBimodality, and otherwise makes the node one cluster. It returns
-// each leaf's final cluster (numbered in ascending node id) and the
-// number of clusters.
-func (sp *splitter) finalLabels(tree []merge, K int) ([]int32, int) {
+// keep reports whether the split of merge mg stays: its ρ is below
+// SplitModularity or the bimodality score of its children reaches
+// SplitBimodality (a NaN score keeps it too).
+func (sp *splitter) keep(mg merge, leaves [][]int, K int) bool {
+	if mg.rho < sp.prm.SplitModularity {
+		return true
+	}
+	return !(sp.bimodality(leaves[mg.a], leaves[mg.b], K) < sp.prm.SplitBimodality)
+}
+
+// finalLabels visits the merges from the root down, asks keep about each
+// merge not yet invalidated, and where keep says no makes the node one
+// cluster (invalidating every merge below it). It returns each leaf's
+// final cluster (clusters numbered in ascending node id) and the number
+// of clusters.
+func finalLabels(tree []merge, K int, keep func(mg merge, leaves [][]int) bool) ([]int32, int) {
 	nodes := K + len(tree)
 	made := make([]int, nodes) // node → merge creating it, −1 for leaves
 	parent := make([]int, nodes)
@@ -145,14 +155,9 @@ func (sp *splitter) finalLabels(tree []merge, K int) ([]int32, int) {
 		if !valid[k] {
 			continue
 		}
-		mg := tree[k]
-		if mg.rho < sp.prm.SplitModularity {
-			continue
+		if !keep(tree[k], leaves) {
+			invalidate(tree[k].node)
 		}
-		if !(sp.bimodality(leaves[mg.a], leaves[mg.b], K) < sp.prm.SplitBimodality) {
-			continue
-		}
-		invalidate(mg.node)
 	}
 	// Final clusters: children of a valid merge not made by a valid one.
 	final := make([]int, nodes)
