@@ -171,11 +171,36 @@ func wtw(wpca []float32, P, nt int) []float64 {
 	return out
 }
 
+// pairSim returns the similarity of templates a and b ([P][C], norms na
+// and nb, a non-zero on channels ca): the maximum over lags of the
+// cross-correlation of their time-domain forms scaled to unit norm,
+// Σ_c Σ_{p,q} â[p,c]·b̂[q,c]·WtW[p,q,ℓ]. utu is P×P scratch.
+func pairSim(a, b []float64, na, nb float64, ca []int, C, P int, ww, utu []float64) float64 {
+	L := len(ww) / (P * P)
+	clear(utu)
+	for _, c := range ca {
+		for p := 0; p < P; p++ {
+			x := a[p*C+c] / (1e-6 + na)
+			for q := 0; q < P; q++ {
+				utu[p*P+q] += x * b[q*C+c] / (1e-6 + nb)
+			}
+		}
+	}
+	best := math.Inf(-1)
+	for l := 0; l < L; l++ {
+		s := 0.0
+		for pq, v := range utu {
+			s += v * ww[pq*L+l]
+		}
+		best = max(best, s)
+	}
+	return best
+}
+
 // mergeTemplates merges near-duplicate templates of u [n][P][C] (see
 // PostprocessTemplates) and returns the survivors and their number.
 func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, tol float64) ([]float32, int) {
 	n := len(counts)
-	L := 2*nt + 1
 	ww := wtw(wpca, P, nt)
 	w := make([]float64, len(u))
 	for i, v := range u {
@@ -234,25 +259,7 @@ func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, 
 				if j == k || !alive[j] {
 					continue
 				}
-				nj := norm(j)
-				clear(utu)
-				for _, c := range ck {
-					for p := 0; p < P; p++ {
-						a := w[(k*P+p)*C+c] / (1e-6 + nk)
-						for q := 0; q < P; q++ {
-							utu[p*P+q] += a * w[(j*P+q)*C+c] / (1e-6 + nj)
-						}
-					}
-				}
-				best := math.Inf(-1)
-				for l := 0; l < L; l++ {
-					s := 0.0
-					for pq, v := range utu {
-						s += v * ww[pq*L+l]
-					}
-					best = max(best, s)
-				}
-				sim[j] = best
+				sim[j] = pairSim(w[k*P*C:(k+1)*P*C], w[j*P*C:(j+1)*P*C], nk, norm(j), ck, C, P, ww, utu)
 			}
 			cand = cand[:0]
 			for j := 0; j < n; j++ {
