@@ -297,6 +297,26 @@ func TestKmeansPPMatchesReference(t *testing.T) {
 			t.Errorf("%+v: labels differ from the reference", c)
 		}
 	}
+	// Clustered rows, where the pruning skips most pairs, and rows with
+	// exact duplicates (spikes on their anchor).
+	for _, c := range []struct{ n, d, k int }{{900, 12, 6}, {501, 3, 2}, {1200, 40, 15}} {
+		means := gaussMeans(rng, c.k, c.d, 30)
+		x := make([]float64, c.n*c.d)
+		for i := 0; i < c.n; i++ {
+			m := means[rng.IntN(c.k)]
+			for t := 0; t < c.d; t++ {
+				x[i*c.d+t] = float64(float32(m[t] + rng.NormFloat64()))
+				if i%7 == 0 {
+					x[i*c.d+t] = float64(float32(m[t]))
+				}
+			}
+		}
+		got := kmeansPP(x, c.n, c.d, 60, 100, initRNG(5))
+		want := refKmeansPP(x, c.n, c.d, 60, 100, 5)
+		if !slices.Equal(got, want) {
+			t.Errorf("clustered %+v: labels differ from the reference", c)
+		}
+	}
 	// All-zero features: no weight, every spike keeps label 0.
 	if got := kmeansPP(make([]float64, 30), 10, 3, 5, 4, initRNG(5)); slices.Max(got) != 0 {
 		t.Errorf("zero features gave labels %v", got)
