@@ -261,3 +261,33 @@ func TestClusterInputErrors(t *testing.T) {
 		t.Errorf("cluster_neighbors 0: %v", err)
 	}
 }
+
+// TestClusterTinyGroups clusters very small groups with the group minimum
+// lowered to 1 (one spike, one landmark, fewer spikes than candidates or
+// neighbours): labels in range, every cluster non-empty.
+func TestClusterTinyGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 1))
+	prm := DefaultParams()
+	prm.MinGroup = 1
+	prm.InitLabels, prm.Rounds = 20, 10
+	for _, n := range []int{1, 2, 3, 21, 41, 99} {
+		in := &Input{NC: 2, P: 2}
+		probe16(in)
+		var truth []int
+		addUnit(rng, in, 35, 60, 0, n, gaussMeans(rng, 2, 4, 10), 0, &truth)
+		res := run(t, in, prm)
+		if res.N < 1 || len(res.Counts) != res.N {
+			t.Fatalf("n %d: N %d counts %v", n, res.N, res.Counts)
+		}
+		for k, c := range res.Counts {
+			if c == 0 {
+				t.Errorf("n %d: cluster %d empty", n, k)
+			}
+		}
+		for i, l := range res.Labels {
+			if l < 0 || int(l) >= res.N {
+				t.Fatalf("n %d: spike %d label %d", n, i, l)
+			}
+		}
+	}
+}
