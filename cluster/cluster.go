@@ -29,7 +29,9 @@ type Input struct {
 	UnitX, UnitY []float64
 	// UnitChans holds the NC channels of each unit: UnitChans[u*NC+j].
 	UnitChans []int32
-	// Unit is each spike's unit.
+	// Unit is each spike's unit. Spikes should come in time order, as in
+	// Kilosort4: the kNN landmarks are every cluster_downsampling-th spike
+	// of a group, so an order periodic with that stride would bias them.
 	Unit []int32
 	// Features holds each spike's features on its unit's channels
 	// (Kilosort4's tF): Features[(i*NC+j)*P+p].
