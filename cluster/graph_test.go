@@ -283,9 +283,23 @@ func refKmeansPP(x []float64, n, d, nInit, nCand int, seed int64) []int32 {
 	return c
 }
 
-// TestKmeansPPMatchesReference checks the blocked k-means++ against the
-// dense reference bit for bit (same draws, same sums).
+// TestKmeansPPMatchesReference checks the pruned k-means++, with the
+// scalar and (where present) the vector scoring, against the dense
+// reference bit for bit (same draws, same sums).
 func TestKmeansPPMatchesReference(t *testing.T) {
+	saved := useDots512
+	defer func() { useDots512 = saved }()
+	for _, vec := range []bool{false, true} {
+		if vec && !saved {
+			t.Log("no AVX-512 here: the vector scoring was not run")
+			continue
+		}
+		useDots512 = vec
+		testKmeansPP(t)
+	}
+}
+
+func testKmeansPP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, c := range []struct{ n, d, nInit, nCand int }{
 		{1, 1, 3, 1}, {5, 3, 4, 100}, {257, 13, 20, 7}, {400, 2, 200, 100}, {301, 9, 30, 33},
