@@ -119,9 +119,15 @@ func (in *Input) check() error {
 		if !finite(in.UnitX[u]) || !finite(in.UnitY[u]) {
 			return fmt.Errorf("cluster: unit %d position (%v, %v) is not finite", u, in.UnitX[u], in.UnitY[u])
 		}
-		for j, ch := range in.UnitChans[u*in.NC : (u+1)*in.NC] {
+		chans := in.UnitChans[u*in.NC : (u+1)*in.NC]
+		for j, ch := range chans {
 			if ch < 0 || int(ch) >= in.C {
 				return fmt.Errorf("cluster: unit %d channel %d is %d, not in [0, %d)", u, j, ch, in.C)
+			}
+			for jj, other := range chans[:j] {
+				if other == ch {
+					return fmt.Errorf("cluster: unit %d lists channel %d twice (positions %d and %d)", u, ch, jj, j)
+				}
 			}
 		}
 	}
