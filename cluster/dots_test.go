@@ -23,19 +23,30 @@ func TestDotsTMatchesDot(t *testing.T) {
 			for i := range acc {
 				acc[i] = math.NaN()
 			}
+			x1 := randRows(rng, 1, c.d, 0)
+			acc1 := make([]float64, c.m+3)
+			acc2 := make([]float64, c.m+3)
+			for i := range acc {
+				acc[i], acc1[i], acc2[i] = math.NaN(), math.NaN(), math.NaN()
+			}
 			dotsT(acc, x, tr, c.ld, c.m)
+			dots2T(acc1, acc2, x, x1, tr, c.ld, c.m)
 			col := make([]float64, c.d)
 			for b := 0; b < c.m; b++ {
 				for t := range col {
 					col[t] = tr[t*c.ld+b]
 				}
-				if want := dot(x, col); math.Float64bits(acc[b]) != math.Float64bits(want) {
+				want, want1 := dot(x, col), dot(x1, col)
+				if math.Float64bits(acc[b]) != math.Float64bits(want) {
 					t.Fatalf("vector %v %+v: acc[%d] = %v, want %v", useDots512, c, b, acc[b], want)
+				}
+				if math.Float64bits(acc1[b]) != math.Float64bits(want) || math.Float64bits(acc2[b]) != math.Float64bits(want1) {
+					t.Fatalf("vector %v %+v: pair [%d] = %v %v, want %v %v", useDots512, c, b, acc1[b], acc2[b], want, want1)
 				}
 			}
 			for b := c.m; b < len(acc); b++ {
-				if !math.IsNaN(acc[b]) {
-					t.Fatalf("vector %v %+v: acc[%d] written", useDots512, c, b)
+				if !math.IsNaN(acc[b]) || !math.IsNaN(acc1[b]) || !math.IsNaN(acc2[b]) {
+					t.Fatalf("vector %v %+v: [%d] written", useDots512, c, b)
 				}
 			}
 		}

@@ -351,6 +351,7 @@ const vecChunk = 4096
 type vecWork struct {
 	m, byAnchor, start []int32
 	delta, tr, acc     []float64
+	acc2               []float64
 }
 
 // scoreVec scores the candidates with the vector kernel dotsT: per chunk
@@ -369,6 +370,7 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 	nq8 := (nq + 7) / 8 * 8
 	ws.tr = growF(ws.tr, d*nq8)
 	ws.acc = growF(ws.acc, nq8)
+	ws.acc2 = growF(ws.acc2, nq8)
 	rows := make([]int32, vecChunk) // anchor row per spike of the chunk
 	for i0 := 0; i0 < n; i0 += vecChunk {
 		i1 := min(n, i0+vecChunk)
@@ -415,14 +417,27 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 					}
 				}
 			}
-			for _, i := range list {
+			terms := func(i int32, acc []float64) {
 				m := int(ws.m[int(i)-i0])
-				dotsT(ws.acc, rd.x[int(i)*d:(int(i)+1)*d], tr, m8, (m+7)/8*8)
 				row := ws.delta[(int(i)-i0)*nq : (int(i)-i0)*nq+m]
 				ei := rd.e[i]
 				for b := range row {
-					row[b] = 2*ws.acc[b] - rd.vq[ord[b]] - ei
+					row[b] = 2*acc[b] - rd.vq[ord[b]] - ei
 				}
+			}
+			// Two spikes at a time share the loads of tr.
+			p := 0
+			for ; p+2 <= len(list); p += 2 {
+				i, k := list[p], list[p+1]
+				mm := (int(max(ws.m[int(i)-i0], ws.m[int(k)-i0])) + 7) / 8 * 8
+				dots2T(ws.acc, ws.acc2, rd.x[int(i)*d:(int(i)+1)*d], rd.x[int(k)*d:(int(k)+1)*d], tr, m8, mm)
+				terms(i, ws.acc)
+				terms(k, ws.acc2)
+			}
+			if p < len(list) {
+				i := list[p]
+				dotsT(ws.acc, rd.x[int(i)*d:(int(i)+1)*d], tr, m8, (int(ws.m[int(i)-i0])+7)/8*8)
+				terms(i, ws.acc)
 			}
 		}
 		for i := i0; i < i1; i++ {
