@@ -196,12 +196,41 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 		dist = growF(dist, na*nq)
 		sorted = growF(sorted, na*nq)
 		order = growI(order, na*nq)
+		if useDots512 {
+			// The candidates transposed (d × nq8), for the vector kernel.
+			nq8 := (nq + 7) / 8 * 8
+			ws.trAll = growF(ws.trAll, d*nq8)
+			for t := 0; t < d; t++ {
+				row := ws.trAll[t*nq8 : (t+1)*nq8]
+				for b := 0; b < nq8; b++ {
+					if b < nq {
+						row[b] = cx[b*d+t]
+					} else {
+						row[b] = 0
+					}
+				}
+			}
+			ws.nq8 = nq8
+		}
 		for r, a := range anchors {
 			row := dist[r*nq : (r+1)*nq]
-			for b := 0; b < nq; b++ {
-				if a == 0 {
+			switch {
+			case a == 0:
+				for b := range row {
 					row[b] = math.Sqrt(vq[b])
-				} else {
+				}
+			case useDots512:
+				// ‖x_q − a‖² = ‖a‖² + ‖x_q‖² − 2·a·x_q: its rounding
+				// (≲ 1e−13·max‖x‖² for d ≤ 1000) moves the distance by
+				// far less than the margin.
+				ws.acc = growF(ws.acc, ws.nq8)
+				dotsT(ws.acc, x[int(a-1)*d:int(a)*d], ws.trAll, ws.nq8, ws.nq8)
+				va := v[a-1]
+				for b := range row {
+					row[b] = math.Sqrt(max(va+vq[b]-2*ws.acc[b], 0))
+				}
+			default:
+				for b := range row {
 					row[b] = math.Sqrt(sqDist(x[int(a-1)*d:int(a)*d], cx[b*d:(b+1)*d]))
 				}
 			}
@@ -352,15 +381,18 @@ type vecWork struct {
 	m, byAnchor, start []int32
 	delta, tr, acc     []float64
 	acc2               []float64
+	trAll              []float64 // the round's candidates, d × nq8
+	nq8                int
 }
 
 // scoreVec scores the candidates with the vector kernel dotsT: per chunk
 // of spikes, the spikes of each anchor against that anchor's candidates
-// laid out transposed (d × m, nearest first), the terms kept, then added
+// laid out transposed (d × m, nearest first, gathered from ws.trAll), the
+// terms kept, then added
 // into the scores in spike order, so the sums are those of scoreScalar
 // bit for bit.
 func (rd *roundData) scoreVec(ws *vecWork) {
-	d, nq, cx := rd.d, rd.nq, rd.cx
+	d, nq := rd.d, rd.nq
 	n := len(rd.e)
 	na := len(rd.order) / nq
 	ws.m = growI(ws.m, vecChunk)
@@ -405,15 +437,14 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 			m8 := (int(mMax) + 7) / 8 * 8
 			ord := rd.order[r*nq : (r+1)*nq]
 			tr := ws.tr[:d*m8]
-			for b := 0; b < m8; b++ {
-				if b < int(mMax) {
-					q := int(ord[b])
-					for t, v := range cx[q*d : (q+1)*d] {
-						tr[t*m8+b] = v
-					}
-				} else {
-					for t := 0; t < d; t++ {
-						tr[t*m8+b] = 0
+			for t := 0; t < d; t++ {
+				src := ws.trAll[t*ws.nq8 : (t+1)*ws.nq8]
+				dst := tr[t*m8 : (t+1)*m8]
+				for b := range dst {
+					if b < int(mMax) {
+						dst[b] = src[ord[b]]
+					} else {
+						dst[b] = 0
 					}
 				}
 			}
