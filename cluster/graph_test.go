@@ -302,7 +302,7 @@ func TestKmeansPPMatchesReference(t *testing.T) {
 func testKmeansPP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, c := range []struct{ n, d, nInit, nCand int }{
-		{1, 1, 3, 1}, {5, 3, 4, 100}, {257, 13, 20, 7}, {400, 2, 80, 100}, {301, 9, 30, 33},
+		{1, 1, 3, 1}, {5, 3, 4, 100}, {257, 13, 20, 7}, {400, 2, 80, 100}, {301, 9, 30, 33}, {4500, 3, 6, 20}, {8193, 2, 3, 9},
 	} {
 		x := randRows(rng, c.n, c.d, 0)
 		got := kmeansPP(x, c.n, c.d, c.nInit, c.nCand, initRNG(5))
@@ -313,7 +313,7 @@ func testKmeansPP(t *testing.T) {
 	}
 	// Clustered rows, where the pruning skips most pairs, and rows with
 	// exact duplicates (spikes on their anchor).
-	for _, c := range []struct{ n, d, k int }{{900, 12, 6}, {501, 3, 2}, {700, 40, 15}} {
+	for _, c := range []struct{ n, d, k int }{{900, 12, 6}, {501, 3, 2}, {700, 40, 15}, {5000, 4, 3}} {
 		means := gaussMeans(rng, c.k, c.d, 30)
 		x := make([]float64, c.n*c.d)
 		for i := 0; i < c.n; i++ {
