@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"dspk/compute"
+	"dspk/linalg"
 
 	"gonum.org/v1/gonum/mat"
 )
@@ -67,14 +68,14 @@ type Corrector struct {
 	x, y  []float64
 	sigma float64
 	est   *Estimate
-	ikxx  []float64 // (Kxx + ridge·I)⁻¹, C×C row-major
-	shift []float64 // scratch for the window's shifts
-	cur   int       // window of m, or −1
-	curSh []float64 // shifts of m
-	m     []float32 // M of window cur, [C][C]
-	band  *banded   // m's rows, banded
-	tmp   []float32 // Window's scratch on the CPU
-	gen   int       // counts the matrices computed
+	ikxx  []float64         // (Kxx + ridge·I)⁻¹, C×C row-major
+	shift []float64         // scratch for the window's shifts
+	cur   int               // window of m, or −1
+	curSh []float64         // shifts of m
+	m     []float32         // M of window cur, [C][C]
+	band  *linalg.Whitening // m banded (BandTol), for Apply
+	tmp   []float32         // Window's scratch on the CPU
+	gen   int               // counts the matrices computed
 	gpu   *cudaCorrector
 }
 
@@ -219,17 +220,12 @@ func krigingMatrix(m []float32, x, y, sh, iK []float64, sigma float64) {
 	})
 }
 
-// banded is M kept by rows of the entries the banded product uses.
-type banded struct {
-	start []int32 // row c's entries are idx/val[start[c]:start[c+1]]
-	idx   []int32
-	val   []float32
-}
-
-// newBanded keeps, per row of m, the entries left after dropping the
-// smallest whose magnitudes add up to at most BandTol of the row's.
-func newBanded(m []float32, C int) *banded {
-	b := &banded{start: make([]int32, C+1)}
+// newBanded returns, as a sparse operator, m without the smallest
+// entries of each row whose magnitudes add up to at most BandTol of the
+// row's (kept entries in ascending column order; rows padded to the
+// longest with zeros).
+func newBanded(m []float32, C int) *linalg.Whitening {
+	d := make([]float64, C*C)
 	ord := make([]int, C)
 	for c := range C {
 		row := m[c*C : (c+1)*C]
@@ -254,21 +250,18 @@ func newBanded(m []float32, C int) *banded {
 			dropped += math.Abs(float64(row[ord[n]]))
 			n++
 		}
-		keep := slices.Clone(ord[n:])
-		slices.Sort(keep)
-		for _, j := range keep {
-			b.idx = append(b.idx, int32(j))
-			b.val = append(b.val, row[j])
+		for _, j := range ord[n:] {
+			d[c*C+j] = float64(row[j])
 		}
-		b.start[c+1] = int32(len(b.idx))
 	}
-	return b
+	return linalg.NewWhiteningFromDense(d, C)
 }
 
 // Apply writes window w's correction of src into dst, both [C][T]
 // row-major (dst[c*T+t]), on the CPU with M_w banded (BandTol): dst[c] =
 // Σ_j M_w[c, j]·src[j] over the entries kept, in ascending j, as float32
-// sums. dst and src must not overlap. It panics if their lengths differ
+// sums ([linalg.Whitening.Apply]: vector kernels, rows over GOMAXPROCS
+// goroutines). dst and src must not overlap. It panics if their lengths differ
 // or are not a multiple of C, or w is out of range.
 func (k *Corrector) Apply(dst, src []float32, w int) {
 	C := len(k.x)
@@ -279,20 +272,7 @@ func (k *Corrector) Apply(dst, src []float32, w int) {
 	if k.band == nil {
 		k.band = newBanded(k.m, C)
 	}
-	b, T := k.band, len(src)/C
-	parallel(C, func(c0, c1 int) {
-		for c := c0; c < c1; c++ {
-			d := dst[c*T : (c+1)*T]
-			clear(d)
-			for e := b.start[c]; e < b.start[c+1]; e++ {
-				a := b.val[e]
-				s := src[int(b.idx[e])*T : (int(b.idx[e])+1)*T]
-				for t := range d {
-					d[t] += a * s[t]
-				}
-			}
-		}
-	})
+	k.band.Apply(dst, src, len(src)/C)
 }
 
 // Kept returns the entries of window w's matrix that Apply uses (of
@@ -302,7 +282,13 @@ func (k *Corrector) Kept(w int) int {
 	if k.band == nil {
 		k.band = newBanded(k.m, len(k.x))
 	}
-	return len(k.band.idx)
+	n := 0
+	for _, v := range k.band.Value {
+		if v != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Window corrects the whitened working array of win (C channels, the
