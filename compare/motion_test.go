@@ -80,31 +80,3 @@ func TestScoreMotionSign(t *testing.T) {
 		t.Error("mismatched sizes accepted")
 	}
 }
-
-// TestGridMotion: bilinear interpolation reproduces a bilinear function
-// inside the grid and holds the edge values beyond it.
-func TestGridMotion(t *testing.T) {
-	f := func(t, y float64) float64 { return 1 + 2*t - 0.5*y + 0.25*t*y }
-	g := GridMotion{Times: []float64{0, 1, 2.5, 4}, Depths: []float64{-10, 0, 7}}
-	for _, tm := range g.Times {
-		for _, y := range g.Depths {
-			g.Disp = append(g.Disp, f(tm, y))
-		}
-	}
-	if err := g.Check(); err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
-		tm, y := 4*rng.Float64(), -10+17*rng.Float64()
-		if got, want := g.At(tm, y), f(tm, y); math.Abs(got-want) > 1e-9 {
-			t.Fatalf("At(%g, %g) = %g, want %g", tm, y, got, want)
-		}
-	}
-	if got, want := g.At(9, 100), f(4, 7); got != want {
-		t.Errorf("beyond the grid: %g, want %g", got, want)
-	}
-	if (GridMotion{Times: []float64{1, 1}, Depths: []float64{0}, Disp: []float64{0, 0}}).Check() == nil {
-		t.Error("repeated time accepted")
-	}
-}

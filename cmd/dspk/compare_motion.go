@@ -8,57 +8,13 @@ import (
 	"path/filepath"
 
 	"dspk/compare"
+	"dspk/sim"
 )
-
-// The simulator's truth of the motion: the true tissue displacement in µm
-// (positive where units appear at larger depth values) on a grid of times
-// and depths.
-const (
-	truthMotionFile       = "motion.npy"        // [times, depths] float64 µm
-	truthMotionTimesFile  = "motion_times.npy"  // [times] s
-	truthMotionDepthsFile = "motion_depths.npy" // [depths] µm
-)
-
-// readTruthMotion reads the true motion of a ground-truth folder; ok is
-// false when the folder has none (a simulation without motion).
-func readTruthMotion(dir string) (g compare.GridMotion, ok bool, err error) {
-	if _, err := os.Stat(filepath.Join(dir, truthMotionFile)); err != nil {
-		return g, false, nil
-	}
-	read := func(name string) ([]float64, []int, error) {
-		a, err := readNPY(filepath.Join(dir, name))
-		if err != nil {
-			return nil, nil, err
-		}
-		v, err := a.Float64()
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, name), err)
-		}
-		return v, a.Shape, nil
-	}
-	var shape []int
-	if g.Disp, shape, err = read(truthMotionFile); err != nil {
-		return g, false, err
-	}
-	if g.Times, _, err = read(truthMotionTimesFile); err != nil {
-		return g, false, err
-	}
-	if g.Depths, _, err = read(truthMotionDepthsFile); err != nil {
-		return g, false, err
-	}
-	if len(shape) != 2 || shape[0] != len(g.Times) || shape[1] != len(g.Depths) {
-		return g, false, fmt.Errorf("%s: shape %v for %d times and %d depths", filepath.Join(dir, truthMotionFile), shape, len(g.Times), len(g.Depths))
-	}
-	if err := g.Check(); err != nil {
-		return g, false, fmt.Errorf("%s: %w", filepath.Join(dir, truthMotionFile), err)
-	}
-	return g, true, nil
-}
 
 // compareMotion scores the drift estimate of dir (drift.npy) against the
 // true motion of truthDir. It returns nil when dir holds no estimate; an
-// estimate without a true motion (a simulation without motion) is scored
-// against zero motion.
+// estimate of a simulation without a motion field is scored against its
+// rigid drift (DriftUmPerS·t, zero without drift).
 func compareMotion(truthDir, dir string) (*compare.MotionReport, error) {
 	if !hasDrift(dir) {
 		return nil, nil
@@ -67,13 +23,15 @@ func compareMotion(truthDir, dir string) (*compare.MotionReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, ok, err := readTruthMotion(truthDir)
+	tr, err := sim.ReadTruthDir(truthDir)
 	if err != nil {
 		return nil, err
 	}
-	truth := func(t, y float64) float64 { return 0 }
-	if ok {
-		truth = g.At
+	// The true motion field, else the plain rigid drift of -drift (which
+	// writes none), else no motion.
+	truth := func(t, y float64) float64 { return tr.Config.DriftUmPerS * t }
+	if tr.Motion != nil {
+		truth = tr.Motion.At
 	}
 	est := compare.MotionEstimate{Times: d.Times, Depths: d.Depths, Dshift: d.Dshift}
 	if d.W > 1 {

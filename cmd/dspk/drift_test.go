@@ -18,8 +18,7 @@ const driftSpeed = 5.0
 
 // writeDriftRecording writes 10 s of the first 64 sites of Neuropixels
 // 1.0 with 60 units drifting up at driftSpeed into dir and returns the
-// .ap.bin and the truth folder. Where the simulator writes no true motion,
-// the linear drift is written as motion.npy with its axes.
+// .ap.bin and the truth folder (with the true motion, motion.npy).
 func writeDriftRecording(t *testing.T, dir string) (bin, truth string) {
 	t.Helper()
 	np1 := probe.NP1()
@@ -30,6 +29,7 @@ func writeDriftRecording(t *testing.T, dir string) (bin, truth string) {
 	}
 	cfg := sim.DefaultConfig()
 	cfg.Seconds, cfg.Units, cfg.Seed, cfg.Probe, cfg.DriftUmPerS = 10, 60, 5, pr, driftSpeed
+	cfg.MotionTruth = true
 	bin, tr, err := sim.WriteSpikeGLX(dir, simBase, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -40,21 +40,6 @@ func writeDriftRecording(t *testing.T, dir string) (bin, truth string) {
 	}
 	if err := tr.WriteDir(truth); err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(truth, truthMotionFile)); err != nil {
-		for name, v := range map[string][]float64{
-			truthMotionTimesFile:  {0, cfg.Seconds},
-			truthMotionDepthsFile: {0, 4000},
-			truthMotionFile:       {0, 0, driftSpeed * cfg.Seconds, driftSpeed * cfg.Seconds},
-		} {
-			shape := []int{len(v)}
-			if name == truthMotionFile {
-				shape = []int{2, 2}
-			}
-			if err := export.WriteNPYFile(filepath.Join(truth, name), shape, v); err != nil {
-				t.Fatal(err)
-			}
-		}
 	}
 	return bin, truth
 }
