@@ -16,9 +16,13 @@ import (
 func TestBandNP1(t *testing.T) {
 	x, y := testProbe(384)
 	C := len(x)
-	for _, sh := range []float64{0, 5, 10, 20, 37.5} {
+	for _, c := range []struct {
+		rule Rule
+		sh   float64
+	}{{CorrectionKilosort, 0}, {CorrectionKilosort, 5}, {CorrectionKilosort, 10}, {CorrectionKilosort, 20}, {CorrectionKilosort, 37.5}, {CorrectionSmooth, 0}, {CorrectionSmooth, 10}} {
+		sh := c.sh
 		est := &Estimate{Windows: 1, Blocks: 1, Dshift: []float64{sh}, Yblk: []float64{1929}, Spikes: []int{1}}
-		k, err := NewCorrector(nil, x, y, DefaultParams(), est)
+		k, err := NewCorrectorRule(nil, x, y, DefaultParams(), est, c.rule)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,8 +42,8 @@ func TestBandNP1(t *testing.T) {
 		for d, v := range mx {
 			fmt.Fprintf(&b, " %d:%.1e", 20*d, v)
 		}
-		t.Logf("shift %4.1f µm: kept %d of %d entries (%.1f per row); max |M| by distance (µm):%s", sh, kept, C*C, float64(kept)/float64(C), b.String())
-		if kept > 64*C {
+		t.Logf("%s, shift %4.1f µm: kept %d of %d entries (%.1f per row); max |M| by distance (µm):%s", c.rule, sh, kept, C*C, float64(kept)/float64(C), b.String())
+		if c.rule == CorrectionKilosort && kept > 64*C {
 			t.Errorf("shift %v: band of %d entries", sh, kept)
 		}
 	}

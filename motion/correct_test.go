@@ -45,10 +45,14 @@ func refShift(est *Estimate, w int, y float64) float64 {
 // odd channel counts, rigid and block shifts.
 func TestMatrixMatchesReference(t *testing.T) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 5))
-	for _, tc := range []struct{ C, B int }{{1, 1}, {7, 1}, {33, 3}, {96, 5}, {61, 1}} {
+	for _, tc := range []struct {
+		C, B int
+		rule Rule
+	}{{1, 1, CorrectionKilosort}, {7, 1, CorrectionKilosort}, {33, 3, CorrectionKilosort}, {96, 5, CorrectionKilosort}, {61, 1, CorrectionKilosort},
+		{1, 1, CorrectionSmooth}, {45, 3, CorrectionSmooth}, {64, 1, CorrectionSmooth}} {
 		x, y := testProbe(tc.C)
 		est := randomEstimate(rng, 3, tc.B, y)
-		k, err := NewCorrector(nil, x, y, DefaultParams(), est)
+		k, err := NewCorrectorRule(nil, x, y, DefaultParams(), est, tc.rule)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -57,7 +61,11 @@ func TestMatrixMatchesReference(t *testing.T) {
 			for c := range sh {
 				sh[c] = refShift(est, w, y[c])
 			}
-			want := refMatrix(x, y, sh, 20)
+			sigma, ridge, norm := 20.0, 0.01, false
+			if tc.rule == CorrectionSmooth {
+				sigma, ridge, norm = 40, 0.1, true
+			}
+			want := refMatrix(x, y, sh, sigma, ridge, norm)
 			got := k.Matrix(w)
 			for c := range tc.C {
 				for j := range tc.C {
@@ -75,10 +83,13 @@ func TestMatrixMatchesReference(t *testing.T) {
 // relative (plus float32 rounding) of Σ_j |M_cj|·max|x|.
 func TestApplyMatchesDense(t *testing.T) {
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 6))
-	for _, tc := range []struct{ C, B, T int }{{1, 1, 5}, {9, 1, 1}, {64, 3, 37}, {131, 1, 101}} {
+	for _, tc := range []struct {
+		C, B, T int
+		rule    Rule
+	}{{1, 1, 5, CorrectionKilosort}, {9, 1, 1, CorrectionKilosort}, {64, 3, 37, CorrectionKilosort}, {131, 1, 101, CorrectionKilosort}, {77, 3, 29, CorrectionSmooth}} {
 		x, y := testProbe(tc.C)
 		est := randomEstimate(rng, 2, tc.B, y)
-		k, err := NewCorrector(nil, x, y, DefaultParams(), est)
+		k, err := NewCorrectorRule(nil, x, y, DefaultParams(), est, tc.rule)
 		if err != nil {
 			t.Fatal(err)
 		}

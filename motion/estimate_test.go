@@ -72,10 +72,36 @@ func checkAgainstRef(t *testing.T, est *Estimate, d [][]float64, yblk []float64,
 
 type estCase struct {
 	nb, C, nblocks, n int
+	pitch, dy         float64 // row pitch of the sites (0: 20 µm) and binning_depth (0: 5 µm)
 }
 
+// sites returns the case's site depths: two sites per row, rows pitch
+// apart.
+func (tc estCase) sites() []float64 {
+	_, yc := testProbe(tc.C)
+	if tc.pitch != 0 {
+		for i := range yc {
+			yc[i] = tc.pitch * float64(i/2+1)
+		}
+	}
+	return yc
+}
+
+func (tc estCase) params() Params {
+	p := DefaultParams()
+	p.NBlocks = tc.nblocks
+	if tc.dy != 0 {
+		p.BinningDepth = tc.dy
+	}
+	return p
+}
+
+// estCases are odd sizes: Nb = 1, 2, 7, 13, 301; Y = 46, 62, 94, 66, 190
+// with 20-µm rows (always even) and odd Y = 65, 89, 33 with 15-µm rows or
+// 7-µm bins; nblocks 1, 3, 5.
 var estCases = []estCase{
-	{1, 24, 1, 60}, {2, 31, 1, 80}, {7, 47, 3, 200}, {7, 33, 1, 150}, {13, 96, 5, 400}, {301, 23, 1, 40},
+	{1, 24, 1, 60, 0, 0}, {2, 31, 1, 80, 0, 0}, {7, 47, 3, 200, 0, 0}, {7, 33, 1, 150, 0, 0}, {13, 96, 5, 400, 0, 0}, {301, 23, 1, 40, 0, 0},
+	{5, 44, 1, 120, 15, 0}, {9, 60, 3, 200, 15, 0}, {4, 23, 1, 90, 20, 7},
 }
 
 // TestEstimateMatchesReference compares the CPU estimate with the plain
@@ -88,13 +114,13 @@ func TestEstimateMatchesReference(t *testing.T) {
 		if testing.Short() && tc.nb > 100 {
 			continue
 		}
-		_, yc := testProbe(tc.C)
-		p := DefaultParams()
-		p.NBlocks = tc.nblocks
+		yc, p := tc.sites(), tc.params()
 		win := randomWindows(rng, tc.nb, tc.n, yc[0]-3, yc[len(yc)-1]+3)
 		est := estimateOn(t, nil, yc, win, p)
 		d, yblk := refEstimate(yc, win, p)
 		checkAgainstRef(t, est, d, yblk, 1e-9)
+		g, _ := newGeometry(yc, p)
+		t.Logf("Nb %d, Y %d, nblocks %d: %d shifts agree", tc.nb, g.rows, tc.nblocks, len(est.Dshift))
 	}
 }
 
@@ -220,6 +246,9 @@ func TestEstimatorErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
 		}
+	}
+	if _, err := NewEstimator(nil, []float64{20, 40, 60}, 3, p); err == nil || !strings.Contains(err.Error(), "spans 10 depth bins of 5 µm; estimating motion needs at least 11") {
+		t.Errorf("a probe of 40 µm: %v", err)
 	}
 	// The largest nblocks allowed works: 766 rows / 69 = 11 rows.
 	q := p

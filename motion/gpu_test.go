@@ -22,9 +22,7 @@ func TestGPUEstimateMatchesCPU(t *testing.T) {
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
 	for _, tc := range estCases {
-		_, yc := testProbe(tc.C)
-		p := DefaultParams()
-		p.NBlocks = tc.nblocks
+		yc, p := tc.sites(), tc.params()
 		win := randomWindows(rng, tc.nb, tc.n, yc[0]-3, yc[len(yc)-1]+3)
 		cpu := estimateOn(t, nil, yc, win, p)
 		gpu := estimateOn(t, dev, yc, win, p)

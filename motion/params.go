@@ -111,6 +111,10 @@ func newGeometry(yc []float64, p Params) (*geometry, error) {
 	g := &geometry{dy: p.BinningDepth, y0: lo - 1}
 	g.rows = 1 + int(math.Ceil((hi-g.y0)/g.dy))
 	g.l = g.rows / p.NBlocks
+	if g.rows < MinBlockRows {
+		return nil, fmt.Errorf("motion: the probe spans %d depth bins of %g µm; estimating motion needs at least %d (sites spanning more than %g µm)",
+			g.rows, g.dy, MinBlockRows, float64(MinBlockRows-2)*g.dy-1)
+	}
 	if g.l < MinBlockRows {
 		maxBlocks := g.rows / MinBlockRows
 		return nil, fmt.Errorf("motion: nblocks %d is larger than the probe allows: its %d depth bins of %g µm give blocks of %d bins, fewer than %d (nblocks ≤ %d)",

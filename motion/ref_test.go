@@ -198,9 +198,10 @@ func refGauss(e [][][]float64, sig [3]float64) [][][]float64 {
 	return e
 }
 
-// refMatrix is M = Kyx·(Kxx + 0.01 I)⁻¹ in float64 by Gauss–Jordan
-// elimination, for per-channel shifts sh.
-func refMatrix(x, y, sh []float64, sigma float64) [][]float64 {
+// refMatrix is M = Kyx·(Kxx + ridge·I)⁻¹ in float64 by Gauss–Jordan
+// elimination, for per-channel shifts sh; rows scaled to unit norm if
+// norm.
+func refMatrix(x, y, sh []float64, sigma, ridge float64, norm bool) [][]float64 {
 	C := len(x)
 	k := func(ax, ay, bx, by float64) float64 {
 		d2 := (ax-bx)*(ax-bx) + (ay-by)*(ay-by)
@@ -213,7 +214,7 @@ func refMatrix(x, y, sh []float64, sigma float64) [][]float64 {
 		for j := range C {
 			A[i][j] = k(x[i], y[i], x[j], y[j])
 			if i == j {
-				A[i][j] += 0.01
+				A[i][j] += ridge
 			}
 			A[i][C+j] = k(x[j], y[j]-sh[j], x[i], y[i])
 		}
@@ -239,8 +240,15 @@ func refMatrix(x, y, sh []float64, sigma float64) [][]float64 {
 	M := make([][]float64, C)
 	for c := range C {
 		M[c] = make([]float64, C)
+		var ss float64
 		for j := range C {
 			M[c][j] = A[j][C+c] / A[j][j]
+			ss += M[c][j] * M[c][j]
+		}
+		if norm {
+			for j := range C {
+				M[c][j] /= math.Sqrt(ss)
+			}
 		}
 	}
 	return M
