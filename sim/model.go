@@ -22,9 +22,13 @@ const (
 	unitMarginUm = 10.0 // units lie up to this far beside a shank's outer columns
 	unitZMinUm   = 2.0  // distance of units from the probe plane, µm
 	unitZMaxUm   = 10.0
-	widthJitter  = 0.10 // relative jitter of waveform times
-	heightJitter = 0.15 // relative jitter of the rebound height
-	syncValue    = 64   // SpikeGLX sync word when high
+	// sourceMaxRatio sets the strongest source of the amplitude-limited
+	// distances (Config.UnitZMaxUm > 0): at UnitZMinUm it would give this
+	// many times AmplitudeMax.
+	sourceMaxRatio = 2.0
+	widthJitter    = 0.10 // relative jitter of waveform times
+	heightJitter   = 0.15 // relative jitter of the rebound height
+	syncValue      = 64   // SpikeGLX sync word when high
 )
 
 // Random stream kinds; every stream is seeded by (Config.Seed, kind, index).
@@ -177,15 +181,15 @@ func (m *model) buildUnits() {
 }
 
 // zLimit is the largest distance from the probe plane of a unit of peak
-// amplitude amp: the distance at which a unit of the largest amplitude
-// at UnitZMinUm would have fallen to amp (footprint of the distance
-// alone), capped at UnitZMaxUm.
+// amplitude amp: the distance at which the strongest source (one that
+// gives sourceMaxRatio·AmplitudeMax at UnitZMinUm) falls to amp, by the
+// footprint of the distance alone, capped at UnitZMaxUm.
 func (m *model) zLimit(amp float64) float64 {
 	cfg := m.cfg
 	z0 := cfg.UnitZMinUm
-	// footprint(z²) = footprint(z0²)·amp/AmplitudeMax with footprint =
-	// q^−1.5, q = 1 + d²/footprintUm².
-	q := (1 + z0*z0/(footprintUm*footprintUm)) * math.Pow(cfg.AmplitudeMax/amp, 2.0/3)
+	// footprint(z²) = footprint(z0²)·amp/(ratio·AmplitudeMax) with
+	// footprint = q^−1.5, q = 1 + d²/footprintUm².
+	q := (1 + z0*z0/(footprintUm*footprintUm)) * math.Pow(sourceMaxRatio*cfg.AmplitudeMax/amp, 2.0/3)
 	z := footprintUm * math.Sqrt(q-1)
 	return max(z0, min(z, cfg.UnitZMaxUm))
 }

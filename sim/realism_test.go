@@ -2,6 +2,7 @@ package sim
 
 import (
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -333,11 +334,11 @@ func TestUnitDistances(t *testing.T) {
 		if z < 10 || z > lim+1e-9 || lim > 80 {
 			t.Fatalf("unit %d: amplitude %g at z %g (limit %g)", u, tr.UnitAmplitude[u], z, lim)
 		}
-		// The limit: a unit of the largest amplitude at z = 10 falls to
-		// this amplitude at the limit.
+		// The limit: a unit of twice the largest amplitude at z = 10 falls
+		// to this amplitude at the limit.
 		if lim < 80 {
 			q := func(z float64) float64 { return math.Pow(1+z*z/625, -1.5) }
-			if r := 30 * q(lim) / q(10); math.Abs(r-tr.UnitAmplitude[u]) > 1e-9*r {
+			if r := 60 * q(lim) / q(10); math.Abs(r-tr.UnitAmplitude[u]) > 1e-9*r {
 				t.Fatalf("unit %d: limit %g gives amplitude %g, want %g", u, lim, r, tr.UnitAmplitude[u])
 			}
 		}
@@ -346,8 +347,74 @@ func TestUnitDistances(t *testing.T) {
 		}
 		zMax = max(zMax, z)
 	}
-	// Small units may lie up to 46 µm away (the limit of amplitude 4).
-	if far < len(tr.UnitZ)/20 || zMax < 42 || zMax > 46.2 {
+	// Small units may lie up to 61.5 µm away (the limit of amplitude 4).
+	if far < len(tr.UnitZ)/5 || zMax < 57 || zMax > 61.6 {
 		t.Errorf("%d of %d units beyond 30 µm, farthest at %g µm", far, len(tr.UnitZ), zMax)
+	}
+}
+
+// TestHardDeterministic renders a cut of ladder-hard on 1 and 3
+// goroutines and through ReadInt16 and WriteTo: the bytes agree.
+func TestHardDeterministic(t *testing.T) {
+	cfg, err := Preset("ladder-hard")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Seconds, cfg.Units, cfg.SimilarPairs = 0.7, 40, 6
+	cfg.MotionSteps = []MotionStep{{TimeS: 0.3, Um: 15}}
+	var want []byte
+	for _, procs := range []int{1, 3} {
+		old := runtime.GOMAXPROCS(procs)
+		rec, err := Generate(cfg)
+		if err != nil {
+			runtime.GOMAXPROCS(old)
+			t.Fatal(err)
+		}
+		b := fileBytes(t, rec)
+		d := readAll(t, rec)
+		runtime.GOMAXPROCS(old)
+		for i, v := range d {
+			if int16(uint16(b[2*i])|uint16(b[2*i+1])<<8) != v {
+				t.Fatalf("GOMAXPROCS %d: ReadInt16 and WriteTo differ at value %d", procs, i)
+			}
+		}
+		if want == nil {
+			want = b
+		} else if !slices.Equal(want, b) {
+			t.Fatalf("GOMAXPROCS %d gives other bytes than GOMAXPROCS 1", procs)
+		}
+	}
+}
+
+// TestPresetsShareUnits checks that the motion rungs have the same units
+// and spikes as the still ones (ladder-easy for drift, steps, nonrigid;
+// ladder-dense for hard), so recall with and without motion compares the
+// same spikes.
+func TestPresetsShareUnits(t *testing.T) {
+	truth := func(name string) *Truth {
+		c, err := Preset(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Seconds = 2
+		rec, err := Generate(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rec.Truth()
+	}
+	for still, moving := range map[string][]string{
+		"ladder-easy":  {"ladder-drift", "ladder-steps", "ladder-nonrigid"},
+		"ladder-dense": {"ladder-hard"},
+	} {
+		a := truth(still)
+		for _, name := range moving {
+			b := truth(name)
+			if !slices.Equal(a.SpikeTimes, b.SpikeTimes) || !slices.Equal(a.SpikeClusters, b.SpikeClusters) ||
+				!slices.Equal(a.UnitY, b.UnitY) || !slices.Equal(a.UnitZ, b.UnitZ) || !slices.Equal(a.UnitAmplitude, b.UnitAmplitude) ||
+				!slices.Equal(a.SpikeScale, b.SpikeScale) {
+				t.Errorf("%s and %s differ in their units or spikes", still, name)
+			}
+		}
 	}
 }

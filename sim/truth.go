@@ -45,14 +45,15 @@ type Truth struct {
 	UnitPeakChannel []int32
 	// UnitWaveform is each unit's temporal waveform, trough −1 at
 	// TroughIndex. A spike adds, on site c, UnitWaveform ·
-	// UnitAmplitude·NoiseSD · f(d_c)/f(d_best), where f is the footprint,
-	// d_c the distance from the unit (moved by the drift to the spike's
-	// time) to site c and d_best the distance to the best site at time 0.
+	// UnitAmplitude·NoiseSD · f(d_c)/f(d_best) (times the spike's
+	// SpikeScale, if any), where f is the footprint, d_c the distance from
+	// the unit (moved by the motion to the spike's time) to site c and
+	// d_best the distance to the best site at time 0.
 	UnitWaveform [][]float64
 
-	// Motion is the true displacement field; nil when the recording has
-	// no motion model beyond the plain rigid drift of DriftUmPerS (see
-	// [Truth.SpikeY] for that) and no preset asked for it.
+	// Motion is the true displacement field; nil when nothing moves (no
+	// drift, sine, steps or non-rigid gain) and Config.MotionTruth is
+	// not set.
 	Motion *Motion
 	// SpikePos holds every spike's true position, row-major n×3: x and y
 	// in the probe's frame (µm) at the spike's time, motion included, and

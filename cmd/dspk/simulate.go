@@ -85,6 +85,10 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 					cfg.Seconds = dur.Seconds()
 				}
 				if *preset == "" || given["units"] {
+					// A preset's similar pairs keep their share of the units.
+					if cfg.Units > 0 && cfg.SimilarPairs > 0 {
+						cfg.SimilarPairs = int(math.Round(float64(cfg.SimilarPairs) * float64(*units) / float64(cfg.Units)))
+					}
 					cfg.Units = *units
 				}
 				if *preset == "" || given["seed"] {

@@ -41,6 +41,15 @@ func TestSimulatePreset(t *testing.T) {
 		t.Errorf("dspk.json: %v, %v", err, prov)
 	}
 
+	// -units on a preset keeps the share of units in similar pairs.
+	dense := filepath.Join(dir, "dense")
+	if code, _, stderr := dspk(t, "simulate", "-o", dense, "-preset", "ladder-dense", "-duration", "0.5s", "-units", "50"); code != 0 {
+		t.Fatalf("simulate -preset ladder-dense -units 50: exit %d: %s", code, stderr)
+	}
+	if tr, err := sim.ReadTruthDir(filepath.Join(dense, "truth")); err != nil || tr.Config.SimilarPairs != 5 || tr.Config.Units != 50 {
+		t.Errorf("ladder-dense with 50 units: %v, config %+v", err, tr.Config)
+	}
+
 	plain := filepath.Join(dir, "plain")
 	if code, _, stderr := dspk(t, "simulate", "-o", plain, "-duration", "1s"); code != 0 {
 		t.Fatalf("simulate: exit %d: %s", code, stderr)
