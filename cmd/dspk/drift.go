@@ -69,6 +69,7 @@ type motionFlags struct {
 	nblocks      int
 	sigInterp    float64
 	binningDepth float64
+	correction   string
 }
 
 // register adds -nblocks (default nblocks), -sig_interp and
@@ -79,11 +80,12 @@ func (f *motionFlags) register(fs *flag.FlagSet, nblocks int) {
 		"k > 1 a shift per block of 2k − 1 half-overlapping blocks along the probe")
 	fs.Float64Var(&f.sigInterp, "sig_interp", d.SigInterp, "σ in µm of the kriging kernel that corrects the windows (Kilosort4's sig_interp)")
 	fs.Float64Var(&f.binningDepth, "binning_depth", d.BinningDepth, "depth bin in µm of the motion histograms (Kilosort4's binning_depth)")
+	fs.StringVar(&f.correction, "correction", d.Correction, "how windows are corrected: kilosort (Kilosort4's kriging) or smooth (wider, regularised kriging; docs/motion.md)")
 }
 
 // apply sets the motion settings of c.
 func (f *motionFlags) apply(c *pipeline.Config) {
-	c.NBlocks, c.SigInterp, c.BinningDepth = f.nblocks, f.sigInterp, f.binningDepth
+	c.NBlocks, c.SigInterp, c.BinningDepth, c.Correction = f.nblocks, f.sigInterp, f.binningDepth, f.correction
 }
 
 // driftFlags are the flags of drift.
