@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -163,12 +164,17 @@ func TestKernelsEmulated(t *testing.T) {
 		{"odd", 4, 7, 9, 6, 613, 17, 31, 5},
 		{"kilosort length", 5, 4, 12, 6, 1100, 20, 61, 2},
 		{"many rounds", 6, 2, 4, 3, 501, 60, 21, 3},
+		{"two rounds at most", 6, 2, 4, 3, 501, 60, 21, 2},
+		{"crowded", 8, 30, 24, 5, 1500, 110, 41, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pr := newProblem(tc.seed, tc.N, tc.C, tc.P, tc.T, tc.spikes, tc.nt)
 			prm := DefaultParams()
 			prm.NT, prm.NT0Min = tc.nt, tc.nt/3
 			prm.NearestChans = min(prm.NearestChans, tc.C)
+			if strings.HasPrefix(tc.name, "two rounds") {
+				prm.MaxPeels = 2
+			}
 			m, err := NewMatcher(nil, pr.tm, pr.x, pr.y, prm)
 			if err != nil {
 				t.Fatal(err)
@@ -181,9 +187,36 @@ func TestKernelsEmulated(t *testing.T) {
 				t.Fatal("no spikes found")
 			}
 			compareSpikes(t, &want, got, prm.ThLearned, 1e-5, 1e-5, 0)
+			t.Logf("%d spikes, %d rounds", want.Len(), rounds)
 			if rounds != wantRounds {
 				t.Fatalf("%d rounds, CPU %d", rounds, wantRounds)
 			}
 		})
 	}
+}
+
+// TestKernelsEmulatedTies plants identical spikes of one template closer
+// than nt on a silent window, so that equal maxima make several spikes of
+// one round overlap, and compares the emulated kernels with the CPU.
+func TestKernelsEmulatedTies(t *testing.T) {
+	const nt = 21
+	pr := newProblem(9, 2, 5, 3, 400, 0, nt)
+	clear(pr.win)
+	for _, t0 := range []int{60, 70, 200, 215, 230} {
+		pr.plant(t0, 1, 2, nt)
+	}
+	prm := DefaultParams()
+	prm.NT, prm.NT0Min, prm.NearestChans = nt, 7, 4
+	m, err := NewMatcher(nil, pr.tm, pr.x, pr.y, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want Spikes
+	m.Match(&want, pr.win, 0, pr.owned)
+	got, rounds := emulateMatch(t, m, pr.win, 0, pr.owned, 2)
+	compareSpikes(t, &want, got, prm.ThLearned, 1e-5, 1e-5, 0)
+	if rounds != m.Rounds() || want.Len() == 0 {
+		t.Fatalf("%d rounds, CPU %d; %d spikes", rounds, m.Rounds(), want.Len())
+	}
+	t.Logf("%d spikes in %d rounds: samples %v", want.Len(), rounds, want.Sample)
 }
