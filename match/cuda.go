@@ -189,7 +189,6 @@ func (g *cudaMatcher) grow(c *compute.Ctx, m *Matcher, T int) error {
 			*dst, err = c.Alloc(max(bytes, 8))
 		}
 	}
-	alloc(&g.x, C*T*4)
 	alloc(&g.bc, C*P*min(T, gpuChunk)*4)
 	alloc(&g.b, N*T*4)
 	alloc(&g.s, T*8)

@@ -45,6 +45,9 @@ func poison(t *testing.T, m *Matcher) {
 	err := g.dev.Do(func(c *compute.Ctx) error {
 		for _, p := range []compute.Mem{g.x, g.bc, g.b, g.s, g.sbar, g.su, g.cnt, g.roundStart,
 			g.ft, g.fu, g.fa, g.fq, g.gt, g.gu, g.ga, g.gq, g.feat} {
+			if p.Ptr == 0 {
+				continue
+			}
 			if err := c.Memset32(p.Ptr, 0x7fc00000, p.Bytes/4); err != nil {
 				return err
 			}

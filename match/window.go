@@ -46,13 +46,21 @@ func (m *Matcher) matchDevice(dst *Spikes, x *compute.Ptr, xh []float32, T int, 
 		if err := g.grow(c, m, T); err != nil {
 			return err
 		}
-		p := g.x.Ptr
 		if x != nil {
-			p = *x
-		} else if err := compute.Upload(c, p, xh); err != nil {
+			return g.run(c, m, *x, T, owned)
+		}
+		// A host window goes through a buffer of its own, allocated on
+		// first use (MatchWindow needs none).
+		if g.x.Ptr == 0 {
+			var err error
+			if g.x, err = c.Alloc(m.c * T * 4); err != nil {
+				return err
+			}
+		}
+		if err := compute.Upload(c, g.x.Ptr, xh); err != nil {
 			return err
 		}
-		return g.run(c, m, p, T, owned)
+		return g.run(c, m, g.x.Ptr, T, owned)
 	})
 	if err != nil {
 		return err
