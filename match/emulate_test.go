@@ -186,7 +186,7 @@ func TestKernelsEmulated(t *testing.T) {
 			if want.Len() == 0 {
 				t.Fatal("no spikes found")
 			}
-			compareSpikes(t, &want, got, prm.ThLearned, 1e-5, 1e-5, 0)
+			compareSpikes(t, &want, got, prm.ThLearned, 1e-5, 1e-5, 0, 0)
 			t.Logf("%d spikes, %d rounds", want.Len(), rounds)
 			if rounds != wantRounds {
 				t.Fatalf("%d rounds, CPU %d", rounds, wantRounds)
@@ -214,7 +214,7 @@ func TestKernelsEmulatedTies(t *testing.T) {
 	var want Spikes
 	m.Match(&want, pr.win, 0, pr.owned)
 	got, rounds := emulateMatch(t, m, pr.win, 0, pr.owned, 2)
-	compareSpikes(t, &want, got, prm.ThLearned, 1e-5, 1e-5, 0)
+	compareSpikes(t, &want, got, prm.ThLearned, 1e-5, 1e-5, 0, 0)
 	if rounds != m.Rounds() || want.Len() == 0 {
 		t.Fatalf("%d rounds, CPU %d; %d spikes", rounds, m.Rounds(), want.Len())
 	}

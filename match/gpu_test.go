@@ -101,7 +101,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 				t.Fatal("no spikes found")
 			}
 			gpu.Match(&got, pr.win, 7, pr.owned)
-			if odd := compareSpikes(t, &want, &got, prm.ThLearned, 1e-4, 1e-4, 1e-3); odd > 0 {
+			if odd := compareSpikes(t, &want, &got, prm.ThLearned, 1e-4, 1e-4, 1e-3, int64(2*prm.NT)); odd > 0 {
 				t.Logf("%d of %d spikes near the threshold differ", odd, want.Len())
 			}
 			// Again on NaN-poisoned buffers: the same spikes.
@@ -147,7 +147,7 @@ func TestGPUMatchWindowNP1(t *testing.T) {
 	if err := gpu.MatchWindow(&got, gw, 123456, pr.owned); err != nil {
 		t.Fatal(err)
 	}
-	odd := compareSpikes(t, &want, &got, prm.ThLearned, 1e-4, 1e-4, 1e-3)
+	odd := compareSpikes(t, &want, &got, prm.ThLearned, 1e-4, 1e-4, 1e-3, int64(2*prm.NT))
 	t.Logf("%d spikes, %d rounds (CPU %d); %d near the threshold differ", want.Len(), gpu.Rounds(), cpu.Rounds(), odd)
 	if want.Len() < 1500 {
 		t.Fatalf("only %d spikes of 2000 planted", want.Len())
