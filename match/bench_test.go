@@ -63,8 +63,7 @@ func BenchmarkMatchNP1(b *testing.B) {
 // 384 channels make 2.7 GFLOP of it useful); bytes: the window read twice
 // (92 MB each), B (60 MB) written once and read per round in the columns
 // that changed, ≈ 0.05 ms at 4.8 TB/s; the rounds add 5 launches each
-// (max_peels = 100 launched, the rounds after the last spike return at
-// once).
+// (up to about twice the rounds that find spikes are launched).
 func BenchmarkMatchNP1CUDA(b *testing.B) {
 	dev := gputest.Device(b)
 	pr := np1Problem(1, 250, 2000)

@@ -22,6 +22,7 @@ const (
 
 // Indices of the device state (ST_ in kernels/match.cu).
 const (
+	stStop   = 0
 	stOver   = 1
 	stRounds = 2
 	stN      = 3
@@ -236,6 +237,9 @@ func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned in
 			return err
 		}
 	}
+	if cap(g.hostSt) < stLen {
+		g.hostSt = make([]int32, stLen)
+	}
 	th2 := m.prm.ThLearned * m.prm.ThLearned
 	colBlocks := (T + gpuThreads - 1) / gpuThreads
 	ownBlocks := (owned + gpuThreads - 1) / gpuThreads
@@ -266,6 +270,17 @@ func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned in
 			g.stamp, int32(r), g.st); err != nil {
 			return err
 		}
+		// After rounds 4, 8, 16, …: read the state (32 bytes) and stop
+		// launching once a round found nothing, so a window of k rounds
+		// costs at most about 2k rounds of launches.
+		if n := r + 1; n >= 4 && n&(n-1) == 0 && n < m.prm.MaxPeels {
+			if err := compute.Download(c, g.hostSt, g.st.Ptr); err != nil {
+				return err
+			}
+			if g.hostSt[stStop] != 0 {
+				break
+			}
+		}
 	}
 	if err := c.Launch(g.rank, compute.D1(gpuBlocks), compute.D1(gpuThreads), 0,
 		g.ft, g.fu, g.fa, g.fq, g.roundStart, g.st, g.gt, g.gu, g.ga, g.gq); err != nil {
@@ -277,9 +292,6 @@ func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned in
 		return err
 	}
 	// The spikes come back: their number, then the arrays.
-	if cap(g.hostSt) < stLen {
-		g.hostSt = make([]int32, stLen)
-	}
 	if err := compute.Download(c, g.hostSt, g.st.Ptr); err != nil {
 		return err
 	}
