@@ -57,13 +57,14 @@ func BenchmarkMatchNP1(b *testing.B) {
 
 // BenchmarkMatchNP1CUDA peels the window of BenchmarkMatchNP1 on the GPU,
 // from the window already in device memory (MatchWindow) to the spikes on
-// the host. Floors (H200): filtering C·P·T·nt·2 = 16.9 GFLOP (float64
-// accumulation: ≈ 0.5 ms at 34 TFLOP/s FP64); the dense projection SGEMM
-// N·C·P·T·2 = 69 GFLOP (≈ 1.4 ms at 50 TFLOP/s FP32; the templates' 15 of
-// 384 channels make 2.7 GFLOP of it useful); bytes: the window read twice
-// (92 MB each), B (60 MB) written once and read per round in the columns
-// that changed, ≈ 0.05 ms at 4.8 TB/s; the rounds add 5 launches each
-// (up to about twice the rounds that find spikes are launched).
+// the host. Floors (H200): filtering C·P·T·nt·2 = 16.9 GFLOP (float64,
+// unfused: ≈ 0.5 ms at 34 TFLOP/s FP64); the sparse projection
+// N·15·P·T·2 = 2.7 GFLOP FP64 (≈ 0.1 ms) reading 5.4 GB of the filtered
+// chunks from L2 (≈ 0.5 ms); bytes from HBM: the window (92 MB) read
+// twice, B (60 MB) written once and read once for the first scores, ≈
+// 0.06 ms at 4.8 TB/s; then per round a few µs of launches and the
+// columns that changed (up to about twice the rounds that find spikes are
+// launched).
 func BenchmarkMatchNP1CUDA(b *testing.B) {
 	dev := gputest.Device(b)
 	pr := np1Problem(1, 250, 2000)

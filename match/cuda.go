@@ -16,7 +16,7 @@ const (
 	gpuMaxNT   = 255  // MAX_NT
 	gpuMaxPNT  = 2048 // MAX_PNT: P·nt
 	gpuMaxSeg  = 8192 // MAX_SEG: nearest_chans·nt
-	gpuChunk   = 8192 // columns filtered and projected per SGEMM
+	gpuChunk   = 4096 // columns filtered and projected per pass (C·P·4096 float32 stay in L2)
 	gpuBlocks  = 512  // blocks of the update, rank and features kernels
 )
 
@@ -30,15 +30,16 @@ const (
 )
 
 // cudaMatcher is the Matcher's CUDA back end: the templates' tables on the
-// device, and per window the projection (filter kernel and one SGEMM per
+// device, and per window the projection (filter and project kernels per
 // chunk of columns), the peeling rounds, the sort of the spikes and their
 // features, all on the device; only the spikes come back.
 type cudaMatcher struct {
 	dev                                                 *compute.Device
-	filter, score, runmax, peakCount, peakWrite, update *compute.Kernel
-	rank, features                                      *compute.Kernel
+	filter, project, score, runmax, peakCount           *compute.Kernel
+	peakWrite, update, rank, features                   *compute.Kernel
 	wpca, used, inv, nm, nbrOff, nbr, nbrIdx, kcOff, kc compute.Mem
 	chanIdx, utOff, ut, icc, best, u                    compute.Mem
+	supOff, sup, coef                                   compute.Mem
 	T, cap                                              int
 	x, bc, b, s, sbar, su, stamp, cnt, st, roundStart   compute.Mem
 	ft, fu, fa, fq, gt, gu, ga, gq, feat                compute.Mem
@@ -71,7 +72,7 @@ func newCUDAMatcher(dev *compute.Device, m *Matcher) (*cudaMatcher, error) {
 		for _, k := range []struct {
 			p    **compute.Kernel
 			name string
-		}{{&g.filter, "filter"}, {&g.score, "score"}, {&g.runmax, "runmax"}, {&g.peakCount, "peakCount"},
+		}{{&g.filter, "filter"}, {&g.project, "project"}, {&g.score, "score"}, {&g.runmax, "runmax"}, {&g.peakCount, "peakCount"},
 			{&g.peakWrite, "peakWrite"}, {&g.update, "update"}, {&g.rank, "rank"}, {&g.features, "features"}} {
 			if *k.p, err = mod.Kernel(k.name); err != nil {
 				return err
@@ -112,6 +113,9 @@ func newCUDAMatcher(dev *compute.Device, m *Matcher) (*cudaMatcher, error) {
 		i32(&g.icc, m.icc)
 		i32(&g.best, m.best)
 		f32(&g.u, m.tm.U)
+		i32(&g.supOff, t.supOff)
+		i32(&g.sup, t.sup)
+		f32(&g.coef, t.coef)
 		return err
 	})
 	if err != nil {
@@ -132,6 +136,8 @@ type tables struct {
 	chanIdx     []int32   // [N][C]: index of c among u's channels, or −1
 	utOff       []int64   // start of ut[u] in ut
 	ut          []float32 // the time templates, as m.ut
+	supOff, sup []int32   // support channels of u: sup[supOff[u]:supOff[u+1]]
+	coef        []float32 // their coefficients [support channel][P], as m.coef
 }
 
 // buildTables flattens m's tables (the ones the CPU back end uses, so both
@@ -150,6 +156,7 @@ func buildTables(m *Matcher) tables {
 	t.nbrIdx = make([]int32, N*N)
 	t.chanIdx = make([]int32, N*C)
 	t.kcOff, t.utOff = make([]int64, N), make([]int64, N)
+	t.supOff = make([]int32, N+1)
 	for i := range t.nbrIdx {
 		t.nbrIdx[i] = -1
 	}
@@ -170,6 +177,9 @@ func buildTables(m *Matcher) tables {
 		}
 		t.utOff[u] = int64(len(t.ut))
 		t.ut = append(t.ut, m.ut[u]...)
+		t.supOff[u+1] = t.supOff[u] + int32(len(m.chans[u]))
+		t.sup = append(t.sup, m.chans[u]...)
+		t.coef = append(t.coef, m.coef[u]...)
 	}
 	return t
 }
@@ -225,7 +235,8 @@ func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned in
 	if err := c.Memset32(g.st.Ptr, 0, stLen); err != nil {
 		return err
 	}
-	// Projection: B[:, e0:e0+w] = U [N, C·P] · Bc [C·P, w], chunk by chunk.
+	// Projection: B[:, e0:e0+w] = U [N, C·P] · Bc [C·P, w], chunk by chunk,
+	// over each template's support channels only.
 	for e0 := 0; e0 < T; e0 += gpuChunk {
 		w := min(gpuChunk, T-e0)
 		err := c.Launch(g.filter, compute.Dim3{X: (w + gpuThreads - 1) / gpuThreads, Y: C, Z: 1}, compute.D1(gpuThreads), 0,
@@ -233,7 +244,9 @@ func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned in
 		if err != nil {
 			return err
 		}
-		if err := c.Sgemm(compute.NoTrans, compute.NoTrans, w, N, C*P, 1, g.bc.Ptr, w, g.u.Ptr, C*P, 0, g.b.Ptr.Add(e0*4), T); err != nil {
+		err = c.Launch(g.project, compute.Dim3{X: (w + gpuThreads - 1) / gpuThreads, Y: N, Z: 1}, compute.D1(gpuThreads), 0,
+			g.bc, int32(w), int32(e0), int32(T), int32(P), g.supOff, g.sup, g.coef, g.b)
+		if err != nil {
 			return err
 		}
 	}
@@ -350,7 +363,7 @@ func (g *cudaMatcher) close() error {
 	return g.dev.Do(func(c *compute.Ctx) error {
 		first := g.freeWindow(c)
 		for _, p := range []*compute.Mem{&g.wpca, &g.used, &g.inv, &g.nm, &g.nbrOff, &g.nbr, &g.nbrIdx, &g.kcOff,
-			&g.kc, &g.chanIdx, &g.utOff, &g.ut, &g.icc, &g.best, &g.u} {
+			&g.kc, &g.chanIdx, &g.utOff, &g.ut, &g.icc, &g.best, &g.u, &g.supOff, &g.sup, &g.coef} {
 			if p.Ptr != 0 {
 				if err := c.Free(*p); err != nil && first == nil {
 					first = err

@@ -34,12 +34,11 @@
 //
 // Back ends: the CPU one (goroutines over channels, templates and column
 // ranges) and the CUDA one (cuda.go, kernels/match.cu): the filtering by
-// the PCA basis as a kernel, the projection as a cuBLAS SGEMM per chunk of
-// columns, and the rounds, the sort and the features on the device, so
+// the PCA basis and the sparse projection as kernels per chunk of columns, and the rounds, the sort and the features on the device, so
 // only the spikes come back. Every float operation after the projection
 // repeats the CPU's, so the back ends' spikes differ only where the
-// projection's float32 rounding moves a score across the threshold or
-// breaks a near-tie. [NewMatcher] picks the back end from the device;
+// filtering's last-bit rounding (direct sums here, an FFT there) moves a
+// score across the threshold or breaks a near-tie. [NewMatcher] picks the back end from the device;
 // [Matcher.MatchWindow] matches a [compute.Window] where it lives.
 //
 // Layouts: a whitened window is [C][T] float32 row-major (x[c*T+t]);

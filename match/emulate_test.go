@@ -97,11 +97,14 @@ func emulateMatch(t *testing.T, m *Matcher, x []float32, ownStart int64, owned, 
 	put(&in, m.icc)
 	put(&in, m.best)
 	put(&in, m.tm.U)
+	put(&in, tb.supOff)
+	put(&in, tb.sup)
+	put(&in, tb.coef)
 	nc := m.prm.NearestChans
 	th2 := m.prm.ThLearned * m.prm.ThLearned
 	args := []string{fmt.Sprint(m.n), fmt.Sprint(m.c), fmt.Sprint(m.p), fmt.Sprint(T), fmt.Sprint(m.nt), fmt.Sprint(nc),
 		fmt.Sprint(owned), fmt.Sprint(m.prm.MaxPeels), fmt.Sprintf("%.17g", th2), fmt.Sprint(len(tb.nbr)),
-		fmt.Sprint(len(tb.kc)), fmt.Sprint(len(tb.ut)), fmt.Sprint(blocks)}
+		fmt.Sprint(len(tb.kc)), fmt.Sprint(len(tb.ut)), fmt.Sprint(blocks), fmt.Sprint(len(tb.sup))}
 	cmd := exec.Command(emulator(t), args...)
 	cmd.Stdin = &in
 	var out, errb bytes.Buffer

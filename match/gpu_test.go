@@ -14,9 +14,9 @@ import (
 // where there is none. They compare it with the CPU back end (itself
 // checked against the float64 reference) on random problems of odd sizes
 // and an NP1-sized window, with NaN-poisoned device buffers. The spike
-// sets may differ only by spikes within 0.1 % of Th_learned (the
-// projection's float32 SGEMM rounds otherwise than the CPU's float64
-// sums); amplitudes, coefficients and features agree to 1e-4 relative.
+// sets may differ only by spikes within 0.1 % of Th_learned and their
+// neighbourhood (the filtering, a direct sum here and an FFT on the CPU,
+// can differ in the last bit); amplitudes, coefficients and features agree to 1e-4 relative.
 
 // deviceWindow returns a window on dev holding pr's data in device memory.
 func deviceWindow(t testing.TB, dev *compute.Device, pr problem) *compute.Window {
@@ -72,7 +72,7 @@ var gpuCases = []struct {
 	{"kilosort length", 5, 4, 10, 6, 1100, 20, 61},
 	{"many rounds", 6, 2, 4, 3, 501, 60, 21},
 	{"two rounds at most", 6, 2, 4, 3, 501, 60, 21},
-	{"beyond a chunk", 7, 37, 29, 6, 3*gpuChunk + 77, 400, 61},
+	{"beyond a chunk", 7, 37, 29, 6, 6*gpuChunk + 77, 500, 61},
 }
 
 func TestGPUMatchesCPU(t *testing.T) {

@@ -1,10 +1,11 @@
 // Kernels of package match: learned-template matching of one window on
-// the device (the CUDA back end of match.Matcher; the projection's product
-// with the templates is a cuBLAS SGEMM between filter and the rounds).
+// the device (the CUDA back end of match.Matcher).
 //
 // Compiled with --fmad=false: every float32 and float64 operation rounds
 // on its own, as the Go back end computes it, so the B updates, residuals,
-// scores and features repeat the CPU's arithmetic exactly.
+// scores and features repeat the CPU's arithmetic exactly (the filtering,
+// a direct correlation here and an FFT there, both float64 rounded to
+// float32, can differ in the last bit).
 //
 // Per round r the host launches score, runmax, peakCount, peakWrite and
 // update without synchronising; the device state st (see the ST_ indices)
@@ -51,6 +52,22 @@ extern "C" __global__ void filter(const float* __restrict__ x, int T, const floa
         for (int j = 0; j < nt; j++) s += (double)xs[threadIdx.x + j] * (double)ws[p * nt + j];
         bc[((size_t)c * P + p) * w + i] = (float)s;
     }
+}
+
+// project sets B[u, e0+i] = Σ over template u's support channels c (in
+// order) and PCs p of coef·bc[(c*P+p)*w + i], in float64 rounded to
+// float32, as the CPU back end sums it: u = blockIdx.y, i the column.
+extern "C" __global__ void project(const float* __restrict__ bc, int w, int e0, int T, int P,
+                                   const int* __restrict__ supOff, const int* __restrict__ sup,
+                                   const float* __restrict__ coef, float* __restrict__ B) {
+    const int u = blockIdx.y, i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= w) return;
+    double a = 0;
+    for (int k = supOff[u]; k < supOff[u + 1]; k++) {
+        const int c = sup[k];
+        for (int p = 0; p < P; p++) a += (double)coef[(size_t)k * P + p] * (double)bc[((size_t)c * P + p) * w + i];
+    }
+    B[(size_t)u * T + e0 + i] = (float)a;
 }
 
 // score sets s[t] = max_u max(B[u,t],0)²·inv[u] and su[t] its first

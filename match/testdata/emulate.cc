@@ -1,16 +1,17 @@
 // emulate.cc runs the kernels of ../kernels/match.cu on the CPU in the
 // order cuda.go launches them, with the fiber emulation of CUDA blocks of
 // ../../ops/testdata/emulate.h (a block's threads as fibers switching at
-// __syncthreads, blocks in order). cuBLAS's SGEMM is replaced by a plain
-// loop (float64 sums rounded to float32). The grid-stride kernels (update,
-// rank, features) run on BLOCKS blocks.
+// __syncthreads, blocks in order). The grid-stride kernels (update, rank,
+// features) run on BLOCKS blocks; columns are filtered and projected CHUNK
+// at a time (small here, so that several chunks are tested).
 //
-//     emulate N C P T NT NC OWNED MAXPEELS TH2 NNBR NKC NUT BLOCKS < IN > OUT
+//     emulate N C P T NT NC OWNED MAXPEELS TH2 NNBR NKC NUT BLOCKS NSUP < IN > OUT
 //
 // IN, little-endian: float32 x [C][T], wpca [P][NT]; int32 used [C];
 // float64 inv [N], nm [N]; int32 nbrOff [N+1], nbr [NNBR], nbrIdx [N][N];
 // int64 kcOff [N]; float32 kc [NKC]; int32 chanIdx [N][C]; int64 utOff
-// [N]; float32 ut [NUT]; int32 icc [C][NC], best [N]; float32 U [N][C][P].
+// [N]; float32 ut [NUT]; int32 icc [C][NC], best [N]; float32 U [N][C][P];
+// int32 supOff [N+1], sup [NSUP]; float32 coef [NSUP][P].
 // OUT: int32 st [8], then for the n = st[3] spikes int32 t [n], u [n];
 // float64 a [n], q [n]; float32 features [n][NC][P].
 // Build: g++ -std=c++20 -O1 -o emulate emulate.cc
@@ -23,6 +24,8 @@
 using std::sqrt;
 
 #include "../kernels/match.cu"
+
+#define CHUNK 300
 
 namespace {
 
@@ -45,8 +48,8 @@ template <class T> void writeN(const T* v, size_t n)
 
 int main(int argc, char** argv)
 {
-    if (argc != 14) {
-        fprintf(stderr, "usage: emulate N C P T NT NC OWNED MAXPEELS TH2 NNBR NKC NUT BLOCKS\n");
+    if (argc != 15) {
+        fprintf(stderr, "usage: emulate N C P T NT NC OWNED MAXPEELS TH2 NNBR NKC NUT BLOCKS NSUP\n");
         return 1;
     }
     const int N = atoi(argv[1]), C = atoi(argv[2]), P = atoi(argv[3]), T = atoi(argv[4]), nt = atoi(argv[5]),
@@ -54,6 +57,7 @@ int main(int argc, char** argv)
     const double th2 = atof(argv[9]);
     const size_t nnbr = atol(argv[10]), nkc = atol(argv[11]), nut = atol(argv[12]);
     const int blocks = atoi(argv[13]);
+    const size_t nsup = atol(argv[14]);
     auto x = readN<float>((size_t)C * T);
     auto wpca = readN<float>((size_t)P * nt);
     auto used = readN<int>(C);
@@ -70,19 +74,18 @@ int main(int argc, char** argv)
     auto icc = readN<int>((size_t)C * NC);
     auto best = readN<int>(N);
     auto U = readN<float>((size_t)N * C * P);
+    auto supOff = readN<int>(N + 1);
+    auto sup = readN<int>(nsup);
+    auto coef = readN<float>(nsup * P);
 
-    const int chunk = 8192, cap = T;
+    const int chunk = CHUNK, cap = T;
     std::vector<float> B((size_t)N * T, std::nanf("")), bc((size_t)C * P * std::min(T, chunk));
     for (int e0 = 0; e0 < T; e0 += chunk) {
         const int w = std::min(chunk, T - e0);
         emuLaunch(ctm_dim3{(unsigned)((w + 255) / 256), (unsigned)C, 1},
                   [&] { filter(x.data(), T, wpca.data(), P, nt, used.data(), e0, w, bc.data()); }, FILTER_THREADS);
-        for (int u = 0; u < N; u++)
-            for (int i = 0; i < w; i++) {
-                double s = 0;
-                for (int k = 0; k < C * P; k++) s += (double)U[(size_t)u * C * P + k] * (double)bc[(size_t)k * w + i];
-                B[(size_t)u * T + e0 + i] = (float)s;
-            }
+        emuLaunch(ctm_dim3{(unsigned)((w + 255) / 256), (unsigned)N, 1},
+                  [&] { project(bc.data(), w, e0, T, P, supOff.data(), sup.data(), coef.data(), B.data()); }, 256);
     }
     std::vector<double> s(T, std::nan("")), sbar(T, std::nan(""));
     std::vector<int> su(T, -7), stamp(T, 0), cnt(T / 256 + 1, -7), st(8, 0), roundStart(maxPeels + 1, -7);
