@@ -31,8 +31,8 @@
 // uses the channel.
 extern "C" __global__ void filter(const float* __restrict__ x, int T, const float* __restrict__ wpca, int P, int nt,
                                   const int* __restrict__ used, int e0, int w, float* __restrict__ bc) {
-    __shared__ float xs[FILTER_THREADS + MAX_NT];
-    __shared__ float ws[MAX_PNT];
+    __shared__ double xs[FILTER_THREADS + MAX_NT];  // float32 values, converted once
+    __shared__ double ws[MAX_PNT];
     const int c = blockIdx.y, i0 = blockIdx.x * FILTER_THREADS, h = nt / 2;
     const int i = i0 + threadIdx.x;
     if (!used[c]) {
@@ -40,16 +40,16 @@ extern "C" __global__ void filter(const float* __restrict__ x, int T, const floa
             if (i < w) bc[((size_t)c * P + p) * w + i] = 0;
         return;
     }
-    for (int k = threadIdx.x; k < P * nt; k += FILTER_THREADS) ws[k] = wpca[k];
+    for (int k = threadIdx.x; k < P * nt; k += FILTER_THREADS) ws[k] = (double)wpca[k];
     for (int k = threadIdx.x; k < FILTER_THREADS + nt - 1; k += FILTER_THREADS) {
         int t = e0 + i0 + k - h;
-        xs[k] = (t >= 0 && t < T) ? x[(size_t)c * T + t] : 0.0f;
+        xs[k] = (t >= 0 && t < T) ? (double)x[(size_t)c * T + t] : 0.0;
     }
     __syncthreads();
     if (i >= w) return;
     for (int p = 0; p < P; p++) {
         double s = 0;
-        for (int j = 0; j < nt; j++) s += (double)xs[threadIdx.x + j] * (double)ws[p * nt + j];
+        for (int j = 0; j < nt; j++) s += xs[threadIdx.x + j] * ws[p * nt + j];
         bc[((size_t)c * P + p) * w + i] = (float)s;
     }
 }
