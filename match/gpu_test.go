@@ -38,11 +38,15 @@ func deviceWindow(t testing.TB, dev *compute.Device, pr problem) *compute.Window
 	return win
 }
 
-// poison fills the CUDA back end's per-window buffers with NaN bits.
-func poison(t *testing.T, m *Matcher) {
+// poison sizes the CUDA back end's per-window buffers for windows of T
+// columns and fills them with NaN bits.
+func poison(t *testing.T, m *Matcher, T int) {
 	t.Helper()
 	g := m.gpu
 	err := g.dev.Do(func(c *compute.Ctx) error {
+		if err := g.grow(c, m, T); err != nil {
+			return err
+		}
 		for _, p := range []compute.Mem{g.x, g.bc, g.b, g.s, g.sbar, g.su, g.cnt, g.roundStart,
 			g.ft, g.fu, g.fa, g.fq, g.gt, g.gu, g.ga, g.gq, g.feat} {
 			if p.Ptr == 0 {
@@ -105,7 +109,7 @@ func TestGPUMatchesCPU(t *testing.T) {
 				t.Logf("%d of %d spikes near the threshold differ", odd, want.Len())
 			}
 			// Again on NaN-poisoned buffers: the same spikes.
-			poison(t, gpu)
+			poison(t, gpu, pr.T)
 			gpu.Match(&again, pr.win, 7, pr.owned)
 			if fmt.Sprint(got) != fmt.Sprint(again) {
 				t.Fatal("matching the window again on poisoned buffers gave other spikes")
@@ -143,7 +147,7 @@ func TestGPUMatchWindowNP1(t *testing.T) {
 	if err := cpu.MatchWindow(&want, cw, 123456, pr.owned); err != nil {
 		t.Fatal(err)
 	}
-	poison(t, gpu)
+	poison(t, gpu, pr.T)
 	if err := gpu.MatchWindow(&got, gw, 123456, pr.owned); err != nil {
 		t.Fatal(err)
 	}
