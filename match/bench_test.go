@@ -58,7 +58,7 @@ func BenchmarkMatchNP1(b *testing.B) {
 // BenchmarkMatchNP1CUDA peels the window of BenchmarkMatchNP1 on the GPU,
 // from the window already in device memory (MatchWindow) to the spikes on
 // the host. Floors (H200): filtering C·P·T·nt·2 = 16.9 GFLOP (float64,
-// unfused: ≈ 0.5 ms at 34 TFLOP/s FP64); the sparse projection
+// unfused multiply and add: ≈ 1 ms at 34 TFLOP/s FP64); the sparse projection
 // N·15·P·T·2 = 2.7 GFLOP FP64 (≈ 0.1 ms) reading 5.4 GB of the filtered
 // chunks from L2 (≈ 0.5 ms); bytes from HBM: the window (92 MB) read
 // twice, B (60 MB) written once and read once for the first scores, ≈
