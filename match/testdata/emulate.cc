@@ -108,7 +108,11 @@ int main(int argc, char** argv)
             update(B.data(), N, T, nt, ft.data(), fu.data(), fa.data(), nbrOff.data(), nbr.data(), nbrIdx.data(),
                    kcOff.data(), kc.data(), stamp.data(), r, st.data());
         }, 256);
-        if (st[ST_STOP]) break;  // the device's later launches return at once
+        // As cuda.go: the host reads the state after rounds 4, 8, 16, … and
+        // stops launching once a round found nothing (the rounds launched
+        // in between return at once).
+        const int n = r + 1;
+        if (n >= 4 && (n & (n - 1)) == 0 && n < maxPeels && st[ST_STOP]) break;
     }
     emuLaunch(ctm_dim3{(unsigned)blocks, 1, 1}, [&] {
         rank(ft.data(), fu.data(), fa.data(), fq.data(), roundStart.data(), st.data(), gt.data(), gu.data(),
