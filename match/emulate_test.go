@@ -168,7 +168,7 @@ func TestKernelsEmulated(t *testing.T) {
 		{"kilosort length", 5, 4, 12, 6, 1100, 20, 61, 2},
 		{"many rounds", 6, 2, 4, 3, 501, 60, 21, 3},
 		{"two rounds at most", 6, 2, 4, 3, 501, 60, 21, 2},
-		{"crowded", 8, 30, 24, 5, 1500, 110, 41, 4},
+		{"crowded", 8, 24, 20, 5, 1100, 80, 41, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pr := newProblem(tc.seed, tc.N, tc.C, tc.P, tc.T, tc.spikes, tc.nt)
