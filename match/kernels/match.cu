@@ -147,8 +147,12 @@ extern "C" __global__ void peakWrite(const double* __restrict__ s, const double*
                                      int* __restrict__ fu, double* __restrict__ fa, double* __restrict__ fq,
                                      int* __restrict__ roundStart, int* __restrict__ st) {
     __shared__ int f[FILTER_THREADS];
-    __shared__ int base, total, start;
-    if (st[ST_STOP]) return;
+    __shared__ int base, total, start, stopped;
+    // The last block may set ST_STOP while others run: one thread reads it
+    // for the whole block, so that all its threads reach the barriers.
+    if (threadIdx.x == 0) stopped = st[ST_STOP];
+    __syncthreads();
+    if (stopped) return;
     if (threadIdx.x == 0) {
         int b = 0, n = 0;
         for (int k = 0; k < (int)gridDim.x; k++) {
