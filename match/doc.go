@@ -32,10 +32,14 @@
 //     above 10⁵).
 //   - The spikes of a window are returned in order of column, then template.
 //
-// Back ends: the CPU implementation here (goroutines over channels,
-// templates and column ranges). A CUDA back end (the projection as one
-// SGEMM, the rounds on the device) is not built yet: [NewMatcher] refuses a
-// CUDA device with an error that says so.
+// Back ends: the CPU one (goroutines over channels, templates and column
+// ranges) and the CUDA one (cuda.go, kernels/match.cu): the filtering by
+// the PCA basis and the sparse projection as kernels per chunk of columns, and the rounds, the sort and the features on the device, so
+// only the spikes come back. Every float operation after the projection
+// repeats the CPU's, so the back ends' spikes differ only where the
+// filtering's last-bit rounding (direct sums here, an FFT there) moves a
+// score across the threshold or breaks a near-tie. [NewMatcher] picks the back end from the device;
+// [Matcher.MatchWindow] matches a [compute.Window] where it lives.
 //
 // Layouts: a whitened window is [C][T] float32 row-major (x[c*T+t]);
 // templates are [N][C][P] (template, channel, PC) float32; the PCA basis is

@@ -1,7 +1,6 @@
 package match
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"runtime"
@@ -35,6 +34,7 @@ type Matcher struct {
 	used    []bool      // channels some template uses
 	bank    *detect.FilterBank
 	workers int
+	gpu     *cudaMatcher // the CUDA back end, nil on the CPU
 
 	// per-window buffers, grown to the window's length
 	b      []float32 // [N][T]
@@ -59,10 +59,12 @@ type spike struct {
 }
 
 // NewMatcher builds a matcher of the templates tm on dev (nil means the
-// CPU) for a probe whose sites are at x, y µm. It copies tm.
+// CPU; a CUDA device gets the CUDA back end, which holds the templates'
+// tables in device memory until [Matcher.Close]) for a probe whose sites
+// are at x, y µm. It copies tm.
 func NewMatcher(dev *compute.Device, tm Templates, x, y []float64, prm Params) (*Matcher, error) {
-	if dev != nil && dev.Kind() != compute.CPU {
-		return nil, errors.New("match: learned-template matching has no CUDA back end yet; use the CPU device")
+	if dev != nil && dev.Kind() != compute.CPU && dev.Kind() != compute.CUDA {
+		return nil, fmt.Errorf("match: no back end for device %v", dev)
 	}
 	if err := prm.Validate(); err != nil {
 		return nil, err
@@ -88,6 +90,13 @@ func NewMatcher(dev *compute.Device, tm Templates, x, y []float64, prm Params) (
 		}
 	}
 	m.bank = detect.NewFilterBank(tm.WPCA, tm.P, prm.NT)
+	if dev != nil && dev.Kind() == compute.CUDA {
+		g, err := newCUDAMatcher(dev, m)
+		if err != nil {
+			return nil, err
+		}
+		m.gpu = g
+	}
 	return m, nil
 }
 
@@ -117,7 +126,9 @@ func (m *Matcher) Rounds() int { return m.rounds }
 // the centre of its template; its trough sample is ownStart + (t − nt) −
 // (nt/2 − nt0min), and spikes whose trough would fall before sample 0 are
 // dropped (as Kilosort4 drops them in its first batch). Match panics if
-// len(x) is not a multiple of C or owned is not in [1, T−2nt].
+// len(x) is not a multiple of C or owned is not in [1, T−2nt], or if the
+// CUDA back end fails (use [Matcher.MatchWindow] there, which returns
+// errors); on a CUDA device it uploads x first.
 func (m *Matcher) Match(dst *Spikes, x []float32, ownStart int64, owned int) {
 	C, nt := m.c, m.nt
 	if len(x)%C != 0 {
@@ -126,6 +137,12 @@ func (m *Matcher) Match(dst *Spikes, x []float32, ownStart int64, owned int) {
 	T := len(x) / C
 	if owned < 1 || owned > T-2*nt {
 		panic(fmt.Sprintf("match: %d owned columns of a %d-column window with %d of context", owned, T, nt))
+	}
+	if m.gpu != nil {
+		if err := m.matchDevice(dst, nil, x, T, ownStart, owned); err != nil {
+			panic(err)
+		}
+		return
 	}
 	m.grow(T)
 	m.project(x, T)
