@@ -71,17 +71,16 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 				return fmt.Errorf("%s exists; demo does not replace earlier results: choose a new -o folder or remove it", p)
 			}
 		}
-		created, err := mkdirAllCreated(out)
-		if err != nil {
+		// err is the function's result here, not a new variable, so that
+		// the deferred removal sees how the demo ended.
+		var created []string
+		if created, err = mkdirAllCreated(out); err != nil {
+			removeEmpty(created)
 			return err
 		}
 		defer func() {
 			if err != nil {
-				for _, d := range created {
-					if os.Remove(d) != nil {
-						break
-					}
-				}
+				removeEmpty(created)
 			}
 		}()
 	}
@@ -145,7 +144,10 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 		tmpPNG = filepath.Join(out, ".drift_raster.tmp.png")
 	}
 	defer os.Remove(tmpPNG)
-	if err := plotFolder(detDir, tmpPNG, title); err != nil {
+	if err := plotFolder(ctx, detDir, tmpPNG, title); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if keep {
@@ -206,6 +208,16 @@ func copyNew(src, dst string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// removeEmpty removes the folders in created (deepest first) while they
+// are empty.
+func removeEmpty(created []string) {
+	for _, d := range created {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // mkdirAllCreated creates dir and its parents and returns the folders it

@@ -107,9 +107,9 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
-	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec),
+	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec), Context: ctx,
 		Inputs: inputs, Warnings: warnings,
-		Extra: func(dir string) error { return plotFolder(dir, filepath.Join(dir, rasterFile), "") }})
+		Extra: func(dir string) error { return plotFolder(ctx, dir, filepath.Join(dir, rasterFile), "") }})
 	if err != nil {
 		return nil, 0, err
 	}

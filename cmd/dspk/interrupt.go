@@ -30,9 +30,11 @@ func signalName(s syscall.Signal) string {
 
 // signalContext returns a context that the first SIGINT or SIGTERM
 // cancels with an [interrupted] cause, so that the running pass stops,
-// removes its temporary folder and the command reports what it stopped. A
-// second signal exits at once with the signal's status; what that leaves
-// (a locked temporary folder) the next run writing beside it removes.
+// removes its temporary folder and the command reports what it stopped;
+// a command that writes no file (bench, compare, info) exits at once
+// with the message instead. A second signal exits at once with the
+// signal's status; what that leaves (a locked temporary folder) the next
+// run writing beside it removes.
 func signalContext(stderr io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 2)
@@ -46,6 +48,13 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 				sig := s.(syscall.Signal)
 				n++
 				if n == 1 {
+					runState.Lock()
+					name, now := runState.name, runState.writesNothing
+					runState.Unlock()
+					if now {
+						fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, interruptMessage(interrupted{sig}))
+						os.Exit(128 + int(sig))
+					}
 					cancel(interrupted{sig})
 					continue
 				}
@@ -67,8 +76,17 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 // interrupt.
 var runState struct {
 	sync.Mutex
-	stage string // the pass or step running
-	out   string // the folder being written
+	name          string // the command
+	writesNothing bool   // the command writes no file: a signal exits at once
+	stage         string // the pass or step running
+	out           string // the folder being written
+}
+
+// setCommand records the running command.
+func setCommand(c *command) {
+	runState.Lock()
+	runState.name, runState.writesNothing = c.name, c.writesNothing
+	runState.Unlock()
 }
 
 func setStage(s string) {
@@ -96,6 +114,17 @@ func interruptMessage(cause interrupted) string {
 		return msg + "; nothing was written to " + runState.out
 	}
 	return msg + "; nothing was written"
+}
+
+// completedMessage says that a signal came after the command's output
+// was complete, which it keeps.
+func completedMessage(cause interrupted) string {
+	runState.Lock()
+	defer runState.Unlock()
+	if runState.out != "" {
+		return cause.Error() + " after the work was done; " + runState.out + " is complete and kept"
+	}
+	return cause.Error() + " after the work was done"
 }
 
 // trackProgress wraps a progress callback so that the pass it reports is

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
 )
 
 func init() {
@@ -14,8 +18,9 @@ func init() {
 		example: `dspk plot det1
 dspk plot -o raster.png det1`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			out := fs.String("o", "", "PNG to write (default DETDIR/"+rasterFile+")")
+			out := fs.String("o", "", "PNG to write, named .png (default DETDIR/"+rasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
 			title := fs.String("title", "", "title of the raster (default: recording, spikes, clusters)")
+			overwrite := fs.Bool("overwrite", false, "replace the -o file even if dspk did not draw it (never a folder, a link or an input)")
 			return func(args []string) error {
 				if len(args) != 1 {
 					return usagef("plot takes one detect folder")
@@ -24,7 +29,12 @@ dspk plot -o raster.png det1`,
 				if png == "" {
 					png = filepath.Join(args[0], rasterFile)
 				}
-				if err := plotFolder(args[0], png, *title); err != nil {
+				if err := checkPlotTarget(png, args[0], *overwrite); err != nil {
+					return err
+				}
+				setOutput(png)
+				setStage("the drift raster")
+				if err := plotFolder(cmdCtx, args[0], png, *title); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmdOut, "wrote %s\n", png)
@@ -32,4 +42,38 @@ dspk plot -o raster.png det1`,
 			}
 		},
 	})
+}
+
+// checkPlotTarget refuses a PNG path that plot must not write: a name
+// not ending in .png (plot draws PNG only), a folder, a symbolic link or
+// any other non-regular file, a file of the detect folder det other than
+// its drift raster, and, unless overwrite, an existing file that is not
+// a PNG dspk drew (see isDspkPNG).
+func checkPlotTarget(png, det string, overwrite bool) error {
+	if !strings.EqualFold(filepath.Ext(png), ".png") {
+		return usagef("-o %s: plot writes PNG pictures only; name the file .png", png)
+	}
+	fi, err := os.Lstat(png)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s exists and is not a regular file (a folder or a link); plot does not replace it", png)
+	}
+	if isDspkPNG(png) {
+		return nil
+	}
+	if !overwrite {
+		return fmt.Errorf("%s exists and is not a picture dspk drew; plot does not replace it — choose another name, or use -overwrite", png)
+	}
+	// Even with -overwrite, never a file the picture is drawn from.
+	if abs, err := filepath.Abs(png); err == nil {
+		if d, err := filepath.Abs(det); err == nil && filepath.Dir(abs) == d && filepath.Base(abs) != rasterFile {
+			return fmt.Errorf("%s is a file of the detect folder %s; plot does not replace it", png, det)
+		}
+	}
+	return nil
 }
