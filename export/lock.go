@@ -241,7 +241,14 @@ func CreateTempDir(prefix string) (string, error) {
 		return "", err
 	}
 	startHeartbeat(filepath.Join(d, LockName)) // ends when the folder is removed
+	pending.addTemp(d)
 	return d, nil
+}
+
+// RemoveTempDir removes a folder of [CreateTempDir] and everything in it.
+func RemoveTempDir(dir string) error {
+	pending.removeTemp(dir)
+	return os.RemoveAll(dir)
 }
 
 // SweepTemp removes the folders named prefix… in the system's temporary

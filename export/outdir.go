@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // ManifestName is the file every committed [OutputDir] holds: the kind of
@@ -50,6 +51,7 @@ type OutputDir struct {
 	opt     OutputOptions
 	created []string // parent folders this OutputDir created, deepest first
 	hb      *heartbeat
+	mu      sync.Mutex // held by Commit and Abort
 	done    bool
 }
 
@@ -127,7 +129,9 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 		removeCreated(created)
 		return nil, fmt.Errorf("export: creating output folder: %w", err)
 	}
-	return &OutputDir{final: final, tmp: tmp, opt: opt, created: created, hb: startHeartbeat(filepath.Join(tmp, LockName))}, nil
+	d := &OutputDir{final: final, tmp: tmp, opt: opt, created: created, hb: startHeartbeat(filepath.Join(tmp, LockName))}
+	pending.add(d)
+	return d, nil
 }
 
 // mkdirParents creates dir and its missing parents and returns the ones
@@ -369,6 +373,8 @@ func (d *OutputDir) Path(name string) string { return filepath.Join(d.tmp, name)
 // old folder back: a cancelled run never replaces a folder. After Commit,
 // Abort does nothing; a second Commit is an error.
 func (d *OutputDir) Commit() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.done {
 		return fmt.Errorf("export: output folder %s already committed or aborted", d.final)
 	}
@@ -423,6 +429,7 @@ func (d *OutputDir) Commit() error {
 	}
 	d.done = true
 	d.stopHeartbeat()
+	pending.remove(d)
 	os.Remove(filepath.Join(d.final, LockName))
 	if aside != "" {
 		if err := os.RemoveAll(aside); err != nil {
@@ -436,11 +443,14 @@ func (d *OutputDir) Commit() error {
 // folders CreateOutputDir created if they are empty. It does nothing after
 // Commit or a previous Abort, so it can be deferred.
 func (d *OutputDir) Abort() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.done {
 		return nil
 	}
 	d.done = true
 	d.stopHeartbeat()
+	pending.remove(d)
 	if err := os.RemoveAll(d.tmp); err != nil {
 		return fmt.Errorf("export: removing %s: %w", d.tmp, err)
 	}

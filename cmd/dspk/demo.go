@@ -56,12 +56,13 @@ dspk demo -o demo1 -duration 60s -device cpu`,
 func demo(ctx context.Context, out string, dur time.Duration, seed uint64, device string, drift float64) (err error) {
 	keep := out != ""
 	var png string
+	var created []string // the folders of out that this demo made
 	if !keep {
 		tmp, err := export.CreateTempDir("dspk-demo-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
+		defer export.RemoveTempDir(tmp)
 		out = tmp
 	} else {
 		setOutput(out)
@@ -73,7 +74,6 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 		}
 		// err is the function's result here, not a new variable, so that
 		// the deferred removal sees how the demo ended.
-		var created []string
 		if created, err = mkdirAllCreated(out); err != nil {
 			removeEmpty(created)
 			return err
@@ -92,6 +92,15 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 			os.RemoveAll(simDir)
 		}
 	}()
+	if keep { // the same when a signal ends the process
+		created := created
+		defer atForcedExit(func() {
+			os.RemoveAll(detDir)
+			os.RemoveAll(simDir)
+			os.Remove(png)
+			removeEmpty(created)
+		})()
+	}
 
 	cfg := sim.DefaultConfig()
 	cfg.Seconds = dur.Seconds()
@@ -139,24 +148,21 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 
 	title := fmt.Sprintf("dspk demo: %d spikes, recall %.3f, precision %.3f", sum.Spikes, r.Recall, r.Precision)
 	setStage("the drift raster")
-	tmpPNG := filepath.Join(out, "drift_raster.tmp.png") // the plot's format follows the extension
-	if keep {
-		tmpPNG = filepath.Join(out, ".drift_raster.tmp.png")
-	}
-	defer os.Remove(tmpPNG)
-	if err := plotFolder(ctx, detDir, tmpPNG, title); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if keep {
-		err = os.Rename(tmpPNG, png)
+	if keep { // plotFolder writes it whole or not at all
+		if err := plotFolder(ctx, detDir, png, title, true); err != nil {
+			return err
+		}
 	} else {
-		png, err = linkFree(tmpPNG, "dspk-demo-drift", ".png")
-	}
-	if err != nil {
-		return err
+		tmpPNG := filepath.Join(out, "drift_raster.png") // in the temporary folder
+		if err := plotFolder(ctx, detDir, tmpPNG, title, false); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if png, err = linkFree(tmpPNG, "dspk-demo-drift", ".png"); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(cmdOut, "\nDrift raster: %s\n", png)
 	if keep {

@@ -120,7 +120,10 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return 2
 	}
-	if err := exec(positional); err != nil {
+	startWork()
+	err = exec(positional)
+	endWork()
+	if err != nil {
 		var sig interrupted
 		if errors.As(context.Cause(ctx), &sig) {
 			fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, interruptMessage(sig))

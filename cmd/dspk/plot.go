@@ -29,12 +29,13 @@ dspk plot -o raster.png det1`,
 				if png == "" {
 					png = filepath.Join(args[0], rasterFile)
 				}
-				if err := checkPlotTarget(png, args[0], *overwrite); err != nil {
+				exists, err := checkPlotTarget(png, args[0], *overwrite)
+				if err != nil {
 					return err
 				}
 				setOutput(png)
 				setStage("the drift raster")
-				if err := plotFolder(cmdCtx, args[0], png, *title); err != nil {
+				if err := plotFolder(cmdCtx, args[0], png, *title, !exists); err != nil {
 					return err
 				}
 				fmt.Fprintf(cmdOut, "wrote %s\n", png)
@@ -48,32 +49,32 @@ dspk plot -o raster.png det1`,
 // not ending in .png (plot draws PNG only), a folder, a symbolic link or
 // any other non-regular file, a file of the detect folder det other than
 // its drift raster, and, unless overwrite, an existing file that is not
-// a PNG dspk drew (see isDspkPNG).
-func checkPlotTarget(png, det string, overwrite bool) error {
+// a PNG dspk drew (see isDspkPNG). It reports whether png exists.
+func checkPlotTarget(png, det string, overwrite bool) (bool, error) {
 	if !strings.EqualFold(filepath.Ext(png), ".png") {
-		return usagef("-o %s: plot writes PNG pictures only; name the file .png", png)
+		return false, usagef("-o %s: plot writes PNG pictures only; name the file .png", png)
 	}
 	fi, err := os.Lstat(png)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return false, nil
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s exists and is not a regular file (a folder or a link); plot does not replace it", png)
+		return true, fmt.Errorf("%s exists and is not a regular file (a folder or a link); plot does not replace it", png)
 	}
 	if isDspkPNG(png) {
-		return nil
+		return true, nil
 	}
 	if !overwrite {
-		return fmt.Errorf("%s exists and is not a picture dspk drew; plot does not replace it — choose another name, or use -overwrite", png)
+		return true, fmt.Errorf("%s exists and is not a picture dspk drew; plot does not replace it — choose another name, or use -overwrite", png)
 	}
 	// Even with -overwrite, never a file the picture is drawn from.
 	if abs, err := filepath.Abs(png); err == nil {
 		if d, err := filepath.Abs(det); err == nil && filepath.Dir(abs) == d && filepath.Base(abs) != rasterFile {
-			return fmt.Errorf("%s is a file of the detect folder %s; plot does not replace it", png, det)
+			return true, fmt.Errorf("%s is a file of the detect folder %s; plot does not replace it", png, det)
 		}
 	}
-	return nil
+	return true, nil
 }

@@ -81,7 +81,9 @@ func isDspkPNG(path string) bool {
 // folder, renamed over path once complete, so that path holds the old
 // content or the new one and never a part (a full disk, a kill). Once
 // ctx is done (checked last just before the rename) it writes nothing.
-func writeAtomic(ctx context.Context, path string, b []byte) error {
+// With noReplace, a path that exists by then is not replaced: the file
+// is linked to its name, which fails if the name is taken.
+func writeAtomic(ctx context.Context, path string, b []byte, noReplace bool) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -91,6 +93,7 @@ func writeAtomic(ctx context.Context, path string, b []byte) error {
 		return err
 	}
 	tmp := f.Name()
+	defer atForcedExit(func() { os.Remove(tmp) })()
 	fail := func(err error) error {
 		f.Close()
 		os.Remove(tmp)
@@ -109,6 +112,14 @@ func writeAtomic(ctx context.Context, path string, b []byte) error {
 	if err := ctx.Err(); err != nil {
 		os.Remove(tmp)
 		return err
+	}
+	if noReplace {
+		err := os.Link(tmp, path)
+		os.Remove(tmp)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return nil
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)

@@ -111,7 +111,7 @@ func readRaster(dir string) (*rasterData, error) {
 // against time, coloured by amplitude on a log scale from the threshold
 // to 10× it, with its colour key; on the right the spike rate along the
 // probe (spikes/s per 20-µm bin of depth).
-func writeRaster(ctx context.Context, path string, d *rasterData) error {
+func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool) error {
 	const W, H = 12 * vg.Inch, 6 * vg.Inch
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, v := range d.chanY {
@@ -221,13 +221,13 @@ func writeRaster(ctx context.Context, path string, d *rasterData) error {
 	if err != nil {
 		return fmt.Errorf("drawing %s: %w", path, err)
 	}
-	return writeAtomic(ctx, path, b)
+	return writeAtomic(ctx, path, b, noReplace)
 }
 
 // plotFolder draws the drift raster of the detect folder dir into png,
-// which appears whole or not at all (see writeAtomic); it stops with
-// ctx's error once ctx is done.
-func plotFolder(ctx context.Context, dir, png, title string) error {
+// which appears whole or not at all (see writeAtomic, and noReplace
+// there); it stops with ctx's error once ctx is done.
+func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) error {
 	d, err := readRaster(dir)
 	if err != nil {
 		return err
@@ -235,7 +235,7 @@ func plotFolder(ctx context.Context, dir, png, title string) error {
 	if title != "" {
 		d.title = title
 	}
-	return writeRaster(ctx, png, d)
+	return writeRaster(ctx, png, d, noReplace)
 }
 
 // ampColours is the colour map of amplitudes: [Min, Max] onto the part
