@@ -48,6 +48,9 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	if signalsReady != nil {
+		signalsReady()
+	}
 	done := make(chan struct{})
 	go func() {
 		n := 0
@@ -81,6 +84,10 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 		cancel(nil)
 	}
 }
+
+// signalsReady, if set (by the tests' re-executed dspk), is called once
+// the signals are caught.
+var signalsReady func()
 
 // runState records what the command is doing, for the message after an
 // interrupt.
