@@ -429,7 +429,7 @@ func (d *OutputDir) Commit() error {
 	}
 	d.done = true
 	d.stopHeartbeat()
-	pending.remove(d)
+	pending.remove(d, true)
 	os.Remove(filepath.Join(d.final, LockName))
 	if aside != "" {
 		if err := os.RemoveAll(aside); err != nil {
@@ -450,7 +450,7 @@ func (d *OutputDir) Abort() error {
 	}
 	d.done = true
 	d.stopHeartbeat()
-	pending.remove(d)
+	pending.remove(d, false)
 	if err := os.RemoveAll(d.tmp); err != nil {
 		return fmt.Errorf("export: removing %s: %w", d.tmp, err)
 	}

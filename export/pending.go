@@ -1,6 +1,7 @@
 package export
 
 import (
+	"path/filepath"
 	"sync"
 )
 
@@ -8,11 +9,21 @@ import (
 // folders of CreateTempDir not yet removed, for [AbortPending].
 type pendingSet struct {
 	sync.Mutex
-	dirs  map[*OutputDir]struct{}
-	temps map[string]struct{}
+	dirs      map[*OutputDir]struct{}
+	temps     map[string]struct{}
+	committed map[string]struct{} // final paths committed by this process
 }
 
-var pending = pendingSet{dirs: map[*OutputDir]struct{}{}, temps: map[string]struct{}{}}
+var pending = pendingSet{dirs: map[*OutputDir]struct{}{}, temps: map[string]struct{}{}, committed: map[string]struct{}{}}
+
+// Committed reports whether this process committed an [OutputDir] whose
+// final path is final (as given to CreateOutputDir, cleaned).
+func Committed(final string) bool {
+	pending.Lock()
+	defer pending.Unlock()
+	_, ok := pending.committed[filepath.Clean(final)]
+	return ok
+}
 
 func (p *pendingSet) add(d *OutputDir) {
 	p.Lock()
@@ -20,9 +31,12 @@ func (p *pendingSet) add(d *OutputDir) {
 	p.Unlock()
 }
 
-func (p *pendingSet) remove(d *OutputDir) {
+func (p *pendingSet) remove(d *OutputDir, committed bool) {
 	p.Lock()
 	delete(p.dirs, d)
+	if committed {
+		p.committed[d.final] = struct{}{}
+	}
 	p.Unlock()
 }
 

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -166,7 +167,11 @@ func forceExit(stderr io.Writer, sig syscall.Signal) {
 		fn()
 	}
 	cleanups.Unlock()
-	fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, interruptMessage(interrupted{sig}))
+	msg := interruptMessage(interrupted{sig})
+	if wasWritten() { // committed before the signal could stop it
+		msg = completedMessage(interrupted{sig})
+	}
+	fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, msg)
 	os.Exit(128 + int(sig))
 }
 
@@ -202,6 +207,41 @@ func interruptMessage(cause interrupted) string {
 		return msg + "; nothing was written to " + runState.out
 	}
 	return msg + "; nothing was written"
+}
+
+// written holds the files writeAtomic completed.
+var written struct {
+	sync.Mutex
+	paths map[string]bool
+}
+
+// markWritten records that path was written whole.
+func markWritten(path string) {
+	written.Lock()
+	if written.paths == nil {
+		written.paths = map[string]bool{}
+	}
+	written.paths[filepath.Clean(path)] = true
+	written.Unlock()
+}
+
+// wasWritten reports whether the command's output (a folder or a file)
+// was committed by this process and is still there.
+func wasWritten() bool {
+	runState.Lock()
+	out := runState.out
+	runState.Unlock()
+	if out == "" {
+		return false
+	}
+	written.Lock()
+	file := written.paths[filepath.Clean(out)]
+	written.Unlock()
+	if !file && !export.Committed(out) {
+		return false
+	}
+	_, err := os.Lstat(out)
+	return err == nil
 }
 
 // completedMessage says that a signal came after the command's output

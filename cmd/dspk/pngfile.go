@@ -119,11 +119,13 @@ func writeAtomic(ctx context.Context, path string, b []byte, noReplace bool) err
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
+		markWritten(path)
 		return nil
 	}
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
+	markWritten(path)
 	return nil
 }
