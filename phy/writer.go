@@ -27,8 +27,13 @@ type Options struct {
 	// Warnings found before the run (by the caller) are written into
 	// dspk.json's "warnings" before those of the passes.
 	Warnings []string
-	// Overwrite allows replacing an existing detect folder (at End).
+	// Overwrite allows replacing an existing folder of the same Kind (at
+	// End).
 	Overwrite bool
+	// Kind is the folder's kind recorded in its manifest (default [Kind],
+	// "detect"); a command writing another kind of Phy folder (a sort)
+	// names its own, and -overwrite then replaces only that kind.
+	Kind string
 	// Context, if not nil, stops End between the files it writes and
 	// before the folder is committed (see [export.OutputOptions]): once it
 	// is done, nothing appears and an existing folder stays as it was.
@@ -42,8 +47,9 @@ type Options struct {
 	Extra func(dir string) error
 }
 
-// Kind is the kind of folder a Writer writes, recorded in its manifest:
-// -overwrite replaces only a folder of this kind.
+// Kind is the kind of folder a Writer writes unless [Options] names
+// another, recorded in its manifest: -overwrite replaces only a folder of
+// this kind.
 const Kind = "detect"
 
 // Writer is the [pipeline.Sink] that writes the Phy / SpikeInterface
@@ -77,7 +83,11 @@ func (w *Writer) Clusters() int { return w.clusters }
 // Create reserves the output folder out (refusing an existing one unless
 // opt.Overwrite) and returns the writer that fills it.
 func Create(out string, opt Options) (*Writer, error) {
-	od, err := export.CreateOutputDir(out, export.OutputOptions{Kind: Kind, Overwrite: opt.Overwrite, Inputs: opt.Inputs, Context: opt.Context})
+	kind := opt.Kind
+	if kind == "" {
+		kind = Kind
+	}
+	od, err := export.CreateOutputDir(out, export.OutputOptions{Kind: kind, Overwrite: opt.Overwrite, Inputs: opt.Inputs, Context: opt.Context})
 	if err != nil {
 		return nil, err
 	}

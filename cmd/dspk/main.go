@@ -22,8 +22,9 @@
 //
 // Exit status: 0 on success, 1 on a runtime error (one line on stderr),
 // 2 on a usage error, 130 or 143 when interrupted by SIGINT or SIGTERM
-// (the run stops, removes its temporary output and says so; a second
-// signal exits at once).
+// (the run stops within 0.5 s at any point, removes its temporary output,
+// leaves an -overwrite target as it was and says so; a second signal
+// exits at once).
 package main
 
 import (
