@@ -492,3 +492,62 @@ func mkdirUnique(prefix string, keep bool) (string, error) {
 	}
 	return "", fmt.Errorf("no free name %sXXXXXXXX", prefix)
 }
+
+// UpdateManifest records in the manifest of dir, a folder an OutputDir
+// committed, the current size and modification time of its file name
+// (slash-separated, relative to dir), after dspk rewrote that file whole
+// (dspk plot redrawing a detect folder's raster), so that the folder can
+// still be replaced with overwrite. The file must be listed already; the
+// manifest is replaced atomically.
+func UpdateManifest(dir, name string) error {
+	mpath := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		return err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil || m.Format != manifestFormat {
+		return fmt.Errorf("export: %s is not a dspk manifest", mpath)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return err
+	}
+	found := false
+	for i := range m.Files {
+		if m.Files[i].Path == name {
+			m.Files[i].Size, m.Files[i].ModTime = fi.Size(), fi.ModTime().UnixNano()
+			found = true
+		}
+	}
+	if !found {
+		return fmt.Errorf("export: %s does not list %s", mpath, name)
+	}
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+ManifestName+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(out, '\n')); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), mpath); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
+}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"dspk/export"
 )
 
 func init() {
@@ -37,6 +39,14 @@ dspk plot -o raster.png det1`,
 				setStage("the drift raster")
 				if err := plotFolder(cmdCtx, args[0], png, *title, !exists); err != nil {
 					return err
+				}
+				// Redrawn in place, the detect folder's raster stays a file
+				// dspk wrote: its manifest follows (-overwrite still replaces
+				// the folder).
+				if samePath(png, filepath.Join(args[0], rasterFile)) {
+					if err := export.UpdateManifest(args[0], rasterFile); err != nil {
+						fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); detect -overwrite will refuse this folder\n", args[0], err)
+					}
 				}
 				fmt.Fprintf(cmdOut, "wrote %s\n", png)
 				return nil
@@ -77,4 +87,11 @@ func checkPlotTarget(png, det string, overwrite bool) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// samePath reports whether a and b name the same path once made absolute.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
 }

@@ -70,6 +70,14 @@ func TestPlotTargets(t *testing.T) {
 	if code, _, stderr := dspk(t, "plot", "-overwrite", "-o", notes, det); code != 0 || !isDspkPNG(notes) {
 		t.Fatalf("plot -overwrite: %d %s", code, stderr)
 	}
+	// Redrawn in place, the raster stays in the manifest: the folder can
+	// still be replaced.
+	if code, _, stderr := dspk(t, "plot", "-title", "again", det); code != 0 || strings.Contains(stderr, "warning") {
+		t.Fatalf("plot in place: %d %s", code, stderr)
+	}
+	if code, _, stderr := dspk(t, "detect", "-device", "cpu", "-overwrite", "-o", det, bin); code != 0 {
+		t.Errorf("detect -overwrite after plot redrew the raster: %d %s", code, stderr)
+	}
 	if h := hidden(dir); len(h) > 0 {
 		t.Errorf("left behind: %v", h)
 	}
