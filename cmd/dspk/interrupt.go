@@ -36,7 +36,7 @@ func signalName(s syscall.Signal) string {
 // itself (every pass checks the context before each window; a window's
 // work, template learning's clustering or the drawing of a raster do
 // not) before the process removes what it was writing and exits.
-const stopGrace = 200 * time.Millisecond
+const stopGrace = 100 * time.Millisecond
 
 // signalContext returns a context that the first SIGINT or SIGTERM
 // cancels with an [interrupted] cause, so that the running pass stops,
