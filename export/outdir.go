@@ -154,10 +154,10 @@ func mkdirParents(dir string) ([]string, error) {
 }
 
 // removeCreated removes the folders in created (deepest first) while they
-// are empty.
+// are empty; one already gone does not stop it.
 func removeCreated(created []string) {
 	for _, d := range created {
-		if os.Remove(d) != nil {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 	}
