@@ -451,7 +451,16 @@ func (d *OutputDir) Abort() error {
 	d.done = true
 	d.stopHeartbeat()
 	pending.remove(d, false)
-	if err := os.RemoveAll(d.tmp); err != nil {
+	// A goroutine of the run may still create a file in the folder while
+	// it is removed (AbortPending beside a run that has not stopped yet),
+	// which makes the removal of the folder fail: try again.
+	var err error
+	for range 3 {
+		if err = os.RemoveAll(d.tmp); err == nil {
+			break
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("export: removing %s: %w", d.tmp, err)
 	}
 	removeCreated(d.created)
