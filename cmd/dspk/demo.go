@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"dspk/compare"
@@ -56,12 +57,13 @@ dspk demo -o demo1 -duration 60s -device cpu`,
 func demo(ctx context.Context, out string, dur time.Duration, seed uint64, device string, drift float64) (err error) {
 	keep := out != ""
 	var png string
+	var created []string // the folders of out that this demo made
 	if !keep {
 		tmp, err := export.CreateTempDir("dspk-demo-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
+		defer export.RemoveTempDir(tmp)
 		out = tmp
 	} else {
 		setOutput(out)
@@ -71,28 +73,33 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 				return fmt.Errorf("%s exists; demo does not replace earlier results: choose a new -o folder or remove it", p)
 			}
 		}
-		created, err := mkdirAllCreated(out)
-		if err != nil {
+		// err is the function's result here, not a new variable, so that
+		// the deferred removal below sees how the demo ended.
+		if created, err = mkdirAllCreated(out); err != nil {
+			removeEmpty(created)
 			return err
 		}
-		defer func() {
-			if err != nil {
-				for _, d := range created {
-					if os.Remove(d) != nil {
-						break
-					}
-				}
-			}
-		}()
 	}
 	simDir := filepath.Join(out, "sim")
 	detDir := filepath.Join(out, "detections")
-	defer func() {
-		if err != nil && keep { // this run wrote them: remove them again
+	if keep {
+		// This run wrote them and the folders in created: on failure, or
+		// when a signal ends the process, remove them again. The removal runs once; a second
+		// caller (forceExit beside the failing command) waits for it.
+		created := created
+		cleanup := sync.OnceFunc(func() {
 			os.RemoveAll(detDir)
 			os.RemoveAll(simDir)
-		}
-	}()
+			os.Remove(png)
+			removeEmpty(created)
+		})
+		defer atForcedExit(cleanup)()
+		defer func() {
+			if err != nil {
+				cleanup()
+			}
+		}()
+	}
 
 	cfg := sim.DefaultConfig()
 	cfg.Seconds = dur.Seconds()
@@ -141,21 +148,21 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 
 	title := fmt.Sprintf("dspk demo: %d spikes, recall %.3f, precision %.3f", sum.Spikes, r.Recall, r.Precision)
 	setStage("the drift raster")
-	tmpPNG := filepath.Join(out, "drift_raster.tmp.png") // the plot's format follows the extension
-	if keep {
-		tmpPNG = filepath.Join(out, ".drift_raster.tmp.png")
-	}
-	defer os.Remove(tmpPNG)
-	if err := plotFolder(detDir, tmpPNG, title); err != nil {
-		return err
-	}
-	if keep {
-		err = os.Rename(tmpPNG, png)
+	if keep { // plotFolder writes it whole or not at all
+		if err := plotFolder(ctx, detDir, png, title, true); err != nil {
+			return err
+		}
 	} else {
-		png, err = linkFree(tmpPNG, "dspk-demo-drift", ".png")
-	}
-	if err != nil {
-		return err
+		tmpPNG := filepath.Join(out, "drift_raster.png") // in the temporary folder
+		if err := plotFolder(ctx, detDir, tmpPNG, title, false); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if png, err = linkFree(tmpPNG, "dspk-demo-drift", ".png"); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(cmdOut, "\nDrift raster: %s\n", png)
 	if keep {
@@ -207,6 +214,17 @@ func copyNew(src, dst string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// removeEmpty removes the folders in created (deepest first) while they
+// are empty; one already gone (removed by a cleanup running beside this
+// one) does not stop it.
+func removeEmpty(created []string) {
+	for _, d := range created {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return
+		}
+	}
 }
 
 // mkdirAllCreated creates dir and its parents and returns the folders it
