@@ -132,28 +132,12 @@ func sortGroups(dg []*devGroup, pos map[*groupWork]int) {
 // rounds (w.labels, in [0, InitLabels)) of the device groups.
 func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 	G := len(dg)
-	meta := make([]int32, G*metaLen)
-	var land []int32
-	nSpk, nX, maxN, maxS := 0, 0, 0, 0
-	for i, g := range dg {
-		g.land = landmarks(g.n, prm.ClusterDownsampling, prm.MaxClusterSubset)
-		s := len(g.land)
-		m := meta[i*metaLen : (i+1)*metaLen]
-		m[metaN], m[metaD], m[metaS], m[metaK] = int32(g.n), int32(g.d), int32(s), int32(min(prm.ClusterNeighbors, s))
-		m[metaSpk], m[metaLand], m[metaX] = int32(nSpk), int32(len(land)), int32(nX)
-		land = append(land, g.land...)
-		nSpk += g.n
-		nX += g.n * g.d
-		maxN, maxS = max(maxN, g.n), max(maxS, s)
+	lay, err := newLayout(dg, prm)
+	if err != nil {
+		return err
 	}
-	if nX >= 1<<31 {
-		return fmt.Errorf("cluster: %d feature values on the device, above the kernels' 2³¹", nX)
-	}
-	nLand := len(land)
-	x := make([]float64, 0, nX)
-	for _, g := range dg {
-		x = append(x, g.x...)
-	}
+	meta, land, x := lay.meta, lay.land, lay.x
+	nSpk, nX, nLand, maxN, maxS := lay.nSpk, len(lay.x), len(lay.land), lay.maxN, lay.maxS
 	K, Q := prm.InitLabels, prm.Candidates
 	nblk := (maxN + scoreBlockCUDA - 1) / scoreBlockCUDA
 	return gc.dev.Do(func(c *compute.Ctx) (err error) {
@@ -258,22 +242,7 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 		}
 
 		// Assignment rounds.
-		ki := make([]int32, nSpk)
-		ks := make([]int32, nLand)
-		lam := make([]float64, G)
-		inStart := make([]int32, nLand+G)
-		var inList []int32
-		for i, g := range dg {
-			m := meta[i*metaLen : (i+1)*metaLen]
-			m[metaIn] = int32(len(inList))
-			copy(ki[m[metaSpk]:], g.g.ki)
-			copy(ks[m[metaLand]:], g.g.ks)
-			copy(inStart[int(m[metaLand])+i:], g.g.inStart)
-			inList = append(inList, g.g.inList...)
-			if g.g.m > 0 {
-				lam[i] = prm.Lambda / float64(g.g.m)
-			}
-		}
+		ki, ks, lam, inStart, inList := lay.links(dg, prm.Lambda)
 		dKi, dKs, dLam := alloc(nSpk*4), alloc(nLand*4), alloc(G*8)
 		dInStart, dInList := alloc(len(inStart)*4), alloc(len(inList)*4)
 		dD, dNk, dOrder, dScratch := alloc(nLand*4), alloc(G*K*4), alloc(G*K*4), alloc(nLand*K*4)
@@ -317,6 +286,60 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 		}
 		return nil
 	})
+}
+
+// layout is the device groups laid end to end, as the kernels read them.
+type layout struct {
+	meta, land       []int32 // [G·metaLen], landmarks
+	x                []float64
+	nSpk, maxN, maxS int
+}
+
+// newLayout computes the groups' landmarks and lays them out.
+func newLayout(dg []*devGroup, prm *Params) (*layout, error) {
+	l := &layout{meta: make([]int32, len(dg)*metaLen)}
+	nX := 0
+	for i, g := range dg {
+		g.land = landmarks(g.n, prm.ClusterDownsampling, prm.MaxClusterSubset)
+		s := len(g.land)
+		m := l.meta[i*metaLen : (i+1)*metaLen]
+		m[metaN], m[metaD], m[metaS], m[metaK] = int32(g.n), int32(g.d), int32(s), int32(min(prm.ClusterNeighbors, s))
+		m[metaSpk], m[metaLand], m[metaX] = int32(l.nSpk), int32(len(l.land)), int32(nX)
+		l.land = append(l.land, g.land...)
+		l.nSpk += g.n
+		nX += g.n * g.d
+		l.maxN, l.maxS = max(l.maxN, g.n), max(l.maxS, s)
+	}
+	if nX >= 1<<31 || l.nSpk*cudaKMax >= 1<<31 {
+		return nil, fmt.Errorf("cluster: %d feature values of %d spikes on the device, above the kernels' 2³¹", nX, l.nSpk)
+	}
+	l.x = make([]float64, 0, nX)
+	for _, g := range dg {
+		l.x = append(l.x, g.x...)
+	}
+	return l, nil
+}
+
+// links lays out the graphs' degrees and incoming lists (setting the
+// groups' metaIn) and the groups' λ/m.
+func (l *layout) links(dg []*devGroup, lambda float64) (ki, ks []int32, lam []float64, inStart, inList []int32) {
+	G := len(dg)
+	ki = make([]int32, l.nSpk)
+	ks = make([]int32, len(l.land))
+	lam = make([]float64, G)
+	inStart = make([]int32, len(l.land)+G)
+	for i, g := range dg {
+		m := l.meta[i*metaLen : (i+1)*metaLen]
+		m[metaIn] = int32(len(inList))
+		copy(ki[m[metaSpk]:], g.g.ki)
+		copy(ks[m[metaLand]:], g.g.ks)
+		copy(inStart[int(m[metaLand])+i:], g.g.inStart)
+		inList = append(inList, g.g.inList...)
+		if g.g.m > 0 {
+			lam[i] = lambda / float64(g.g.m)
+		}
+	}
+	return
 }
 
 // scoreBlockCUDA is SCORE_BLOCK of kernels/cluster.cu: the threads of a

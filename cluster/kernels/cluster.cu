@@ -182,7 +182,11 @@ extern "C" __global__ void update(const double* __restrict__ X, const int* __res
 // index) into order[g*K + …]. Grid (groups), dynamic shared K ints.
 extern "C" __global__ void sizes(const int* __restrict__ meta, const int* __restrict__ src, int spikes, int K,
                                  int* __restrict__ nk, int* __restrict__ order) {
+#ifdef CTM_EMULATE
+    static int cnt[4096];
+#else
     extern __shared__ int cnt[];
+#endif
     const int g = blockIdx.x;
     const int* m = meta + g * META;
     for (int k = threadIdx.x; k < K; k += blockDim.x) cnt[k] = 0;
