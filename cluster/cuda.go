@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"time"
 
 	"dspk/compute"
 )
@@ -41,11 +42,22 @@ const tile = 128 // threads per block of the per-spike kernels
 // lists (from the downloaded kNN table), the relabelling, the trees and
 // the splits.
 type cudaClusterer struct {
-	dev *compute.Device
-	k   map[string]*compute.Kernel
+	dev   *compute.Device
+	k     map[string]*compute.Kernel
+	times stageTimes // of the last run, for benchmarks
+}
+
+// stageTimes are the wall times of the device stages of a run (each
+// ended by a synchronisation).
+type stageTimes struct {
+	upload, knn, kmeans, assign time.Duration
+	rounds                      int // k-means++ rounds run
 }
 
 func newCUDAClusterer(dev *compute.Device, prm *Params) (*cudaClusterer, error) {
+	if prm.InitLabels > 8192 {
+		return nil, fmt.Errorf("cluster: %d initial labels above the CUDA back end's 8192", prm.InitLabels)
+	}
 	if prm.ClusterNeighbors > cudaKMax {
 		return nil, fmt.Errorf("cluster: cluster_neighbors %d above the CUDA back end's %d", prm.ClusterNeighbors, cudaKMax)
 	}
@@ -167,6 +179,17 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 		if err != nil {
 			return err
 		}
+		// Outputs and scratch start as NaN / −1, so that anything a
+		// kernel fails to write shows.
+		for _, p := range []struct {
+			p compute.Ptr
+			n int
+		}{{dKn, nSpk * cudaKMax}, {dV, 2 * nSpk}, {dW, 2 * nSpk}, {dPart, 2 * G * nblk * Q}, {dTot, 2 * G * Q}, {dBest, G}} {
+			if err = c.Memset32(p.p, 0xffffffff, p.n); err != nil {
+				return err
+			}
+		}
+		t0 := time.Now()
 		if err = compute.Upload(c, dX, x); err != nil {
 			return err
 		}
@@ -177,6 +200,10 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 			return err
 		}
 		spikeGrid := compute.Dim3{X: (maxN + tile - 1) / tile, Y: G}
+		if err = c.Sync(); err != nil {
+			return err
+		}
+		t1 := time.Now()
 		if err = c.Launch(gc.k["knn"], spikeGrid, compute.D1(tile), 0, dX, dMeta, dLand, dKn); err != nil {
 			return err
 		}
@@ -184,6 +211,7 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 		if err = compute.Download(c, kn, dKn); err != nil {
 			return err
 		}
+		gc.times.upload, gc.times.knn = t1.Sub(t0), time.Since(t1)
 		for i, g := range dg {
 			m := meta[i*metaLen:]
 			g.g = graphFromTable(g.n, g.land, int(m[metaK]), kn[int(m[metaSpk])*cudaKMax:], cudaKMax)
@@ -206,7 +234,10 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 			g.rng = initRNG(prm.ClusterInitSeed)
 		}
 		flat := compute.D1((nSpk + 255) / 256)
+		t2 := time.Now()
+		gc.times.rounds = 0
 		for j := 0; j < K; j++ {
+			gc.times.rounds = j + 1
 			if err = c.Launch(gc.k["weights"], flat, compute.D1(256), 0, dV, dE, dW, int32(nSpk)); err != nil {
 				return err
 			}
@@ -241,6 +272,12 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 			}
 		}
 
+		if err = c.Sync(); err != nil {
+			return err
+		}
+		t3 := time.Now()
+		gc.times.kmeans = t3.Sub(t2)
+
 		// Assignment rounds.
 		ki, ks, lam, inStart, inList := lay.links(dg, prm.Lambda)
 		dKi, dKs, dLam := alloc(nSpk*4), alloc(nLand*4), alloc(G*8)
@@ -248,6 +285,14 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 		dD, dNk, dOrder, dScratch := alloc(nLand*4), alloc(G*K*4), alloc(G*K*4), alloc(nLand*K*4)
 		if err != nil {
 			return err
+		}
+		for _, p := range []struct {
+			p compute.Ptr
+			n int
+		}{{dD, nLand}, {dNk, G * K}, {dOrder, G * K}, {dScratch, nLand * K}} {
+			if err = c.Memset32(p.p, 0xffffffff, p.n); err != nil {
+				return err
+			}
 		}
 		for _, u := range []struct {
 			p compute.Ptr
@@ -280,6 +325,7 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 		if err = compute.Download(c, labels, dC); err != nil {
 			return err
 		}
+		gc.times.assign = time.Since(t3)
 		for i, g := range dg {
 			o := int(meta[i*metaLen+metaSpk])
 			g.w.labels = append([]int32(nil), labels[o:o+g.n]...)
