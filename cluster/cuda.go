@@ -45,6 +45,7 @@ type cudaClusterer struct {
 	dev   *compute.Device
 	k     map[string]*compute.Kernel
 	times stageTimes // of the last run, for benchmarks
+	ops   devOps     // tests: emulated device operations instead of dev
 }
 
 // stageTimes are the wall times of the device stages of a run (each
@@ -143,30 +144,40 @@ func sortGroups(dg []*devGroup, pos map[*groupWork]int) {
 // run computes the graphs and the spike labels after the assignment
 // rounds (w.labels, in [0, InitLabels)) of the device groups.
 func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
-	G := len(dg)
 	lay, err := newLayout(dg, prm)
 	if err != nil {
 		return err
 	}
+	if gc.ops != nil {
+		return runOn(gc.ops, dg, lay, prm, &gc.times)
+	}
+	return gc.dev.Do(func(c *compute.Ctx) error {
+		return runOn(&ctxOps{c: c, k: gc.k}, dg, lay, prm, &gc.times)
+	})
+}
+
+// runOn is run on the device operations o.
+func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes) (err error) {
+	G := len(dg)
 	meta, land, x := lay.meta, lay.land, lay.x
 	nSpk, nX, nLand, maxN, maxS := lay.nSpk, len(lay.x), len(lay.land), lay.maxN, lay.maxS
 	K, Q := prm.InitLabels, prm.Candidates
 	nblk := (maxN + scoreBlockCUDA - 1) / scoreBlockCUDA
-	return gc.dev.Do(func(c *compute.Ctx) (err error) {
+	{
 		var mems []compute.Mem
 		alloc := func(bytes int) compute.Ptr {
 			if err != nil {
 				return 0
 			}
 			var m compute.Mem
-			if m, err = c.Alloc(max(bytes, 8)); err == nil {
+			if m, err = o.alloc(max(bytes, 8)); err == nil {
 				mems = append(mems, m)
 			}
 			return m.Ptr
 		}
 		defer func() {
 			for _, m := range mems {
-				if e := c.Free(m); e != nil && err == nil {
+				if e := o.free(m); e != nil && err == nil {
 					err = e
 				}
 			}
@@ -185,46 +196,46 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 			p compute.Ptr
 			n int
 		}{{dKn, nSpk * cudaKMax}, {dV, 2 * nSpk}, {dW, 2 * nSpk}, {dPart, 2 * G * nblk * Q}, {dTot, 2 * G * Q}, {dBest, G}} {
-			if err = c.Memset32(p.p, 0xffffffff, p.n); err != nil {
+			if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
 				return err
 			}
 		}
 		t0 := time.Now()
-		if err = compute.Upload(c, dX, x); err != nil {
+		if err = o.upload(dX, x); err != nil {
 			return err
 		}
-		if err = compute.Upload(c, dMeta, meta); err != nil {
+		if err = o.upload(dMeta, meta); err != nil {
 			return err
 		}
-		if err = compute.Upload(c, dLand, land); err != nil {
+		if err = o.upload(dLand, land); err != nil {
 			return err
 		}
 		spikeGrid := compute.Dim3{X: (maxN + tile - 1) / tile, Y: G}
-		if err = c.Sync(); err != nil {
+		if err = o.sync(); err != nil {
 			return err
 		}
 		t1 := time.Now()
-		if err = c.Launch(gc.k["knn"], spikeGrid, compute.D1(tile), 0, dX, dMeta, dLand, dKn); err != nil {
+		if err = o.launch("knn", spikeGrid, compute.D1(tile), 0, dX, dMeta, dLand, dKn); err != nil {
 			return err
 		}
 		kn := make([]int32, nSpk*cudaKMax)
-		if err = compute.Download(c, kn, dKn); err != nil {
+		if err = o.download(dKn, kn); err != nil {
 			return err
 		}
-		gc.times.upload, gc.times.knn = t1.Sub(t0), time.Since(t1)
+		times.upload, times.knn = t1.Sub(t0), time.Since(t1)
 		for i, g := range dg {
 			m := meta[i*metaLen:]
 			g.g = graphFromTable(g.n, g.land, int(m[metaK]), kn[int(m[metaSpk])*cudaKMax:], cudaKMax)
 		}
 
 		// k-means++.
-		if err = c.Launch(gc.k["norms"], spikeGrid, compute.D1(tile), 0, dX, dMeta, dV); err != nil {
+		if err = o.launch("norms", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV); err != nil {
 			return err
 		}
-		if err = c.Memset32(dE, 0, nSpk*2); err != nil {
+		if err = o.memset32(dE, 0, nSpk*2); err != nil {
 			return err
 		}
-		if err = c.Memset32(dC, 0, nSpk); err != nil {
+		if err = o.memset32(dC, 0, nSpk); err != nil {
 			return err
 		}
 		w := make([]float64, nSpk)
@@ -235,13 +246,13 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 		}
 		flat := compute.D1((nSpk + 255) / 256)
 		t2 := time.Now()
-		gc.times.rounds = 0
+		times.rounds = 0
 		for j := 0; j < K; j++ {
-			gc.times.rounds = j + 1
-			if err = c.Launch(gc.k["weights"], flat, compute.D1(256), 0, dV, dE, dW, int32(nSpk)); err != nil {
+			times.rounds = j + 1
+			if err = o.launch("weights", flat, compute.D1(256), 0, dV, dE, dW, int32(nSpk)); err != nil {
 				return err
 			}
-			if err = compute.Download(c, w, dW); err != nil {
+			if err = o.download(dW, w); err != nil {
 				return err
 			}
 			live := false
@@ -252,31 +263,31 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 			if !live {
 				break
 			}
-			if err = compute.Upload(c, dCand, cand); err != nil {
+			if err = o.upload(dCand, cand); err != nil {
 				return err
 			}
-			if err = compute.Upload(c, dNq, nq); err != nil {
+			if err = o.upload(dNq, nq); err != nil {
 				return err
 			}
-			err = c.Launch(gc.k["score"], compute.Dim3{X: nblk, Y: G}, compute.D1(scoreBlockCUDA), 0,
+			err = o.launch("score", compute.Dim3{X: nblk, Y: G}, compute.D1(scoreBlockCUDA), 0,
 				dX, dMeta, dV, dE, dCand, dNq, int32(Q), int32(nblk), dPart)
 			if err != nil {
 				return err
 			}
-			err = c.Launch(gc.k["pick"], compute.D1(G), compute.D1(128), 0, dMeta, dCand, dNq, int32(Q), int32(nblk), dPart, dTot, dBest)
+			err = o.launch("pick", compute.D1(G), compute.D1(128), 0, dMeta, dCand, dNq, int32(Q), int32(nblk), dPart, dTot, dBest)
 			if err != nil {
 				return err
 			}
-			if err = c.Launch(gc.k["update"], spikeGrid, compute.D1(tile), 0, dX, dMeta, dV, dBest, int32(j), dE, dC); err != nil {
+			if err = o.launch("update", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV, dBest, int32(j), dE, dC); err != nil {
 				return err
 			}
 		}
 
-		if err = c.Sync(); err != nil {
+		if err = o.sync(); err != nil {
 			return err
 		}
 		t3 := time.Now()
-		gc.times.kmeans = t3.Sub(t2)
+		times.kmeans = t3.Sub(t2)
 
 		// Assignment rounds.
 		ki, ks, lam, inStart, inList := lay.links(dg, prm.Lambda)
@@ -290,7 +301,7 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 			p compute.Ptr
 			n int
 		}{{dD, nLand}, {dNk, G * K}, {dOrder, G * K}, {dScratch, nLand * K}} {
-			if err = c.Memset32(p.p, 0xffffffff, p.n); err != nil {
+			if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
 				return err
 			}
 		}
@@ -298,40 +309,40 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 			p compute.Ptr
 			v []int32
 		}{{dMeta, meta}, {dKi, ki}, {dKs, ks}, {dInStart, inStart}, {dInList, inList}} {
-			if err = compute.Upload(c, u.p, u.v); err != nil {
+			if err = o.upload(u.p, u.v); err != nil {
 				return err
 			}
 		}
-		if err = compute.Upload(c, dLam, lam); err != nil {
+		if err = o.upload(dLam, lam); err != nil {
 			return err
 		}
 		landGrid := compute.Dim3{X: (maxS + tile - 1) / tile, Y: G}
 		for r := 0; r < prm.Rounds; r++ {
-			if err = c.Launch(gc.k["sizes"], compute.D1(G), compute.D1(256), K*4, dMeta, dC, int32(1), int32(K), dNk, dOrder); err != nil {
+			if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dC, int32(1), int32(K), dNk, dOrder); err != nil {
 				return err
 			}
-			err = c.Launch(gc.k["landmarkStep"], landGrid, compute.D1(tile), 0, dMeta, dLam, dKs, dInStart, dInList, dC, dNk, int32(K), dScratch, dD)
+			err = o.launch("landmarkStep", landGrid, compute.D1(tile), 0, dMeta, dLam, dKs, dInStart, dInList, dC, dNk, int32(K), dScratch, dD)
 			if err != nil {
 				return err
 			}
-			if err = c.Launch(gc.k["sizes"], compute.D1(G), compute.D1(256), K*4, dMeta, dD, int32(0), int32(K), dNk, dOrder); err != nil {
+			if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dD, int32(0), int32(K), dNk, dOrder); err != nil {
 				return err
 			}
-			if err = c.Launch(gc.k["spikeStep"], spikeGrid, compute.D1(tile), 0, dMeta, dLam, dKi, dKn, dD, dNk, dOrder, int32(K), dC); err != nil {
+			if err = o.launch("spikeStep", spikeGrid, compute.D1(tile), 0, dMeta, dLam, dKi, dKn, dD, dNk, dOrder, int32(K), dC); err != nil {
 				return err
 			}
 		}
 		labels := make([]int32, nSpk)
-		if err = compute.Download(c, labels, dC); err != nil {
+		if err = o.download(dC, labels); err != nil {
 			return err
 		}
-		gc.times.assign = time.Since(t3)
+		times.assign = time.Since(t3)
 		for i, g := range dg {
 			o := int(meta[i*metaLen+metaSpk])
 			g.w.labels = append([]int32(nil), labels[o:o+g.n]...)
 		}
 		return nil
-	})
+	}
 }
 
 // layout is the device groups laid end to end, as the kernels read them.
@@ -386,6 +397,54 @@ func (l *layout) links(dg []*devGroup, lambda float64) (ki, ks []int32, lam []fl
 		}
 	}
 	return
+}
+
+// devOps are the device operations of runOn: a CUDA context (ctxOps) or,
+// in tests, the kernels emulated on the CPU.
+type devOps interface {
+	alloc(bytes int) (compute.Mem, error)
+	free(m compute.Mem) error
+	memset32(p compute.Ptr, v uint32, n int) error
+	upload(p compute.Ptr, v any) error   // []int32 or []float64
+	download(p compute.Ptr, v any) error // []int32 or []float64
+	launch(kernel string, grid, block compute.Dim3, shared int, args ...any) error
+	sync() error
+}
+
+// ctxOps are devOps on a CUDA context with the compiled kernels.
+type ctxOps struct {
+	c *compute.Ctx
+	k map[string]*compute.Kernel
+}
+
+func (o *ctxOps) alloc(bytes int) (compute.Mem, error) { return o.c.Alloc(bytes) }
+func (o *ctxOps) free(m compute.Mem) error             { return o.c.Free(m) }
+func (o *ctxOps) memset32(p compute.Ptr, v uint32, n int) error {
+	return o.c.Memset32(p, v, n)
+}
+func (o *ctxOps) sync() error { return o.c.Sync() }
+func (o *ctxOps) launch(kernel string, grid, block compute.Dim3, shared int, args ...any) error {
+	return o.c.Launch(o.k[kernel], grid, block, shared, args...)
+}
+
+func (o *ctxOps) upload(p compute.Ptr, v any) error {
+	switch x := v.(type) {
+	case []int32:
+		return compute.Upload(o.c, p, x)
+	case []float64:
+		return compute.Upload(o.c, p, x)
+	}
+	panic(fmt.Sprintf("cluster: upload of %T", v))
+}
+
+func (o *ctxOps) download(p compute.Ptr, v any) error {
+	switch x := v.(type) {
+	case []int32:
+		return compute.Download(o.c, x, p)
+	case []float64:
+		return compute.Download(o.c, x, p)
+	}
+	panic(fmt.Sprintf("cluster: download into %T", v))
 }
 
 // scoreBlockCUDA is SCORE_BLOCK of kernels/cluster.cu: the threads of a

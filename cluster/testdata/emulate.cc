@@ -6,13 +6,17 @@
 //     emulate knn G NSPK NX NLAND MAXN < META X LAND > KN
 //     emulate kround G NSPK NX Q J MAXN < META X E C CAND NQ > E C W BEST
 //     emulate assign G NSPK NLAND NIN K R MAXN MAXS < META KN KI KS LAM INSTART INLIST C > C D
+//     emulate launch KERNEL GX GY GZ BLOCK NARGS < ARGS > BUFFERS
 //
 // Inputs and outputs are little-endian binary arrays in the kernels' types
 // (int32 META [G][8], LAND, KN [NSPK][KMAX], C, CAND [G][Q], NQ [G], BEST
 // [G], KI, KS, INSTART [NLAND+G], INLIST; float64 X [NX], E, W [NSPK],
 // LAM [G]). kround runs norms, score, pick, update and weights (one
 // k-means++ round after the host's draw); assign runs R rounds of sizes,
-// landmarkStep, sizes, spikeStep. Build: g++ -std=c++20 -O1 -o emulate
+// landmarkStep, sizes, spikeStep. launch runs one kernel on arguments
+// given as (int32 kind: 0 buffer, int64 bytes, bytes; 1 int32; 2 float64)
+// and writes every buffer back in argument order (the tests' device).
+// Build: g++ -std=c++20 -O1 -o emulate
 // emulate.cc
 
 #include "../../ops/testdata/emulate.h"
@@ -49,6 +53,19 @@ template <class T> void writeN(const std::vector<T>& v)
 }
 
 constexpr unsigned kTile = 128;
+
+// Arg is a kernel argument of launch: a buffer (8-byte aligned) or a
+// scalar, converting to the kernel's parameter type.
+struct Arg {
+    int kind = 0;
+    std::vector<double> b;
+    size_t bytes = 0;
+    int i = 0;
+    double d = 0;
+    template <class T> operator T*() { return (T*)b.data(); }
+    operator int() const { return i; }
+    operator double() const { return d; }
+};
 
 unsigned tiles(int n, unsigned t) { return (unsigned)std::max(1, (n + (int)t - 1) / (int)t); }
 
@@ -128,6 +145,43 @@ int main(int argc, char** argv)
         d.pop_back();
         writeN(c);
         writeN(d);
+        return 0;
+    }
+    if (mode == "launch" && argc == 8) {
+        std::string name = argv[2];
+        ctm_dim3 grid{(unsigned)arg(3), (unsigned)arg(4), (unsigned)arg(5)};
+        int block = arg(6), nargs = arg(7);
+        std::vector<Arg> a(nargs);
+        for (auto& x : a) {
+            x.kind = readN<int>(1)[0];
+            if (x.kind == 0) {
+                x.bytes = (size_t)readN<long long>(1)[0];
+                x.b.resize(x.bytes / 8 + 1);
+                if (x.bytes && fread(x.b.data(), 1, x.bytes, stdin) != x.bytes) return 2;
+            } else if (x.kind == 1) {
+                x.i = readN<int>(1)[0];
+            } else {
+                x.d = readN<double>(1)[0];
+            }
+        }
+        std::function<void()> f;
+        if (name == "knn") f = [&] { knn(a[0], a[1], a[2], a[3]); };
+        else if (name == "norms") f = [&] { norms(a[0], a[1], a[2]); };
+        else if (name == "weights") f = [&] { weights(a[0], a[1], a[2], a[3]); };
+        else if (name == "score") f = [&] { score(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]); };
+        else if (name == "pick") f = [&] { pick(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]); };
+        else if (name == "update") f = [&] { update(a[0], a[1], a[2], a[3], a[4], a[5], a[6]); };
+        else if (name == "sizes") f = [&] { sizes(a[0], a[1], a[2], a[3], a[4], a[5]); };
+        else if (name == "landmarkStep")
+            f = [&] { landmarkStep(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]); };
+        else if (name == "spikeStep") f = [&] { spikeStep(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]); };
+        else {
+            fprintf(stderr, "no kernel %s\n", name.c_str());
+            return 1;
+        }
+        emuLaunch(grid, f, block);
+        for (auto& x : a)
+            if (x.kind == 0 && x.bytes && fwrite(x.b.data(), 1, x.bytes, stdout) != x.bytes) return 3;
         return 0;
     }
     fprintf(stderr, "usage: emulate knn … | kround … | assign …\n");
