@@ -116,11 +116,26 @@ score(const double* __restrict__ X, const int* __restrict__ meta, const double* 
     double* out = part + ((size_t)g * nblk + blockIdx.x) * ncand;
     for (int a0 = 0; a0 < q; a0 += SCORE_CHUNK) {
         int na = min(SCORE_CHUNK, q - a0);
+        // SCORE_CHUNK inner products at once, each summed in feature
+        // order: x_i is read once per chunk, the candidates' features are
+        // the same for every thread (broadcast loads).
+        double acc[SCORE_CHUNK];
+        const double* xq[SCORE_CHUNK];
+        for (int a = 0; a < SCORE_CHUNK; a++) {
+            acc[a] = 0;
+            xq[a] = rowOf(X, m, cg[a0 + min(a, na - 1)]);
+        }
+        if (ok) {
+            for (int t = 0; t < d; t++) {
+                double xv = xi[t];
+#pragma unroll
+                for (int a = 0; a < SCORE_CHUNK; a++) acc[a] += xv * xq[a][t];
+            }
+        }
         for (int a = 0; a < na; a++) {
             double dl = 0;
             if (ok) {
-                int qi = cg[a0 + a];
-                dl = 2 * dotd(xi, rowOf(X, m, qi), d) - v[spk + qi] - ei;
+                dl = 2 * acc[a] - v[spk + cg[a0 + a]] - ei;
                 if (!(dl > 0)) dl = 0;
             }
             delta[a][threadIdx.x] = dl;
