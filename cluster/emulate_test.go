@@ -190,14 +190,24 @@ func TestKernelKmeansEmulated(t *testing.T) {
 		if slices.Max(nq) == 0 {
 			break
 		}
+		wantTot := blockedScores(dg, lay, e, cand, nq, Q)
 		var in bytes.Buffer
 		put(&in, lay.meta, lay.x, e, c, cand, nq)
 		out := runEmu(t, in.Bytes(), "kround", len(dg), nSpk, len(lay.x), Q, j, lay.maxN)
 		best := make([]int32, len(dg))
+		tot := make([]float64, len(dg)*Q)
 		get(t, out, e)
 		get(t, out, c)
 		get(t, out, w)
 		get(t, out, best)
+		get(t, out, tot)
+		for g := range dg {
+			for a := 0; a < int(nq[g]); a++ {
+				if math.Float64bits(tot[g*Q+a]) != math.Float64bits(wantTot[g*Q+a]) {
+					t.Fatalf("round %d group %d candidate %d: score %v, blocked reference %v", j, g, a, tot[g*Q+a], wantTot[g*Q+a])
+				}
+			}
+		}
 		for i, v := range w {
 			if !(v >= 0) || math.IsInf(v, 0) || math.IsNaN(e[i]) {
 				t.Fatalf("round %d spike %d: weight %v, gain %v", j, i, v, e[i])
@@ -269,4 +279,27 @@ func TestKernelAssignEmulated(t *testing.T) {
 			}
 		}
 	}
+}
+
+// blockedScores is the plain reference of the candidate scores: per group
+// and candidate, Σ over blocks of scoreBlock spikes of (the block's terms
+// max(2·x_i·x_q − ‖x_q‖² − e_i, 0) summed in order from 0), in block order.
+func blockedScores(dg []*devGroup, lay *layout, e []float64, cand, nq []int32, Q int) []float64 {
+	tot := make([]float64, len(dg)*Q)
+	for gi, g := range dg {
+		o := int(lay.meta[gi*metaLen+metaSpk])
+		row := func(i int) []float64 { return g.x[i*g.d : (i+1)*g.d] }
+		for a := 0; a < int(nq[gi]); a++ {
+			q := int(cand[gi*Q+a])
+			vq := dot(row(q), row(q))
+			for b0 := 0; b0 < g.n; b0 += scoreBlock {
+				s := 0.0
+				for i := b0; i < min(g.n, b0+scoreBlock); i++ {
+					s += max(2*dot(row(i), row(q))-vq-e[o+i], 0)
+				}
+				tot[gi*Q+a] += s
+			}
+		}
+	}
+	return tot
 }

@@ -4,14 +4,14 @@
 // __syncthreads, blocks in order):
 //
 //     emulate knn G NSPK NX NLAND MAXN < META X LAND > KN
-//     emulate kround G NSPK NX Q J MAXN < META X E C CAND NQ > E C W BEST
+//     emulate kround G NSPK NX Q J MAXN < META X E C CAND NQ > E C W BEST TOT
 //     emulate assign G NSPK NLAND NIN K R MAXN MAXS < META KN KI KS LAM INSTART INLIST C > C D
 //     emulate launch KERNEL GX GY GZ BLOCK NARGS < ARGS > BUFFERS
 //
 // Inputs and outputs are little-endian binary arrays in the kernels' types
 // (int32 META [G][8], LAND, KN [NSPK][KMAX], C, CAND [G][Q], NQ [G], BEST
 // [G], KI, KS, INSTART [NLAND+G], INLIST; float64 X [NX], E, W [NSPK],
-// LAM [G]). kround runs norms, score, pick, update and weights (one
+// LAM [G], TOT [G][Q] the candidate scores). kround runs norms, score, pick, update and weights (one
 // k-means++ round after the host's draw); assign runs R rounds of sizes,
 // landmarkStep, sizes, spikeStep. launch runs one kernel on arguments
 // given as (int32 kind: 0 buffer, int64 bytes, bytes; 1 int32; 2 float64)
@@ -113,6 +113,8 @@ int main(int argc, char** argv)
         writeN(c);
         writeN(w);
         writeN(best);
+        tot.pop_back();
+        writeN(tot);
         return 0;
     }
     if (mode == "assign" && argc == 10) {
