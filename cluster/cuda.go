@@ -163,186 +163,184 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 	nSpk, nX, nLand, maxN, maxS := lay.nSpk, len(lay.x), len(lay.land), lay.maxN, lay.maxS
 	K, Q := prm.InitLabels, prm.Candidates
 	nblk := (maxN + scoreBlockCUDA - 1) / scoreBlockCUDA
-	{
-		var mems []compute.Mem
-		alloc := func(bytes int) compute.Ptr {
-			if err != nil {
-				return 0
-			}
-			var m compute.Mem
-			if m, err = o.alloc(max(bytes, 8)); err == nil {
-				mems = append(mems, m)
-			}
-			return m.Ptr
-		}
-		defer func() {
-			for _, m := range mems {
-				if e := o.free(m); e != nil && err == nil {
-					err = e
-				}
-			}
-		}()
-		dX, dMeta, dLand := alloc(nX*8), alloc(len(meta)*4), alloc(nLand*4)
-		dKn := alloc(nSpk * cudaKMax * 4)
-		dV, dE, dW, dC := alloc(nSpk*8), alloc(nSpk*8), alloc(nSpk*8), alloc(nSpk*4)
-		dCand, dNq := alloc(G*Q*4), alloc(G*4)
-		dPart, dTot, dBest := alloc(G*nblk*Q*8), alloc(G*Q*8), alloc(G*4)
+	var mems []compute.Mem
+	alloc := func(bytes int) compute.Ptr {
 		if err != nil {
-			return err
+			return 0
 		}
-		// Outputs and scratch start as NaN / −1, so that anything a
-		// kernel fails to write shows.
-		for _, p := range []struct {
-			p compute.Ptr
-			n int
-		}{{dKn, nSpk * cudaKMax}, {dV, 2 * nSpk}, {dW, 2 * nSpk}, {dPart, 2 * G * nblk * Q}, {dTot, 2 * G * Q}, {dBest, G}} {
-			if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
-				return err
-			}
+		var m compute.Mem
+		if m, err = o.alloc(max(bytes, 8)); err == nil {
+			mems = append(mems, m)
 		}
-		t0 := time.Now()
-		if err = o.upload(dX, x); err != nil {
-			return err
-		}
-		if err = o.upload(dMeta, meta); err != nil {
-			return err
-		}
-		if err = o.upload(dLand, land); err != nil {
-			return err
-		}
-		spikeGrid := compute.Dim3{X: (maxN + tile - 1) / tile, Y: G}
-		if err = o.sync(); err != nil {
-			return err
-		}
-		t1 := time.Now()
-		if err = o.launch("knn", spikeGrid, compute.D1(tile), 0, dX, dMeta, dLand, dKn); err != nil {
-			return err
-		}
-		kn := make([]int32, nSpk*cudaKMax)
-		if err = o.download(dKn, kn); err != nil {
-			return err
-		}
-		times.upload, times.knn = t1.Sub(t0), time.Since(t1)
-		for i, g := range dg {
-			m := meta[i*metaLen:]
-			g.g = graphFromTable(g.n, g.land, int(m[metaK]), kn[int(m[metaSpk])*cudaKMax:], cudaKMax)
-		}
-
-		// k-means++.
-		if err = o.launch("norms", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV); err != nil {
-			return err
-		}
-		if err = o.memset32(dE, 0, nSpk*2); err != nil {
-			return err
-		}
-		if err = o.memset32(dC, 0, nSpk); err != nil {
-			return err
-		}
-		w := make([]float64, nSpk)
-		cand := make([]int32, G*Q)
-		nq := make([]int32, G)
-		for _, g := range dg {
-			g.rng = initRNG(prm.ClusterInitSeed)
-		}
-		flat := compute.D1((nSpk + 255) / 256)
-		t2 := time.Now()
-		times.rounds = 0
-		for j := 0; j < K; j++ {
-			times.rounds = j + 1
-			if err = o.launch("weights", flat, compute.D1(256), 0, dV, dE, dW, int32(nSpk)); err != nil {
-				return err
-			}
-			if err = o.download(dW, w); err != nil {
-				return err
-			}
-			live := false
-			sampleGroups(dg, meta, w, Q, cand, nq, prm.Workers)
-			for _, v := range nq {
-				live = live || v > 0
-			}
-			if !live {
-				break
-			}
-			if err = o.upload(dCand, cand); err != nil {
-				return err
-			}
-			if err = o.upload(dNq, nq); err != nil {
-				return err
-			}
-			err = o.launch("score", compute.Dim3{X: nblk, Y: G}, compute.D1(scoreBlockCUDA), 0,
-				dX, dMeta, dV, dE, dCand, dNq, int32(Q), int32(nblk), dPart)
-			if err != nil {
-				return err
-			}
-			err = o.launch("pick", compute.D1(G), compute.D1(128), 0, dMeta, dCand, dNq, int32(Q), int32(nblk), dPart, dTot, dBest)
-			if err != nil {
-				return err
-			}
-			if err = o.launch("update", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV, dBest, int32(j), dE, dC); err != nil {
-				return err
-			}
-		}
-
-		if err = o.sync(); err != nil {
-			return err
-		}
-		t3 := time.Now()
-		times.kmeans = t3.Sub(t2)
-
-		// Assignment rounds.
-		ki, ks, lam, inStart, inList := lay.links(dg, prm.Lambda)
-		dKi, dKs, dLam := alloc(nSpk*4), alloc(nLand*4), alloc(G*8)
-		dInStart, dInList := alloc(len(inStart)*4), alloc(len(inList)*4)
-		dD, dNk, dOrder, dScratch := alloc(nLand*4), alloc(G*K*4), alloc(G*K*4), alloc(nLand*K*4)
-		if err != nil {
-			return err
-		}
-		for _, p := range []struct {
-			p compute.Ptr
-			n int
-		}{{dD, nLand}, {dNk, G * K}, {dOrder, G * K}, {dScratch, nLand * K}} {
-			if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
-				return err
-			}
-		}
-		for _, u := range []struct {
-			p compute.Ptr
-			v []int32
-		}{{dMeta, meta}, {dKi, ki}, {dKs, ks}, {dInStart, inStart}, {dInList, inList}} {
-			if err = o.upload(u.p, u.v); err != nil {
-				return err
-			}
-		}
-		if err = o.upload(dLam, lam); err != nil {
-			return err
-		}
-		landGrid := compute.Dim3{X: (maxS + tile - 1) / tile, Y: G}
-		for r := 0; r < prm.Rounds; r++ {
-			if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dC, int32(1), int32(K), dNk, dOrder); err != nil {
-				return err
-			}
-			err = o.launch("landmarkStep", landGrid, compute.D1(tile), 0, dMeta, dLam, dKs, dInStart, dInList, dC, dNk, int32(K), dScratch, dD)
-			if err != nil {
-				return err
-			}
-			if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dD, int32(0), int32(K), dNk, dOrder); err != nil {
-				return err
-			}
-			if err = o.launch("spikeStep", spikeGrid, compute.D1(tile), 0, dMeta, dLam, dKi, dKn, dD, dNk, dOrder, int32(K), dC); err != nil {
-				return err
-			}
-		}
-		labels := make([]int32, nSpk)
-		if err = o.download(dC, labels); err != nil {
-			return err
-		}
-		times.assign = time.Since(t3)
-		for i, g := range dg {
-			o := int(meta[i*metaLen+metaSpk])
-			g.w.labels = append([]int32(nil), labels[o:o+g.n]...)
-		}
-		return nil
+		return m.Ptr
 	}
+	defer func() {
+		for _, m := range mems {
+			if e := o.free(m); e != nil && err == nil {
+				err = e
+			}
+		}
+	}()
+	dX, dMeta, dLand := alloc(nX*8), alloc(len(meta)*4), alloc(nLand*4)
+	dKn := alloc(nSpk * cudaKMax * 4)
+	dV, dE, dW, dC := alloc(nSpk*8), alloc(nSpk*8), alloc(nSpk*8), alloc(nSpk*4)
+	dCand, dNq := alloc(G*Q*4), alloc(G*4)
+	dPart, dTot, dBest := alloc(G*nblk*Q*8), alloc(G*Q*8), alloc(G*4)
+	if err != nil {
+		return err
+	}
+	// Outputs and scratch start as NaN / −1, so that anything a
+	// kernel fails to write shows.
+	for _, p := range []struct {
+		p compute.Ptr
+		n int
+	}{{dKn, nSpk * cudaKMax}, {dV, 2 * nSpk}, {dW, 2 * nSpk}, {dPart, 2 * G * nblk * Q}, {dTot, 2 * G * Q}, {dBest, G}} {
+		if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
+			return err
+		}
+	}
+	t0 := time.Now()
+	if err = o.upload(dX, x); err != nil {
+		return err
+	}
+	if err = o.upload(dMeta, meta); err != nil {
+		return err
+	}
+	if err = o.upload(dLand, land); err != nil {
+		return err
+	}
+	spikeGrid := compute.Dim3{X: (maxN + tile - 1) / tile, Y: G}
+	if err = o.sync(); err != nil {
+		return err
+	}
+	t1 := time.Now()
+	if err = o.launch("knn", spikeGrid, compute.D1(tile), 0, dX, dMeta, dLand, dKn); err != nil {
+		return err
+	}
+	kn := make([]int32, nSpk*cudaKMax)
+	if err = o.download(dKn, kn); err != nil {
+		return err
+	}
+	times.upload, times.knn = t1.Sub(t0), time.Since(t1)
+	for i, g := range dg {
+		m := meta[i*metaLen:]
+		g.g = graphFromTable(g.n, g.land, int(m[metaK]), kn[int(m[metaSpk])*cudaKMax:], cudaKMax)
+	}
+
+	// k-means++.
+	if err = o.launch("norms", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV); err != nil {
+		return err
+	}
+	if err = o.memset32(dE, 0, nSpk*2); err != nil {
+		return err
+	}
+	if err = o.memset32(dC, 0, nSpk); err != nil {
+		return err
+	}
+	w := make([]float64, nSpk)
+	cand := make([]int32, G*Q)
+	nq := make([]int32, G)
+	for _, g := range dg {
+		g.rng = initRNG(prm.ClusterInitSeed)
+	}
+	flat := compute.D1((nSpk + 255) / 256)
+	t2 := time.Now()
+	times.rounds = 0
+	for j := 0; j < K; j++ {
+		times.rounds = j + 1
+		if err = o.launch("weights", flat, compute.D1(256), 0, dV, dE, dW, int32(nSpk)); err != nil {
+			return err
+		}
+		if err = o.download(dW, w); err != nil {
+			return err
+		}
+		live := false
+		sampleGroups(dg, meta, w, Q, cand, nq, prm.Workers)
+		for _, v := range nq {
+			live = live || v > 0
+		}
+		if !live {
+			break
+		}
+		if err = o.upload(dCand, cand); err != nil {
+			return err
+		}
+		if err = o.upload(dNq, nq); err != nil {
+			return err
+		}
+		err = o.launch("score", compute.Dim3{X: nblk, Y: G}, compute.D1(scoreBlockCUDA), 0,
+			dX, dMeta, dV, dE, dCand, dNq, int32(Q), int32(nblk), dPart)
+		if err != nil {
+			return err
+		}
+		err = o.launch("pick", compute.D1(G), compute.D1(128), 0, dMeta, dCand, dNq, int32(Q), int32(nblk), dPart, dTot, dBest)
+		if err != nil {
+			return err
+		}
+		if err = o.launch("update", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV, dBest, int32(j), dE, dC); err != nil {
+			return err
+		}
+	}
+
+	if err = o.sync(); err != nil {
+		return err
+	}
+	t3 := time.Now()
+	times.kmeans = t3.Sub(t2)
+
+	// Assignment rounds.
+	ki, ks, lam, inStart, inList := lay.links(dg, prm.Lambda)
+	dKi, dKs, dLam := alloc(nSpk*4), alloc(nLand*4), alloc(G*8)
+	dInStart, dInList := alloc(len(inStart)*4), alloc(len(inList)*4)
+	dD, dNk, dOrder, dScratch := alloc(nLand*4), alloc(G*K*4), alloc(G*K*4), alloc(nLand*K*4)
+	if err != nil {
+		return err
+	}
+	for _, p := range []struct {
+		p compute.Ptr
+		n int
+	}{{dD, nLand}, {dNk, G * K}, {dOrder, G * K}, {dScratch, nLand * K}} {
+		if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
+			return err
+		}
+	}
+	for _, u := range []struct {
+		p compute.Ptr
+		v []int32
+	}{{dMeta, meta}, {dKi, ki}, {dKs, ks}, {dInStart, inStart}, {dInList, inList}} {
+		if err = o.upload(u.p, u.v); err != nil {
+			return err
+		}
+	}
+	if err = o.upload(dLam, lam); err != nil {
+		return err
+	}
+	landGrid := compute.Dim3{X: (maxS + tile - 1) / tile, Y: G}
+	for r := 0; r < prm.Rounds; r++ {
+		if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dC, int32(1), int32(K), dNk, dOrder); err != nil {
+			return err
+		}
+		err = o.launch("landmarkStep", landGrid, compute.D1(tile), 0, dMeta, dLam, dKs, dInStart, dInList, dC, dNk, int32(K), dScratch, dD)
+		if err != nil {
+			return err
+		}
+		if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dD, int32(0), int32(K), dNk, dOrder); err != nil {
+			return err
+		}
+		if err = o.launch("spikeStep", spikeGrid, compute.D1(tile), 0, dMeta, dLam, dKi, dKn, dD, dNk, dOrder, int32(K), dC); err != nil {
+			return err
+		}
+	}
+	labels := make([]int32, nSpk)
+	if err = o.download(dC, labels); err != nil {
+		return err
+	}
+	times.assign = time.Since(t3)
+	for i, g := range dg {
+		off := int(meta[i*metaLen+metaSpk])
+		g.w.labels = append([]int32(nil), labels[off:off+g.n]...)
+	}
+	return nil
 }
 
 // layout is the device groups laid end to end, as the kernels read them.
