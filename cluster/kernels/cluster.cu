@@ -30,6 +30,7 @@
 #define SCORE_CHUNK 16
 #endif
 #define SCORE_BLOCK 256
+#define KNN_PASS 4
 
 __device__ __forceinline__ const double* rowOf(const double* X, const int* m, int i) {
     return X + (size_t)m[M_X] + (size_t)i * m[M_D];
@@ -55,23 +56,36 @@ extern "C" __global__ void knn(const double* __restrict__ X, const int* __restri
     double bd[KMAX];
     int bi[KMAX];
     int cnt = 0;
-    for (int j = 0; j < s; j++) {
-        const double* xl = rowOf(X, m, land[m[M_LAND] + j]);
-        double dist = 0;
+    // KNN_PASS landmarks per pass over x_i (each distance summed in
+    // feature order), then inserted in landmark order.
+    for (int j0 = 0; j0 < s; j0 += KNN_PASS) {
+        const double* xl[KNN_PASS];
+        double dd[KNN_PASS];
+        for (int b = 0; b < KNN_PASS; b++) {
+            xl[b] = rowOf(X, m, land[m[M_LAND] + min(j0 + b, s - 1)]);
+            dd[b] = 0;
+        }
         for (int t = 0; t < d; t++) {
-            double df = xi[t] - xl[t];
-            dist += df * df;
+            double xv = xi[t];
+#pragma unroll
+            for (int b = 0; b < KNN_PASS; b++) {
+                double df = xv - xl[b][t];
+                dd[b] += df * df;
+            }
         }
-        if (cnt == k && !(dist < bd[k - 1])) continue;
-        int p = min(cnt, k - 1);
-        while (p > 0 && bd[p - 1] > dist) {
-            bd[p] = bd[p - 1];
-            bi[p] = bi[p - 1];
-            p--;
+        for (int b = 0; b < KNN_PASS && j0 + b < s; b++) {
+            double dist = dd[b];
+            if (cnt == k && !(dist < bd[k - 1])) continue;
+            int p = min(cnt, k - 1);
+            while (p > 0 && bd[p - 1] > dist) {
+                bd[p] = bd[p - 1];
+                bi[p] = bi[p - 1];
+                p--;
+            }
+            bd[p] = dist;
+            bi[p] = j0 + b;
+            if (cnt < k) cnt++;
         }
-        bd[p] = dist;
-        bi[p] = j;
-        if (cnt < k) cnt++;
     }
     int* out = kn + (size_t)(m[M_SPK] + i) * KMAX;
     for (int r = 0; r < k; r++) out[r] = bi[r];
