@@ -368,9 +368,13 @@ func newLayout(dg []*devGroup, prm *Params) (*layout, error) {
 	if nX >= 1<<31 || l.nSpk*cudaKMax >= 1<<31 {
 		return nil, fmt.Errorf("cluster: %d feature values of %d spikes on the device, above the kernels' 2³¹", nX, l.nSpk)
 	}
+	// The groups' rows move into one slice (the host keeps them for the
+	// splits and means): no second copy.
 	l.x = make([]float64, 0, nX)
 	for _, g := range dg {
+		o := len(l.x)
 		l.x = append(l.x, g.x...)
+		g.x = l.x[o:len(l.x):len(l.x)]
 	}
 	return l, nil
 }
