@@ -128,6 +128,14 @@ func assign(g *graph, c []int32, K, rounds int, lambda float64) ([]int32, int) {
 		a.landmarkStep(c, d)
 		a.spikeStep(c, d)
 	}
+	return relabel(g, c, K, lambda)
+}
+
+// relabel renumbers the spike labels c (in [0, K)) to 0…K'−1 in ascending
+// order of the labels used and computes the landmark labels with K'
+// labels. It returns the landmark labels and K'.
+func relabel(g *graph, c []int32, K int, lambda float64) ([]int32, int) {
+	d := make([]int32, g.s)
 	used := make([]int32, K)
 	for k := range used {
 		used[k] = -1
@@ -145,7 +153,7 @@ func assign(g *graph, c []int32, K, rounds int, lambda float64) ([]int32, int) {
 	for i, l := range c {
 		c[i] = used[l]
 	}
-	a = newAssigner(g, lambda, int(kp))
+	a := newAssigner(g, lambda, int(kp))
 	a.landmarkStep(c, d)
 	return d, int(kp)
 }

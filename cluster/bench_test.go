@@ -73,3 +73,18 @@ func BenchmarkGroup(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkSampleWeighted times one k-means++ draw of an NP1 group on the
+// host (6000 weights, 100 candidates): the CUDA back end draws on the host
+// every round for every group.
+func BenchmarkSampleWeighted(b *testing.B) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	w := make([]float64, 6000)
+	for i := range w {
+		w[i] = rng.Float64() * 100
+	}
+	r := initRNG(5)
+	for b.Loop() {
+		sampleWeighted(r, w, 100, nil, nil)
+	}
+}

@@ -69,11 +69,15 @@ type Group struct {
 }
 
 // Clusterer clusters spikes into units by Kilosort4's graph clustering
-// (see the package documentation). It is bound to a device; today every
-// device runs the CPU back end (its groups on goroutines).
+// (see the package documentation). It is bound to a device: on a CUDA
+// device the kNN search, the k-means++ rounds and the assignment rounds of
+// all groups run there (cuda.go), the trees and splits on the host; on any
+// other device all of it runs on the CPU, its groups on goroutines. Both
+// give the same labels bit for bit.
 type Clusterer struct {
 	dev *compute.Device
 	prm Params
+	gpu *cudaClusterer // nil on the CPU
 }
 
 // NewClusterer returns a Clusterer for dev (nil means the CPU) with the
@@ -82,11 +86,24 @@ func NewClusterer(dev *compute.Device, prm Params) (*Clusterer, error) {
 	if err := prm.check(); err != nil {
 		return nil, err
 	}
-	return &Clusterer{dev: dev, prm: prm}, nil
+	cl := &Clusterer{dev: dev, prm: prm}
+	if dev != nil && dev.Kind() == compute.CUDA {
+		g, err := newCUDAClusterer(dev, &prm)
+		if err != nil {
+			return nil, err
+		}
+		cl.gpu = g
+	}
+	return cl, nil
 }
 
-// Backend names the back end that runs the clustering: "cpu".
-func (c *Clusterer) Backend() string { return "cpu" }
+// Backend names the back end that runs the clustering: "cpu" or "cuda".
+func (c *Clusterer) Backend() string {
+	if c.gpu != nil {
+		return "cuda"
+	}
+	return "cpu"
+}
 
 // Close releases the Clusterer's resources.
 func (c *Clusterer) Close() error { return nil }
@@ -198,7 +215,24 @@ func (c *Clusterer) Cluster(in *Input) (*Result, error) {
 		w := work[slot[gp[u]]-1]
 		w.spikes = append(w.spikes, int32(i))
 	}
-	workers := prm.Workers
+	var live []*groupWork
+	for _, w := range work {
+		if len(w.spikes) > 0 {
+			live = append(live, w)
+		}
+	}
+	if c.gpu != nil {
+		if err := c.gpu.cluster(live, in, &prm); err != nil {
+			return nil, err
+		}
+		return collect(work, in), nil
+	}
+	parallel(live, prm.Workers, func(w *groupWork) { clusterWork(w, in, &prm) })
+	return collect(work, in), nil
+}
+
+// parallel calls f on every group, workers (0: GOMAXPROCS) at a time.
+func parallel(work []*groupWork, workers int, f func(*groupWork)) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -209,28 +243,33 @@ func (c *Clusterer) Cluster(in *Input) (*Result, error) {
 		go func() {
 			defer wg.Done()
 			for w := range next {
-				clusterWork(w, in, &prm)
+				f(w)
 			}
 		}()
 	}
 	for _, w := range work {
-		if len(w.spikes) > 0 {
-			next <- w
-		}
+		next <- w
 	}
 	close(next)
 	wg.Wait()
-	return collect(work, in), nil
 }
 
 // clusterWork builds a group's features and clusters them.
 func clusterWork(w *groupWork, in *Input, prm *Params) {
-	w.ichan = unionChannels(in, w.units)
-	nch := len(w.ichan)
-	d := nch * in.P
-	n := len(w.spikes)
-	x := groupFeatures(in, w.spikes, w.ichan)
+	x, n, d := w.features(in)
 	w.labels, w.nclu = clusterGroup(x, n, d, prm)
+	w.setMeans(x, d)
+}
+
+// features sets the group's channels and returns its Xd widened to
+// float64, its spikes and its features per spike.
+func (w *groupWork) features(in *Input) (x []float64, n, d int) {
+	w.ichan = unionChannels(in, w.units)
+	return groupFeatures(in, w.spikes, w.ichan), len(w.spikes), len(w.ichan) * in.P
+}
+
+// setMeans sets the clusters' sizes and mean features from the labels.
+func (w *groupWork) setMeans(x []float64, d int) {
 	sums := make([]float64, w.nclu*d)
 	w.clusters = make([]int, w.nclu)
 	for i, l := range w.labels {
@@ -302,6 +341,13 @@ func clusterGroup(x []float64, n, d int, prm *Params) ([]int32, int) {
 	g := buildGraph(x, n, d, land, prm.ClusterNeighbors)
 	c := kmeansPP(x, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed))
 	dl, K := assign(g, c, prm.InitLabels, prm.Rounds, prm.Lambda)
+	return splitGroup(x, n, d, g, c, dl, K, prm)
+}
+
+// splitGroup builds the merge tree of a group from its graph g, spike
+// labels c (0…K−1, relabelled) and landmark labels dl, decides the splits
+// and returns the final labels (c, overwritten) and their number.
+func splitGroup(x []float64, n, d int, g *graph, c, dl []int32, K int, prm *Params) ([]int32, int) {
 	tree := makeTree(g, c, dl, K)
 	sp := splitter{x: x, n: n, d: d, c: c, prm: prm}
 	leaf, nf := finalLabels(tree, K, func(mg merge, leaves [][]int) bool { return sp.keep(mg, leaves, K) })

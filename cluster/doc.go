@@ -58,10 +58,11 @@
 //
 // # Devices
 //
-// Today every device runs the CPU back end, groups on goroutines. A CUDA
-// back end will keep the spike table on the device and run the kNN search
-// and the k-means++ and assignment rounds of all groups at once (one
-// launch per round for every group), returning only the labels and the
-// small per-group count matrices for the trees and splits on the host;
-// docs/cluster.md has the plan.
+// On the CPU, groups run on goroutines. On a CUDA device the kNN search,
+// the k-means++ scoring and updates and the assignment rounds of all
+// groups run on the device, one launch per step for every group; the
+// k-means++ draws, the trees and the splits stay on the host. Both back
+// ends give the same result bit for bit (the candidate scores are summed
+// in the same blocked order); docs/cluster.md §6 describes the CUDA back
+// end.
 package cluster

@@ -230,8 +230,9 @@ func TestAssignMatchesDense(t *testing.T) {
 }
 
 // refKmeansPP is the plain reference of kmeansPP: per round the dense
-// [n, Q] matrix g = 2·x_i·x_q − ‖x_q‖², δ = max(g − e, 0), column sums,
-// first argmax, update. The draws come from the same sampler.
+// [n, Q] matrix g = 2·x_i·x_q − ‖x_q‖², δ = max(g − e, 0), column sums
+// in blocks of scoreBlock spikes (each block summed in order, then the
+// block sums in order), first argmax, update. The draws come from the same sampler.
 func refKmeansPP(x []float64, n, d, nInit, nCand int, seed int64) []int32 {
 	rng := initRNG(seed)
 	nrm := func(i int) float64 {
@@ -265,7 +266,15 @@ func refKmeansPP(x []float64, n, d, nInit, nCand int, seed int64) []int32 {
 			G[i] = make([]float64, len(q))
 			for a, qi := range q {
 				G[i][a] = 2*ip(i, int(qi)) - nrm(int(qi))
-				score[a] += math.Max(G[i][a]-e[i], 0)
+			}
+		}
+		for b0 := 0; b0 < n; b0 += scoreBlock {
+			for a := range q {
+				s := 0.0
+				for i := b0; i < min(n, b0+scoreBlock); i++ {
+					s += math.Max(G[i][a]-e[i], 0)
+				}
+				score[a] += s
 			}
 		}
 		best := 0

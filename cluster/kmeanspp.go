@@ -131,7 +131,7 @@ func dot4(a, b0, b1, b2, b3 []float64) (s0, s1, s2, s3 float64) {
 // nInit rounds of greedy D²-sampling whose centroids are spikes. Each round
 // draws nCand distinct candidates with probability ∝ max(‖x_i‖² − e_i, 0),
 // scores candidate q by Σ_i max(2·x_i·x_q − ‖x_q‖² − e_i, 0) (float64, in
-// spike order) and moves every spike that the first best candidate
+// the blocked order of scoreBlock, shared with the CUDA back end) and moves every spike that the first best candidate
 // improves to label j. x is the group's [n·d] features widened to float64.
 //
 // Pruning (exact): w_i = ‖x_i‖² − e_i is the squared distance of spike i
@@ -160,6 +160,7 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 	cx := make([]float64, nCand*d) // candidate rows
 	vq := make([]float64, nCand)
 	score := make([]float64, nCand)
+	blk := make([]float64, nCand)
 	slot := make([]int32, n+1) // anchor → row of dist/order + 1
 	var anchors []int32
 	var dist []float64 // [anchors][nCand] ‖x_q − a‖
@@ -244,7 +245,7 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 			}
 		}
 		rd := &roundData{x: x, d: d, nq: nq, cx: cx, vq: vq, e: e, w: w, margin: margin,
-			slot: slot, anchor: anchor, order: order, sorted: sorted, score: score}
+			slot: slot, anchor: anchor, order: order, sorted: sorted, score: score, blk: blk}
 		if useDots512 {
 			rd.scoreVec(&ws)
 		} else {
@@ -327,7 +328,23 @@ type roundData struct {
 	anchor []int32
 	order  []int32   // [anchors][nq] candidates by distance from the anchor
 	sorted []float64 // [anchors][nq] those distances
-	score  []float64 // [nq] out: Σ_i max(δ_iq, 0)
+	score  []float64 // [nq] out: Σ_i max(δ_iq, 0), blocked (scoreBlock)
+	blk    []float64 // [nq] the current block's partial sums
+}
+
+// scoreBlock is the block of the candidate score sums: the terms of spikes
+// b·scoreBlock … (b+1)·scoreBlock−1 of a group are summed in spike order
+// from 0, and the block sums are added to the scores in block order. The
+// CUDA back end sums in the same order (a block of threads per spike
+// block), so both give the same scores bit for bit.
+const scoreBlock = 256
+
+// flush adds the block's partial sums to the scores and clears them.
+func (rd *roundData) flush() {
+	for q, v := range rd.blk[:rd.nq] {
+		rd.score[q] += v
+		rd.blk[q] = 0
+	}
 }
 
 // prefix returns how many of spike i's anchor's candidates (nearest first)
@@ -346,6 +363,9 @@ func (rd *roundData) scoreScalar() {
 	var list [4]int
 	n := len(rd.e)
 	for i := 0; i < n; i++ {
+		if i%scoreBlock == 0 && i > 0 {
+			rd.flush()
+		}
 		m, r := rd.prefix(i)
 		if m == 0 {
 			continue
@@ -360,21 +380,23 @@ func (rd *roundData) scoreScalar() {
 				cx[list[2]*d:(list[2]+1)*d], cx[list[3]*d:(list[3]+1)*d])
 			for b, qb := range list {
 				if dl := 2*g[b] - rd.vq[qb] - ei; dl > 0 {
-					rd.score[qb] += dl
+					rd.blk[qb] += dl
 				}
 			}
 		}
 		for ; a < m; a++ {
 			qb := int(ord[a])
 			if dl := 2*dot(xi, cx[qb*d:(qb+1)*d]) - rd.vq[qb] - ei; dl > 0 {
-				rd.score[qb] += dl
+				rd.blk[qb] += dl
 			}
 		}
 	}
+	rd.flush()
 }
 
-// vecChunk is the number of spikes whose terms scoreVec holds at once.
-const vecChunk = 4096
+// vecChunk is the number of spikes whose terms scoreVec holds at once (a
+// multiple of scoreBlock).
+const vecChunk = 16 * scoreBlock
 
 // vecWork is scoreVec's scratch, kept across rounds.
 type vecWork struct {
@@ -472,6 +494,9 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 			}
 		}
 		for i := i0; i < i1; i++ {
+			if i%scoreBlock == 0 && i > 0 {
+				rd.flush()
+			}
 			m := int(ws.m[i-i0])
 			if m == 0 {
 				continue
@@ -480,9 +505,10 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 			ord := rd.order[r*nq : r*nq+m]
 			for b, dl := range ws.delta[(i-i0)*nq : (i-i0)*nq+m] {
 				if dl > 0 {
-					rd.score[ord[b]] += dl
+					rd.blk[ord[b]] += dl
 				}
 			}
 		}
 	}
+	rd.flush()
 }
