@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 	"time"
 
 	"dspk/compute"
+	"dspk/detect"
 	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/preprocess"
@@ -49,6 +51,10 @@ type Pipeline struct {
 
 	onRaw    func(win recording.Window, data []int16) // sees each raw window of a pass
 	warnings []string
+
+	gridOnce sync.Once // builds grid (Grid)
+	grid     *detect.Grid
+	gridErr  error
 }
 
 // New checks that the probe fits the recording and builds, on dev (nil

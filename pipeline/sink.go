@@ -152,6 +152,14 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		sum.Timings[k] = v
 	}
 	stage := func(name string, t0 time.Time) { sum.Timings[name] += time.Since(t0).Seconds() }
+	// The grid (host work on the probe alone) is built beside the
+	// whitening and template passes; "grid" is the time Run then still
+	// waits for it. A run that fails before does not wait.
+	gridDone := make(chan struct{})
+	go func() {
+		defer close(gridDone)
+		p.Grid()
+	}()
 	w, _, err := p.Whitening(ctx)
 	if err != nil {
 		return nil, err
@@ -173,6 +181,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
 	}
 	t := time.Now()
+	<-gridDone
 	g, err := p.Grid()
 	if err != nil {
 		return nil, err
