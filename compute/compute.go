@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 
 	"dspk/internal/cuda"
@@ -39,6 +40,7 @@ type Device struct {
 	reason string
 	gpu    *cuda.Device
 	ctx    Ctx // handed to Do's functions
+	opened OpenTimes
 
 	hostMu sync.Mutex
 	hosts  []*HostMem // allocated by Device.AllocHost, freed by Close
@@ -227,17 +229,31 @@ func Open(spec string) (*Device, string, error) {
 	return nil, "", fmt.Errorf("compute: bad device %q: want auto, cpu or cuda:N", spec)
 }
 
-// openCUDA opens GPU n after checking that NVRTC and cuBLAS load.
+// openCUDA opens GPU n after checking that NVRTC and cuBLAS load. The
+// libraries are loaded while the driver initialises and the context is
+// created: the two are independent until the first kernel is compiled.
 func openCUDA(n int) (*Device, error) {
+	t0 := time.Now()
+	libs := make(chan error, 1)
+	var libTime time.Duration
+	go func() {
+		t := time.Now()
+		err := cuda.LoadLibraries()
+		libTime = time.Since(t)
+		libs <- err
+	}()
 	g, err := cuda.Open(n)
+	ctxTime := time.Since(t0)
+	libErr := <-libs
 	if err != nil {
 		return nil, err
 	}
-	if err := cuda.LoadLibraries(); err != nil {
+	if libErr != nil {
 		g.Close()
-		return nil, err
+		return nil, libErr
 	}
-	d := &Device{kind: CUDA, spec: "cuda:" + strconv.Itoa(n), gpu: g}
+	d := &Device{kind: CUDA, spec: "cuda:" + strconv.Itoa(n), gpu: g,
+		opened: OpenTimes{Context: ctxTime, Libraries: libTime, Total: time.Since(t0)}}
 	d.ctx.dev = d
 	return d, nil
 }

@@ -45,7 +45,10 @@
 //     [Ctx.Elapsed];
 //   - kernels: [Ctx.Compile] compiles CUDA C source (embedded with go:embed
 //     from the package's kernels/ folder) with NVRTC for the device's
-//     architecture and caches it by a hash of source, options and target;
+//     architecture and caches it by a hash of source, options, target,
+//     NVRTC and driver versions, in the process and on disk
+//     ([KernelCacheDir]; DSPK_KERNEL_CACHE=off disables the disk cache,
+//     [Kernels] counts where each module came from);
 //     [Module.Kernel] finds an entry point; [Kernel.Prepare] packs a
 //     launch once ([Prepared.Set], [Prepared.Launch]: no allocation per
 //     launch); [Ctx.Launch] launches once; [Ctx.Capture] records a

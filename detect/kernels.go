@@ -6,7 +6,7 @@ import (
 )
 
 // The Go kernels below are the reference for the vector kernels of
-// kernels_amd64.s and the path taken without them (other architectures,
+// kernels_*amd64.s and the path taken without them (other architectures,
 // -tags noasm, CPUs without AVX-512). Each vector kernel computes every
 // output with the same IEEE operations in the same order as its Go
 // kernel, so the two agree bit for bit; the per-kernel tests check that.

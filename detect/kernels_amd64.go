@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// The AVX-512 kernels (kernels_amd64.s) need AVX-512 F and VL, AVX2 and
+// The AVX-512 kernels (kernels_avx512_*_amd64.s) need AVX-512 F and VL, AVX2 and
 // BMI2 and an OS that saves the ZMM and opmask state; the AVX2 kernels
-// (the same file) need AVX2 and an OS that saves the YMM state (x/sys/cpu
+// (kernels_avx2_amd64.s) need AVX2 and an OS that saves the YMM state (x/sys/cpu
 // checks XCR0). The AVX-512 ones are used where they run, the AVX2 ones
 // elsewhere; both compute every output as the Go code does. The Go
 // wrappers below check lengths, hand the kernels the part they handle

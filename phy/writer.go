@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"dspk/detect"
 	"dspk/export"
@@ -41,9 +42,14 @@ type Options struct {
 	// DatPath is the raw data file params.py points at (default: the
 	// recording's name); it is written as an absolute path.
 	DatPath string
-	// Extra, if set, is called with the temporary folder once every file
-	// is written and before the folder appears under its final name, to
-	// add files of the caller's (dspk detect draws drift_raster.png).
+	// Extra, if set, is called with the temporary folder before it
+	// appears under its final name, to add files of the caller's (dspk
+	// detect draws drift_raster.png). It is called once the per-spike
+	// arrays, the files of Begin and dspk.json are written, and runs
+	// concurrently with the writing of the cluster files
+	// (spike_clusters.npy, spike_templates.npy, templates.npy,
+	// pc_feature_ind.npy, similar_templates.npy and the .tsv tables),
+	// which it must not read.
 	Extra func(dir string) error
 }
 
@@ -294,6 +300,7 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	if w.info == nil {
 		return fmt.Errorf("phy: %s: End before Begin", w.od.Final())
 	}
+	t0 := time.Now()
 	if err := w.closeStreams(); err != nil {
 		return err
 	}
@@ -301,7 +308,7 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 		return err
 	}
 	info := w.info
-	g, tm, pr := info.Grid, info.Templates, info.Probe
+	g, pr := info.Grid, info.Probe
 	order := w.acc.order(g, pr.Shank)
 	K := len(order)
 	id := make([]int32, g.F())
@@ -311,6 +318,72 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	for k, f := range order {
 		id[f] = int32(k)
 	}
+	// dspk.json first, so that Extra (the drift raster) can read it and
+	// the per-spike arrays while the cluster files are written; it is
+	// written again at the end with the times of both.
+	if sum.Timings == nil {
+		sum.Timings = map[string]float64{}
+	}
+	writeProv := func() error {
+		prov := pipeline.Provenance(info, sum)
+		prov["clusters"] = K
+		prov["warnings"] = append(append([]string{}, w.opt.Warnings...), sum.Warnings...)
+		return export.WriteJSON(w.od.Path("dspk.json"), prov)
+	}
+	if err := writeProv(); err != nil {
+		return err
+	}
+	var extraErr error
+	var extraTime time.Duration
+	extraDone := make(chan struct{})
+	go func() {
+		defer close(extraDone)
+		if w.opt.Extra != nil {
+			t := time.Now()
+			extraErr = w.opt.Extra(w.od.Dir())
+			extraTime = time.Since(t)
+		}
+	}()
+	tc := time.Now()
+	err := w.writeClusterFiles(id, order, sum)
+	clusterTime := time.Since(tc)
+	<-extraDone
+	if err != nil {
+		return err
+	}
+	if extraErr != nil {
+		return extraErr
+	}
+	if w.opt.Extra != nil {
+		sum.Timings["plotting"] = extraTime.Seconds()
+	}
+	sum.Timings["cluster_files"] = clusterTime.Seconds()
+	sum.Timings["folder_writing"] = time.Since(t0).Seconds()
+	if !sum.Started.IsZero() {
+		sum.Timings["until_written"] = time.Since(sum.Started).Seconds()
+	}
+	if err := writeProv(); err != nil {
+		return err
+	}
+	if err := w.ctxErr(); err != nil {
+		return err
+	}
+	if err := w.od.Commit(); err != nil {
+		return err
+	}
+	w.clusters = K
+	w.done = true
+	return nil
+}
+
+// writeClusterFiles writes the files of the clusters (ids id[centre] in
+// cluster order order): spike_clusters.npy and spike_templates.npy,
+// templates.npy, pc_feature_ind.npy, similar_templates.npy and the .tsv
+// tables.
+func (w *Writer) writeClusterFiles(id []int32, order []int, sum *pipeline.Summary) error {
+	info := w.info
+	g, tm, pr := info.Grid, info.Templates, info.Probe
+	K := len(order)
 	if err := w.writeSpikeClusters(id); err != nil {
 		return err
 	}
@@ -353,25 +426,6 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	if err := w.writeTables(order, sum); err != nil {
 		return err
 	}
-	prov := pipeline.Provenance(info, sum)
-	prov["clusters"] = K
-	prov["warnings"] = append(append([]string{}, w.opt.Warnings...), sum.Warnings...)
-	if err := export.WriteJSON(w.od.Path("dspk.json"), prov); err != nil {
-		return err
-	}
-	if w.opt.Extra != nil {
-		if err := w.ctxErr(); err != nil {
-			return err
-		}
-		if err := w.opt.Extra(w.od.Dir()); err != nil {
-			return err
-		}
-	}
-	if err := w.od.Commit(); err != nil {
-		return err
-	}
-	w.clusters = K
-	w.done = true
 	return nil
 }
 

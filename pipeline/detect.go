@@ -71,7 +71,7 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 func (p *Pipeline) detectPass(ctx context.Context, pass string, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
 	prm := p.DetectParams()
-	g, err := detect.NewGrid(p.probe, prm)
+	g, err := p.Grid()
 	if err != nil {
 		return detect.Stats{}, err
 	}
@@ -150,5 +150,10 @@ type sinkJob struct {
 // own error is returned).
 var errSinkFailed = errors.New("sink failed")
 
-// Grid returns the template-centre grid of the probe.
-func (p *Pipeline) Grid() (*detect.Grid, error) { return detect.NewGrid(p.probe, p.DetectParams()) }
+// Grid returns the template-centre grid of the probe. It is built once,
+// on the first call (Run starts it beside the whitening pass), and shared
+// by every later caller, which must not modify it.
+func (p *Pipeline) Grid() (*detect.Grid, error) {
+	p.gridOnce.Do(func() { p.grid, p.gridErr = detect.NewGrid(p.probe, p.DetectParams()) })
+	return p.grid, p.gridErr
+}

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"sync"
 	"time"
 
 	"dspk/compute"
+	"dspk/detect"
 	"dspk/kilosort"
 	"dspk/linalg"
 	"dspk/motion"
@@ -55,6 +57,9 @@ type Pipeline struct {
 	// (for motion, from the window's shifts) before the pass sees it.
 	correct func(rw recording.Window, win *compute.Window) error
 	drift   *motion.Estimate // the last run's motion estimate
+	gridOnce sync.Once // builds grid (Grid)
+	grid     *detect.Grid
+	gridErr  error
 }
 
 // New checks that the probe fits the recording and builds, on dev (nil

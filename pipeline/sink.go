@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"dspk/compute"
 	"dspk/detect"
 	"dspk/linalg"
 	"dspk/motion"
@@ -81,6 +82,12 @@ type RunOptions struct {
 	TemplatesFile string
 	// Device names the device that ran the passes, for the provenance.
 	Device string
+	// Started is when the process (or the caller's timing) began: if set,
+	// the whole time of the run is measured from it (Summary.Started).
+	Started time.Time
+	// Timings are times the caller measured before Run (start-up, device
+	// opening, …), in seconds; they are copied into Summary.Timings.
+	Timings map[string]float64
 }
 
 // Summary describes a finished detection run.
@@ -110,6 +117,19 @@ type Summary struct {
 	// Warnings are those the passes found ([Pipeline.Warnings]); a sink
 	// writes them with its own (dspk.json's "warnings").
 	Warnings []string `json:"-"`
+	// Timings holds, in seconds, where the whole run's time went: the
+	// caller's (RunOptions.Timings), each stage of Run as a whole (set-up
+	// and waiting included: "whitening", "templates", "grid",
+	// "sink_begin", "detection") and what a sink adds (the Phy folder: "folder_writing"
+	// for the whole of its End, "cluster_files" and, beside them,
+	// "plotting" inside it, and "until_written", from Started to the last
+	// write of dspk.json).
+	Timings map[string]float64 `json:"timings,omitempty"`
+	// Kernels counts the GPU kernel modules the process loaded and where
+	// they came from (NVRTC or the on-disk cache); nil on the CPU.
+	Kernels *compute.KernelStats `json:"kernels,omitempty"`
+	// Started is RunOptions.Started (or the start of Run).
+	Started time.Time `json:"-"`
 }
 
 // Speed says how fast the run went relative to the recording, without
@@ -128,18 +148,37 @@ func (s *Summary) Speed() string {
 // spikes, End with the summary. The pipeline itself writes no files.
 func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary, error) {
 	start := time.Now()
+	sum := &Summary{Windows: p.sched.Windows, Samples: p.sched.End - p.sched.Start, Started: opt.Started,
+		Timings: map[string]float64{}}
+	if sum.Started.IsZero() {
+		sum.Started = start
+	}
+	for k, v := range opt.Timings {
+		sum.Timings[k] = v
+	}
+	stage := func(name string, t0 time.Time) { sum.Timings[name] += time.Since(t0).Seconds() }
+	// The grid (host work on the probe alone) is built beside the
+	// whitening and template passes; "grid" is the time Run then still
+	// waits for it. A run that fails before does not wait.
+	gridDone := make(chan struct{})
+	go func() {
+		defer close(gridDone)
+		p.Grid()
+	}()
 	w, _, err := p.Whitening(ctx)
 	if err != nil {
 		return nil, err
 	}
-	sum := &Summary{Windows: p.sched.Windows, Samples: p.sched.End - p.sched.Start}
+	stage("whitening", start)
 	tm := opt.Templates
 	source := opt.TemplatesFile
 	if tm == nil {
+		t := time.Now()
 		tm, sum.Clips, err = p.LearnTemplates(ctx, w)
 		if err != nil {
 			return nil, err
 		}
+		stage("templates", t)
 		source = "learned from the data"
 		if sum.Clips < detect.FewClips {
 			p.warnings = append(p.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
@@ -173,10 +212,13 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 			source = "learned from the drift-corrected data"
 		}
 	}
+	t := time.Now()
+	<-gridDone
 	g, err := p.Grid()
 	if err != nil {
 		return nil, err
 	}
+	stage("grid", t)
 	info := &RunInfo{
 		Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
 		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: g,
@@ -186,9 +228,12 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	if p.drift != nil {
 		info.Motion, info.WindowTimes = p.drift, p.WindowTimes()
 	}
+	t = time.Now()
 	if err := sink.Begin(info); err != nil {
 		return nil, err
 	}
+	stage("sink_begin", t)
+	t = time.Now()
 	stats, err := p.Detect(ctx, w, tm, func(win recording.Window, s *detect.Spikes) error {
 		sum.Spikes += s.Len()
 		return sink.Window(win, s)
@@ -196,6 +241,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	if err != nil {
 		return nil, err
 	}
+	stage("detection", t)
 	sum.Centres = g.F()
 	sum.Work = stats
 	sum.Wall = time.Since(start)
@@ -209,6 +255,10 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	sum.Warnings = p.Warnings()
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if p.dev.Kind() == compute.CUDA {
+		k := compute.Kernels()
+		sum.Kernels = &k
 	}
 	if err := sink.End(sum); err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ const hpLanes = 16
 // from one step to the next, lane by lane: the last three inputs x1, x2,
 // x3 (before the third difference), the all-pole pair's last two outputs
 // y1, y2 and the first-order part's last output z1. Its layout is the
-// vector kernels' (kernels_amd64.s).
+// vector kernels' (kernels_avx*_amd64.s).
 type hpState [6][hpLanes]float64
 
 // canLanes reports whether the Filter has the vector order-3 path of

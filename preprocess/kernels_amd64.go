@@ -8,7 +8,7 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
-// The AVX-512 kernels (kernels_amd64.s) need AVX-512 F, BW and VL, BMI2
+// The AVX-512 kernels (kernels_avx512_amd64.s) need AVX-512 F, BW and VL, BMI2
 // and POPCNT, the AVX2 ones AVX2 (the median's partition also POPCNT),
 // and an OS that saves the vector state (x/sys/cpu checks). The AVX-512
 // ones run where they can, the AVX2 ones elsewhere.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"dspk/compute"
 	"dspk/detect"
@@ -39,10 +40,16 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 					return usagef("-o DIR is required")
 				}
 				setOutput(df.out)
+				// The device opens (on a GPU: driver, context, libraries)
+				// while the recording is opened.
+				df.started, df.pending = cmdStart, openDeviceAsync(df.device)
+				t := time.Now()
 				rec, pr, err := in.open(args...)
 				if err != nil {
+					df.pending.discard()
 					return err
 				}
+				df.recOpen = time.Since(t)
 				defer rec.Close()
 				var unused map[string]string
 				if df.templates != "" {
@@ -62,6 +69,9 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 					return err
 				}
 				printSummary(cmdOut, sum, k, df.out)
+				if df.verbose {
+					printTimes(cmdErr, sum, time.Since(sum.Started))
+				}
 				return nil
 			}
 		},
@@ -76,6 +86,13 @@ type detectFlags struct {
 	templates string
 	overwrite bool
 	motion    motionFlags
+	verbose   bool
+
+	// Set by the detect command: when it started, the device being opened
+	// beside the recording and how long the recording took to open.
+	started time.Time
+	pending *pendingDevice
+	recOpen time.Duration
 }
 
 func (f *detectFlags) register(fs *flag.FlagSet) {
@@ -83,6 +100,7 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
 	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
 	fs.StringVar(&f.templates, "templates", "", "universal templates to use instead of learning them: an .npz with wTEMP and wPCA, or a folder with wTEMP.npy and wPCA.npy")
+	fs.BoolVar(&f.verbose, "v", false, "print where the run's time went (start-up, each pass, the folder, the kernels)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 	f.motion.register(fs, 0)
 }
@@ -96,28 +114,52 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 // go to log.
 func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags,
 	inputs, warnings []string, log io.Writer) (*pipeline.Summary, int, error) {
-	dev, reason, err := compute.Open(df.device)
+	timings := map[string]float64{}
+	var dev *compute.Device
+	var reason string
+	var err error
+	if df.pending != nil {
+		dev, reason, err = df.pending.wait()
+		timings["device_open"] = df.pending.took.Seconds()
+		timings["recording_open"] = df.recOpen.Seconds()
+	} else {
+		t := time.Now()
+		dev, reason, err = compute.Open(df.device)
+		timings["device_open"] = time.Since(t).Seconds()
+	}
 	if err != nil {
 		return nil, 0, err
 	}
 	defer dev.Close()
+	if dev.Kind() == compute.CUDA {
+		o := dev.OpenTimes()
+		timings["cuda_context"], timings["cuda_libraries"] = o.Context.Seconds(), o.Libraries.Seconds()
+	}
+	if !df.started.IsZero() {
+		timings["startup"] = time.Since(df.started).Seconds()
+	}
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
 	df.motion.apply(&cfg)
+	t := time.Now()
 	p, err := pipeline.New(dev, rec, pr, cfg)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer p.Close() // before dev.Close
-	opt := pipeline.RunOptions{}
+	timings["pipeline_setup"] = time.Since(t).Seconds()
+	opt := pipeline.RunOptions{Started: df.started, Timings: timings}
 	if df.templates != "" {
+		t := time.Now()
 		tm, err := detect.LoadTemplates(df.templates, cfg.NT)
 		if err != nil {
 			return nil, 0, err
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
+		timings["templates_load"] = time.Since(t).Seconds()
 	}
+	t = time.Now()
 	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec), Context: ctx,
 		Inputs: inputs, Warnings: warnings,
 		Extra: func(dir string) error {
@@ -130,6 +172,7 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		return nil, 0, err
 	}
 	defer w.Close()
+	timings["folder_create"] = time.Since(t).Seconds()
 	opt.Device = useDevice(dev, log)
 	bar := trackProgress(newBar())
 	p.Progress = func(pass string, done, total int) {
@@ -164,8 +207,9 @@ func datPath(rec recording.Recording) string {
 }
 
 // printSummary prints the closing line of detect: what was found, how
-// fast (in words: faster or slower than real time) and where.
+// fast the whole command went from s.Started (in words: faster or slower
+// than real time) and what the detection pass alone took, and where.
 func printSummary(w io.Writer, s *pipeline.Summary, clusters int, out string) {
 	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d provisional clusters of %d template centres; results in %s.\n",
-		s.Spikes, s.Windows, s.Speed(), clusters, s.Centres, out)
+		s.Spikes, s.Windows, wholeSpeed(s, time.Since(s.Started)), clusters, s.Centres, out)
 }

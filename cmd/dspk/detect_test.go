@@ -48,7 +48,7 @@ func TestDetectLogToFile(t *testing.T) {
 			t.Errorf("log lacks a line matching %s", re)
 		}
 	}
-	if !regexp.MustCompile(`4\.5 s of recording in [0-9.]+ s: [0-9.]+× real time \((slower|faster) than real time\)`).MatchString(stdout.String()) {
+	if !regexp.MustCompile(`4\.5 s of recording in [0-9.]+ s \(detection pass [0-9.]+ s\): [0-9.]+× real time \((slower|faster) than real time\)`).MatchString(stdout.String()) {
 		t.Errorf("summary %q", stdout.String())
 	}
 	png, err := os.ReadFile(filepath.Join(out, rasterFile))

@@ -35,6 +35,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"dspk/pipeline"
 )
@@ -66,6 +67,7 @@ var commands []*command
 func register(c *command) { commands = append(commands, c) }
 
 func main() {
+	inMain = true
 	ctx, stop := signalContext(os.Stderr)
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -80,6 +82,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 // runContext executes dspk with args under ctx, whose cancellation (with
 // an [interrupted] cause) stops the command, and returns the exit status.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	cmdStart = time.Now()
+	if inMain {
+		cmdStart = processStart
+	}
 	pipeline.Version = version
 	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" {
 		printUsage(stderr)

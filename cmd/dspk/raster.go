@@ -127,6 +127,7 @@ func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool
 
 	lo, hi := math.Log(d.threshold), math.Log(10*d.threshold)
 	cm := newAmpColours(lo, hi)
+	lut := newColourTable(cm, lo, hi)
 
 	// Raster.
 	rp := plot.New()
@@ -143,21 +144,10 @@ func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool
 		t := float64(d.times[i]) / d.fs
 		xys = append(xys, plotter.XY{X: t, Y: float64(d.y[i])})
 		rp.X.Max = max(rp.X.Max, t)
-		c, err := cm.At(min(max(math.Log(max(float64(d.amp[i]), 1e-30)), lo), hi))
-		if err != nil {
-			c = color.Black
-		}
-		cols = append(cols, c)
+		cols = append(cols, lut.at(math.Log(max(float64(d.amp[i]), 1e-30))))
 	}
 	if len(xys) > 0 {
-		s, err := plotter.NewScatter(xys)
-		if err != nil {
-			return fmt.Errorf("drift raster: %w", err)
-		}
-		s.GlyphStyleFunc = func(i int) draw.GlyphStyle {
-			return draw.GlyphStyle{Color: cols[i], Radius: vg.Points(0.6), Shape: draw.CircleGlyph{}}
-		}
-		rp.Add(s)
+		rp.Add(&dots{xys: xys, cols: cols, radius: vg.Points(0.6)})
 	}
 
 	// Colour key, labelled in amplitude (whitened SD) at log positions.
@@ -214,7 +204,7 @@ func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool
 		return err
 	}
 	var buf bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+	if err := encodePNG(&buf, img.Image()); err != nil {
 		return fmt.Errorf("drawing %s: %w", path, err)
 	}
 	b, err := tagPNG(buf.Bytes())

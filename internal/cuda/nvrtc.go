@@ -1,12 +1,13 @@
 package cuda
 
 import (
-	"crypto/sha256"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"unsafe"
 )
 
@@ -101,7 +102,7 @@ type image struct {
 }
 
 // imageCache holds compiled images for the life of the process, keyed by
-// sha256(source, options, target, NVRTC version).
+// kernelKey.
 var (
 	imageMu    sync.Mutex
 	imageCache = map[[32]byte]image{}
@@ -136,9 +137,11 @@ type Module struct {
 
 // Compile compiles the CUDA C source (its name appears in messages) with
 // NVRTC for the device's architecture (-std=c++17 plus options) and loads
-// it. Compilation is cached per process and loading per device, keyed by
-// sha256 of source, options, target and NVRTC version. A compilation error
-// carries NVRTC's log. Entry points must be extern "C".
+// it. Compiled images are cached on disk (KernelCacheDir) and per process,
+// and loaded modules per device, keyed by sha256 of source, options,
+// target, NVRTC and driver versions and the device's compute capability
+// (kernelKey). A compilation error carries NVRTC's log. Entry points must
+// be extern "C".
 func (c *Ctx) Compile(name, source string, options ...string) (*Module, error) {
 	d := c.live()
 	if err := d.Err(); err != nil {
@@ -160,33 +163,67 @@ func (c *Ctx) Compile(name, source string, options ...string) (*Module, error) {
 		return nil, err
 	}
 	opts := append([]string{"--gpu-architecture=" + tgt, "-std=c++17"}, options...)
-	h := sha256.New()
-	fmt.Fprintf(h, "%d\x00%s\x00", len(source), source)
-	for _, o := range opts {
-		fmt.Fprintf(h, "%s\x00", o)
+	drvVer, err := DriverVersion()
+	if err != nil {
+		return nil, err
 	}
-	fmt.Fprintf(h, "%s\x00nvrtc %d.%d", tgt, ma, mi)
-	var key [32]byte
-	copy(key[:], h.Sum(nil))
+	key := kernelKey(keyInput{source: source, opts: opts, target: tgt, ptx: ptx, nvrtc: [2]int{ma, mi},
+		driver: drvVer, drvFile: driverFileName(), deviceC: d.info.Major*10 + d.info.Minor})
 	if m := d.modules[key]; m != nil {
+		noteCache(func(s *CompileStats) { s.Reused++ })
 		return m, nil
 	}
+	t0 := time.Now()
+	dir := KernelCacheDir()
 	imageMu.Lock()
-	img, ok := imageCache[key]
+	img, inMemory := imageCache[key]
 	imageMu.Unlock()
-	if !ok {
-		img, err = compileImage(name, source, opts, ptx)
+	fromDisk := false
+	compile := func(name, source string, opts []string, ptx bool) (image, error) {
+		t := time.Now()
+		img, err := compileImage(name, source, opts, ptx)
+		noteCache(func(s *CompileStats) { s.NVRTC += time.Since(t) })
+		return img, err
+	}
+	if !inMemory {
+		img, fromDisk, err = cachedImage(dir, key, name, source, opts, ptx, compile)
 		if err != nil {
 			return nil, err
 		}
+	}
+	var mod uintptr
+	err = c.do("cuModuleLoadData", name, cuModuleLoadData, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&img.data[0])))
+	if err != nil && fromDisk && d.Err() == nil {
+		// The driver refused a cached image: compile it afresh and
+		// replace the entry.
+		noteCache(func(s *CompileStats) { s.CacheErrors++; s.LastCacheError = err.Error() })
+		os.Remove(kernelPath(dir, key, ptx))
+		if img, fromDisk, err = cachedImage(dir, key, name, source, opts, ptx, compile); err != nil {
+			return nil, err
+		}
+		err = c.do("cuModuleLoadData", name, cuModuleLoadData, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&img.data[0])))
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !inMemory {
 		imageMu.Lock()
 		imageCache[key] = img
 		imageMu.Unlock()
 	}
-	var mod uintptr
-	if err := c.do("cuModuleLoadData", name, cuModuleLoadData, uintptr(unsafe.Pointer(&mod)), uintptr(unsafe.Pointer(&img.data[0]))); err != nil {
-		return nil, err
-	}
+	noteCache(func(s *CompileStats) {
+		s.Modules++
+		s.Wall += time.Since(t0)
+		s.CacheDir = dir
+		switch {
+		case inMemory:
+			s.FromMemory++
+		case fromDisk:
+			s.FromDisk++
+		default:
+			s.Compiled++
+		}
+	})
 	m := &Module{dev: d, h: mod, name: name, funcs: map[string]*Function{}}
 	d.modules[key] = m
 	return m, nil

@@ -1,0 +1,120 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+)
+
+// forget drops the image and module of fill.cu from the process cache
+// and the device, as a new process would start.
+func forget(d *Device) {
+	imageMu.Lock()
+	defer imageMu.Unlock()
+	for k, m := range d.modules {
+		if m.name == "fill.cu" {
+			call(cuModuleUnload, m.h)
+			delete(d.modules, k)
+			delete(imageCache, k)
+		}
+	}
+}
+
+// TestCompileDiskCache checks on the GPU that Compile stores the image in
+// the on-disk cache, that a fresh start loads it from there without NVRTC
+// and runs it, and that a damaged entry is compiled again.
+func TestCompileDiskCache(t *testing.T) {
+	dev := device(t)
+	dir := t.TempDir()
+	SetKernelCacheDir(dir)
+	defer func() {
+		cacheMu.Lock()
+		cacheSet = false
+		cacheMu.Unlock()
+	}()
+	// A source no other test compiled, so that nothing is cached yet.
+	src := fmt.Sprintf("extern \"C\" __global__ void fill(float *y, int n) { int i = blockIdx.x*blockDim.x + threadIdx.x; if (i < n) y[i] = %d.0f + i; }\n", time.Now().UnixNano()%100000)
+	run := func(c *Ctx) (CompileStats, error) {
+		before := KernelStats()
+		m, err := c.Compile("fill.cu", src)
+		if err != nil {
+			return CompileStats{}, err
+		}
+		f, err := m.Function("fill")
+		if err != nil {
+			return CompileStats{}, err
+		}
+		const n = 1000
+		y, err := c.Alloc(4 * n)
+		if err != nil {
+			return CompileStats{}, err
+		}
+		defer c.Free(y)
+		if err := c.Memset32(y.Ptr, 0x7fc00000, n); err != nil {
+			return CompileStats{}, err
+		}
+		if err := c.Launch(f, D1((n+127)/128), D1(128), 0, y, int32(n)); err != nil {
+			return CompileStats{}, err
+		}
+		got := make([]float32, n)
+		if err := Download(c, got, y.Ptr); err != nil {
+			return CompileStats{}, err
+		}
+		for i := 1; i < n; i++ {
+			if got[i] != got[0]+float32(i) {
+				return CompileStats{}, fmt.Errorf("y[%d] = %v, y[0] = %v", i, got[i], got[0])
+			}
+		}
+		after := KernelStats()
+		after.Compiled -= before.Compiled
+		after.FromDisk -= before.FromDisk
+		after.FromMemory -= before.FromMemory
+		after.CacheErrors -= before.CacheErrors
+		return after, nil
+	}
+	do(t, func(c *Ctx) error {
+		s, err := run(c)
+		if err != nil {
+			return err
+		}
+		if s.Compiled != 1 || s.FromDisk != 0 || s.CacheDir != dir {
+			t.Errorf("cold: %+v, want one compile into %s", s, dir)
+		}
+		ents, _ := os.ReadDir(dir)
+		if len(ents) != 1 {
+			t.Fatalf("cold: %d cache files, want 1", len(ents))
+		}
+		forget(dev)
+		t0 := time.Now()
+		if s, err = run(c); err != nil {
+			return err
+		}
+		t.Logf("warm load and launch: %v", time.Since(t0))
+		if s.Compiled != 0 || s.FromDisk != 1 {
+			t.Errorf("warm: %+v, want one load from disk", s)
+		}
+		// Damage the entry: it must be compiled again and rewritten.
+		path := dir + "/" + ents[0].Name()
+		b, _ := os.ReadFile(path)
+		b[len(b)-1] ^= 0xff
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			return err
+		}
+		forget(dev)
+		if s, err = run(c); err != nil {
+			return err
+		}
+		if s.Compiled != 1 || s.FromDisk != 0 || s.CacheErrors != 1 {
+			t.Errorf("damaged: %+v, want one compile and one cache error", s)
+		}
+		forget(dev)
+		if s, err = run(c); err != nil {
+			return err
+		}
+		if s.FromDisk != 1 {
+			t.Errorf("after the rewrite: %+v, want a load from disk", s)
+		}
+		return nil
+	})
+}
