@@ -63,6 +63,16 @@ func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*de
 // error, the sink's included.
 func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
+	return p.DetectWindows(ctx, nil, w, tm, sink)
+}
+
+// DetectWindows is [Pipeline.Detect] over the given windows of the
+// schedule only (all of them if windows is nil), in the order given. A
+// window's spikes are those whose peak column it owns, so detecting the
+// windows of a partition of the schedule separately gives, window for
+// window, the spikes of one run over all of them.
+func (p *Pipeline) DetectWindows(ctx context.Context, windows []int, w *linalg.Whitening, tm *detect.Templates,
+	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
 	prm := p.DetectParams()
 	g, err := detect.NewGrid(p.probe, prm)
 	if err != nil {
@@ -124,7 +134,7 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 		jobs <- sinkJob{rw, buf}
 		return nil
 	}
-	err = p.eachWindowOverlapped(ctx, "detection", nil, w, detect.StartDepth, start, finish)
+	err = p.eachWindowOverlapped(ctx, "detection", windows, w, detect.StartDepth, start, finish)
 	close(jobs)
 	<-finished
 	if sinkErr != nil {

@@ -85,6 +85,10 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	name := args[0]
+	if name == "batch" && len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		// "dspk batch plan …" is the command "batch plan".
+		name, args = "batch "+args[1], args[1:]
+	}
 	var cmd *command
 	for _, c := range commands {
 		if c.name == name {
