@@ -91,7 +91,7 @@ type Row struct {
 
 // found is one recording the search found: the arguments that open it.
 type found struct {
-	root, rel string // the input it was found under, its folder relative to it
+	root, rel   string // the input it was found under, its folder relative to it
 	name, probe string
 	files       []string
 	stream      string
