@@ -11,6 +11,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"dspk/compute"
 	"dspk/detect"
@@ -164,7 +167,12 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, log io.Writer)
 		return false, fmt.Errorf("batch: row %d: %s has %d windows now, the plan says %d; plan again", r.ID, rec.Name(), got, r.Total)
 	}
 	devName := dev.String()
-	mark := func(dir string) error { return writeMark(dir, pl, r, devName) }
+	mark := func(dir string) error {
+		if err := testPause(ctx, r.ID); err != nil {
+			return err
+		}
+		return writeMark(dir, pl, r, devName)
+	}
 	withPlot := func(dir string) error {
 		if err := plotFolder(dir, filepath.Join(dir, rasterFile), ""); err != nil {
 			return err
@@ -309,4 +317,26 @@ var errRowsFailed = errors.New("rows failed")
 // its probe, as a row would.
 func openForPlan(in *inputFlags, files []string) (recording.Recording, *probe.Probe, error) {
 	return in.open(files...)
+}
+
+// testPause waits, when DSPK_BATCH_TEST_PAUSE is "ROW:SECONDS" and row
+// is ROW, that many seconds with every result file written in the
+// temporary folder and before it is committed: the SLURM test kills a
+// task there to show that a killed task leaves no folder behind.
+func testPause(ctx context.Context, row int) error {
+	v := os.Getenv("DSPK_BATCH_TEST_PAUSE")
+	id, secs, ok := strings.Cut(v, ":")
+	if !ok || id != strconv.Itoa(row) {
+		return nil
+	}
+	d, err := strconv.ParseFloat(secs, 64)
+	if err != nil {
+		return nil
+	}
+	select {
+	case <-time.After(time.Duration(d * float64(time.Second))):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
