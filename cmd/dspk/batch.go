@@ -36,8 +36,8 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 			in.register(fs)
 			var pf pipelineFlags
 			pf.register(fs)
-			threshold := fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
-			templates := fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates)")
+			fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
+			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates)")
 			out := fs.String("o", "", "output root (required): the outputs mirror the input folders below it")
 			planPath := fs.String("plan", "", "plan file to write (default OUTROOT/plan.json)")
 			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never)")
@@ -65,8 +65,6 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 						pass = append(pass, "-"+f.Name+"="+f.Value.String())
 					}
 				})
-				_ = threshold
-				_ = templates
 				pl, err := makePlan(args, *out, pass, shard.Seconds(), &in, &pf, *estDev == "cuda")
 				if err != nil {
 					return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,5 +161,106 @@ func TestBatchShardsExact(t *testing.T) {
 	code, stdout, _ = dspk(t, "batch", "run", "-devices", "cpu", plan)
 	if code != 0 || !strings.Contains(stdout, "0 rows ran, 5 were done already") {
 		t.Errorf("second run: %d %q, want nothing to do", code, stdout)
+	}
+}
+
+// TestBatchPlanFinds plans a folder holding a SpikeGLX run of two probes
+// (imec0 in two trigger files, imec1 in one) and an Open Ephys session of
+// two AP streams and an LFP stream: one row per probe stream, the
+// triggers of a probe together, the LFP left out, the outputs mirroring
+// the inputs; the Open Ephys row's results equal the golden run's. A
+// folder with nothing to sort and a raw file without a probe are clear
+// errors that write nothing.
+func TestBatchPlanFinds(t *testing.T) {
+	useTestBinaryForTasks(t)
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	data, err := os.ReadFile(filepath.Join(goldenRec, simBase+".imec0.ap.bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta := goldenMeta(t)
+	for _, f := range []struct{ sub, name string }{
+		{"m_g0/m_g0_imec0", "m_g0_t0.imec0"}, {"m_g0/m_g0_imec0", "m_g0_t1.imec0"}, {"m_g0/m_g0_imec1", "m_g0_t0.imec1"},
+	} {
+		d := filepath.Join(in, "day1", f.sub)
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, f.name+".ap.bin"), data, 0o644)
+		os.WriteFile(filepath.Join(d, f.name+".ap.meta"), []byte(meta), 0o644)
+	}
+	rec := filepath.Join(in, "day2", "2026-12-01_10-00-00", "Record Node 101", "experiment1", "recording1")
+	chans := func(prefix string) string {
+		var c []string
+		for i := range 33 {
+			c = append(c, fmt.Sprintf(`{"channel_name": "%s%d", "bit_volts": 2.34375, "units": "uV"}`, prefix, i+1))
+		}
+		return strings.Join(c, ", ")
+	}
+	var streams []string
+	for _, s := range []struct {
+		name string
+		rate float64
+	}{{"ProbeA-AP", 30000}, {"ProbeA-LFP", 2500}, {"ProbeB-AP", 30000}} {
+		streams = append(streams, fmt.Sprintf(`{"folder_name": "Neuropix-PXI-100.%s/", "sample_rate": %g, "stream_name": "%s", "num_channels": 33, "channels": [%s]}`,
+			s.name, s.rate, s.name, chans(s.name)))
+		d := filepath.Join(rec, "continuous", "Neuropix-PXI-100."+s.name)
+		os.MkdirAll(d, 0o755)
+		os.WriteFile(filepath.Join(d, "continuous.dat"), data, 0o644)
+	}
+	os.WriteFile(filepath.Join(rec, "structure.oebin"), []byte(`{"GUI version": "0.6.7", "continuous": [`+strings.Join(streams, ",")+`]}`), 0o644)
+	js := probe32(t, dir)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := dspk(t, "batch", "plan", "-o", out, "-probe", js, in)
+	if code != 0 {
+		t.Fatalf("batch plan: %d %s", code, stderr)
+	}
+	pl, err := readPlan(filepath.Join(out, "plan.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range pl.Rows {
+		rel, _ := filepath.Rel(out, r.Out)
+		got = append(got, fmt.Sprintf("%s %s %d %s", r.Step, r.Probe, len(r.Files), rel))
+	}
+	want := []string{
+		"detect imec0 2 day1/m_imec0",
+		"detect imec1 1 day1/m_imec1",
+		"detect Neuropix-PXI-100.ProbeA-AP 1 day2/2026-12-01_10-00-00/Record Node 101/experiment1/recording1/Neuropix-PXI-100.ProbeA-AP",
+		"detect Neuropix-PXI-100.ProbeB-AP 1 day2/2026-12-01_10-00-00/Record Node 101/experiment1/recording1/Neuropix-PXI-100.ProbeB-AP",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("rows:\n%s\nwant\n%s\n(printed:\n%s)", strings.Join(got, "\n"), strings.Join(want, "\n"), stdout)
+	}
+	if pl.Rows[0].Seconds != 9 || pl.Rows[1].Seconds != 4.5 {
+		t.Errorf("seconds %g and %g, want 9 (two triggers) and 4.5", pl.Rows[0].Seconds, pl.Rows[1].Seconds)
+	}
+	if code, stdout, stderr := dspk(t, "batch", "run", "-devices", "cpu", filepath.Join(out, "plan.json")); code != 0 {
+		t.Fatalf("batch run: %d %s %s", code, stdout, stderr)
+	}
+	for _, f := range goldenArrays {
+		a, _ := os.ReadFile(filepath.Join(goldenWant, "default", f))
+		b, _ := os.ReadFile(filepath.Join(pl.Rows[2].Out, f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s of the Open Ephys row differs from the golden result", f)
+		}
+	}
+
+	empty := filepath.Join(dir, "empty")
+	os.MkdirAll(filepath.Join(empty, "sub"), 0o755)
+	os.WriteFile(filepath.Join(empty, "sub", "notes.txt"), []byte("x"), 0o644)
+	code, _, stderr = dspk(t, "batch", "plan", "-o", filepath.Join(dir, "out2"), empty)
+	if code != 1 || !strings.Contains(stderr, "nothing to sort in "+empty) {
+		t.Errorf("empty folder: %d %q", code, stderr)
+	}
+	raw := filepath.Join(dir, "raw")
+	os.MkdirAll(raw, 0o755)
+	os.WriteFile(filepath.Join(raw, "tetrodes.dat"), data[:6600], 0o644)
+	code, _, stderr = dspk(t, "batch", "plan", "-o", filepath.Join(dir, "out2"), raw)
+	if code != 1 || !strings.Contains(stderr, filepath.Join(raw, "tetrodes.dat")) || !strings.Contains(stderr, "probe") {
+		t.Errorf("raw file without a probe: %d %q", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out2")); err == nil {
+		t.Errorf("a failed plan left %s", filepath.Join(dir, "out2"))
 	}
 }
