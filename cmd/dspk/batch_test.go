@@ -106,16 +106,35 @@ func sameFolders(t *testing.T, got, want string) []string {
 // single detect run byte for byte (every file but dspk.json); a second
 // run does nothing.
 func TestBatchShardsExact(t *testing.T) {
-	useTestBinaryForTasks(t)
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in")
-	bin := writeBatchRec(t, in, "rec", 0, 60, 3)
-	single := filepath.Join(dir, "single")
-	if code, _, stderr := dspk(t, append(append([]string{"detect", "-device", "cpu", "-o", single}, batchFlags...), bin)...); code != 0 {
-		t.Fatalf("detect: %d %s", code, stderr)
+	writeBatchRec(t, in, "rec", 0, 60, 3)
+	shardsExact(t, dir, in, batchFlags, "20s", 10)
+}
+
+// TestBatchShardsExactNP1 is TestBatchShardsExact on a 60-s Neuropixels
+// 1.0 simulation with the default 2-s windows (about a minute on two
+// cores); behind DSPK_LONG=1.
+func TestBatchShardsExactNP1(t *testing.T) {
+	if os.Getenv("DSPK_LONG") == "" {
+		t.Skip("set DSPK_LONG=1 to split a 60-s NP1 recording in three shards")
 	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if code, _, stderr := dspk(t, "simulate", "-o", filepath.Join(in, "np1"), "-duration", "60s", "-seed", "4"); code != 0 {
+		t.Fatalf("simulate: %d %s", code, stderr)
+	}
+	shardsExact(t, dir, in, nil, "20s", 10)
+}
+
+// shardsExact plans the one recording under in with flags and
+// -shard-length shard, expects three shards of per windows each, runs
+// the plan over two CPU processes and compares the merged folder with
+// one detect run.
+func shardsExact(t *testing.T, dir, in string, flags []string, shard string, per int) {
+	useTestBinaryForTasks(t)
 	out := filepath.Join(dir, "out")
-	args := append([]string{"batch", "plan", "-o", out, "-shard-length", "20s"}, batchFlags...)
+	args := append([]string{"batch", "plan", "-o", out, "-shard-length", shard}, flags...)
 	code, stdout, stderr := dspk(t, append(args, in)...)
 	if code != 0 {
 		t.Fatalf("batch plan: %d %s", code, stderr)
@@ -133,14 +152,16 @@ func TestBatchShardsExact(t *testing.T) {
 		t.Fatalf("plan steps %v, want global, 3 shards, merge:\n%s", steps, stdout)
 	}
 	for k, r := range pl.Rows[1:4] {
-		if r.Windows != [2]int{10 * k, 10 * (k + 1)} || r.Total != 30 {
-			t.Errorf("shard %d: windows %v of %d, want [%d %d) of 30", k, r.Windows, r.Total, 10*k, 10*(k+1))
+		if r.Windows != [2]int{per * k, per * (k + 1)} || r.Total != 3*per {
+			t.Errorf("shard %d: windows %v of %d, want [%d %d) of %d", k, r.Windows, r.Total, per*k, per*(k+1), 3*per)
 		}
 	}
-	merged := pl.Rows[4].Out
-	if want := filepath.Join(out, "rec_imec0"); merged != want {
-		t.Errorf("merged folder %s, want %s (mirroring the input)", merged, want)
+	single := filepath.Join(dir, "single")
+	args = append([]string{"detect", "-device", "cpu", "-o", single}, flags...)
+	if code, _, stderr := dspk(t, append(args, pl.Rows[0].Files...)...); code != 0 {
+		t.Fatalf("detect: %d %s", code, stderr)
 	}
+	merged := pl.Rows[4].Out
 	code, stdout, stderr = dspk(t, "batch", "run", "-devices", "cpu,cpu", plan)
 	if code != 0 {
 		t.Fatalf("batch run: %d %s %s", code, stdout, stderr)
