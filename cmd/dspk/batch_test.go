@@ -113,8 +113,8 @@ func TestBatchShardsExact(t *testing.T) {
 }
 
 // TestBatchShardsExactNP1 is TestBatchShardsExact on a 60-s Neuropixels
-// 1.0 simulation with the default 2-s windows (about a minute on two
-// cores); behind DSPK_LONG=1.
+// 1.0 simulation with the default 2-s windows (4.5 minutes on the two
+// shared cores of the development machine); behind DSPK_LONG=1.
 func TestBatchShardsExactNP1(t *testing.T) {
 	if os.Getenv("DSPK_LONG") == "" {
 		t.Skip("set DSPK_LONG=1 to split a 60-s NP1 recording in three shards")
