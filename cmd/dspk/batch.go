@@ -62,7 +62,11 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 				var pass []string
 				fs.Visit(func(f *flag.Flag) {
 					if planPassFlags[f.Name] {
-						pass = append(pass, "-"+f.Name+"="+f.Value.String())
+						v := f.Value.String()
+						if f.Name == "probe" || f.Name == "templates" {
+							v = absFileArg(v)
+						}
+						pass = append(pass, "-"+f.Name+"="+v)
 					}
 				})
 				pl, err := makePlan(args, *out, pass, shard.Seconds(), &in, &pf, *estDev == "cuda")
@@ -226,6 +230,21 @@ func makePlan(inputs []string, out string, args []string, shardSeconds float64, 
 		pl.Rows = append(pl.Rows, merge)
 	}
 	return pl, nil
+}
+
+// absFileArg makes a flag value that names a file (or FILE:N, a probe
+// of several in a file) absolute, so that tasks run from any folder find
+// it; other values (np1, np2) are kept.
+func absFileArg(v string) string {
+	if _, err := os.Stat(v); err == nil {
+		return pipeline.AbsPath(v)
+	}
+	if i := strings.LastIndexByte(v, ':'); i > 0 {
+		if _, err := os.Stat(v[:i]); err == nil {
+			return pipeline.AbsPath(v[:i]) + v[i:]
+		}
+	}
+	return v
 }
 
 // batchUsage lists the batch commands (for "dspk batch" alone).

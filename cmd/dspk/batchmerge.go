@@ -139,7 +139,7 @@ const mergeChunk = 1 << 15
 // uses (Window), and End writes the cluster files from them. The result
 // files are thus those of one run over the whole recording; dspk.json's
 // summary holds the summed spike and work counts, the merge's own wall
-// time and the shards' rows.
+// time added to the shards' summed wall and pass times.
 func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, r *Row, opt phy.Options, pl *Plan) error {
 	start := time.Now()
 	info, err := p.Info(g, fmt.Sprintf("merge of %d shards", len(r.Parts)))
@@ -160,16 +160,22 @@ func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, 
 	nc, np := info.Grid.NC, g.Templates.P
 	s := &detect.Spikes{NC: nc, P: np}
 	var t32, chans []int32
+	var shardWall float64
 	var feat []float32
 	for _, part := range r.Parts {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		work, n, err := shardSummary(part)
+		ss, err := readShardSummary(part)
 		if err != nil {
 			return err
 		}
-		sum.Work.Add(work)
+		n := ss.Spikes
+		sum.Work.Add(ss.Work)
+		shardWall += ss.Wall
+		for k, v := range ss.Passes {
+			sum.PassSeconds[k] += v
+		}
 		open := func(name, descr string, tail ...int) *npyChunks {
 			if err != nil {
 				return nil
@@ -251,7 +257,10 @@ func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, 
 		}
 		closeAll()
 	}
-	sum.Wall = time.Since(start)
+	// The wall time is the shards' summed and the merge's own (the
+	// global step's is not known here).
+	sum.Wall = time.Since(start) + time.Duration(shardWall*float64(time.Second))
+	sum.PassSeconds["merge"] = time.Since(start).Seconds()
 	sum.WallSeconds = sum.Wall.Seconds()
 	sum.Seconds = float64(sum.Samples) / info.Recording.SampleRate()
 	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
@@ -262,18 +271,29 @@ func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, 
 // shardSummary reads a shard folder's work counts and spike count from
 // its dspk.json.
 func shardSummary(dir string) (detect.Stats, int, error) {
+	s, err := readShardSummary(dir)
+	return s.Work, s.Spikes, err
+}
+
+// shardSum is the part of a shard's dspk.json summary a merge uses.
+type shardSum struct {
+	Spikes int                `json:"spikes"`
+	Work   detect.Stats       `json:"work"`
+	Wall   float64            `json:"wall_seconds"`
+	Passes map[string]float64 `json:"pass_seconds"`
+}
+
+// readShardSummary reads a shard folder's dspk.json summary.
+func readShardSummary(dir string) (shardSum, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "dspk.json"))
 	if err != nil {
-		return detect.Stats{}, 0, fmt.Errorf("batch: shard %w", err)
+		return shardSum{}, fmt.Errorf("batch: shard %w", err)
 	}
 	var d struct {
-		Summary struct {
-			Spikes int          `json:"spikes"`
-			Work   detect.Stats `json:"work"`
-		} `json:"summary"`
+		Summary shardSum `json:"summary"`
 	}
 	if err := json.Unmarshal(b, &d); err != nil {
-		return detect.Stats{}, 0, fmt.Errorf("batch: %s: %w", filepath.Join(dir, "dspk.json"), err)
+		return shardSum{}, fmt.Errorf("batch: %s: %w", filepath.Join(dir, "dspk.json"), err)
 	}
-	return d.Summary.Work, d.Summary.Spikes, nil
+	return d.Summary, nil
 }
