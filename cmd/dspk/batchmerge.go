@@ -140,7 +140,7 @@ const mergeChunk = 1 << 15
 // files are thus those of one run over the whole recording; dspk.json's
 // summary holds the summed spike and work counts, the merge's own wall
 // time added to the shards' summed wall and pass times.
-func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, r *Row, opt phy.Options, pl *Plan) error {
+func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, r *Row, opt phy.Options) error {
 	start := time.Now()
 	info, err := p.Info(g, fmt.Sprintf("merge of %d shards", len(r.Parts)))
 	if err != nil {

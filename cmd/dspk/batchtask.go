@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -21,8 +20,6 @@ import (
 	"dspk/linalg"
 	"dspk/phy"
 	"dspk/pipeline"
-	"dspk/probe"
-	"dspk/recording"
 )
 
 // batchFile is the file every folder a batch row writes holds (listed in
@@ -241,7 +238,7 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, log io.Writer)
 			return err == nil, err
 		}
 		opt.Extra = withPlot
-		return true, mergeShards(ctx, p, g, r, opt, pl)
+		return true, mergeShards(ctx, p, g, r, opt)
 	}
 	return false, fmt.Errorf("batch: row %d: unknown step %q", r.ID, r.Step)
 }
@@ -308,15 +305,6 @@ func loadGlobal(dir string, nt int) (*pipeline.Global, error) {
 		return nil, fmt.Errorf("batch: %s: %w", filepath.Join(dir, "global.json"), err)
 	}
 	return &pipeline.Global{Whitening: w, Templates: tm, TemplatesSource: gi.Source, Clips: gi.Clips, Warnings: gi.Warnings}, nil
-}
-
-// errRowsFailed is returned when some rows of a plan failed.
-var errRowsFailed = errors.New("rows failed")
-
-// openForPlan opens the recording of files (with the plan's flags) and
-// its probe, as a row would.
-func openForPlan(in *inputFlags, files []string) (recording.Recording, *probe.Probe, error) {
-	return in.open(files...)
 }
 
 // testPause waits, when DSPK_BATCH_TEST_PAUSE is "ROW:SECONDS" and row
