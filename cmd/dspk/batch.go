@@ -110,7 +110,9 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 				}
 				r := &pl.Rows[id]
 				setOutput(r.Out)
-				ran, err := runRow(cmdCtx, pl, r, *device, cmdErr)
+				devs := devices{}
+				defer devs.Close()
+				ran, err := runRow(cmdCtx, pl, r, *device, devs, cmdErr)
 				if err != nil {
 					return err
 				}

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -43,6 +45,72 @@ dspk batch run -devices cpu,cpu out/plan.json`,
 			}
 		},
 	})
+}
+
+func init() {
+	register(&command{
+		name:  "batch worker",
+		short: "run rows of a batch plan on one device, row ids read from standard input (what batch run starts)",
+		usage: "PLAN",
+		example: `printf '0\n3\n' | dspk batch worker -device cuda:0 out/plan.json`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
+			return func(args []string) error {
+				if len(args) != 1 {
+					return usagef("batch worker takes one plan file")
+				}
+				pl, err := readPlan(args[0])
+				if err != nil {
+					return err
+				}
+				return worker(cmdCtx, pl, *device, os.Stdin, cmdOut)
+			}
+		},
+	})
+}
+
+// worker runs the rows whose ids it reads, one per line, from in, on one
+// device opened once, and answers each on out with one line: "done N",
+// "skip N" (done already) or "fail N MESSAGE". Each row's messages go to
+// OUTROOT/.dspk-batch/logs/row-N.log.
+func worker(ctx context.Context, pl *Plan, device string, in io.Reader, out io.Writer) error {
+	devs := devices{}
+	defer devs.Close()
+	logs := filepath.Join(pl.OutRoot, ".dspk-batch", "logs")
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		id, err := strconv.Atoi(line)
+		if err != nil || id < 0 || id >= len(pl.Rows) {
+			fmt.Fprintf(out, "fail %s no such row\n", line)
+			continue
+		}
+		r := &pl.Rows[id]
+		setOutput(r.Out)
+		f, err := os.Create(filepath.Join(logs, fmt.Sprintf("row-%d.log", id)))
+		if err != nil {
+			fmt.Fprintf(out, "fail %d %s\n", id, oneLine(err.Error()))
+			continue
+		}
+		ran, err := runRow(ctx, pl, r, device, devs, f)
+		switch {
+		case err != nil:
+			fmt.Fprintf(f, "dspk batch worker: %s\n", oneLine(err.Error()))
+			fmt.Fprintf(out, "fail %d %s\n", id, oneLine(err.Error()))
+		case ran:
+			fmt.Fprintf(out, "done %d\n", id)
+		default:
+			fmt.Fprintf(out, "skip %d\n", id)
+		}
+		f.Close()
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	return sc.Err()
 }
 
 // parseDevices turns the -devices value into device specs.
@@ -89,10 +157,12 @@ var taskCommand = func(args []string) *exec.Cmd {
 }
 
 // runPlan runs the plan's rows phase by phase: the rows of a phase that
-// are not done go to the devices' workers, each running one row at a
-// time in a process of its own (dspk batch task), the next as soon as
-// one ends. A row whose needs failed is skipped. Each row's output goes
-// to OUTROOT/.dspk-batch/logs/row-N.log.
+// are not done go to the devices' workers — one process per device
+// (dspk batch worker), which opens its device once and runs one row at a
+// time, the next as soon as one ends; a worker that dies is replaced for
+// the next row. A row whose needs failed is skipped. Each row's messages
+// go to OUTROOT/.dspk-batch/logs/row-N.log, the workers' own to
+// worker-I-DEVICE.log.
 func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) error {
 	logs := filepath.Join(pl.OutRoot, ".dspk-batch", "logs")
 	if err := os.MkdirAll(logs, 0o777); err != nil {
@@ -110,6 +180,15 @@ func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) e
 		maxPhase = max(maxPhase, r.Phase)
 	}
 	start := time.Now()
+	// One worker process per device, kept across phases.
+	procs := make([]*workerProc, len(devs))
+	defer func() {
+		for _, w := range procs {
+			if w != nil {
+				w.close()
+			}
+		}
+	}()
 	for phase := 0; phase <= maxPhase; phase++ {
 		queue := make(chan *Row, len(pl.Rows))
 		for i := range pl.Rows {
@@ -134,16 +213,27 @@ func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) e
 		}
 		close(queue)
 		var wg sync.WaitGroup
-		for _, dev := range devs {
+		for i, dev := range devs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
+				w := procs[i]
+				defer func() { procs[i] = w }()
 				for r := range queue {
 					if ctx.Err() != nil {
 						return
 					}
 					t0 := time.Now()
-					err := runTaskProcess(ctx, planAbs, r.ID, dev, filepath.Join(logs, fmt.Sprintf("row-%d.log", r.ID)))
+					var err error
+					if w == nil {
+						w, err = startWorker(ctx, planAbs, dev, filepath.Join(logs, fmt.Sprintf("worker-%d-%s.log", i, strings.ReplaceAll(dev, ":", ""))))
+					}
+					if err == nil {
+						if err = w.run(r.ID); errors.Is(err, errWorkerGone) {
+							w.close()
+							w = nil // a fresh process for the next row
+						}
+					}
 					mu.Lock()
 					if err != nil {
 						failed[r.ID] = true
@@ -170,25 +260,77 @@ func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) e
 	return nil
 }
 
-// runTaskProcess runs one row in a process of its own, its output in
-// logPath; the error carries the log's last line.
-func runTaskProcess(ctx context.Context, plan string, id int, dev, logPath string) error {
-	f, err := os.Create(logPath)
+// workerProc is a running "dspk batch worker" process.
+type workerProc struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	out  *bufio.Scanner
+	log  *os.File
+	stop func() bool
+}
+
+// errWorkerGone is returned when the worker process ended mid-row.
+var errWorkerGone = errors.New("the worker process ended")
+
+// startWorker starts a worker process on dev; its own messages go to
+// logPath (appended).
+func startWorker(ctx context.Context, plan, dev, logPath string) (*workerProc, error) {
+	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer f.Close()
-	cmd := taskCommand([]string{"batch", "task", "-device", dev, plan, strconv.Itoa(id)})
-	cmd.Stdout, cmd.Stderr = f, f
+	cmd := taskCommand([]string{"batch", "worker", "-device", dev, plan})
+	cmd.Stderr = f
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
 	if err := cmd.Start(); err != nil {
-		return err
+		f.Close()
+		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { cmd.Process.Signal(os.Interrupt) })
-	defer stop()
-	if err := cmd.Wait(); err != nil {
-		b, _ := os.ReadFile(logPath)
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		return fmt.Errorf("%v: %s", err, lines[len(lines)-1])
+	w := &workerProc{cmd: cmd, in: in, out: bufio.NewScanner(out), log: f}
+	w.stop = context.AfterFunc(ctx, func() { cmd.Process.Signal(os.Interrupt) })
+	return w, nil
+}
+
+// run has the worker run row id and waits for its answer.
+func (w *workerProc) run(id int) error {
+	if _, err := fmt.Fprintf(w.in, "%d\n", id); err != nil {
+		return fmt.Errorf("%w: %v", errWorkerGone, err)
 	}
-	return nil
+	for w.out.Scan() {
+		f := strings.SplitN(w.out.Text(), " ", 3)
+		if len(f) < 2 || f[1] != strconv.Itoa(id) {
+			continue
+		}
+		switch f[0] {
+		case "done", "skip":
+			return nil
+		case "fail":
+			if len(f) == 3 {
+				return errors.New(f[2])
+			}
+			return errors.New("failed")
+		}
+	}
+	err := w.cmd.Wait()
+	w.cmd = nil
+	return fmt.Errorf("%w (%v) while running row %d; see %s", errWorkerGone, err, id, w.log.Name())
+}
+
+// close ends the worker (its input closed, it exits) and waits for it.
+func (w *workerProc) close() {
+	w.in.Close()
+	if w.cmd != nil {
+		w.cmd.Wait()
+	}
+	w.stop()
+	w.log.Close()
 }

@@ -115,10 +115,35 @@ func rowFlags(pl *Plan, r *Row) (*inputFlags, *pipelineFlags, *detectFlags, erro
 	return &in, &pf, &df, nil
 }
 
-// runRow runs row r of the plan on device (a -device value) unless it is
-// done already; it reports whether it ran. A row that needs others fails
-// unless they are done.
-func runRow(ctx context.Context, pl *Plan, r *Row, device string, log io.Writer) (bool, error) {
+// devices keeps the compute devices a process has opened, so that a
+// worker running rows back to back initialises each once.
+type devices map[string]*compute.Device
+
+// get opens spec (a -device value) or returns it opened before.
+func (d devices) get(spec string) (*compute.Device, error) {
+	if dev, ok := d[spec]; ok {
+		return dev, nil
+	}
+	dev, _, err := compute.Open(spec)
+	if err != nil {
+		return nil, err
+	}
+	d[spec] = dev
+	return dev, nil
+}
+
+// Close closes every device.
+func (d devices) Close() {
+	for k, dev := range d {
+		dev.Close()
+		delete(d, k)
+	}
+}
+
+// runRow runs row r of the plan on device (a -device value, opened
+// through devs) unless it is done already; it reports whether it ran. A
+// row that needs others fails unless they are done.
+func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, log io.Writer) (bool, error) {
 	if rowDone(pl, r) {
 		return false, nil
 	}
@@ -148,11 +173,10 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, log io.Writer)
 	if r.Step == stepMerge {
 		device = "cpu" // the merge only reads and writes files
 	}
-	dev, _, err := compute.Open(device)
+	dev, err := devs.get(device)
 	if err != nil {
 		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
 	}
-	defer dev.Close()
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
 	p, err := pipeline.New(dev, rec, pr, cfg)
