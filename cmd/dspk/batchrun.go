@@ -49,9 +49,9 @@ dspk batch run -devices cpu,cpu out/plan.json`,
 
 func init() {
 	register(&command{
-		name:  "batch worker",
-		short: "run rows of a batch plan on one device, row ids read from standard input (what batch run starts)",
-		usage: "PLAN",
+		name:    "batch worker",
+		short:   "run rows of a batch plan on one device, row ids read from standard input (what batch run starts)",
+		usage:   "PLAN",
 		example: `printf '0\n3\n' | dspk batch worker -device cuda:0 out/plan.json`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
