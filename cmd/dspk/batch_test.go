@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"dspk/export"
 	"dspk/sim"
@@ -283,5 +286,82 @@ func TestBatchPlanFinds(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out2")); err == nil {
 		t.Errorf("a failed plan left %s", filepath.Join(dir, "out2"))
+	}
+}
+
+// TestBatchRunRetries kills a worker process (SIGKILL) while it holds a
+// shard's files uncommitted: the run fails that row and skips the merge,
+// no folder of either appears, and a second run completes only those
+// two; the merged folder of the golden recording (three windows, one per
+// shard) equals the golden results.
+func TestBatchRunRetries(t *testing.T) {
+	useTestBinaryForTasks(t)
+	dir := t.TempDir()
+	bin := copyRec(t, dir, nil)
+	out := filepath.Join(dir, "out")
+	if code, _, stderr := dspk(t, "batch", "plan", "-o", out, "-shard-length", "1.5s", filepath.Dir(bin)); code != 0 {
+		t.Fatalf("batch plan: %d %s", code, stderr)
+	}
+	plan := filepath.Join(out, "plan.json")
+	pl, err := readPlan(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Rows) != 5 || pl.Rows[2].Step != stepShard {
+		t.Fatalf("%d rows, want global, 3 shards, merge", len(pl.Rows))
+	}
+	victim := &pl.Rows[2]
+	t.Setenv("DSPK_BATCH_TEST_PAUSE", "2:60")
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr := dspk(t, "batch", "run", "-devices", "cpu", plan)
+		done <- result{code, stdout, stderr}
+	}()
+	var lock string
+	for deadline := time.Now().Add(60 * time.Second); lock == "" || !tmpHas(victim.Out, "spike_times.npy"); {
+		if time.Now().After(deadline) {
+			t.Fatal("the shard never started writing")
+		}
+		time.Sleep(50 * time.Millisecond)
+		m, _ := filepath.Glob(filepath.Join(filepath.Dir(victim.Out), "."+filepath.Base(victim.Out)+".tmp-*", export.LockName))
+		if len(m) > 0 {
+			lock = m[0]
+		}
+	}
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.SplitN(string(b), "\n", 2)[0])
+	if err != nil || pid == os.Getpid() {
+		t.Fatalf("lock %q: pid %d, %v", b, pid, err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.code != 1 || !strings.Contains(r.stderr, "row 2 (shard") || !strings.Contains(r.stderr, "row 4 (merge sim imec0): skipped") {
+		t.Errorf("killed run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, row := range []*Row{victim, &pl.Rows[4]} {
+		if _, err := os.Stat(row.Out); err == nil {
+			t.Errorf("%s exists after its row failed", row.Out)
+		}
+	}
+	t.Setenv("DSPK_BATCH_TEST_PAUSE", "")
+	code, stdout, stderr := dspk(t, "batch", "run", "-devices", "cpu", plan)
+	if code != 0 || !strings.Contains(stdout, "2 rows ran, 3 were done already") {
+		t.Fatalf("rerun: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range goldenArrays {
+		a, _ := os.ReadFile(filepath.Join(goldenWant, "default", f))
+		b, _ := os.ReadFile(filepath.Join(pl.Rows[4].Out, f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s of the merged shards differs from the golden result", f)
+		}
 	}
 }
