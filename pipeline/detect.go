@@ -63,12 +63,22 @@ func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*de
 // error, the sink's included.
 func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
-	return p.detectPass(ctx, "detection", w, tm, sink)
+	return p.detectPass(ctx, "detection", nil, w, tm, sink)
 }
 
-// detectPass is [Pipeline.Detect] under the pass name pass (the motion
-// pass is a detection pass too).
-func (p *Pipeline) detectPass(ctx context.Context, pass string, w *linalg.Whitening, tm *detect.Templates,
+// DetectWindows is [Pipeline.Detect] over the given windows of the
+// schedule only (all of them if windows is nil), in the order given. A
+// window's spikes are those whose peak column it owns, so detecting the
+// windows of a partition of the schedule separately gives, window for
+// window, the spikes of one run over all of them.
+func (p *Pipeline) DetectWindows(ctx context.Context, windows []int, w *linalg.Whitening, tm *detect.Templates,
+	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
+	return p.detectPass(ctx, "detection", windows, w, tm, sink)
+}
+
+// detectPass is [Pipeline.DetectWindows] under the pass name pass (the
+// motion pass is a detection pass too).
+func (p *Pipeline) detectPass(ctx context.Context, pass string, windows []int, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
 	prm := p.DetectParams()
 	g, err := p.Grid()
@@ -131,7 +141,7 @@ func (p *Pipeline) detectPass(ctx context.Context, pass string, w *linalg.Whiten
 		jobs <- sinkJob{rw, buf}
 		return nil
 	}
-	err = p.eachWindowOverlapped(ctx, pass, nil, w, detect.StartDepth, start, finish)
+	err = p.eachWindowOverlapped(ctx, pass, windows, w, detect.StartDepth, start, finish)
 	close(jobs)
 	<-finished
 	if sinkErr != nil {

@@ -48,7 +48,7 @@ func (p *Pipeline) EstimateMotion(ctx context.Context, w *linalg.Whitening, tm *
 	corr := p.correct
 	p.correct = nil // the motion pass sees the windows uncorrected
 	defer func() { p.correct = corr }()
-	_, err = p.detectPass(ctx, "motion", w, tm, func(win recording.Window, s *detect.Spikes) error {
+	_, err = p.detectPass(ctx, "motion", nil, w, tm, func(win recording.Window, s *detect.Spikes) error {
 		return e.Add(win.Index, s.Y, s.Amplitude)
 	})
 	if err != nil {

@@ -95,6 +95,13 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	name := args[0]
+	if name == "batch" && len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		// "dspk batch plan …" is the command "batch plan".
+		name, args = "batch "+args[1], args[1:]
+	} else if name == "batch" {
+		fmt.Fprintf(stderr, "usage: dspk batch <plan|run|slurm|status|task> [flags] [arguments]\n\n%s", batchUsage())
+		return 2
+	}
 	var cmd *command
 	for _, c := range commands {
 		if c.name == name {
@@ -166,7 +173,7 @@ func printUsage(w io.Writer) {
 	fmt.Fprintf(w, "dspk %s: fast Kilosort4-compatible preprocessing and spike detection.\n\n", version)
 	fmt.Fprintf(w, "Usage:\n\n\tdspk <command> [flags] [arguments]\n\nCommands:\n\n")
 	for _, c := range commands {
-		fmt.Fprintf(w, "\t%-11s %s\n", c.name, c.short)
+		fmt.Fprintf(w, "\t%-13s %s\n", c.name, c.short)
 	}
 	fmt.Fprintf(w, "\nRun 'dspk <command> -h' for a command's flags and an example.\n")
 }

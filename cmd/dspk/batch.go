@@ -1,0 +1,261 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"dspk/pipeline"
+	"dspk/recording"
+)
+
+// planPassFlags are the flags of batch plan that every row's detect
+// gets (stored in the plan's args).
+var planPassFlags = map[string]bool{
+	"probe": true, "channels": true, "rate": true, "dtype": true, "scale": true, "strict-size": true,
+	"tmin": true, "tmax": true, "invert": true, "no-car": true, "highpass": true, "batch": true, "nskip": true,
+	"th-single-ch": true, "nearest_chans": true, "nearest_templates": true, "groups": true,
+	"threshold": true, "templates": true,
+}
+
+func init() {
+	register(&command{
+		name:  "batch plan",
+		short: "find the recordings under folders and plan one detect job per probe stream and time shard",
+		usage: "DIR...",
+		example: `dspk batch plan -o /scratch/out /data/2026-12-01 /data/2026-12-02
+dspk batch plan -o out -shard-length 30m -threshold 8 sessions/
+dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			var in inputFlags
+			in.register(fs)
+			var pf pipelineFlags
+			pf.register(fs)
+			fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
+			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates)")
+			out := fs.String("o", "", "output root (required): the outputs mirror the input folders below it")
+			planPath := fs.String("plan", "", "plan file to write (default OUTROOT/plan.json)")
+			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never)")
+			kind := fs.String("kind", "detect", "what each row runs: detect")
+			estDev := fs.String("estimate-for", "cuda", "device kind the time estimates assume: cpu or cuda")
+			return func(args []string) error {
+				if len(args) == 0 {
+					return usagef("batch plan takes the folders (or files) to search")
+				}
+				if *out == "" {
+					return usagef("-o OUTROOT is required")
+				}
+				if *kind != "detect" {
+					return usagef("-kind %q: only detect is supported (sort will add its own global and merge steps)", *kind)
+				}
+				if *estDev != "cpu" && *estDev != "cuda" {
+					return usagef("-estimate-for %q: cpu or cuda", *estDev)
+				}
+				if *shard < 0 {
+					return usagef("-shard-length must not be negative")
+				}
+				var pass []string
+				fs.Visit(func(f *flag.Flag) {
+					if planPassFlags[f.Name] {
+						v := f.Value.String()
+						if f.Name == "probe" || f.Name == "templates" {
+							v = absFileArg(v)
+						}
+						pass = append(pass, "-"+f.Name+"="+v)
+					}
+				})
+				pl, err := makePlan(args, *out, pass, shard.Seconds(), &in, &pf, *estDev == "cuda")
+				if err != nil {
+					return err
+				}
+				path := *planPath
+				if path == "" {
+					path = filepath.Join(*out, "plan.json")
+				}
+				if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+					return err
+				}
+				if err := writePlan(pl, path); err != nil {
+					return err
+				}
+				printPlan(cmdOut, pl)
+				fmt.Fprintf(cmdOut, "%d rows; plan written to %s\n", len(pl.Rows), path)
+				return nil
+			}
+		},
+	})
+	register(&command{
+		name:    "batch task",
+		short:   "run one row of a batch plan (what batch run and batch slurm call)",
+		usage:   "PLAN ROW",
+		example: `dspk batch task -device cuda:0 out/plan.json 3`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
+			return func(args []string) error {
+				if len(args) != 2 {
+					return usagef("batch task takes a plan file and a row number")
+				}
+				pl, err := readPlan(args[0])
+				if err != nil {
+					return err
+				}
+				id, err := strconv.Atoi(args[1])
+				if err != nil || id < 0 || id >= len(pl.Rows) {
+					return usagef("row %q: the plan has rows 0 to %d", args[1], len(pl.Rows)-1)
+				}
+				r := &pl.Rows[id]
+				setOutput(r.Out)
+				devs := devices{}
+				defer devs.Close()
+				ran, err := runRow(cmdCtx, pl, r, *device, devs, cmdErr)
+				if err != nil {
+					return err
+				}
+				if ran {
+					fmt.Fprintf(cmdOut, "row %d done: %s\n", id, r.Out)
+				} else {
+					fmt.Fprintf(cmdOut, "row %d was done already: %s\n", id, r.Out)
+				}
+				return nil
+			}
+		},
+	})
+}
+
+// makePlan finds the recordings under inputs and plans their rows.
+func makePlan(inputs []string, out string, args []string, shardSeconds float64, in *inputFlags, pf *pipelineFlags, gpu bool) (*Plan, error) {
+	if err := checkOutRoot(out, inputs); err != nil {
+		return nil, err
+	}
+	rawOK := in.probe != "" && in.channels > 0 && in.rate > 0
+	recs, err := findRecordings(inputs, rawOK)
+	if err != nil {
+		return nil, err
+	}
+	pl := &Plan{Format: planFormat, Kind: "detect", OutRoot: pipeline.AbsPath(out), Args: args, ShardSeconds: shardSeconds}
+	for _, i := range inputs {
+		pl.Inputs = append(pl.Inputs, pipeline.AbsPath(i))
+	}
+	cfg := pf.config()
+	seen := map[string]string{}
+	for _, f := range recs {
+		fl := *in
+		fl.stream = f.stream
+		fl.warnings = nil
+		rec, _, err := fl.open(f.files...)
+		if err != nil {
+			return nil, fmt.Errorf("batch: %s: %w", f.files[0], err)
+		}
+		fs := rec.SampleRate()
+		imin := int64(cfg.Tmin * fs)
+		imax := rec.Samples()
+		if !cfg.Tmax.None() {
+			imax = min(imax, int64(float64(cfg.Tmax)*fs))
+		}
+		channels := rec.Channels()
+		var size int64
+		for _, p := range f.files {
+			if st, err := os.Stat(p); err == nil {
+				size += st.Size()
+			}
+		}
+		rec.Close()
+		sched, err := recording.NewSchedule(imin, max(imax, imin), cfg.BatchSize, cfg.NT)
+		if err != nil || sched.Windows < 2 {
+			return nil, fmt.Errorf("batch: %s: too short to detect (%d samples; at least two windows of %d are needed)", f.files[0], imax-imin, cfg.BatchSize)
+		}
+		var files []string
+		for _, p := range f.files {
+			files = append(files, pipeline.AbsPath(p))
+		}
+		rel := f.rel
+		if len(inputs) > 1 {
+			rel = filepath.Join(filepath.Base(filepath.Clean(f.root)), rel)
+		}
+		leaf := f.probe
+		if f.stream == "" && f.name != f.probe+filepath.Ext(f.name) {
+			leaf = f.name + "_" + f.probe
+		}
+		final := filepath.Join(pl.OutRoot, rel, leaf)
+		if prev, ok := seen[final]; ok {
+			return nil, fmt.Errorf("batch: %s and %s would both write %s", prev, files[0], final)
+		}
+		seen[final] = files[0]
+		seconds := float64(sched.End-sched.Start) / fs
+		row := Row{Recording: f.name, Probe: f.probe, Files: files, Stream: f.stream, Shards: 1, Total: sched.Windows,
+			Windows: [2]int{0, sched.Windows}, Seconds: seconds, Channels: channels, Bytes: size, Out: final, Step: stepDetect}
+		est := func(r *Row, secs float64) {
+			r.EstSeconds, r.EstMemBytes = estimate(secs, channels, fs, cfg.BatchSize, cfg.NT, gpu)
+		}
+		perWin := math.MaxInt
+		if shardSeconds > 0 {
+			perWin = max(1, int(shardSeconds*fs)/cfg.BatchSize)
+		}
+		if shardSeconds <= 0 || seconds <= shardSeconds || sched.Windows <= perWin {
+			est(&row, seconds)
+			row.ID = len(pl.Rows)
+			pl.Rows = append(pl.Rows, row)
+			continue
+		}
+		scratch := filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf)
+		g := row
+		g.Step, g.Out, g.Windows = stepGlobal, filepath.Join(scratch, "global"), [2]int{0, 0}
+		// The global passes read one window in NSkip.
+		est(&g, seconds/float64(cfg.NSkip)*2)
+		g.ID = len(pl.Rows)
+		pl.Rows = append(pl.Rows, g)
+		ranges := shardRanges(sched.Windows, perWin)
+		merge := row
+		merge.Step, merge.Phase, merge.Global, merge.Shards = stepMerge, 2, g.Out, len(ranges)
+		for k, wr := range ranges {
+			s := row
+			s.Step, s.Phase, s.Shard, s.Shards, s.Windows = stepShard, 1, k, len(ranges), wr
+			s.Out = filepath.Join(scratch, fmt.Sprintf("shard-%03d", k))
+			s.Global, s.Needs = g.Out, []int{g.ID}
+			s.Seconds = float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / fs
+			s.Bytes = int64(float64(size) * s.Seconds / seconds)
+			est(&s, s.Seconds)
+			s.ID = len(pl.Rows)
+			pl.Rows = append(pl.Rows, s)
+			merge.Parts = append(merge.Parts, s.Out)
+			merge.Needs = append(merge.Needs, s.ID)
+		}
+		merge.Needs = append([]int{g.ID}, merge.Needs...)
+		// The merge reads the shards' spikes, not the recording.
+		merge.EstSeconds, merge.EstMemBytes = 30+seconds/2000, 2<<30
+		merge.ID = len(pl.Rows)
+		pl.Rows = append(pl.Rows, merge)
+	}
+	return pl, nil
+}
+
+// absFileArg makes a flag value that names a file (or FILE:N, a probe
+// of several in a file) absolute, so that tasks run from any folder find
+// it; other values (np1, np2) are kept.
+func absFileArg(v string) string {
+	if _, err := os.Stat(v); err == nil {
+		return pipeline.AbsPath(v)
+	}
+	if i := strings.LastIndexByte(v, ':'); i > 0 {
+		if _, err := os.Stat(v[:i]); err == nil {
+			return pipeline.AbsPath(v[:i]) + v[i:]
+		}
+	}
+	return v
+}
+
+// batchUsage lists the batch commands (for "dspk batch" alone).
+func batchUsage() string {
+	var b strings.Builder
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, "batch ") {
+			fmt.Fprintf(&b, "\t%-13s %s\n", c.name, c.short)
+		}
+	}
+	return b.String()
+}

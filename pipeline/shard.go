@@ -1,0 +1,140 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"dspk/detect"
+	"dspk/linalg"
+	"dspk/recording"
+)
+
+// Global is what the whole recording decides for detection: the
+// whitening operator (from windows 0, NSkip, 2·NSkip, …) and the
+// universal templates (learned from the same windows, or given). A run
+// over any range of windows that uses them detects, window for window,
+// the spikes of one run over the whole recording.
+type Global struct {
+	// Whitening is the whitening operator of the whole recording.
+	Whitening *linalg.Whitening
+	// Templates are the universal templates and feature basis, and
+	// TemplatesSource says where they came from.
+	Templates       *detect.Templates
+	TemplatesSource string
+	// Clips is the number of clips the templates were learned from (0
+	// when they were given).
+	Clips int
+	// Warnings are those the global passes found ([Pipeline.Warnings]
+	// after them).
+	Warnings []string
+}
+
+// Global runs the passes that see the whole recording — the whitening
+// statistic and, unless opt.Templates is set, template learning — and
+// returns their results, as [Pipeline.Run] computes them before
+// detection.
+func (p *Pipeline) Global(ctx context.Context, opt RunOptions) (*Global, error) {
+	w, _, err := p.Whitening(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g := &Global{Whitening: w, Templates: opt.Templates, TemplatesSource: opt.TemplatesFile}
+	if g.Templates == nil {
+		g.Templates, g.Clips, err = p.LearnTemplates(ctx, w)
+		if err != nil {
+			return nil, err
+		}
+		g.TemplatesSource = "learned from the data"
+	}
+	if g.Templates.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.TemplatesSource, g.Templates.NT, p.cfg.NT)
+	}
+	g.Warnings = p.Warnings()
+	return g, nil
+}
+
+// Info returns the [RunInfo] of a run of this pipeline with the global
+// results g on the device named device.
+func (p *Pipeline) Info(g *Global, device string) (*RunInfo, error) {
+	if g.Whitening == nil || g.Templates == nil {
+		return nil, fmt.Errorf("%s: global results without whitening or templates", p.rec.Name())
+	}
+	if g.Whitening.C != p.probe.Len() {
+		return nil, fmt.Errorf("%s: whitening of %d channels for a probe of %d sites", p.rec.Name(), g.Whitening.C, p.probe.Len())
+	}
+	if g.Templates.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.TemplatesSource, g.Templates.NT, p.cfg.NT)
+	}
+	grid, err := p.Grid()
+	if err != nil {
+		return nil, err
+	}
+	return &RunInfo{
+		Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: p.DetectParams(),
+		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid,
+		Templates: g.Templates, TemplatesSource: g.TemplatesSource, Clips: g.Clips,
+		Whitening: g.Whitening, Device: device,
+	}, nil
+}
+
+// RunWindows runs detection over windows [first, end) of the schedule
+// with the global results g (nothing is re-estimated) and hands the
+// results to sink as [Pipeline.Run] does. The summary counts only those
+// windows and their owned samples.
+func (p *Pipeline) RunWindows(ctx context.Context, sink Sink, g *Global, first, end int, device string) (*Summary, error) {
+	if first < 0 || end > p.sched.Windows || first >= end {
+		return nil, fmt.Errorf("%s: window range [%d, %d) outside the schedule's %d windows", p.rec.Name(), first, end, p.sched.Windows)
+	}
+	start := time.Now()
+	info, err := p.Info(g, device)
+	if err != nil {
+		return nil, err
+	}
+	if err := sink.Begin(info); err != nil {
+		return nil, err
+	}
+	windows := make([]int, 0, end-first)
+	for i := first; i < end; i++ {
+		windows = append(windows, i)
+	}
+	sum := &Summary{Windows: end - first, Clips: g.Clips,
+		Samples: p.sched.Window(end-1).OwnEnd - p.sched.Window(first).OwnStart}
+	stats, err := p.DetectWindows(ctx, windows, g.Whitening, g.Templates, func(win recording.Window, s *detect.Spikes) error {
+		sum.Spikes += s.Len()
+		return sink.Window(win, s)
+	})
+	if err != nil {
+		return nil, err
+	}
+	sum.Centres = info.Grid.F()
+	sum.Work = stats
+	sum.Wall = time.Since(start)
+	sum.WallSeconds = sum.Wall.Seconds()
+	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
+	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
+	sum.PassSeconds = map[string]float64{}
+	for k, v := range p.Timings {
+		sum.PassSeconds[k] = v.Seconds()
+	}
+	sum.Warnings = append(append([]string(nil), g.Warnings...), p.warningsAfter(g.Warnings)...)
+	if err := sink.End(sum); err != nil {
+		return nil, err
+	}
+	return sum, nil
+}
+
+// warningsAfter returns the pipeline's warnings that are not in have.
+func (p *Pipeline) warningsAfter(have []string) []string {
+	seen := map[string]bool{}
+	for _, w := range have {
+		seen[w] = true
+	}
+	var out []string
+	for _, w := range p.warnings {
+		if !seen[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}
