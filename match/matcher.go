@@ -1,0 +1,290 @@
+package match
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+
+	"dspk/compute"
+	"dspk/detect"
+)
+
+// chunkCols is the number of columns one worker filters and projects at a
+// time: the PCA responses of every channel for these columns (C·P·chunkCols
+// float32, 18.9 MB for NP1) stay in its buffer instead of the whole
+// window's (554 MB).
+const chunkCols = 2048
+
+// Matcher peels whitened windows against a fixed set of learned templates.
+// Build it with [NewMatcher]; it is not safe for concurrent use.
+type Matcher struct {
+	prm     Params
+	n, c, p int
+	nt      int
+	tm      Templates
+	chans   [][]int32   // support channels per template
+	coef    [][]float32 // [support channel][P] per template
+	nm      []float64   // ‖U_u‖²
+	best    []int32     // best channel per template
+	icc     []int32     // [C][NearestChans]
+	nbr     [][]int32   // templates sharing a channel with u
+	kc      [][]float32 // [neighbour][2nt−1] per template
+	ut      [][]float32 // [support channel][nt] per template
+	used    []bool      // channels some template uses
+	bank    *detect.FilterBank
+	workers int
+
+	// per-window buffers, grown to the window's length
+	b      []float32 // [N][T]
+	s      []float64 // best score per column
+	su     []int32   // its template
+	sbar   []float64 // running maximum of s over ±nt
+	dirty  []bool    // columns whose B changed in the last round
+	xres   []float32 // the residual [C][T]
+	found  []spike
+	round  []spike
+	sc     []float64 // running-maximum scratch
+	spans  [][2]int  // column intervals to score
+	rounds int
+}
+
+// spike is one detection of a round: column, template, coefficient and
+// projection.
+type spike struct {
+	t    int
+	u    int32
+	a, q float64
+}
+
+// NewMatcher builds a matcher of the templates tm on dev (nil means the
+// CPU) for a probe whose sites are at x, y µm. It copies tm.
+func NewMatcher(dev *compute.Device, tm Templates, x, y []float64, prm Params) (*Matcher, error) {
+	if dev != nil && dev.Kind() != compute.CPU {
+		return nil, errors.New("match: learned-template matching has no CUDA back end yet; use the CPU device")
+	}
+	if err := prm.Validate(); err != nil {
+		return nil, err
+	}
+	if err := tm.check(prm.NT); err != nil {
+		return nil, err
+	}
+	if err := checkGeometry(x, y, tm.C, prm.NearestChans); err != nil {
+		return nil, err
+	}
+	tm.U = append([]float32(nil), tm.U...)
+	tm.WPCA = append([]float32(nil), tm.WPCA...)
+	m := &Matcher{prm: prm, n: tm.N, c: tm.C, p: tm.P, nt: prm.NT, tm: tm,
+		workers: max(1, runtime.GOMAXPROCS(0))}
+	m.chans, m.coef, m.nm, m.best = support(&tm)
+	m.icc = nearest(x, y, prm.NearestChans)
+	m.nbr, m.kc = pairs(&tm, m.chans, basisLags(tm.WPCA, tm.P, prm.NT), prm.NT)
+	m.ut = timeTemplates(&tm, m.chans, prm.NT)
+	m.used = make([]bool, tm.C)
+	for _, cs := range m.chans {
+		for _, c := range cs {
+			m.used[c] = true
+		}
+	}
+	m.bank = detect.NewFilterBank(tm.WPCA, tm.P, prm.NT)
+	return m, nil
+}
+
+// Params returns the matcher's settings.
+func (m *Matcher) Params() Params { return m.prm }
+
+// Templates returns the number of templates.
+func (m *Matcher) Templates() int { return m.n }
+
+// Channels returns the feature channels of template u (Kilosort4's
+// iCC[:, iU_u]): the NearestChans channels nearest its best channel.
+func (m *Matcher) Channels(u int) []int32 {
+	b := int(m.best[u])
+	nc := m.prm.NearestChans
+	return m.icc[b*nc : (b+1)*nc]
+}
+
+// BestChannel returns template u's best channel (Kilosort4's iU).
+func (m *Matcher) BestChannel(u int) int { return int(m.best[u]) }
+
+// Rounds returns the matching rounds the last window took.
+func (m *Matcher) Rounds() int { return m.rounds }
+
+// Match peels one whitened window x ([C][T] row-major; column nt is file
+// sample ownStart and the window owns columns [nt, nt+owned)) and appends
+// its spikes to dst in order of column, then template. A spike's column is
+// the centre of its template; its trough sample is ownStart + (t − nt) −
+// (nt/2 − nt0min), and spikes whose trough would fall before sample 0 are
+// dropped (as Kilosort4 drops them in its first batch). Match panics if
+// len(x) is not a multiple of C or owned is not in [1, T−2nt].
+func (m *Matcher) Match(dst *Spikes, x []float32, ownStart int64, owned int) {
+	C, nt := m.c, m.nt
+	if len(x)%C != 0 {
+		panic(fmt.Sprintf("match: window of %d values for %d channels", len(x), C))
+	}
+	T := len(x) / C
+	if owned < 1 || owned > T-2*nt {
+		panic(fmt.Sprintf("match: %d owned columns of a %d-column window with %d of context", owned, T, nt))
+	}
+	m.grow(T)
+	m.project(x, T)
+	m.peel(T, owned)
+	m.residual(x, T)
+	m.features(dst, T, ownStart)
+}
+
+// grow sizes the per-window buffers for windows of T columns.
+func (m *Matcher) grow(T int) {
+	if len(m.s) == T {
+		return
+	}
+	m.b = make([]float32, m.n*T)
+	m.s, m.sbar = make([]float64, T), make([]float64, T)
+	m.su, m.dirty = make([]int32, T), make([]bool, T)
+	m.xres = make([]float32, m.c*T)
+}
+
+// project sets B[u,t] = Σ_{c,p} U[u,c,p]·Bc[c,p,t], with Bc the window's
+// channels filtered by the PCA basis, chunk by chunk over the columns.
+func (m *Matcher) project(x []float32, T int) {
+	C, P := m.c, m.p
+	chunks := (T + chunkCols - 1) / chunkCols
+	var wg sync.WaitGroup
+	next := make(chan int, chunks)
+	for i := range chunks {
+		next <- i
+	}
+	close(next)
+	for range min(m.workers, chunks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cor := m.bank.Correlator()
+			bc := make([]float32, C*P*chunkCols)
+			acc := make([]float64, chunkCols)
+			for ch := range next {
+				e0 := ch * chunkCols
+				w := min(chunkCols, T-e0)
+				// Two used channels per transform.
+				var pend = -1
+				for c := range C {
+					if !m.used[c] {
+						continue
+					}
+					if pend < 0 {
+						pend = c
+						continue
+					}
+					cor.Correlate(bc[pend*P*w:(pend+1)*P*w], x[pend*T:(pend+1)*T], bc[c*P*w:(c+1)*P*w], x[c*T:(c+1)*T], e0, w)
+					pend = -1
+				}
+				if pend >= 0 {
+					cor.Correlate(bc[pend*P*w:(pend+1)*P*w], x[pend*T:(pend+1)*T], nil, nil, e0, w)
+				}
+				for u := range m.n {
+					a := acc[:w]
+					clear(a)
+					for i, c := range m.chans[u] {
+						for p := range P {
+							cf := float64(m.coef[u][i*P+p])
+							row := bc[(int(c)*P+p)*w : (int(c)*P+p+1)*w]
+							for t, v := range row {
+								a[t] += cf * float64(v)
+							}
+						}
+					}
+					out := m.b[u*T+e0 : u*T+e0+w]
+					for t, v := range a {
+						out[t] = float32(v)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// score recomputes the best score s(t) = max_u max(B[u,t],0)²/‖U_u‖² and
+// its first maximiser for the columns where mark is true (every column
+// when mark is nil), within [nt, T−nt); other columns score 0.
+func (m *Matcher) score(T int, mark []bool) {
+	nt := m.nt
+	// The marked columns as half-open intervals.
+	m.spans = m.spans[:0]
+	if mark == nil {
+		clear(m.s)
+		m.spans = append(m.spans, [2]int{nt, T - nt})
+	} else {
+		for t := 0; t < T; {
+			if !mark[t] {
+				t++
+				continue
+			}
+			lo := t
+			for t < T && mark[t] {
+				m.s[t], m.su[t] = 0, 0
+				t++
+			}
+			if lo, hi := max(lo, nt), min(t, T-nt); lo < hi {
+				m.spans = append(m.spans, [2]int{lo, hi})
+			}
+		}
+	}
+	for u := range m.n {
+		row := m.b[u*T : (u+1)*T]
+		inv := 1 / m.nm[u]
+		for _, sp := range m.spans {
+			for t := sp[0]; t < sp[1]; t++ {
+				v := float64(row[t])
+				if v <= 0 {
+					continue
+				}
+				if sc := v * v * inv; sc > m.s[t] {
+					m.s[t], m.su[t] = sc, int32(u)
+				}
+			}
+		}
+	}
+}
+
+// runningMax sets sbar[t] = max of s over |t'−t| ≤ nt (within the window).
+func (m *Matcher) runningMax(T int) {
+	nt := m.nt
+	// Block maxima from the left and right (van Herk / Gil–Werman) over
+	// blocks of 2nt+1 columns: max over [t−nt, t+nt] = max(right[t−nt],
+	// left[t+nt]) where left/right are prefix/suffix maxima within blocks.
+	w := 2*nt + 1
+	left, right := m.scratch(T)
+	for b0 := 0; b0 < T; b0 += w {
+		b1 := min(T, b0+w)
+		left[b0] = m.s[b0]
+		for t := b0 + 1; t < b1; t++ {
+			left[t] = math.Max(left[t-1], m.s[t])
+		}
+		right[b1-1] = m.s[b1-1]
+		for t := b1 - 2; t >= b0; t-- {
+			right[t] = math.Max(right[t+1], m.s[t])
+		}
+	}
+	for t := range T {
+		lo, hi := max(0, t-nt), min(T-1, t+nt)
+		m.sbar[t] = math.Max(right[lo], left[hi])
+		if lo/w == hi/w {
+			// The range lies inside one block: scan it (only near the ends).
+			v := m.s[lo]
+			for i := lo + 1; i <= hi; i++ {
+				v = math.Max(v, m.s[i])
+			}
+			m.sbar[t] = v
+		}
+	}
+}
+
+// scratch returns two float64 buffers of T values.
+func (m *Matcher) scratch(T int) (a, b []float64) {
+	if cap(m.sc) < 2*T {
+		m.sc = make([]float64, 2*T)
+	}
+	return m.sc[:T], m.sc[T : 2*T]
+}

@@ -1,0 +1,112 @@
+package match
+
+import (
+	"math"
+	"sort"
+)
+
+// peel runs the matching rounds on B: each round finds the columns in
+// [nt, nt+owned) whose best score is the largest within ±nt and above
+// Th_learned², reads their coefficients, then subtracts every one of them
+// from B through the templates' cross-correlations. The spikes of all
+// rounds are left in m.found.
+func (m *Matcher) peel(T, owned int) {
+	nt := m.nt
+	L := 2*nt - 1
+	th2 := m.prm.ThLearned * m.prm.ThLearned
+	m.found = m.found[:0]
+	m.score(T, nil)
+	m.rounds = 0
+	for m.rounds < m.prm.MaxPeels {
+		m.runningMax(T)
+		m.round = m.round[:0]
+		for t := nt; t < nt+owned; t++ {
+			sb := m.sbar[t]
+			if sb > th2 && math.Abs(sb-m.s[t]) < 1e-9 {
+				u := m.su[t]
+				bv := float64(m.b[int(u)*T+t])
+				m.round = append(m.round, spike{t: t, u: u, a: bv / m.nm[u], q: bv / math.Sqrt(m.nm[u])})
+			}
+		}
+		if len(m.round) == 0 {
+			break
+		}
+		m.rounds++
+		clear(m.dirty)
+		for _, sp := range m.round {
+			a := float32(sp.a)
+			for i, v := range m.nbr[sp.u] {
+				k := m.kc[sp.u][i*L : (i+1)*L]
+				row := m.b[int(v)*T+sp.t-(nt-1) : int(v)*T+sp.t+nt]
+				for d, kv := range k {
+					row[d] -= a * kv
+				}
+			}
+			for t := sp.t - (nt - 1); t <= sp.t+nt-1; t++ {
+				m.dirty[t] = true
+			}
+		}
+		m.found = append(m.found, m.round...)
+		m.score(T, m.dirty)
+	}
+	sort.SliceStable(m.found, func(i, j int) bool {
+		a, b := m.found[i], m.found[j]
+		if a.t != b.t {
+			return a.t < b.t
+		}
+		return a.u < b.u
+	})
+}
+
+// residual sets xres = x minus every found spike's fitted template
+// a·ũ_u on the template's channels, columns t−nt/2 … t+nt/2.
+func (m *Matcher) residual(x []float32, T int) {
+	nt, h := m.nt, m.nt/2
+	copy(m.xres, x)
+	for _, sp := range m.found {
+		a := float32(sp.a)
+		for i, c := range m.chans[sp.u] {
+			ut := m.ut[sp.u][i*nt : (i+1)*nt]
+			row := m.xres[int(c)*T+sp.t-h : int(c)*T+sp.t-h+nt]
+			for j, v := range ut {
+				row[j] -= a * v
+			}
+		}
+	}
+}
+
+// features appends the found spikes to dst with their features: the PCA
+// projection of the residual at the spike on its template's feature
+// channels, plus the spike's own fitted template there.
+func (m *Matcher) features(dst *Spikes, T int, ownStart int64) {
+	nt, h, P, C := m.nt, m.nt/2, m.p, m.c
+	nc := m.prm.NearestChans
+	if dst.Len() == 0 {
+		dst.NC, dst.P = nc, P
+	} else if dst.NC != nc || dst.P != P {
+		panic("match: appending spikes with different channels or features per spike")
+	}
+	shift := int64(h - m.prm.NT0Min)
+	for _, sp := range m.found {
+		trough := ownStart + int64(sp.t-nt) - shift
+		if trough < 0 {
+			continue
+		}
+		dst.Sample = append(dst.Sample, trough)
+		dst.Template = append(dst.Template, sp.u)
+		dst.Amplitude = append(dst.Amplitude, float32(sp.q))
+		dst.Coef = append(dst.Coef, float32(sp.a))
+		for _, c := range m.Channels(int(sp.u)) {
+			seg := m.xres[int(c)*T+sp.t-h : int(c)*T+sp.t-h+nt]
+			for p := range P {
+				var s float64
+				w := m.tm.WPCA[p*nt : (p+1)*nt]
+				for j, v := range seg {
+					s += float64(v) * float64(w[j])
+				}
+				s += sp.a * float64(m.tm.U[(int(sp.u)*C+int(c))*P+p])
+				dst.Features = append(dst.Features, float32(s))
+			}
+		}
+	}
+}
