@@ -1,0 +1,311 @@
+package cluster
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// initRNG returns the generator of a group's initial labels: PCG seeded
+// with (cluster_init_seed, 0), fresh for every group as Kilosort4 re-seeds
+// on every call, so a group's draws do not depend on the others.
+func initRNG(seed int64) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(seed), 0))
+}
+
+// sampleWeighted draws up to k distinct indices with probability
+// proportional to w (weighted sampling without replacement, as successive
+// draws each proportional to the weights left), by Efraimidis–Spirakis
+// keys log(u_i)/w_i with u_i uniform on (0, 1]: the k largest keys in
+// descending order are a sample in draw order. One uniform is taken per
+// index, in index order, whatever its weight; indices of weight ≤ 0 are
+// never drawn, so fewer than k come back when fewer are positive. Equal
+// keys go to the lower index. dst is reused.
+func sampleWeighted(rng *rand.Rand, w []float64, k int, dst []int32, keys []float64) []int32 {
+	h := keyHeap{idx: dst[:0], key: keys[:0]}
+	for i, wi := range w {
+		u := 1 - rng.Float64()
+		if !(wi > 0) {
+			continue
+		}
+		key := math.Log(u) / wi
+		if len(h.idx) < k {
+			h.push(key, int32(i))
+		} else if h.less(h.idx[0], h.key[0], int32(i), key) {
+			// Strictly better than the worst kept: replace it.
+			h.idx[0], h.key[0] = int32(i), key
+			h.down(0)
+		}
+	}
+	// Pop in ascending order of goodness, filling from the back.
+	n := len(h.idx)
+	out := make([]int32, n)
+	for j := n - 1; j >= 0; j-- {
+		out[j] = h.idx[0]
+		last := len(h.idx) - 1
+		h.idx[0], h.key[0] = h.idx[last], h.key[last]
+		h.idx, h.key = h.idx[:last], h.key[:last]
+		h.down(0)
+	}
+	return out
+}
+
+// keyHeap is a min-heap of (key, index) by goodness: a key is better when
+// larger, or equal with a lower index; the root is the worst kept.
+type keyHeap struct {
+	idx []int32
+	key []float64
+}
+
+// less reports whether (ia, ka) is worse than (ib, kb).
+func (h *keyHeap) less(ia int32, ka float64, ib int32, kb float64) bool {
+	return ka < kb || (ka == kb && ia > ib)
+}
+
+// worse reports whether a kept entry a is worse than b.
+func (h *keyHeap) worse(a, b int) bool { return h.less(h.idx[a], h.key[a], h.idx[b], h.key[b]) }
+
+func (h *keyHeap) swap(a, b int) {
+	h.idx[a], h.idx[b] = h.idx[b], h.idx[a]
+	h.key[a], h.key[b] = h.key[b], h.key[a]
+}
+
+func (h *keyHeap) push(key float64, i int32) {
+	h.idx, h.key = append(h.idx, i), append(h.key, key)
+	j := len(h.idx) - 1
+	for j > 0 {
+		p := (j - 1) / 2
+		if !h.worse(j, p) {
+			break
+		}
+		h.swap(j, p)
+		j = p
+	}
+}
+
+func (h *keyHeap) down(j int) {
+	n := len(h.idx)
+	for {
+		l := 2*j + 1
+		if l >= n {
+			return
+		}
+		m := l
+		if r := l + 1; r < n && h.worse(r, l) {
+			m = r
+		}
+		if !h.worse(m, j) {
+			return
+		}
+		h.swap(j, m)
+		j = m
+	}
+}
+
+// dot is the inner product of two float64 rows, summed in order. Rows are
+// float32 values widened, so every product is exact and only the sums
+// round: the blocked kernel below gives the same bits.
+func dot(a, b []float64) float64 {
+	b = b[:len(a)]
+	s := 0.0
+	for t, v := range a {
+		s += v * b[t]
+	}
+	return s
+}
+
+// dot4 returns the inner products of a with four rows, each summed in
+// order as dot does.
+func dot4(a, b0, b1, b2, b3 []float64) (s0, s1, s2, s3 float64) {
+	n := len(a)
+	b0, b1, b2, b3 = b0[:n], b1[:n], b2[:n], b3[:n]
+	for t, v := range a {
+		s0 += v * b0[t]
+		s1 += v * b1[t]
+		s2 += v * b2[t]
+		s3 += v * b3[t]
+	}
+	return
+}
+
+// kmeansPP returns the initial labels of a group (kilosort4-sort.md §5.4):
+// nInit rounds of greedy D²-sampling whose centroids are spikes. Each round
+// draws nCand distinct candidates with probability ∝ max(‖x_i‖² − e_i, 0),
+// scores candidate q by Σ_i max(2·x_i·x_q − ‖x_q‖² − e_i, 0) (float64, in
+// spike order) and moves every spike that the first best candidate
+// improves to label j. x is the group's [n·d] features widened to float64.
+//
+// Pruning (exact): w_i = ‖x_i‖² − e_i is the squared distance of spike i
+// to its anchor a_i (the centroid that last improved it, or the origin),
+// and candidate q can improve i only if ‖x_i − x_q‖² < w_i, which the
+// triangle inequality rules out when ‖x_q − a_i‖ ≥ 2·√w_i. Pairs beyond
+// that bound plus a margin (1e−5·(1 + d/1000)·(1 + 2·max‖x‖), far above
+// the float64 rounding of the terms) are skipped: their term would be
+// ≤ 0 and add nothing, so the sums, and the labels, are those of the
+// unpruned loop bit for bit.
+func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
+	v := make([]float64, n)
+	maxNorm := 0.0
+	for i := range v {
+		xi := x[i*d : (i+1)*d]
+		v[i] = dot(xi, xi)
+		maxNorm = max(maxNorm, math.Sqrt(v[i]))
+	}
+	margin := 1e-5 * (1 + float64(d)/1000) * (1 + 2*maxNorm)
+	e := make([]float64, n)
+	c := make([]int32, n)
+	anchor := make([]int32, n) // spike index + 1 of the anchor; 0 = origin
+	w := make([]float64, n)
+	idx := make([]int32, 0, nCand)
+	keys := make([]float64, 0, nCand)
+	cx := make([]float64, nCand*d) // candidate rows
+	vq := make([]float64, nCand)
+	score := make([]float64, nCand)
+	slot := make([]int32, n+1) // anchor → row of dist/order + 1
+	var anchors []int32
+	var dist []float64 // [anchors][nCand] ‖x_q − a‖
+	var order []int32  // [anchors][nCand] candidates by distance
+	var sorted []float64
+	var g [4]float64
+	var list [4]int
+	for j := 0; j < nInit; j++ {
+		for i := range w {
+			w[i] = max(v[i]-e[i], 0)
+		}
+		q := sampleWeighted(rng, w, nCand, idx, keys)
+		nq := len(q)
+		if nq == 0 {
+			break // no spike can improve any more
+		}
+		for a, qi := range q {
+			copy(cx[a*d:(a+1)*d], x[int(qi)*d:(int(qi)+1)*d])
+			vq[a] = v[qi]
+			score[a] = 0
+		}
+		// Distances from the anchors in use to the candidates, and the
+		// candidates of each anchor by distance.
+		for _, a := range anchors {
+			slot[a] = 0
+		}
+		anchors = anchors[:0]
+		for i := 0; i < n; i++ {
+			if a := anchor[i]; slot[a] == 0 {
+				anchors = append(anchors, a)
+				slot[a] = int32(len(anchors))
+			}
+		}
+		na := len(anchors)
+		dist = growF(dist, na*nq)
+		sorted = growF(sorted, na*nq)
+		order = growI(order, na*nq)
+		for r, a := range anchors {
+			row := dist[r*nq : (r+1)*nq]
+			for b := 0; b < nq; b++ {
+				if a == 0 {
+					row[b] = math.Sqrt(vq[b])
+				} else {
+					row[b] = math.Sqrt(sqDist(x[int(a-1)*d:int(a)*d], cx[b*d:(b+1)*d]))
+				}
+			}
+			ord := order[r*nq : (r+1)*nq]
+			for b := range ord {
+				ord[b] = int32(b)
+			}
+			sortByDist(ord, row)
+			for b, o := range ord {
+				sorted[r*nq+b] = row[o]
+			}
+		}
+		for i := 0; i < n; i++ {
+			r := int(slot[anchor[i]] - 1)
+			lim := 2*math.Sqrt(w[i]) + margin
+			ds := sorted[r*nq : (r+1)*nq]
+			m := searchBelow(ds, lim) // candidates that may improve i
+			if m == 0 {
+				continue
+			}
+			ord := order[r*nq : r*nq+m]
+			xi := x[i*d : (i+1)*d]
+			ei := e[i]
+			a := 0
+			for ; a+4 <= m; a += 4 {
+				list = [4]int{int(ord[a]), int(ord[a+1]), int(ord[a+2]), int(ord[a+3])}
+				g[0], g[1], g[2], g[3] = dot4(xi, cx[list[0]*d:(list[0]+1)*d], cx[list[1]*d:(list[1]+1)*d],
+					cx[list[2]*d:(list[2]+1)*d], cx[list[3]*d:(list[3]+1)*d])
+				for b, qb := range list {
+					if dl := 2*g[b] - vq[qb] - ei; dl > 0 {
+						score[qb] += dl
+					}
+				}
+			}
+			for ; a < m; a++ {
+				qb := int(ord[a])
+				if dl := 2*dot(xi, cx[qb*d:(qb+1)*d]) - vq[qb] - ei; dl > 0 {
+					score[qb] += dl
+				}
+			}
+		}
+		best := 0
+		for a := 1; a < nq; a++ {
+			if score[a] > score[best] {
+				best = a
+			}
+		}
+		xq := cx[best*d : (best+1)*d]
+		for i := 0; i < n; i++ {
+			r := int(slot[anchor[i]] - 1)
+			if dist[r*nq+best] >= 2*math.Sqrt(w[i])+margin {
+				continue
+			}
+			gi := 2*dot(x[i*d:(i+1)*d], xq) - vq[best]
+			if gi-e[i] > 0 {
+				c[i] = int32(j)
+				e[i] = gi
+				anchor[i] = q[best] + 1
+			}
+		}
+	}
+	return c
+}
+
+// searchBelow returns the number of leading values of the ascending ds
+// below lim.
+func searchBelow(ds []float64, lim float64) int {
+	lo, hi := 0, len(ds)
+	for lo < hi {
+		m := (lo + hi) / 2
+		if ds[m] < lim {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// sortByDist sorts the candidate indices ord by ascending dist (ties by
+// index; insertion sort, a hundred values).
+func sortByDist(ord []int32, dist []float64) {
+	for i := 1; i < len(ord); i++ {
+		o := ord[i]
+		j := i
+		for j > 0 && (dist[ord[j-1]] > dist[o] || (dist[ord[j-1]] == dist[o] && ord[j-1] > o)) {
+			ord[j] = ord[j-1]
+			j--
+		}
+		ord[j] = o
+	}
+}
+
+func growF(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+func growI(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}

@@ -1,0 +1,313 @@
+package cluster
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"dspk/detect"
+	"dspk/kilosort"
+)
+
+// PostprocessTemplates turns the clusters of the first clustering into
+// learned templates (Kilosort4's postprocess_templates, kilosort4-sort.md
+// §5.9). wall holds n clusters' mean features [n][C][P] (Result.Wall) and
+// counts their spikes; tm gives the universal templates (wTEMP) and the
+// feature basis (wPCA, P rows).
+//
+// Align: each cluster's time-domain template ũ_k[c][t] = Σ_p W[k,c,p]·
+// wPCA[p,t] is laid end to end with the others on every channel and
+// filtered with the K wTEMP rows (centred, zeros outside: responses leak
+// across neighbouring templates as in Kilosort4); the peak lag τ_k is the
+// first t of template k's samples maximising |response| over channels and
+// filters; ũ_k is rolled circularly by nt/2 − τ_k and projected back onto
+// wPCA.
+//
+// Merge duplicates: bases in decreasing spike count (equal counts: higher
+// index first), each compared with every other template by the maximum
+// over lags of the normalised cross-correlation; candidates in decreasing
+// similarity down to kilosort.PostprocessR (equal similarity: higher index
+// first); the first whose norm differs by less than
+// kilosort.PostprocessNormTol (|2(‖a‖−‖b‖)/(‖a‖+‖b‖)|) is merged into the
+// base as the count-weighted mean and the base is examined again.
+//
+// It returns the surviving templates in their original order, U [n'][P][C]
+// float32 (U[(u*P+p)*C+c]), and n'. It panics if the sizes disagree.
+func PostprocessTemplates(wall []float32, counts []int, C int, tm *detect.Templates) ([]float32, int) {
+	P, nt := tm.P, tm.NT
+	n := len(counts)
+	if len(wall) != n*C*P {
+		panic(fmt.Sprintf("cluster: PostprocessTemplates: %d values for %d clusters × %d channels × %d features", len(wall), n, C, P))
+	}
+	u := alignTemplates(wall, n, C, tm)
+	return mergeTemplates(u, counts, C, P, nt, tm.WPCA, kilosort.PostprocessR, kilosort.PostprocessNormTol)
+}
+
+// timeTemplates returns ũ [n][C][nt] float32 from W [n][C][P].
+func timeTemplates(wall []float32, n, C int, tm *detect.Templates) []float32 {
+	P, nt := tm.P, tm.NT
+	ut := make([]float32, n*C*nt)
+	for k := 0; k < n; k++ {
+		for c := 0; c < C; c++ {
+			w := wall[(k*C+c)*P : (k*C+c+1)*P]
+			if allZero(w) {
+				continue
+			}
+			dst := ut[(k*C+c)*nt : (k*C+c+1)*nt]
+			for t := range dst {
+				s := 0.0
+				for p, v := range w {
+					s += float64(v) * float64(tm.WPCA[p*nt+t])
+				}
+				dst[t] = float32(s)
+			}
+		}
+	}
+	return ut
+}
+
+func allZero(v []float32) bool {
+	for _, x := range v {
+		if x != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// peakLags returns each template's τ_k: the first t in [0, nt) maximising
+// max over channels and wTEMP rows of |Σ_j s[k·nt + t + j − nt/2]·
+// wTEMP[f, j]|, s a channel's templates laid end to end (zero outside).
+func peakLags(ut []float32, n, C int, tm *detect.Templates) []int {
+	nt, K := tm.NT, tm.K
+	half := nt / 2
+	lags := make([]int, n)
+	best := make([]float64, nt)
+	seg := make([]float64, 3*nt) // templates k−1, k, k+1 of one channel
+	for k := 0; k < n; k++ {
+		clear(best)
+		for c := 0; c < C; c++ {
+			nz := false
+			for j := -1; j <= 1; j++ {
+				kk := k + j
+				dst := seg[(j+1)*nt : (j+2)*nt]
+				if kk < 0 || kk >= n {
+					clear(dst)
+					continue
+				}
+				src := ut[(kk*C+c)*nt : (kk*C+c+1)*nt]
+				for t, v := range src {
+					dst[t] = float64(v)
+					nz = nz || v != 0
+				}
+			}
+			if !nz {
+				continue
+			}
+			for t := 0; t < nt; t++ {
+				for f := 0; f < K; f++ {
+					w := tm.WTEMP[f*nt : (f+1)*nt]
+					s := 0.0
+					for j, wj := range w {
+						s += seg[nt+t+j-half] * float64(wj)
+					}
+					best[t] = max(best[t], math.Abs(s))
+				}
+			}
+		}
+		for t := 1; t < nt; t++ {
+			if best[t] > best[lags[k]] {
+				lags[k] = t
+			}
+		}
+	}
+	return lags
+}
+
+// alignTemplates returns the aligned templates U [n][P][C] (float32).
+func alignTemplates(wall []float32, n, C int, tm *detect.Templates) []float32 {
+	P, nt := tm.P, tm.NT
+	ut := timeTemplates(wall, n, C, tm)
+	lags := peakLags(ut, n, C, tm)
+	u := make([]float32, n*P*C)
+	for k := 0; k < n; k++ {
+		shift := nt/2 - lags[k]
+		for c := 0; c < C; c++ {
+			src := ut[(k*C+c)*nt : (k*C+c+1)*nt]
+			if allZero(src) {
+				continue
+			}
+			for p := 0; p < P; p++ {
+				wp := tm.WPCA[p*nt : (p+1)*nt]
+				s := 0.0
+				for t := 0; t < nt; t++ {
+					// rolled[t] = src[(t − shift) mod nt]
+					s += float64(wp[t]) * float64(src[((t-shift)%nt+nt)%nt])
+				}
+				u[(k*P+p)*C+c] = float32(s)
+			}
+		}
+	}
+	return u
+}
+
+// wtw returns WtW[p][q][ℓ] = Σ_t wPCA[p,t]·wPCA[q,t+ℓ−nt], ℓ = 0…2nt.
+func wtw(wpca []float32, P, nt int) []float64 {
+	L := 2*nt + 1
+	out := make([]float64, P*P*L)
+	for p := 0; p < P; p++ {
+		for q := 0; q < P; q++ {
+			for l := 0; l < L; l++ {
+				s := 0.0
+				for t := 0; t < nt; t++ {
+					if j := t + l - nt; j >= 0 && j < nt {
+						s += float64(wpca[p*nt+t]) * float64(wpca[q*nt+j])
+					}
+				}
+				out[(p*P+q)*L+l] = s
+			}
+		}
+	}
+	return out
+}
+
+// pairSim returns the similarity of templates a and b ([P][C], norms na
+// and nb, a non-zero on channels ca): the maximum over lags of the
+// cross-correlation of their time-domain forms scaled to unit norm,
+// Σ_c Σ_{p,q} â[p,c]·b̂[q,c]·WtW[p,q,ℓ]. utu is P×P scratch.
+func pairSim(a, b []float64, na, nb float64, ca []int, C, P int, ww, utu []float64) float64 {
+	L := len(ww) / (P * P)
+	clear(utu)
+	for _, c := range ca {
+		for p := 0; p < P; p++ {
+			x := a[p*C+c] / (1e-6 + na)
+			for q := 0; q < P; q++ {
+				utu[p*P+q] += x * b[q*C+c] / (1e-6 + nb)
+			}
+		}
+	}
+	best := math.Inf(-1)
+	for l := 0; l < L; l++ {
+		s := 0.0
+		for pq, v := range utu {
+			s += v * ww[pq*L+l]
+		}
+		best = max(best, s)
+	}
+	return best
+}
+
+// mergeTemplates merges near-duplicate templates of u [n][P][C] (see
+// PostprocessTemplates) and returns the survivors and their number.
+func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, tol float64) ([]float32, int) {
+	n := len(counts)
+	ww := wtw(wpca, P, nt)
+	w := make([]float64, len(u))
+	for i, v := range u {
+		w[i] = float64(v)
+	}
+	cnt := make([]float64, n)
+	for k, v := range counts {
+		cnt[k] = float64(v)
+	}
+	alive := make([]bool, n)
+	for k := range alive {
+		alive[k] = true
+	}
+	norm := func(k int) float64 {
+		s := 0.0
+		for _, v := range w[k*P*C : (k+1)*P*C] {
+			s += v * v
+		}
+		return math.Sqrt(s)
+	}
+	// chans lists the non-zero channels of template k.
+	chans := func(k int) []int {
+		var out []int
+		for c := 0; c < C; c++ {
+			for p := 0; p < P; p++ {
+				if w[(k*P+p)*C+c] != 0 {
+					out = append(out, c)
+					break
+				}
+			}
+		}
+		return out
+	}
+	order := make([]int, n)
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		if counts[a] != counts[b] {
+			return counts[b] - counts[a]
+		}
+		return b - a
+	})
+	sim := make([]float64, n)
+	cand := make([]int, 0, n)
+	utu := make([]float64, P*P)
+	for _, k := range order {
+		if !alive[k] {
+			continue
+		}
+		for {
+			nk := norm(k)
+			ck := chans(k)
+			for j := 0; j < n; j++ {
+				sim[j] = 0
+				if j == k || !alive[j] {
+					continue
+				}
+				sim[j] = pairSim(w[k*P*C:(k+1)*P*C], w[j*P*C:(j+1)*P*C], nk, norm(j), ck, C, P, ww, utu)
+			}
+			cand = cand[:0]
+			for j := 0; j < n; j++ {
+				if j != k && alive[j] {
+					cand = append(cand, j)
+				}
+			}
+			slices.SortStableFunc(cand, func(a, b int) int {
+				switch {
+				case sim[a] > sim[b]:
+					return -1
+				case sim[a] < sim[b]:
+					return 1
+				}
+				return b - a
+			})
+			merged := false
+			for _, j := range cand {
+				if sim[j] < r {
+					break
+				}
+				nj := norm(j)
+				if math.Abs(2*(nk-nj)/(nk+nj)) < tol {
+					tot := cnt[k] + cnt[j]
+					for i := k * P * C; i < (k+1)*P*C; i++ {
+						w[i] = (cnt[k]*w[i] + cnt[j]*w[i-k*P*C+j*P*C]) / tot
+					}
+					clear(w[j*P*C : (j+1)*P*C])
+					cnt[k] = tot
+					alive[j] = false
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				break
+			}
+		}
+	}
+	var out []float32
+	nOut := 0
+	for k := 0; k < n; k++ {
+		if alive[k] {
+			for _, v := range w[k*P*C : (k+1)*P*C] {
+				out = append(out, float32(v))
+			}
+			nOut++
+		}
+	}
+	return out, nOut
+}
