@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -414,6 +415,11 @@ func checkFolder(t *testing.T, dir string, tw *tee) {
 		t.Errorf("params.py sample_rate %q", params["sample_rate"])
 	}
 
+	// ops.npy: a 0-d object array (np.save of a dict) whose pickle holds
+	// nt0min, nt and fs as Python int, int and float under their keys;
+	// read_kilosort_as_analyzer takes ms_before from nt0min and nt.
+	checkOps(t, filepath.Join(dir, OpsFile), info.Detect.NT0Min, info.Detect.NT, info.Recording.SampleRate())
+
 	// Cluster tables: SpikeInterface reads only cluster_info.tsv when
 	// present (its "group" column becomes the unit's quality); phylib
 	// skips cluster_info and reads cluster_group.tsv.
@@ -652,4 +658,42 @@ func tsv(t *testing.T, dir, name string) [][]string {
 		rows = append(rows, strings.Split(l, "\t"))
 	}
 	return rows
+}
+
+// checkOps checks that the ops.npy at path is an object array whose
+// pickled dict maps "nt0min", "nt" and "fs" to the given values (the
+// pickle's opcodes for a str key followed by a small int or a float).
+func checkOps(t *testing.T, path string, nt0min, nt int, fs float64) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	descr, fortran, shp, err := export.ReadNPYHeader(f)
+	if err != nil || descr != "|O" || fortran || len(shp) != 0 {
+		t.Fatalf("%s: descr %q, fortran %v, shape %v, %v", path, descr, fortran, shp, err)
+	}
+	body, err := io.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := func(k string) string { return "X" + string([]byte{byte(len(k)), 0, 0, 0}) + k }
+	fsBits := make([]byte, 8)
+	binary.BigEndian.PutUint64(fsBits, math.Float64bits(fs))
+	for _, want := range []string{
+		key("nt0min") + "K" + string([]byte{byte(nt0min)}),
+		key("nt") + "K" + string([]byte{byte(nt)}),
+		key("fs") + "G" + string(fsBits),
+		key("do_CAR") + "\x88",                            // True
+		key("tmax") + "G\x7f\xf0\x00\x00\x00\x00\x00\x00", // +Inf: no end limit
+		"cnumpy.core.multiarray\n_reconstruct\n",
+	} {
+		if !bytes.Contains(body, []byte(want)) {
+			t.Errorf("%s lacks %q", path, want)
+		}
+	}
+	if len(body) == 0 || body[len(body)-1] != '.' {
+		t.Errorf("%s: the pickle does not end with STOP", path)
+	}
 }

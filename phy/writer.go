@@ -187,6 +187,9 @@ func (w *Writer) Begin(info *pipeline.RunInfo) error {
 	if err != nil {
 		return err
 	}
+	if err := writeOps(w.od.Path(OpsFile), info, in["files"].([]string), in["dtype"].(string)); err != nil {
+		return err
+	}
 	var pj bytes.Buffer
 	if err := probe.WriteProbeInterface(&pj, pr); err != nil {
 		return err

@@ -16,11 +16,21 @@ type Config struct {
 	Seed uint64 `json:"seed"`
 	// InFlight is the number of windows read ahead.
 	InFlight int `json:"read_ahead"`
-	// Groups keeps CAR, whitening neighbourhoods and detection within
-	// each group of sites (the probe's shanks: shank_ids, kcoords), so
-	// that every stereotrode, tetrode or shank is detected on its own.
-	// dspk's extension; off by default (Kilosort4).
+	// Groups keeps whitening neighbourhoods and detection (the
+	// suppression of neighbouring centres) within each group of sites
+	// (the probe's shanks: shank_ids, kcoords), so that every
+	// stereotrode, tetrode or shank is detected on its own. The common
+	// average reference still spans all channels, as the probe is wired
+	// to one reference (Kilosort4's rule), unless CARGroups. dspk's
+	// extension; off by default (Kilosort4).
 	Groups bool `json:"groups"`
+	// CARGroups takes the common average reference within each group
+	// instead of over all channels: for shanks wired to their own
+	// reference. It needs Groups and DoCAR, and every group must have at
+	// least [MinCARChannels] channels (a median of a few wires follows
+	// the spikes they share, and subtracting it removes part of every
+	// spike). dspk's extension; off by default.
+	CARGroups bool `json:"car_groups"`
 }
 
 // DefaultConfig returns Kilosort4's defaults, seed 1 and two windows read
@@ -46,6 +56,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("high-pass cut-off %g Hz must be positive and finite", c.HighpassCutoff)
 	case !(c.ThUniversal > 0) || !(c.ThSingleCh > 0) || math.IsInf(c.ThUniversal, 0) || math.IsInf(c.ThSingleCh, 0):
 		return fmt.Errorf("thresholds must be positive and finite (Th_universal %g, Th_single_ch %g)", c.ThUniversal, c.ThSingleCh)
+	case c.CARGroups && (!c.Groups || !c.DoCAR):
+		return fmt.Errorf("CAR within groups needs groups and CAR (-car-groups needs -groups and no -no-car)")
 	case !(c.Tmin >= 0) || math.IsInf(c.Tmin, 0):
 		return fmt.Errorf("tmin %g s must be finite and at least 0", c.Tmin)
 	case math.IsNaN(float64(c.Tmax)) || !math.IsInf(float64(c.Tmax), 1) && float64(c.Tmax) <= c.Tmin:

@@ -95,7 +95,10 @@ func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Conf
 	ks := cfg.Settings
 	ks.Fs = fs
 	pp := preprocess.Params{Settings: ks, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile, HighpassOrder: kilosort.HighpassOrder}
-	if cfg.Groups {
+	if cfg.CARGroups {
+		if err := carGroupsFit(pr); err != nil {
+			return nil, fmt.Errorf("%s: %w", rec.Name(), err)
+		}
 		pp.Groups = pr.Shank
 	}
 	pre, err := preprocess.New(dev, pp)
@@ -113,11 +116,36 @@ func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Conf
 }
 
 // MinCARChannels is the fewest channels a common average reference is
-// taken over without a warning.
+// taken over without a warning, and the fewest every group must have for
+// a CAR within groups (Config.CARGroups).
 const MinCARChannels = 16
 
+// carGroupsFit refuses a CAR within groups of the probe when a group has
+// fewer than MinCARChannels channels: the median of a stereotrode's two
+// wires is their mean, and subtracting it removes half of every spike
+// the pair sees.
+func carGroupsFit(pr *probe.Probe) error {
+	size := map[int]int{}
+	for _, s := range pr.Shank {
+		size[s]++
+	}
+	small, smallest := -1, pr.Len()+1
+	for s, n := range size {
+		if n < smallest || n == smallest && s < small {
+			small, smallest = s, n
+		}
+	}
+	if smallest < MinCARChannels {
+		return fmt.Errorf("CAR within groups needs at least %d channels in every group, and group %d of probe %s has %d "+
+			"(a median of a few wires follows the spikes they share and subtracting it removes part of each); "+
+			"leave -car-groups out for a CAR over all %d channels, or give -no-car",
+			MinCARChannels, small, pr.Name, smallest, pr.Len())
+	}
+	return nil
+}
+
 // carWarnings warns when CAR is taken over fewer than MinCARChannels
-// channels (per group with Groups): the lower median of a few channels
+// channels (per group with CARGroups): the lower median of a few channels
 // follows a spike that several of them see, and subtracting it puts an
 // inverted copy of that spike on a silent wire.
 func carWarnings(pr *probe.Probe, cfg Config) []string {
@@ -126,7 +154,7 @@ func carWarnings(pr *probe.Probe, cfg Config) []string {
 	}
 	size := map[int]int{}
 	for _, s := range pr.Shank {
-		if !cfg.Groups {
+		if !cfg.CARGroups {
 			s = 0
 		}
 		size[s]++
@@ -356,6 +384,7 @@ func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64,
 	if err != nil {
 		return nil, nil, err
 	}
+	p.warnings = append(p.warnings, rails.flatWarnings(p.rec.Name())...)
 	p.warnings = append(p.warnings, rails.warnings(p.rec.Name())...)
 	if rails.samples < MinWhiteningSamples {
 		p.warnings = append(p.warnings, fmt.Sprintf("%s: the whitening matrix is estimated from %d samples per site "+

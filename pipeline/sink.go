@@ -136,6 +136,11 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 			return nil, err
 		}
 		source = "learned from the data"
+		if sum.Clips < detect.FewClips {
+			p.warnings = append(p.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
+				"(Kilosort4's runs on large probes have thousands); check them (wTEMP.npy) or supply -templates from a longer recording",
+				p.rec.Name(), sum.Clips))
+		}
 	}
 	prm := p.DetectParams()
 	if tm.NT != prm.NT {

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -21,15 +22,21 @@ const RailShareWarn = 0.01
 // the least Kilosort4 ever uses with its defaults.
 const MinWhiteningSamples = 60000
 
-// railCounter counts the samples of each site at the int16 rails.
+// railCounter counts the samples of each site at the int16 rails and
+// keeps each site's smallest and largest value.
 type railCounter struct {
 	rows    []int // file row of each site
 	rails   []int64
+	lo, hi  []int16
 	samples int64
 }
 
 func newRailCounter(rows []int) *railCounter {
-	return &railCounter{rows: rows, rails: make([]int64, len(rows))}
+	r := &railCounter{rows: rows, rails: make([]int64, len(rows)), lo: make([]int16, len(rows)), hi: make([]int16, len(rows))}
+	for i := range rows {
+		r.lo[i], r.hi[i] = 32767, -32768
+	}
+	return r
 }
 
 // add counts the owned samples of a raw window (dst[t*C+c] as
@@ -40,30 +47,70 @@ func (r *railCounter) add(win recording.Window, data []int16, c, pad int) {
 	n := win.Owned()
 	parts := max(1, min(runtime.GOMAXPROCS(0), n/4096))
 	counts := make([][]int64, parts)
+	los, his := make([][]int16, parts), make([][]int16, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			local := make([]int64, len(r.rows))
+			lo, hi := slices.Clone(r.lo), slices.Clone(r.hi)
 			for t := pad + p*n/parts; t < pad+(p+1)*n/parts; t++ {
 				row := data[t*c : (t+1)*c]
 				for i, f := range r.rows {
-					if v := row[f]; v == 32767 || v == -32768 {
+					v := row[f]
+					if v == 32767 || v == -32768 {
 						local[i]++
 					}
+					lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
 				}
 			}
-			counts[p] = local
+			counts[p], los[p], his[p] = local, lo, hi
 		}()
 	}
 	wg.Wait()
-	for _, local := range counts {
+	for p, local := range counts {
 		for i, k := range local {
 			r.rails[i] += k
+			r.lo[i], r.hi[i] = min(r.lo[i], los[p][i]), max(r.hi[i], his[p][i])
 		}
 	}
 	r.samples += int64(n)
+}
+
+// flatWarnings describes the sites whose values never changed: all of
+// them (no spikes can be found; the wrong file or stream, or a recording
+// of nothing), or those that did not (dead or disconnected sites).
+func (r *railCounter) flatWarnings(name string) []string {
+	if r.samples == 0 {
+		return nil
+	}
+	var flat []string
+	for i := range r.rows {
+		if r.lo[i] == r.hi[i] {
+			flat = append(flat, fmt.Sprint(i))
+		}
+	}
+	switch {
+	case len(flat) == 0:
+		return nil
+	case len(flat) == len(r.rows):
+		what := "constant"
+		if slices.Max(r.hi) == 0 && slices.Min(r.lo) == 0 {
+			what = "zero"
+		}
+		return []string{fmt.Sprintf("%s: every site is %s in the %d samples of the whitening windows: there is no signal to detect "+
+			"(the wrong file, stream or -channels, or a recording of nothing)", name, what, r.samples)}
+	}
+	list := strings.Join(flat, ", ")
+	if len(flat) > 8 {
+		list = strings.Join(flat[:8], ", ") + fmt.Sprintf(", … (%d sites)", len(flat))
+	}
+	which := "sites " + list + " are"
+	if len(flat) == 1 {
+		which = "site " + list + " is"
+	}
+	return []string{fmt.Sprintf("%s: %s constant in the %d samples of the whitening windows (dead or disconnected?)", name, which, r.samples)}
 }
 
 // warnings describes the sites above RailShareWarn.
@@ -99,7 +146,9 @@ func (r *railCounter) warnings(name string) []string {
 
 // Warnings returns what the settings and the passes run so far found
 // legal but suspicious: CAR over fewer than [MinCARChannels] channels,
-// sites clipped at the int16 rails (above [RailShareWarn])
+// sites clipped at the int16 rails (above [RailShareWarn]), sites whose
+// values never change (all of them: no signal), templates learned from
+// fewer than [detect.FewClips] clips
 // and a whitening estimated from fewer than [MinWhiteningSamples]
 // samples. Each is one line naming the file.
 func (p *Pipeline) Warnings() []string { return append([]string(nil), p.warnings...) }

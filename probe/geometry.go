@@ -16,19 +16,28 @@ func (p *Probe) Clone() *Probe {
 		Shank:     slices.Clone(p.Shank),
 		ChanMap:   slices.Clone(p.ChanMap),
 		NChanFile: p.NChanFile,
+
+		StatedChannels: p.StatedChannels,
 	}
 }
 
 // ForFile returns a copy of p for a binary file with nChan interleaved
 // channels. It is an error if p is invalid or if a site is stored in a row
 // the file does not have (the file has fewer channels than the probe
-// needs); file names the file in the error.
+// needs), or if p states more channels (StatedChannels) than the file
+// has; file names the file in the error. A probe stating fewer is used
+// (its sites are all in the file): a 384-channel map on a 385-channel
+// SpikeGLX file with its sync row is common.
 func (p *Probe) ForFile(nChan int, file string) (*Probe, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
 	if nChan < 1 {
 		return nil, fmt.Errorf("probe %s: %s has %d channels", p.Name, file, nChan)
+	}
+	if p.StatedChannels > nChan {
+		return nil, fmt.Errorf("probe %s states n_chan = %d but %s has %d channels per sample: the probe file was made for another file layout; "+
+			"fix or remove its n_chan", p.Name, p.StatedChannels, file, nChan)
 	}
 	if p.Len() > nChan {
 		return nil, fmt.Errorf("probe %s has %d sites but %s has only %d channels", p.Name, p.Len(), file, nChan)

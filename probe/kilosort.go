@@ -104,6 +104,7 @@ func ParseKilosortJSON(data []byte, name string) (*Probe, error) {
 			return nil, fmt.Errorf("probe %s: n_chan = %d but chanMap uses file channel %d", name, c, p.NChanFile-1)
 		}
 		p.NChanFile = c
+		p.StatedChannels = c
 	}
 	if err := p.Validate(); err != nil {
 		return nil, err

@@ -22,6 +22,10 @@ type Probe struct {
 	// NChanFile is the number of channels interleaved in the binary file,
 	// counting channels that are not sites (a SpikeGLX sync word).
 	NChanFile int
+	// StatedChannels is the channel count the probe file itself states
+	// (a Kilosort probe's n_chan), 0 if it states none. [Probe.ForFile]
+	// refuses a file with fewer channels.
+	StatedChannels int
 }
 
 // Len returns the number of sites used.

@@ -147,10 +147,44 @@ func (b *binFile) readDecode(dst []int16, start int64) error {
 			}
 		case Float32:
 			for i := range d {
-				d[i] = floatToCount(math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:])), b.scale)
+				v := math.Float32frombits(binary.LittleEndian.Uint32(p[4*i:]))
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					return b.nonFinite(v, start*int64(b.channels)+int64(done+i))
+				}
+				d[i] = floatToCount(v, b.scale)
 			}
 		}
 		done += m
+	}
+	return nil
+}
+
+// nonFinite is the error for a NaN or infinite float32 value v at value
+// index i of the data (sample i / channels, channel i % channels).
+func (b *binFile) nonFinite(v float32, i int64) error {
+	return fmt.Errorf("recording: %s: sample %d, channel %d is %v: float32 input must be finite (NaN and ±Inf have no int16 count; "+
+		"replace them, e.g. by 0, before sorting)", b.name, i/int64(b.channels), i%int64(b.channels), v)
+}
+
+// checkFinite reads a float32 file from start to end and returns the
+// error of its first NaN or infinite value, if any: such data are refused
+// when the file is opened, before any work, with their first position.
+func (b *binFile) checkFinite() error {
+	buf := make([]byte, decodeChunk)
+	total := b.samples * int64(b.channels)
+	for done := int64(0); done < total; {
+		m := int(min(total-done, int64(len(buf)/4)))
+		p := buf[:4*m]
+		if _, err := b.f.ReadAt(p, b.offset+4*done); err != nil {
+			return b.readErr(done/int64(b.channels), m, err)
+		}
+		for i := 0; i < m; i++ {
+			u := binary.LittleEndian.Uint32(p[4*i:])
+			if u&0x7f800000 == 0x7f800000 { // exponent all ones: Inf or NaN
+				return b.nonFinite(math.Float32frombits(u), done+int64(i))
+			}
+		}
+		done += int64(m)
 	}
 	return nil
 }

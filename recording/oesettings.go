@@ -27,6 +27,9 @@ type NPProbe struct {
 	Names []string
 	// Serial is probe_serial_number.
 	Serial string
+	// Part is probe_part_number (e.g. PRB_1_4_0480_1, NP2000), "" if
+	// the element has none.
+	Part string
 	// Channel holds the stream channel numbers n of the CHn attributes,
 	// ascending; X, Y and Shank the matching positions (ELECTRODE_XPOS,
 	// ELECTRODE_YPOS, as written) and shanks (the second field of a
@@ -163,6 +166,7 @@ func (e *xmlNPProbe) probe() (NPProbe, error) {
 		}
 	}
 	p.Serial = attr["probe_serial_number"]
+	p.Part = strings.TrimSpace(attr["probe_part_number"])
 	xs, err := table(e.XPos, "ELECTRODE_XPOS", number)
 	if err != nil {
 		return p, err
@@ -226,21 +230,22 @@ func matchNPProbe(ps []NPProbe, s OebinStream) int {
 	return -1
 }
 
-// openEphysProbe reads the geometry of stream s from settings.xml at
-// path: nil, nil if the file has no matching probe.
-func openEphysProbe(path string, s OebinStream) (*probe.Probe, error) {
+// openEphysNPProbe reads the geometry of stream s from settings.xml at
+// path and returns it with the settings' probe element (its names and
+// part number): nil, nil, nil if the file has no matching probe.
+func openEphysNPProbe(path string, s OebinStream) (*probe.Probe, *NPProbe, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("recording: %w", err)
+		return nil, nil, fmt.Errorf("recording: %w", err)
 	}
 	defer f.Close()
 	ps, err := ParseOpenEphysSettings(f, path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	i := matchNPProbe(ps, s)
 	if i < 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	np := ps[i]
 	name := filepath.Base(filepath.Dir(path)) + "/" + filepath.Base(path)
@@ -249,7 +254,7 @@ func openEphysProbe(path string, s OebinStream) (*probe.Probe, error) {
 	}
 	p := &probe.Probe{Name: name, NChanFile: s.NumChannels, X: np.X, Y: np.Y, Shank: np.Shank, ChanMap: np.Channel}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("recording: %s: %w (stream %s has %d channels)", path, err, s.Folder(), s.NumChannels)
+		return nil, &np, fmt.Errorf("recording: %s: %w (stream %s has %d channels)", path, err, s.Folder(), s.NumChannels)
 	}
-	return p, nil
+	return p, &np, nil
 }

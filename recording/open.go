@@ -58,7 +58,39 @@ func Open(path string, opts OpenOptions) (Recording, error) {
 		rec.Close()
 		return nil, fmt.Errorf("recording: %s: a rate of %g Hz was given but the %s files state %g Hz", path, opts.Rate, rec.Format(), rec.SampleRate())
 	}
+	if err := optionsApply(path, rec.Format(), opts); err != nil {
+		rec.Close()
+		return nil, err
+	}
 	return rec, nil
+}
+
+// optionsApply refuses the options that do not apply to a recording of
+// the given format, rather than ignore them: a sample type or scale
+// (SpikeGLX and Open Ephys files are int16, as their own files state), a
+// stream (only Open Ephys has several) and a strict size check (only a
+// SpikeGLX .meta states a size).
+func optionsApply(path, format string, opts OpenOptions) error {
+	var what string
+	switch format {
+	case "spikeglx":
+		what = "a SpikeGLX file, whose .meta states int16 samples and µV scales"
+	case "openephys":
+		what = "an Open Ephys stream, whose structure.oebin states int16 samples and µV scales"
+	default:
+		what = "a raw file"
+	}
+	switch {
+	case opts.DType != "" && format != "raw":
+		return fmt.Errorf("recording: %s: a sample type (dtype %s) applies only to raw files, and this is %s; leave -dtype out", path, opts.DType, what)
+	case opts.Scale != 0 && format != "raw":
+		return fmt.Errorf("recording: %s: a scale (%g) applies only to float32 raw files, and this is %s; leave -scale out", path, opts.Scale, what)
+	case opts.Stream != "" && format != "openephys":
+		return fmt.Errorf("recording: %s: a stream (%q) applies only to Open Ephys recordings, and this is %s; leave -stream out", path, opts.Stream, what)
+	case opts.StrictSize && format != "spikeglx":
+		return fmt.Errorf("recording: %s: the strict size check applies only to SpikeGLX files (against the .meta's fileSizeBytes), and this is %s; leave -strict-size out", path, what)
+	}
+	return nil
 }
 
 // OpenFiles opens one recording from several paths: one path is

@@ -126,6 +126,7 @@ type OpenEphys struct {
 	hasFirst bool
 	probe    *probe.Probe
 	probeErr error
+	settings *NPProbe // the settings.xml's probe of the stream, if any
 	warnings []string
 }
 
@@ -184,7 +185,7 @@ func openOpenEphys(id OEStream) (*OpenEphys, error) {
 		}
 	}
 	if set := settingsPath(id); set != "" {
-		r.probe, r.probeErr = openEphysProbe(set, s)
+		r.probe, r.settings, r.probeErr = openEphysNPProbe(set, s)
 	}
 	return r, nil
 }

@@ -3,6 +3,7 @@ package recording
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"dspk/probe"
 )
@@ -53,6 +54,79 @@ func (m *Meta) ProbeContradictions(p *probe.Probe, preset string) []string {
 		out = append(out, fmt.Sprintf("%s: -probe %s contradicts the meta's geometry (%s); the -probe geometry is used", m.Name, p.Name, msg))
 	}
 	return out
+}
+
+// ProbeContradictions compares a probe given by the user (p, named by
+// preset if it is one of the presets "np1" or "np2", else "") with the
+// probe the stream's settings.xml states, as [Meta.ProbeContradictions]
+// does for SpikeGLX: sites at other positions or file rows, or a preset
+// of another probe family than the settings' probe_part_number or
+// probe_name (np1: PRB_1_…, PRB2_…, "Neuropixels 1.0"; np2: the
+// single-shank NP2000, NP2003, NP2004 or "Neuropixels 2.0 - single
+// shank"). A malformed settings table is reported too.
+func (r *OpenEphys) ProbeContradictions(p *probe.Probe, preset string) []string {
+	var out []string
+	if r.probeErr != nil {
+		return append(out, fmt.Sprintf("%v; using -probe %s instead", r.probeErr, p.Name))
+	}
+	if r.settings == nil || r.probe == nil {
+		return nil
+	}
+	if fam := npFamily(r.settings.Part, r.settings.Names); preset != "" && fam != "" && fam != preset {
+		what := r.settings.Part
+		if what == "" {
+			what = strings.Join(r.settings.Names, ", ")
+		}
+		out = append(out, fmt.Sprintf("%s: -probe %s, but settings.xml states a %s probe (%s)", r.Name(), preset, familyName(fam), what))
+	}
+	if msg := geometryDiffers(r.probe, p); msg != "" {
+		out = append(out, fmt.Sprintf("%s: -probe %s contradicts the geometry in settings.xml (%s); the -probe geometry is used",
+			r.Name(), p.Name, strings.Replace(msg, "in the meta", "in settings.xml", 1)))
+	}
+	return out
+}
+
+// npFamily names the probe family of a Neuropixels part number or probe
+// name: "np1", "np2" (2.0 single shank), "np2-4" (2.0 four shanks),
+// "other" for another known part (NHP, Ultra, 1.0 UHD) and "" if
+// unknown.
+func npFamily(part string, names []string) string {
+	p := strings.ToUpper(part)
+	switch {
+	case strings.HasPrefix(p, "PRB_1_") || strings.HasPrefix(p, "PRB2_1_"):
+		return "np1"
+	case p == "NP2000" || p == "NP2003" || p == "NP2004":
+		return "np2"
+	case p == "NP2010" || p == "NP2013" || p == "NP2014" || p == "NP2020" || p == "NP2021":
+		return "np2-4"
+	case strings.HasPrefix(p, "NP"):
+		return "other"
+	}
+	for _, n := range names {
+		n = strings.ToLower(n)
+		switch {
+		case strings.Contains(n, "neuropixels 1.0"):
+			return "np1"
+		case strings.Contains(n, "neuropixels 2.0") && strings.Contains(n, "single"):
+			return "np2"
+		case strings.Contains(n, "neuropixels 2.0") && (strings.Contains(n, "multi") || strings.Contains(n, "four") || strings.Contains(n, "4")):
+			return "np2-4"
+		}
+	}
+	return ""
+}
+
+// familyName describes a family of npFamily.
+func familyName(f string) string {
+	switch f {
+	case "np1":
+		return "Neuropixels 1.0"
+	case "np2":
+		return "Neuropixels 2.0 single-shank"
+	case "np2-4":
+		return "Neuropixels 2.0 four-shank"
+	}
+	return "non-standard Neuropixels"
 }
 
 // geometryDiffers compares two probes site by file row, up to a shift

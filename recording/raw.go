@@ -49,6 +49,12 @@ func OpenRawType(path string, o RawOptions) (Recording, error) {
 	if err != nil {
 		return nil, err
 	}
+	if o.DType == Float32 {
+		if err := b.checkFinite(); err != nil {
+			b.close()
+			return nil, err
+		}
+	}
 	return &Raw{bin: b, rate: o.Rate, uv: make([]float64, o.Channels)}, nil
 }
 

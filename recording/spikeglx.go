@@ -124,6 +124,11 @@ func (s *SpikeGLX) Probe() *probe.Probe { return s.probe }
 // could not be used, or nil.
 func (s *SpikeGLX) ProbeError() error { return s.probeErr }
 
+// ProbeContradictions is the meta's [Meta.ProbeContradictions].
+func (s *SpikeGLX) ProbeContradictions(p *probe.Probe, preset string) []string {
+	return s.Meta.ProbeContradictions(p, preset)
+}
+
 // Warnings returns what was wrong with the files but did not stop them
 // from opening (a size that disagrees with fileSizeBytes).
 func (s *SpikeGLX) Warnings() []string { return append([]string(nil), s.warnings...) }

@@ -28,6 +28,7 @@ func benchWholeFile(path string, dev *compute.Device) error {
 		return err
 	}
 	defer rec.Close()
+	printWarnings(cmdErr, in.warnings)
 	cfg := pipeline.DefaultConfig()
 	t0 := time.Now()
 	p, err := pipeline.New(dev, rec, pr, cfg)

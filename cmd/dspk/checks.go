@@ -11,11 +11,22 @@ import (
 )
 
 // probeWarnings describes how a -probe (arg as given) contradicts the
-// geometry or probe type the recording's own files state.
+// geometry or probe type the recording's own files state (a SpikeGLX
+// .meta, an Open Ephys settings.xml).
 func probeWarnings(rec recording.Recording, pr *probe.Probe, arg string) []string {
-	sg, ok := rec.(*recording.SpikeGLX)
+	var out []string
+	if n := pr.StatedChannels; n != 0 && n < rec.Channels()-1 {
+		out = append(out, fmt.Sprintf("-probe %s states n_chan = %d but %s has %d channels per sample (more than one extra row, such as a sync channel); "+
+			"check that the probe file was made for this file layout", arg, n, rec.Name(), rec.Channels()))
+	}
+	if c, ok := rec.(*recording.Concat); ok {
+		rec = c.Parts()[0]
+	}
+	sg, ok := rec.(interface {
+		ProbeContradictions(p *probe.Probe, preset string) []string
+	})
 	if !ok {
-		return nil
+		return out
 	}
 	preset := ""
 	if _, err := os.Stat(arg); err != nil {
@@ -23,7 +34,7 @@ func probeWarnings(rec recording.Recording, pr *probe.Probe, arg string) []strin
 			preset = strings.ToLower(strings.TrimSpace(arg))
 		}
 	}
-	return sg.Meta.ProbeContradictions(pr, preset)
+	return append(out, sg.ProbeContradictions(pr, preset)...)
 }
 
 // geometryError is why the recording's geometry table could not be used,

@@ -6,11 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 
 	"dspk/compare"
 	"dspk/export"
+	"dspk/recording"
 	"dspk/sim"
 )
 
@@ -75,7 +77,8 @@ func compareDirs(truthDir, detDir string, opt compare.Options) (compare.Report, 
 const RangeOverlapWarn = 0.99
 
 // compareDirsWarn is compareDirs that also returns warnings: the truth
-// and the detections covering different time ranges. The detections'
+// and the detections covering different time ranges, on different probes
+// (probeMismatch) or at different sample rates (rateMismatch). The detections'
 // range is the schedule in their dspk.json, else the span of their spike
 // times.
 func compareDirsWarn(truthDir, detDir string, opt compare.Options) (compare.Report, []string, error) {
@@ -106,7 +109,66 @@ func compareDirsWarn(truthDir, detDir string, opt compare.Options) (compare.Repo
 				truthDir, 0.0, float64(truth.Samples)/fs, detDir, float64(start)/fs, float64(end)/fs))
 		}
 	}
+	if w := probeMismatch(truthDir, detDir, truth); w != "" {
+		warnings = append(warnings, w)
+	}
+	if w := rateMismatch(truthDir, detDir, truth.Config.SampleRate); w != "" {
+		warnings = append(warnings, w)
+	}
 	return r, warnings, nil
+}
+
+// probeMismatch describes how the probe of a detection folder
+// (channel_map.npy and channel_positions.npy) differs from the probe the
+// truth was simulated on: other file rows, or sites more than
+// recording.ProbeTolUm away. Matching by depth then compares positions on
+// different probes. It is "" if they agree or the folder lacks the files.
+func probeMismatch(truthDir, detDir string, truth *sim.Truth) string {
+	tp := truth.Config.Probe
+	cmA, err1 := readNPY(filepath.Join(detDir, "channel_map.npy"))
+	posA, err2 := readNPY(filepath.Join(detDir, "channel_positions.npy"))
+	if err1 != nil || err2 != nil || tp == nil {
+		return ""
+	}
+	cm, err1 := cmA.Int64()
+	pos, err2 := posA.Float64()
+	if err1 != nil || err2 != nil || len(pos) != 2*len(cm) {
+		return ""
+	}
+	at := map[int64][2]float64{}
+	for i, r := range tp.ChanMap {
+		at[int64(r)] = [2]float64{tp.X[i], tp.Y[i]}
+	}
+	off := 0
+	for i, r := range cm {
+		p, ok := at[r]
+		if !ok || math.Abs(p[0]-pos[2*i]) > recording.ProbeTolUm || math.Abs(p[1]-pos[2*i+1]) > recording.ProbeTolUm {
+			off++
+		}
+	}
+	if off == 0 && len(cm) == tp.Len() {
+		return ""
+	}
+	return fmt.Sprintf("the truth in %s was simulated on probe %s (%d sites) but the detections in %s used %d sites, %d of them on other file rows or positions; "+
+		"spikes are matched by depth, so recall and precision compare different probes", truthDir, tp.Name, tp.Len(), detDir, len(cm), off)
+}
+
+// rateMismatch describes a detection folder whose recording (dspk.json's
+// input.sample_rate) has another sample rate than the truth: spike times
+// then count different samples. It is "" if they agree or the rate is
+// not recorded.
+func rateMismatch(truthDir, detDir string, rate float64) string {
+	var prov struct {
+		Input struct {
+			SampleRate float64 `json:"sample_rate"`
+		} `json:"input"`
+	}
+	b, err := os.ReadFile(filepath.Join(detDir, "dspk.json"))
+	if err != nil || json.Unmarshal(b, &prov) != nil || prov.Input.SampleRate == 0 || prov.Input.SampleRate == rate {
+		return ""
+	}
+	return fmt.Sprintf("the truth in %s is at %g Hz but the detections in %s come from a recording at %g Hz; spike times count different samples",
+		truthDir, rate, detDir, prov.Input.SampleRate)
 }
 
 // detectionRange returns the samples [start, end) a detection folder

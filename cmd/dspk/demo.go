@@ -114,13 +114,14 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 		return err
 	}
 	defer rec.Close()
+	printWarnings(cmdErr, in.warnings)
 	fmt.Fprintf(cmdOut, "Detecting spikes…\n")
 	var pf pipelineFlags
 	pf.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	var df detectFlags
 	df.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	df.out, df.device = detDir, device
-	sum, k, err := runDetect(ctx, rec, pr, &pf, &df, recordingFiles(bin, rec), nil, cmdErr)
+	sum, k, err := runDetect(ctx, rec, pr, &pf, &df, recordingFiles(bin, rec), in.warnings, cmdErr)
 	if err != nil {
 		return err
 	}

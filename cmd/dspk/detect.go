@@ -43,6 +43,13 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 					return err
 				}
 				defer rec.Close()
+				var unused map[string]string
+				if df.templates != "" {
+					unused = detectUnused
+				}
+				if err := pf.check(pr, unused); err != nil {
+					return err
+				}
 				printWarnings(cmdErr, in.warnings)
 				var inputs []string
 				for _, a := range args {
@@ -121,10 +128,6 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		return nil, 0, err
 	}
 	printWarnings(log, p.Warnings())
-	if opt.Templates == nil && sum.Clips < detect.FewClips {
-		fmt.Fprintf(log, "warning: the templates were learned from only %d isolated peaks (Kilosort4's runs on large probes have thousands); "+
-			"check them (wTEMP.npy) or supply -templates from a longer recording\n", sum.Clips)
-	}
 	return sum, w.Clusters(), nil
 }
 

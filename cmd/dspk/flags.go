@@ -2,10 +2,14 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"dspk/kilosort"
 	"dspk/pipeline"
+	"dspk/probe"
 )
 
 // pipelineFlags are the processing parameters shared by preprocess and
@@ -21,6 +25,8 @@ type pipelineFlags struct {
 	nearChans  int
 	nearTempl  int
 	groups     bool
+	carGroups  bool
+	fs         *flag.FlagSet // the flags were registered on, to tell which were given
 }
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
@@ -37,7 +43,64 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.nearTempl, "nearest_templates", d.NearestTemplates, "nearest centres a detection must beat (Kilosort4's nearest_templates);\n"+
 		"on small probes they span the whole array: lower it, or use -groups")
 	fs.BoolVar(&f.groups, "groups", false, "detect each group of sites (shank_ids / kcoords: a shank, tetrode or stereotrode) on its own:\n"+
-		"CAR, whitening and suppression stay within a group (not Kilosort4's rule; CPU preprocessing only)")
+		"whitening and suppression stay within a group (not Kilosort4's rule); the CAR spans all channels")
+	fs.BoolVar(&f.carGroups, "car-groups", false, fmt.Sprintf("with -groups, take the CAR within each group instead of over all channels\n"+
+		"(shanks wired to their own reference; every group needs at least %d channels; CPU preprocessing only)", pipeline.MinCARChannels))
+	f.fs = fs
+}
+
+// check refuses the flags that do not fit the run: -groups on a probe of
+// one group, a -nearest_chans given larger than the probe (or with
+// -groups, its smallest group), which would be clipped in silence, and
+// any flag of unused (name → why it does not apply) that was given.
+func (f *pipelineFlags) check(pr *probe.Probe, unused map[string]string) error {
+	set := map[string]bool{}
+	if f.fs != nil {
+		f.fs.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	}
+	for _, name := range slices.Sorted(maps.Keys(unused)) {
+		if set[name] {
+			return usagef("-%s does not apply: %s; leave it out", name, unused[name])
+		}
+	}
+	if f.groups {
+		if shanks := slices.Compact(slices.Sorted(slices.Values(pr.Shank))); len(shanks) < 2 {
+			return usagef("-groups does not apply: every site of probe %s is in one group (shank %d); "+
+				"give a probe with shank ids (probeinterface shank_ids, Kilosort kcoords) or leave -groups out", pr.Name, pr.Shank[0])
+		}
+	}
+	if set["nearest_chans"] {
+		limit, what := pr.Len(), fmt.Sprintf("probe %s has %d sites", pr.Name, pr.Len())
+		if f.groups {
+			size := map[int]int{}
+			for _, s := range pr.Shank {
+				size[s]++
+			}
+			for _, s := range slices.Sorted(maps.Keys(size)) {
+				if n := size[s]; n < limit {
+					limit, what = n, fmt.Sprintf("with -groups each group is searched on its own, and group %d of probe %s has %d sites", s, pr.Name, n)
+				}
+			}
+		}
+		if f.nearChans > limit {
+			return usagef("-nearest_chans %d: %s; give at most %d", f.nearChans, what, limit)
+		}
+	}
+	return nil
+}
+
+// detectUnused are the pipeline flags detect does not use with templates
+// supplied (-templates).
+var detectUnused = map[string]string{
+	"th-single-ch": "it sets the threshold of the peaks that teach the templates, and -templates supplies them",
+}
+
+// preprocessUnused are the pipeline flags preprocess does not use: it
+// whitens, and neither learns templates nor detects.
+var preprocessUnused = map[string]string{
+	"th-single-ch":      "preprocess learns no templates",
+	"nearest_chans":     "preprocess does not detect",
+	"nearest_templates": "preprocess does not detect",
 }
 
 func (f *pipelineFlags) config() pipeline.Config {
@@ -52,5 +115,6 @@ func (f *pipelineFlags) config() pipeline.Config {
 	c.NearestChans = f.nearChans
 	c.NearestTemplates = f.nearTempl
 	c.Groups = f.groups
+	c.CARGroups = f.carGroups
 	return c
 }

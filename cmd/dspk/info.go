@@ -47,6 +47,7 @@ func info(args []string, in *inputFlags) error {
 		return err
 	}
 	defer rec.Close()
+	defer func() { printWarnings(cmdErr, in.warnings) }() // those of the recording and the probe
 	w := cmdOut
 	fs := rec.SampleRate()
 	dur := float64(rec.Samples()) / fs

@@ -20,7 +20,9 @@ type inputFlags struct {
 	dtype      string
 	scale      float64
 	strictSize bool
-	// warnings collects what resolving the probe found suspicious.
+	forceDType bool
+	// warnings collects what opening the recording and resolving the
+	// probe found suspicious.
 	warnings []string
 }
 
@@ -33,6 +35,8 @@ func (f *inputFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dtype, "dtype", "", "sample type of a raw file: int16, uint16 (centred on 32768, as Intan stores it) or float32\n(default: int16, or the info.json's)")
 	fs.Float64Var(&f.scale, "scale", 0, "int16 counts per stored unit of a float32 raw file (count = round(value·scale))")
 	fs.StringVar(&f.stream, "stream", "", "Open Ephys continuous stream: a unique part of its name, e.g. ProbeA-AP\n(default: the only stream at a spike-band rate; dspk info lists them)")
+	fs.BoolVar(&f.forceDType, "force-dtype", false, "use 16-bit data that look read as the wrong type (most values near the rails ±32768,\n"+
+		"near 0 with the sign bit flipped: uint16 read as int16 or the reverse) as they are, instead of refusing them")
 	fs.BoolVar(&f.strictSize, "strict-size", false, "refuse a SpikeGLX .bin whose size disagrees with the meta's fileSizeBytes\n(default: use the real size and warn)")
 }
 
@@ -43,8 +47,9 @@ func (f *inputFlags) options() recording.OpenOptions {
 
 // openRecording opens the recording of the command's arguments: one path,
 // several SpikeGLX files of one run (or a quoted glob of them), or "-"
-// for a list of paths on standard input, one per line. It prints the
-// recording's warnings to the command's error stream.
+// for a list of paths on standard input, one per line. The recording's
+// warnings (a truncated file, a bad sample_numbers.npy) join f.warnings,
+// which the command prints and writes into its dspk.json.
 func (f *inputFlags) openRecording(args []string) (recording.Recording, error) {
 	if len(args) == 1 && args[0] == "-" {
 		data, err := io.ReadAll(os.Stdin)
@@ -66,9 +71,7 @@ func (f *inputFlags) openRecording(args []string) (recording.Recording, error) {
 		return nil, err
 	}
 	if w, ok := rec.(recording.Warner); ok {
-		for _, l := range w.Warnings() {
-			fmt.Fprintf(cmdErr, "warning: %s\n", l)
-		}
+		f.warnings = append(f.warnings, w.Warnings()...)
 	}
 	return rec, nil
 }
@@ -89,7 +92,50 @@ func (f *inputFlags) open(args ...string) (recording.Recording, *probe.Probe, er
 		rec.Close()
 		return nil, nil, err
 	}
+	if err := f.checkDType(rec, pr); err != nil {
+		rec.Close()
+		return nil, nil, err
+	}
 	return rec, pr, nil
+}
+
+// checkDType refuses 16-bit data that are read as the wrong integer type
+// beyond doubt (see [recording.DTypeCheck]), naming the -dtype that
+// reads them right, unless -force-dtype; it warns of data that only look
+// so. float32 files are not checked.
+func (f *inputFlags) checkDType(rec recording.Recording, pr *probe.Probe) error {
+	dt := recording.Int16
+	if r, ok := rec.(*recording.Raw); ok {
+		dt = r.DType()
+	}
+	if dt == recording.Float32 {
+		if f.forceDType {
+			return usagef("-force-dtype does not apply: it overrides the check of 16-bit data, and %s holds float32; leave it out", rec.Name())
+		}
+		return nil
+	}
+	c, err := recording.CheckDType(rec, pr.ChanMap)
+	if err != nil {
+		return err
+	}
+	if !c.Wrong() && !c.Suspect() {
+		return nil
+	}
+	var advice string
+	switch {
+	case rec.Format() != "raw":
+		advice = fmt.Sprintf("the %s files state int16 samples, so the file may be damaged or not what it claims", rec.Format())
+	case dt == recording.Int16:
+		advice = "the file looks like uint16 data (centred on 32768, as Intan stores them) read as int16; give -dtype uint16"
+	default:
+		advice = "the file looks like int16 data read as uint16; give -dtype int16"
+	}
+	msg := fmt.Sprintf("%s: %s: %s", rec.Name(), c, advice)
+	if c.Wrong() && !f.forceDType {
+		return fmt.Errorf("%s (or -force-dtype to use the values as they are)", msg)
+	}
+	f.warnings = append(f.warnings, msg)
+	return nil
 }
 
 // resolveProbe picks the probe — the -probe flag, else the geometry

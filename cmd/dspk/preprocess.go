@@ -50,6 +50,9 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 					return err
 				}
 				defer rec.Close()
+				if err := pf.check(pr, preprocessUnused); err != nil {
+					return err
+				}
 				printWarnings(cmdErr, in.warnings)
 				dev, reason, err := compute.Open(*device)
 				if err != nil {

@@ -30,7 +30,8 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 			dur := fs.Duration("duration", 60*time.Second, "length of the recording")
 			units := fs.Int("units", 120, "number of simulated units")
 			seed := fs.Uint64("seed", 1, "random seed (equal seeds give identical files)")
-			pr := fs.String("probe", "np1", "probe geometry: np1 or np2")
+			pr := fs.String("probe", "np1", "probe geometry: np1, np2 or a probe file (Kilosort or probeinterface JSON, .mat channel map);\n"+
+				"the file gets one more channel, a sync channel, after the probe's")
 			drift := fs.Float64("drift", 0, "rigid drift speed in µm/s")
 			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged")
 			return func(args []string) error {
@@ -47,7 +48,12 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 					return usagef("-drift %g: must be finite", *drift)
 				}
 				p, err := probe.Preset(*pr)
-				if err != nil {
+				if _, serr := os.Stat(*pr); serr == nil {
+					p, err = probe.Load(*pr) // a probe file: a custom layout (stereotrodes, tetrodes)
+					if err != nil {
+						return err
+					}
+				} else if err != nil {
 					return usagef("%v", err)
 				}
 				cfg := sim.DefaultConfig()
