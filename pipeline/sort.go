@@ -108,10 +108,16 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 	stage := func(s string, t0 time.Time, n int, what string) {
 		res.Stages = append(res.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
 	}
-	announce := func(s string) {
+	// announce starts a host stage; the window passes check ctx
+	// themselves, the host stages only before they start.
+	announce := func(s string) error {
+		if err := context.Cause(ctx); err != nil {
+			return err
+		}
 		if opt.Stage != nil {
 			opt.Stage(s)
 		}
+		return nil
 	}
 	t0 := time.Now()
 	w, _, err := p.Whitening(ctx)
@@ -164,7 +170,9 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 	}
 
 	// First clustering: units are the template centres.
-	announce("clustering spikes")
+	if err := announce("clustering spikes"); err != nil {
+		return nil, err
+	}
 	t0 = time.Now()
 	C, P := p.probe.Len(), tm.P
 	cl, err := cluster.NewClusterer(p.dev, opt.Cluster)
@@ -216,7 +224,9 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 
 	// Final clustering: units are the learned templates at their best
 	// channels.
-	announce("clustering templates")
+	if err := announce("clustering templates"); err != nil {
+		return nil, err
+	}
 	t0 = time.Now()
 	ux, uy := make([]float64, n), make([]float64, n)
 	uch := make([]int32, 0, n*mp.NearestChans)
@@ -235,7 +245,9 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 	stage("clustering templates", t0, r1.N, "clusters")
 
 	// Curation.
-	announce("curation")
+	if err := announce("curation"); err != nil {
+		return nil, err
+	}
 	t0 = time.Now()
 	cp := opt.Curate
 	cp.FS = p.rec.SampleRate()
