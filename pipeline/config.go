@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"dspk/kilosort"
+	"dspk/motion"
 )
 
 // Config holds the effective parameters of a run: Kilosort4's settings
@@ -31,12 +32,31 @@ type Config struct {
 	// the spikes they share, and subtracting it removes part of every
 	// spike). dspk's extension; off by default.
 	CARGroups bool `json:"car_groups"`
+	// NBlocks is Kilosort4's nblocks: 0 leaves the windows uncorrected
+	// (today's detection, byte for byte); 1 estimates one rigid shift per
+	// window and k > 1 a shift per block of 2k − 1 half-overlapping
+	// blocks along depth, from a first detection pass, and detection then
+	// runs on windows corrected for it (../shared/docs/kilosort4-sort.md
+	// §2–§3). dspk detect's default is 0, Kilosort4's is 1.
+	NBlocks int `json:"nblocks"`
+	// SigInterp is sig_interp: σ in µm of the kriging kernel that
+	// corrects the windows.
+	SigInterp float64 `json:"sig_interp"`
+	// BinningDepth is binning_depth: µm per depth bin of the motion
+	// histograms.
+	BinningDepth float64 `json:"binning_depth"`
+	// DriftSmoothing is drift_smoothing: the Gaussian σ over the axes
+	// (shift, window, block) of the block registration scores.
+	DriftSmoothing [3]float64 `json:"drift_smoothing"`
 }
 
-// DefaultConfig returns Kilosort4's defaults, seed 1 and two windows read
-// ahead.
+// DefaultConfig returns Kilosort4's defaults, seed 1, two windows read
+// ahead and no motion correction (NBlocks 0; the other motion settings
+// at Kilosort4's defaults).
 func DefaultConfig() Config {
-	return Config{Settings: kilosort.Defaults(), Seed: 1, InFlight: 2}
+	mp := motion.DefaultParams()
+	return Config{Settings: kilosort.Defaults(), Seed: 1, InFlight: 2,
+		SigInterp: mp.SigInterp, BinningDepth: mp.BinningDepth, DriftSmoothing: mp.Smoothing}
 }
 
 // validate checks the parameters that do not depend on the recording.
@@ -58,6 +78,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("thresholds must be positive and finite (Th_universal %g, Th_single_ch %g)", c.ThUniversal, c.ThSingleCh)
 	case c.CARGroups && (!c.Groups || !c.DoCAR):
 		return fmt.Errorf("CAR within groups needs groups and CAR (-car-groups needs -groups and no -no-car)")
+	case c.NBlocks < 0:
+		return fmt.Errorf("nblocks %d must be 0 (no motion correction) or positive", c.NBlocks)
+	case c.NBlocks > 0 && (!(c.SigInterp > 0) || math.IsInf(c.SigInterp, 0)):
+		return fmt.Errorf("sig_interp %g µm must be positive and finite", c.SigInterp)
+	case c.NBlocks > 0 && (!(c.BinningDepth > 0) || math.IsInf(c.BinningDepth, 0)):
+		return fmt.Errorf("binning_depth %g µm must be positive and finite", c.BinningDepth)
 	case !(c.Tmin >= 0) || math.IsInf(c.Tmin, 0):
 		return fmt.Errorf("tmin %g s must be finite and at least 0", c.Tmin)
 	case math.IsNaN(float64(c.Tmax)) || !math.IsInf(float64(c.Tmax), 1) && float64(c.Tmax) <= c.Tmin:

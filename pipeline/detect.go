@@ -63,6 +63,13 @@ func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*de
 // error, the sink's included.
 func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
+	return p.detectPass(ctx, "detection", w, tm, sink)
+}
+
+// detectPass is [Pipeline.Detect] under the pass name pass (the motion
+// pass is a detection pass too).
+func (p *Pipeline) detectPass(ctx context.Context, pass string, w *linalg.Whitening, tm *detect.Templates,
+	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
 	prm := p.DetectParams()
 	g, err := detect.NewGrid(p.probe, prm)
 	if err != nil {
@@ -124,7 +131,7 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 		jobs <- sinkJob{rw, buf}
 		return nil
 	}
-	err = p.eachWindowOverlapped(ctx, "detection", nil, w, detect.StartDepth, start, finish)
+	err = p.eachWindowOverlapped(ctx, pass, nil, w, detect.StartDepth, start, finish)
 	close(jobs)
 	<-finished
 	if sinkErr != nil {

@@ -11,6 +11,7 @@ import (
 	"dspk/compute"
 	"dspk/kilosort"
 	"dspk/linalg"
+	"dspk/motion"
 	"dspk/preprocess"
 	"dspk/probe"
 	"dspk/recording"
@@ -49,6 +50,11 @@ type Pipeline struct {
 
 	onRaw    func(win recording.Window, data []int16) // sees each raw window of a pass
 	warnings []string
+
+	// correct, if set, corrects each preprocessed window where it lives
+	// (for motion, from the window's shifts) before the pass sees it.
+	correct func(rw recording.Window, win *compute.Window) error
+	drift   *motion.Estimate // the last run's motion estimate
 }
 
 // New checks that the probe fits the recording and builds, on dev (nil
@@ -86,6 +92,9 @@ func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Conf
 			"(more than %d samples) because the whitening matrix is estimated from every window but the last "+
 			"(Kilosort4 would silently produce NaN here); record longer or lower -batch",
 			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.BatchSize, cfg.BatchSize+cfg.NT)
+	}
+	if err := checkMotion(pr, cfg); err != nil {
+		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
 	}
 	if dev == nil {
 		if dev, _, err = compute.Open("cpu"); err != nil {
@@ -309,6 +318,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		waits["upload"] += time.Since(t)
 		if err == nil {
 			err = p.pre.Window(p.win)
+		}
+		if err == nil && p.correct != nil && p.white != nil {
+			err = p.correct(b.Window, p.win)
 		}
 		rw := b.Window
 		if p.onRaw != nil {

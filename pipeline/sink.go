@@ -10,6 +10,7 @@ import (
 
 	"dspk/detect"
 	"dspk/linalg"
+	"dspk/motion"
 	"dspk/probe"
 	"dspk/recording"
 )
@@ -66,6 +67,10 @@ type RunInfo struct {
 	Whitening *linalg.Whitening
 	// Device names where the passes ran, for the provenance.
 	Device string
+	// Motion is the motion estimate the windows were corrected by (nil
+	// with nblocks 0) and WindowTimes the windows' centre times in s.
+	Motion      *motion.Estimate
+	WindowTimes []float64
 }
 
 // RunOptions configures [Pipeline.Run].
@@ -146,6 +151,28 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	if tm.NT != prm.NT {
 		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
 	}
+	p.drift = nil
+	if p.cfg.NBlocks > 0 {
+		// The motion pass on uncorrected windows, then every later pass on
+		// corrected ones; templates learned here are learned again from
+		// corrected windows, as Kilosort4's second pass does (§4).
+		est, err := p.EstimateMotion(ctx, w, tm)
+		if err != nil {
+			return nil, err
+		}
+		stop, err := p.startCorrection(est)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		p.drift = est
+		if opt.Templates == nil {
+			if tm, sum.Clips, err = p.LearnTemplates(ctx, w); err != nil {
+				return nil, err
+			}
+			source = "learned from the drift-corrected data"
+		}
+	}
 	g, err := p.Grid()
 	if err != nil {
 		return nil, err
@@ -155,6 +182,9 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: g,
 		Templates: tm, TemplatesSource: source, Clips: sum.Clips,
 		Whitening: w, Device: opt.Device,
+	}
+	if p.drift != nil {
+		info.Motion, info.WindowTimes = p.drift, p.WindowTimes()
 	}
 	if err := sink.Begin(info); err != nil {
 		return nil, err

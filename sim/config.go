@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"dspk/probe"
 )
@@ -58,6 +59,55 @@ type Config struct {
 	RateMax float64 `json:"rate_max"`
 	// RefractoryMs is the dead time after each spike in ms (2).
 	RefractoryMs float64 `json:"refractory_ms"`
+
+	// The fields below default to zero, which keeps the model above; see
+	// docs/sim.md for what each adds and the presets that use them.
+
+	// MotionSineUm is the amplitude in µm of a sinusoidal motion of the
+	// tissue (breathing, heartbeat), MotionSineHz its frequency; the
+	// displacement is MotionSineUm·sin(2π·MotionSineHz·t), 0 at t = 0.
+	MotionSineUm float64 `json:"motion_sine_um,omitempty"`
+	MotionSineHz float64 `json:"motion_sine_hz,omitempty"`
+	// MotionSteps are sudden displacements: from the first sample at or
+	// after TimeS on, the tissue is Um µm further up.
+	MotionSteps []MotionStep `json:"motion_steps,omitempty"`
+	// MotionTopGain makes the motion non-rigid: the displacement of the
+	// tissue at the top of the probe (its largest site y) is MotionTopGain
+	// times that at the bottom (its smallest y), linearly in between
+	// (tissue depths at time 0). 0 (or 1) is rigid.
+	MotionTopGain float64 `json:"motion_top_gain,omitempty"`
+	// MotionTruth asks for the motion truth ([Truth.Motion],
+	// [Truth.SpikePos]) even when nothing moves; any motion also gives it.
+	MotionTruth bool `json:"motion_truth,omitempty"`
+
+	// UnitZMinUm and UnitZMaxUm, when UnitZMaxUm > 0, bound the units'
+	// distances from the probe plane, and the distance depends on the
+	// amplitude (a large unit cannot be far): see docs/sim.md. Both 0
+	// place units 2–10 µm from the plane whatever their amplitude.
+	UnitZMinUm float64 `json:"unit_z_min_um,omitempty"`
+	UnitZMaxUm float64 `json:"unit_z_max_um,omitempty"`
+	// SimilarPairs is the number of unit pairs whose second unit is a
+	// near copy of the first (same waveform family, times and rebound
+	// within ±3 %, amplitude within ×0.8–1.25), 10–30 µm away from it:
+	// units 2i and 2i+1 for i < SimilarPairs.
+	SimilarPairs int `json:"similar_pairs,omitempty"`
+	// BurstFraction is the fraction of units that fire bursts: a quarter
+	// of their spikes start a burst of 2–5 spikes 3–10 ms apart, each
+	// 15–30 % smaller than the one before (the unit's mean rate counts
+	// every spike).
+	BurstFraction float64 `json:"burst_fraction,omitempty"`
+	// Preset is the name of the preset the config came from, if any; it
+	// changes nothing in the output but its provenance.
+	Preset string `json:"preset,omitempty"`
+}
+
+// MotionStep is a sudden displacement of the tissue (see
+// Config.MotionSteps).
+type MotionStep struct {
+	// TimeS is the time of the step in seconds.
+	TimeS float64 `json:"time_s"`
+	// Um is its size in µm; positive moves units up (to larger y).
+	Um float64 `json:"um"`
 }
 
 // DefaultConfig returns a 60-s Neuropixels 1.0 recording of 120 units,
@@ -108,7 +158,10 @@ func (c Config) resolved() (Config, error) {
 		{"OffsetMax", c.OffsetMax}, {"DriftUmPerS", c.DriftUmPerS},
 		{"MicrovoltsPerCount", c.MicrovoltsPerCount}, {"AmplitudeMin", c.AmplitudeMin},
 		{"AmplitudeMax", c.AmplitudeMax}, {"RateMin", c.RateMin}, {"RateMax", c.RateMax},
-		{"RefractoryMs", c.RefractoryMs},
+		{"RefractoryMs", c.RefractoryMs}, {"MotionSineUm", c.MotionSineUm},
+		{"MotionSineHz", c.MotionSineHz}, {"MotionTopGain", c.MotionTopGain},
+		{"UnitZMinUm", c.UnitZMinUm}, {"UnitZMaxUm", c.UnitZMaxUm},
+		{"BurstFraction", c.BurstFraction},
 	} {
 		if err := finite(f.name, f.v); err != nil {
 			return Config{}, err
@@ -142,6 +195,30 @@ func (c Config) resolved() (Config, error) {
 	if tau := math.Ceil(c.RefractoryMs * 1e-3 * c.SampleRate); tau >= c.SampleRate/c.RateMax {
 		return bad("rate %g Hz is impossible with a %g-ms refractory period", c.RateMax, c.RefractoryMs)
 	}
+	for i, st := range c.MotionSteps {
+		if err := finite(fmt.Sprintf("MotionSteps[%d]", i), st.TimeS+st.Um); err != nil {
+			return Config{}, err
+		}
+		if st.TimeS < 0 {
+			return bad("MotionSteps[%d] at %g s: want ≥ 0", i, st.TimeS)
+		}
+	}
+	switch {
+	case c.MotionSineHz < 0 || c.MotionSineHz > c.SampleRate/2:
+		return bad("MotionSineHz %g: want 0 to the Nyquist rate %g", c.MotionSineHz, c.SampleRate/2)
+	case c.MotionSineUm != 0 && c.MotionSineHz == 0:
+		return bad("MotionSineUm %g needs MotionSineHz > 0", c.MotionSineUm)
+	case c.MotionTopGain < 0 || c.MotionTopGain > 10:
+		return bad("MotionTopGain %g: want 0 to 10 (0 or 1: rigid)", c.MotionTopGain)
+	case c.UnitZMaxUm == 0 && c.UnitZMinUm != 0:
+		return bad("UnitZMinUm %g needs UnitZMaxUm", c.UnitZMinUm)
+	case c.UnitZMaxUm != 0 && (c.UnitZMinUm < 0 || c.UnitZMaxUm < c.UnitZMinUm || c.UnitZMaxUm > 1000):
+		return bad("unit distances %g to %g µm: want 0 ≤ min ≤ max ≤ 1000", c.UnitZMinUm, c.UnitZMaxUm)
+	case c.SimilarPairs < 0 || 2*c.SimilarPairs > c.Units:
+		return bad("SimilarPairs %d: want 0 to Units/2 = %d", c.SimilarPairs, c.Units/2)
+	case c.BurstFraction < 0 || c.BurstFraction > 1:
+		return bad("BurstFraction %g: want 0 to 1", c.BurstFraction)
+	}
 	if c.Probe == nil {
 		c.Probe = probe.NP1()
 	} else {
@@ -149,6 +226,10 @@ func (c Config) resolved() (Config, error) {
 			return Config{}, fmt.Errorf("sim: config: %w", err)
 		}
 		c.Probe = cloneProbe(c.Probe)
+	}
+	c.MotionSteps = slices.Clone(c.MotionSteps)
+	if err := checkNonRigid(c); err != nil {
+		return Config{}, err
 	}
 	return c, nil
 }

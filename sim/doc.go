@@ -51,6 +51,17 @@
 // DriftUmPerS µm per second ([Truth.SpikeY]); unit positions in [Truth] are
 // those at time 0.
 //
+// # Harder models and presets
+//
+// Config fields that default to zero add what real probes show (see
+// docs/sim.md): breathing-like sinusoidal motion, sudden steps and
+// non-rigid motion besides the linear drift, with the true displacement
+// field and every spike's position in [Truth] ([Motion], files
+// motion.npy and spike_positions.npy); units 10–80 µm from the probe
+// whose distance is limited by their amplitude; pairs of nearby units with
+// similar waveforms; and bursts whose spikes shrink. [Preset] returns the
+// ladder-* benchmark configurations built from them.
+//
 // # Determinism and streaming
 //
 // The output is a pure function of the [Config]: the recording is made in

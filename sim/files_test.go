@@ -24,6 +24,12 @@ func TestTruthDirRoundTrip(t *testing.T) {
 		func() Config { c := shortConfig(3); c.DriftUmPerS = 5; return c }(),
 		func() Config { c := shortConfig(0.2); c.Probe = smallProbe(); c.Units = 3; return c }(),
 		func() Config { c := shortConfig(0.2); c.Units = 0; return c }(),
+		func() Config {
+			c, _ := Preset("ladder-hard")
+			c.Seconds, c.Units, c.SimilarPairs = 1.5, 30, 5
+			c.MotionSteps = []MotionStep{{TimeS: 0.7, Um: 8}}
+			return c
+		}(),
 	} {
 		rec, err := Generate(cfg)
 		if err != nil {

@@ -22,9 +22,13 @@ const (
 	unitMarginUm = 10.0 // units lie up to this far beside a shank's outer columns
 	unitZMinUm   = 2.0  // distance of units from the probe plane, µm
 	unitZMaxUm   = 10.0
-	widthJitter  = 0.10 // relative jitter of waveform times
-	heightJitter = 0.15 // relative jitter of the rebound height
-	syncValue    = 64   // SpikeGLX sync word when high
+	// sourceMaxRatio sets the strongest source of the amplitude-limited
+	// distances (Config.UnitZMaxUm > 0): at UnitZMinUm it would give this
+	// many times AmplitudeMax.
+	sourceMaxRatio = 2.0
+	widthJitter    = 0.10 // relative jitter of waveform times
+	heightJitter   = 0.15 // relative jitter of the rebound height
+	syncValue      = 64   // SpikeGLX sync word when high
 )
 
 // Random stream kinds; every stream is seeded by (Config.Seed, kind, index).
@@ -34,6 +38,8 @@ const (
 	kindCommon
 	kindSpikes // index: unit
 	kindNoise  // index: chunk (uint64(−1) for the row before chunk 0)
+	kindPairs  // index: 0
+	kindBursts // index: 0 picks the bursting units; unit+1 their bursts
 )
 
 // splitmix64 is the finaliser of SplitMix64, a bijective bit mixer.
@@ -59,6 +65,7 @@ type unit struct {
 	amp     float64 // peak amplitude on the best site, noise SDs
 	rate    float64 // Hz
 	shape   Shape
+	tj, rj  float64 // the waveform's time and rebound jitters
 	scale   float64 // counts per unit footprint
 	peak    int     // best site at time 0
 	wave    []float64
@@ -80,6 +87,8 @@ type model struct {
 	units    []unit
 	times    []int64 // trough samples, sorted
 	clusters []int32
+	scales   []float32 // per-spike amplitude factors; nil: all 1
+	motion   motionModel
 
 	// Spatial noise kernel, CSR over sites.
 	kStart []int32
@@ -115,7 +124,9 @@ func newModel(cfg Config) *model {
 		m.syncRow = p.NChanFile - 1
 	}
 	m.noiseGain = float32(cfg.NoiseSD / math.Sqrt(1+noiseColour*noiseColour))
+	m.motion = newMotionModel(cfg)
 	m.buildUnits()
+	m.buildPairs()
 	m.buildSpikes()
 	m.buildKernel()
 
@@ -155,32 +166,57 @@ func (m *model) buildUnits() {
 		e := ext[shanks[r.IntN(len(shanks))]]
 		u.x = uni(e.x0-unitMarginUm, e.x1+unitMarginUm)
 		u.y = uni(e.y0, e.y1)
-		u.z = uni(unitZMinUm, unitZMaxUm)
+		uz := r.Float64()
+		u.z = unitZMinUm + (unitZMaxUm-unitZMinUm)*uz
 		u.amp = math.Exp(uni(math.Log(cfg.AmplitudeMin), math.Log(cfg.AmplitudeMax)))
+		if cfg.UnitZMaxUm > 0 {
+			u.z = cfg.UnitZMinUm + (m.zLimit(u.amp)-cfg.UnitZMinUm)*uz
+		}
 		u.rate = uni(cfg.RateMin, cfg.RateMax)
 		u.shape = Shape(r.IntN(numShapes))
-		tj := uni(1-widthJitter, 1+widthJitter)
-		rj := uni(1-heightJitter, 1+heightJitter)
-		u.wave = shapeBase[u.shape].jittered(tj, rj).waveform(cfg.SampleRate, m.pre, m.nt)
-		u.wave32 = make([]float32, m.nt)
-		for i, v := range u.wave {
-			u.wave32[i] = float32(v)
-		}
+		u.tj = uni(1-widthJitter, 1+widthJitter)
+		u.rj = uni(1-heightJitter, 1+heightJitter)
+		m.finishUnit(u)
+	}
+}
 
-		f := make([]float64, m.nSites)
-		best := 0
-		for i := range f {
-			f[i] = m.footprintAt(u, i, u.y)
-			if f[i] > f[best] {
-				best = i
-			}
+// zLimit is the largest distance from the probe plane of a unit of peak
+// amplitude amp: the distance at which the strongest source (one that
+// gives sourceMaxRatio·AmplitudeMax at UnitZMinUm) falls to amp, by the
+// footprint of the distance alone, capped at UnitZMaxUm.
+func (m *model) zLimit(amp float64) float64 {
+	cfg := m.cfg
+	z0 := cfg.UnitZMinUm
+	// footprint(z²) = footprint(z0²)·amp/(ratio·AmplitudeMax) with
+	// footprint = q^−1.5, q = 1 + d²/footprintUm².
+	q := (1 + z0*z0/(footprintUm*footprintUm)) * math.Pow(sourceMaxRatio*cfg.AmplitudeMax/amp, 2.0/3)
+	z := footprintUm * math.Sqrt(q-1)
+	return max(z0, min(z, cfg.UnitZMaxUm))
+}
+
+// finishUnit computes the waveform, best site, scale and per-site gains
+// of u from its shape, jitters, position and amplitude.
+func (m *model) finishUnit(u *unit) {
+	cfg := m.cfg
+	u.wave = shapeBase[u.shape].jittered(u.tj, u.rj).waveform(cfg.SampleRate, m.pre, m.nt)
+	u.wave32 = make([]float32, m.nt)
+	for i, v := range u.wave {
+		u.wave32[i] = float32(v)
+	}
+
+	f := make([]float64, m.nSites)
+	best := 0
+	for i := range f {
+		f[i] = m.footprintAt(u, i, u.y)
+		if f[i] > f[best] {
+			best = i
 		}
-		u.peak = best
-		u.scale = u.amp * cfg.NoiseSD / f[best]
-		u.gain = make([]float32, m.nSites)
-		for i := range f {
-			u.gain[i] = float32(u.scale * f[i])
-		}
+	}
+	u.peak = best
+	u.scale = u.amp * cfg.NoiseSD / f[best]
+	u.gain = make([]float32, m.nSites)
+	for i := range f {
+		u.gain[i] = float32(u.scale * f[i])
 	}
 }
 
@@ -192,7 +228,7 @@ func (m *model) footprintAt(u *unit, i int, y float64) float64 {
 
 // unitY returns the depth of unit u at sample t.
 func (m *model) unitY(u *unit, t int64) float64 {
-	return u.y + m.cfg.DriftUmPerS*float64(t)/m.cfg.SampleRate
+	return u.y + m.motion.unitDisp(m.motion.rigidSample(t), u.y)
 }
 
 // refractorySamples is the dead time in whole samples.
@@ -204,14 +240,15 @@ func (m *model) buildSpikes() {
 	fs := m.cfg.SampleRate
 	tau := m.refractorySamples()
 	first, last := int64(m.pre), m.samples-int64(m.nt-m.pre)
-	type spike struct {
-		t int64
-		u int32
-	}
-	var all []spike
+	bursting := m.burstingUnits()
+	var all []spikeEvent
 	for k := range m.units {
 		u := &m.units[k]
 		r := newRand(m.cfg.Seed, kindSpikes, uint64(k))
+		if bursting[k] {
+			all = m.burstTrain(all, k, r, first, last)
+			continue
+		}
 		meanISI := fs / u.rate
 		expMean := meanISI - tau
 		// Start well before 0 so the process is near stationary at 0.
@@ -223,11 +260,11 @@ func (m *model) buildSpikes() {
 				break
 			}
 			if ts >= first {
-				all = append(all, spike{ts, int32(k)})
+				all = append(all, spikeEvent{ts, int32(k), 1})
 			}
 		}
 	}
-	slices.SortFunc(all, func(a, b spike) int {
+	slices.SortFunc(all, func(a, b spikeEvent) int {
 		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
@@ -235,9 +272,22 @@ func (m *model) buildSpikes() {
 	})
 	m.times = make([]int64, len(all))
 	m.clusters = make([]int32, len(all))
+	if slices.Contains(bursting, true) {
+		m.scales = make([]float32, len(all))
+	}
 	for i, s := range all {
 		m.times[i], m.clusters[i] = s.t, s.u
+		if m.scales != nil {
+			m.scales[i] = s.scale
+		}
 	}
+}
+
+// spikeEvent is one spike while the trains are built.
+type spikeEvent struct {
+	t     int64
+	u     int32
+	scale float32
 }
 
 // kernelWeights returns the normalised spatial noise kernel row of site i

@@ -113,6 +113,30 @@ func refFootprint(dx, dy, dz float64) float64 {
 	return math.Pow(1+(dx*dx+dy*dy+dz*dz)/625, -1.5)
 }
 
+// refSpikeY is the depth at sample s of the unit at depth y0 at time 0,
+// from the motion model of docs/sim.md: a(t) = drift·t + sine + steps,
+// scaled by 1 + (gain−1)·(y0 − bottom)/(top − bottom) when non-rigid.
+func refSpikeY(cfg Config, y0 float64, s int64) float64 {
+	t := float64(s) / cfg.SampleRate
+	a := cfg.DriftUmPerS * t
+	a += cfg.MotionSineUm * math.Sin(2*math.Pi*cfg.MotionSineHz*t)
+	for _, st := range cfg.MotionSteps {
+		if t >= st.TimeS {
+			a += st.Um
+		}
+	}
+	if g := cfg.MotionTopGain; g != 0 {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, y := range cfg.Probe.Y {
+			lo, hi = math.Min(lo, y), math.Max(hi, y)
+		}
+		if hi > lo {
+			a *= 1 + (g-1)*(y0-lo)/(hi-lo)
+		}
+	}
+	return y0 + a
+}
+
 // refInt16 rounds half away from zero and saturates.
 func refInt16(x float64) int16 {
 	v := math.Round(x)
@@ -199,9 +223,13 @@ func reference(cfg Config, tr *Truth, start, end int64, p parts) []int16 {
 					continue
 				}
 				u := tr.SpikeClusters[i]
-				y := tr.UnitY[u] + cfg.DriftUmPerS*float64(ts)/fs
+				y := refSpikeY(cfg, tr.UnitY[u], ts)
+				sc := scale[u]
+				if tr.SpikeScale != nil {
+					sc *= float64(tr.SpikeScale[i])
+				}
 				for c := range v {
-					v[c] += scale[u] * refFootprint(tr.UnitX[u]-pr.X[c], y-pr.Y[c], tr.UnitZ[u]) * tr.UnitWaveform[u][j]
+					v[c] += sc * refFootprint(tr.UnitX[u]-pr.X[c], y-pr.Y[c], tr.UnitZ[u]) * tr.UnitWaveform[u][j]
 				}
 			}
 		}
@@ -244,11 +272,27 @@ func TestAgainstReference(t *testing.T) {
 	one.RateMin, one.RateMax = 300, 400
 	one.Seed = 10
 
+	moving := base
+	moving.Seed = 11
+	moving.Units = 8
+	moving.MotionSineUm, moving.MotionSineHz = 7, 3
+	moving.MotionSteps = []MotionStep{{TimeS: 0.2, Um: 9}, {TimeS: 0.35, Um: -4}}
+	moving.MotionTopGain = 1.4
+	moving.UnitZMinUm, moving.UnitZMaxUm = 10, 80
+	moving.SimilarPairs = 2
+	moving.BurstFraction = 0.5
+
+	bursts := moving
+	bursts.Seed = 12
+	bursts.DriftUmPerS, bursts.MotionSineUm, bursts.MotionSteps, bursts.MotionTopGain = 0, 0, nil, 0
+
 	for _, tc := range []struct {
 		name  string
 		cfg   Config
 		parts parts
 	}{
+		{"motion", moving, partAll},
+		{"bursts", bursts, partSpikes},
 		{"all", base, partAll},
 		{"noise", base, partNoise},
 		{"spikes", base, partSpikes},
@@ -262,6 +306,17 @@ func TestAgainstReference(t *testing.T) {
 				t.Fatal(err)
 			}
 			tr := rec.Truth()
+			if tc.cfg.BurstFraction > 0 {
+				smaller := 0
+				for _, v := range tr.SpikeScale {
+					if v < 1 {
+						smaller++
+					}
+				}
+				if smaller < 5 {
+					t.Fatalf("only %d burst spikes with scale < 1; the test is too weak", smaller)
+				}
+			}
 			if tc.cfg.Units > 0 && tc.parts&partSpikes != 0 {
 				crossing := 0
 				for _, s := range tr.SpikeTimes {

@@ -203,15 +203,26 @@ func (m *model) addBackground(k int64, buf []float32, n int, ws *workspace, p pa
 func (m *model) addSpikes(start, end int64, buf []float32, ws *workspace) {
 	nS := m.nSites
 	lo, hi := m.spikeRange(start, end)
-	drift := m.cfg.DriftUmPerS != 0
+	moves := m.motion.moves
 	for s := lo; s < hi; s++ {
 		ts := m.times[s]
 		u := &m.units[m.clusters[s]]
 		g := u.gain
-		if drift {
+		switch {
+		case moves:
 			y := m.unitY(u, ts)
+			sc := u.scale
+			if m.scales != nil {
+				sc *= float64(m.scales[s])
+			}
 			for c := range ws.gain {
-				ws.gain[c] = float32(u.scale * m.footprintAt(u, c, y))
+				ws.gain[c] = float32(sc * m.footprintAt(u, c, y))
+			}
+			g = ws.gain
+		case m.scales != nil && m.scales[s] != 1:
+			sc := m.scales[s]
+			for c, v := range u.gain {
+				ws.gain[c] = sc * v
 			}
 			g = ws.gain
 		}

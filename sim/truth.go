@@ -45,10 +45,23 @@ type Truth struct {
 	UnitPeakChannel []int32
 	// UnitWaveform is each unit's temporal waveform, trough −1 at
 	// TroughIndex. A spike adds, on site c, UnitWaveform ·
-	// UnitAmplitude·NoiseSD · f(d_c)/f(d_best), where f is the footprint,
-	// d_c the distance from the unit (moved by the drift to the spike's
-	// time) to site c and d_best the distance to the best site at time 0.
+	// UnitAmplitude·NoiseSD · f(d_c)/f(d_best) (times the spike's
+	// SpikeScale, if any), where f is the footprint, d_c the distance from
+	// the unit (moved by the motion to the spike's time) to site c and
+	// d_best the distance to the best site at time 0.
 	UnitWaveform [][]float64
+
+	// Motion is the true displacement field; nil when nothing moves (no
+	// drift, sine, steps or non-rigid gain) and Config.MotionTruth is
+	// not set.
+	Motion *Motion
+	// SpikePos holds every spike's true position, row-major n×3: x and y
+	// in the probe's frame (µm) at the spike's time, motion included, and
+	// z, the distance from the probe plane (µm). Nil when Motion is nil.
+	SpikePos []float32
+	// SpikeScale is each spike's amplitude relative to its unit's (below
+	// 1 for the later spikes of a burst); nil means 1 for every spike.
+	SpikeScale []float32
 }
 
 // newTruth copies the ground truth out of m.
@@ -78,6 +91,16 @@ func newTruth(m *model) *Truth {
 		t.UnitPeakChannel[i] = int32(u.peak)
 		t.UnitWaveform[i] = append([]float64(nil), u.wave...)
 	}
+	t.SpikeScale = m.scales
+	if m.motion.moves || m.motion.nonRigid || m.cfg.MotionTruth {
+		t.Motion = m.motion.motionGrid(m.samples)
+		t.SpikePos = make([]float32, 3*len(m.times))
+		y := t.SpikeY()
+		for i, c := range m.clusters {
+			u := &m.units[c]
+			t.SpikePos[3*i], t.SpikePos[3*i+1], t.SpikePos[3*i+2] = float32(u.x), float32(y[i]), float32(u.z)
+		}
+	}
 	return t
 }
 
@@ -85,20 +108,27 @@ func newTruth(m *model) *Truth {
 func (t *Truth) Units() int { return len(t.UnitX) }
 
 // SpikeY returns the depth (µm) of each spike's unit at the spike's time:
-// UnitY moved by the drift.
+// UnitY moved by the motion (the drift, sine, steps and non-rigid gain of
+// the config), exactly as the recording renders it.
 func (t *Truth) SpikeY() []float64 {
+	mm := newMotionModel(t.Config)
 	y := make([]float64, len(t.SpikeTimes))
 	for i, s := range t.SpikeTimes {
-		y[i] = t.UnitY[t.SpikeClusters[i]] + t.Config.DriftUmPerS*float64(s)/t.Config.SampleRate
+		y0 := t.UnitY[t.SpikeClusters[i]]
+		y[i] = y0 + mm.unitDisp(mm.rigidSample(s), y0)
 	}
 	return y
 }
 
-// SpikeAmplitude returns each spike's unit amplitude in noise SDs.
+// SpikeAmplitude returns each spike's amplitude in noise SDs: its unit's
+// amplitude times the spike's scale (bursts).
 func (t *Truth) SpikeAmplitude() []float64 {
 	a := make([]float64, len(t.SpikeTimes))
 	for i, c := range t.SpikeClusters {
 		a[i] = t.UnitAmplitude[c]
+		if t.SpikeScale != nil {
+			a[i] *= float64(t.SpikeScale[i])
+		}
 	}
 	return a
 }
@@ -161,6 +191,16 @@ const (
 	FileUnitPeakChannel = "unit_peak_channel.npy"
 	FileUnitWaveforms   = "unit_waveforms.npy"
 	FileTruthJSON       = "truth.json"
+
+	// Written only when Truth.Motion is set: the displacement (float64,
+	// times×depths, µm), its time axis (float64, s), its depth axis
+	// (float64, µm) and every spike's true x, y, z (float32, n×3, µm).
+	FileMotion         = "motion.npy"
+	FileMotionTimes    = "motion_times.npy"
+	FileMotionDepths   = "motion_depths.npy"
+	FileSpikePositions = "spike_positions.npy"
+	// FileSpikeScales holds Truth.SpikeScale (float32, n) when it is set.
+	FileSpikeScales = "spike_amplitude_scales.npy"
 )
 
 // WriteDir writes the ground truth into dir, which must exist:
@@ -169,7 +209,9 @@ const (
 // unit_amplitudes.npy (float32, noise SDs), unit_peak_channel.npy (int32,
 // site index), unit_waveforms.npy (float32, units×waveform samples) and
 // truth.json (the config, counts and every unit's parameters in full
-// precision). Each file is written under a temporary name and renamed, so
+// precision); with Motion set also motion.npy, motion_times.npy,
+// motion_depths.npy and spike_positions.npy, and with SpikeScale set
+// spike_amplitude_scales.npy (see the File constants). Each file is written under a temporary name and renamed, so
 // a reader sees whole files; on error the files written so far are
 // removed.
 func (t *Truth) WriteDir(dir string) (err error) {
@@ -229,8 +271,19 @@ func (t *Truth) WriteDir(dir string) (err error) {
 		{FileUnitAmplitudes, npy([]int{nu}, amp)},
 		{FileUnitPeakChannel, npy([]int{nu}, t.UnitPeakChannel)},
 		{FileUnitWaveforms, npy([]int{nu, nt}, wav)},
-		{FileTruthJSON, func(p string) error { return os.WriteFile(p, jb, 0o644) }},
 	}
+	if m := t.Motion; m != nil {
+		files = append(files,
+			file{FileMotion, npy([]int{len(m.Times), len(m.Depths)}, m.Disp)},
+			file{FileMotionTimes, npy([]int{len(m.Times)}, m.Times)},
+			file{FileMotionDepths, npy([]int{len(m.Depths)}, m.Depths)},
+			file{FileSpikePositions, npy([]int{len(t.SpikeTimes), 3}, t.SpikePos)})
+	}
+	if t.SpikeScale != nil {
+		files = append(files, file{FileSpikeScales, npy([]int{len(t.SpikeScale)}, t.SpikeScale)})
+	}
+	// truth.json last: a reader that sees it sees every other file.
+	files = append(files, file{FileTruthJSON, func(p string) error { return os.WriteFile(p, jb, 0o644) }})
 	var done []string
 	defer func() {
 		if err != nil {
@@ -385,12 +438,93 @@ func ReadTruthDir(dir string) (*Truth, error) {
 		}
 		t.UnitWaveform[i] = w
 	}
+	if err := t.readExtras(dir); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
+// readExtras reads the motion files and the spike scales when they exist.
+func (t *Truth) readExtras(dir string) error {
+	exists := func(name string) bool {
+		_, err := os.Stat(filepath.Join(dir, name))
+		return err == nil
+	}
+	n := len(t.SpikeTimes)
+	if exists(FileMotion) {
+		m := &Motion{}
+		var shape []int
+		if err := readNPYShape(dir, FileMotion, 2, &shape, &m.Disp); err != nil {
+			return err
+		}
+		if err := readNPY(dir, FileMotionTimes, shape[:1], &m.Times); err != nil {
+			return err
+		}
+		if err := readNPY(dir, FileMotionDepths, shape[1:], &m.Depths); err != nil {
+			return err
+		}
+		for _, c := range []struct {
+			name string
+			err  error
+		}{
+			{FileMotionTimes, checkAxis("time", m.Times)},
+			{FileMotionDepths, checkAxis("depth", m.Depths)},
+			{FileMotion, m.checkDisp()},
+		} {
+			if c.err != nil {
+				return fmt.Errorf("sim: %s: %w", filepath.Join(dir, c.name), c.err)
+			}
+		}
+		if err := readNPY(dir, FileSpikePositions, []int{n, 3}, &t.SpikePos); err != nil {
+			return err
+		}
+		for i, v := range t.SpikePos {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("sim: %s: spike %d coordinate %d is %g", filepath.Join(dir, FileSpikePositions), i/3, i%3, v)
+			}
+		}
+		t.Motion = m
+	}
+	if exists(FileSpikeScales) {
+		if err := readNPY(dir, FileSpikeScales, []int{n}, &t.SpikeScale); err != nil {
+			return err
+		}
+		for i, v := range t.SpikeScale {
+			if !(v > 0) || math.IsInf(float64(v), 0) {
+				return fmt.Errorf("sim: %s: spike %d has scale %g, want > 0", filepath.Join(dir, FileSpikeScales), i, v)
+			}
+		}
+	}
+	return nil
+}
+
+// readNPYShape reads dir/name, a float64 array of rank dims, into *data
+// and its shape into *shape.
+func readNPYShape(dir, name string, dims int, shape *[]int, data *[]float64) error {
+	path := filepath.Join(dir, name)
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("sim: %w", err)
+	}
+	defer f.Close()
+	a, err := export.ReadNPY(bufio.NewReader(f))
+	if err != nil {
+		return fmt.Errorf("sim: %s: %w", path, err)
+	}
+	if len(a.Shape) != dims || a.Descr != "<f8" || a.Fortran && dims > 1 {
+		return fmt.Errorf("sim: %s: %s array of shape %v (Fortran %v), want <f8 of rank %d in C order", path, a.Descr, a.Shape, a.Fortran, dims)
+	}
+	*shape = a.Shape
+	*data, err = a.Float64()
+	if err != nil {
+		return fmt.Errorf("sim: %s: %w", path, err)
+	}
+	return nil
+}
+
 // readNPY reads dir/name (export's .npy reader) into ptr, a *[]int64,
-// *[]int32 or *[]float32, after checking that its shape is want and its
-// dtype the one ptr's element type is written as.
+// *[]int32, *[]float32 or *[]float64, after checking that its shape is
+// want and its dtype the one ptr's element type is written as.
 func readNPY(dir, name string, want []int, ptr any) error {
 	path := filepath.Join(dir, name)
 	f, err := os.Open(path)
@@ -416,6 +550,8 @@ func readNPY(dir, name string, want []int, ptr any) error {
 		descr += "i4"
 	case *[]float32:
 		descr += "f4"
+	case *[]float64:
+		descr += "f8"
 	default:
 		panic(fmt.Sprintf("sim: readNPY into %T", ptr))
 	}
@@ -434,6 +570,8 @@ func readNPY(dir, name string, want []int, ptr any) error {
 		}
 	case *[]float32:
 		*p, err = a.Float32()
+	case *[]float64:
+		*p, err = a.Float64()
 	}
 	if err != nil {
 		return fmt.Errorf("sim: %s: %w", path, err)

@@ -36,9 +36,10 @@ const npRate = 385 * 2 * 30000.0
 func init() {
 	register(&command{
 		name:  "bench",
-		short: "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean)",
+		short: "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean, motion)",
 		example: `dspk bench
 dspk bench -ops covariance,trailing -reps 10
+dspk bench -ops motion
 dspk bench -device cuda:0 -json > bench.json`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
@@ -101,6 +102,8 @@ func bench(which []string, reps int, dev *compute.Device) error {
 			}
 		case "trailing":
 			err = benchTrailing(dev, reps)
+		case "motion":
+			err = benchMotion(dev, reps)
 		case "load":
 			err = benchLoad(benchFile)
 		case "file":

@@ -19,13 +19,15 @@ import (
 func init() {
 	register(&command{
 		name:  "compare",
-		short: "match detected spikes against ground truth: recall, precision, recall per amplitude band",
-		usage: "DETDIR",
+		short: "match detected spikes against ground truth: recall, precision, recall per amplitude band; score a drift estimate",
+		usage: "DETDIR|DRIFTDIR",
 		example: `dspk simulate -o sim1 -duration 60s
 dspk detect -o det1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth det1
 dspk compare -json -truth sim1/truth det1
-dspk compare -truth sim1/truth -units sort1`,
+dspk compare -truth sim1/truth -units sort1
+dspk drift -o drift1 sim1/sim_g0_t0.imec0.ap.bin
+dspk compare -truth sim1/truth drift1`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			truthDir := fs.String("truth", "", "ground-truth folder written by dspk simulate (required)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
@@ -35,13 +37,20 @@ dspk compare -truth sim1/truth -units sort1`,
 			units := addUnitFlags(fs)
 			return func(args []string) error {
 				if len(args) != 1 {
-					return usagef("compare takes one detection folder")
+					return usagef("compare takes one detection or drift folder")
 				}
 				if *truthDir == "" {
 					return usagef("-truth DIR is required")
 				}
 				if units.wanted(args[0]) {
 					return units.run(*truthDir, args[0], *asJSON)
+				}
+				mr, err := compareMotion(*truthDir, args[0])
+				if err != nil {
+					return err
+				}
+				if mr != nil && !hasSpikes(args[0]) {
+					return printMotionOnly(cmdOut, mr, *asJSON)
 				}
 				r, warnings, err := compareDirsWarn(*truthDir, args[0], opt)
 				if err != nil {
@@ -53,10 +62,14 @@ dspk compare -truth sim1/truth -units sort1`,
 					enc.SetIndent("", "  ")
 					return enc.Encode(struct {
 						compare.Report
-						Warnings []string `json:"warnings,omitempty"`
-					}{r, warnings})
+						Motion   *compare.MotionReport `json:"motion,omitempty"`
+						Warnings []string              `json:"warnings,omitempty"`
+					}{r, mr, warnings})
 				}
 				printReport(cmdOut, r)
+				if mr != nil {
+					printMotionReport(cmdOut, mr)
+				}
 				return nil
 			}
 		},

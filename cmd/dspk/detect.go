@@ -22,6 +22,7 @@ func init() {
 		usage: "REC",
 		example: `dspk detect -o det1 run_g0_t0.imec0.ap.bin
 dspk detect -o det1 -device cpu -threshold 8 -tmin 0 -tmax 600 run_g0_t0.imec0.ap.bin
+dspk detect -o det1 -nblocks 5 run_g0_t0.imec0.ap.bin
 dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30000 data.bin`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			var in inputFlags
@@ -74,6 +75,7 @@ type detectFlags struct {
 	threshold float64
 	templates string
 	overwrite bool
+	motion    motionFlags
 }
 
 func (f *detectFlags) register(fs *flag.FlagSet) {
@@ -82,6 +84,7 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
 	fs.StringVar(&f.templates, "templates", "", "universal templates to use instead of learning them: an .npz with wTEMP and wPCA, or a folder with wTEMP.npy and wPCA.npy")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
+	f.motion.register(fs, 0)
 }
 
 // runDetect opens the device, builds the pipeline, loads the templates
@@ -101,6 +104,7 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
+	df.motion.apply(&cfg)
 	p, err := pipeline.New(dev, rec, pr, cfg)
 	if err != nil {
 		return nil, 0, err
@@ -116,7 +120,12 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 	}
 	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec),
 		Inputs: inputs, Warnings: warnings,
-		Extra: func(dir string) error { return plotFolder(dir, filepath.Join(dir, rasterFile), "") }})
+		Extra: func(dir string) error {
+			if err := writeMotion(dir, p); err != nil {
+				return err
+			}
+			return plotFolder(dir, filepath.Join(dir, rasterFile), "")
+		}})
 	if err != nil {
 		return nil, 0, err
 	}

@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"dspk/compare"
+	"dspk/sim"
+)
+
+// compareMotion scores the drift estimate of dir (drift.npy) against the
+// true motion of truthDir. It returns nil when dir holds no estimate; an
+// estimate of a simulation without a motion field is scored against its
+// rigid drift (DriftUmPerS·t, zero without drift).
+func compareMotion(truthDir, dir string) (*compare.MotionReport, error) {
+	if !hasDrift(dir) {
+		return nil, nil
+	}
+	d, err := readDriftFiles(dir)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := sim.ReadTruthDir(truthDir)
+	if err != nil {
+		return nil, err
+	}
+	// The true motion field, else the plain rigid drift of -drift (which
+	// writes none), else no motion.
+	truth := func(t, y float64) float64 { return tr.Config.DriftUmPerS * t }
+	if tr.Motion != nil {
+		truth = tr.Motion.At
+	}
+	est := compare.MotionEstimate{Times: d.Times, Depths: d.Depths, Dshift: d.Dshift}
+	if d.W > 1 {
+		est.Span = d.Times[1] - d.Times[0]
+	}
+	r, err := compare.ScoreMotion(est, truth)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, driftFile), err)
+	}
+	return &r, nil
+}
+
+// hasSpikes reports whether dir holds detections (a detect folder, not a
+// drift folder).
+func hasSpikes(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "spike_times.npy"))
+	return err == nil
+}
+
+// printMotionOnly prints the motion score of a drift folder.
+func printMotionOnly(w io.Writer, r *compare.MotionReport, asJSON bool) error {
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(struct {
+			Motion *compare.MotionReport `json:"motion"`
+		}{r})
+	}
+	printMotionReport(w, r)
+	return nil
+}
+
+// printMotionReport prints the motion score as a table: overall, then per
+// block.
+func printMotionReport(w io.Writer, r *compare.MotionReport) {
+	fmt.Fprintf(w, "motion windows   %d × %d blocks (true motion spans %.1f µm; no correction would score %.2f µm RMS)\n",
+		r.Windows, r.Blocks, r.TruthRange, r.Unscored)
+	fmt.Fprintf(w, "motion RMS error %.2f µm (max %.2f µm), each block's constant offset removed\n", r.RMS, r.MaxAbs)
+	if r.Blocks > 1 {
+		for j := range r.Blocks {
+			fmt.Fprintf(w, "  block %7.1f µm  RMS %.2f µm  max %.2f µm  offset %+.2f µm\n",
+				r.BlockDepths[j], r.BlockRMS[j], r.BlockMaxAbs[j], r.BlockOffset[j])
+		}
+	}
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"dspk/compute"
+	"dspk/detect"
+	"dspk/export"
+	"dspk/pipeline"
+	"dspk/probe"
+	"dspk/recording"
+)
+
+func init() {
+	register(&command{
+		name:  "drift",
+		short: "estimate the probe's motion (Kilosort4's datashift) and write it with a plot and the raster after correction",
+		usage: "REC",
+		example: `dspk drift -o drift1 run_g0_t0.imec0.ap.bin
+dspk drift -o drift1 -nblocks 5 run_g0_t0.imec0.ap.bin
+dspk compare -truth sim1/truth drift1`,
+		setup: func(fs *flag.FlagSet) func([]string) error {
+			var in inputFlags
+			in.register(fs)
+			var pf pipelineFlags
+			pf.register(fs)
+			var f driftFlags
+			f.register(fs)
+			return func(args []string) error {
+				if len(args) < 1 {
+					return usagef("drift takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
+				}
+				if f.out == "" {
+					return usagef("-o DIR is required")
+				}
+				if f.motion.nblocks < 1 {
+					return usagef("drift needs -nblocks of at least 1 (1: one rigid shift per window)")
+				}
+				setOutput(f.out)
+				rec, pr, err := in.open(args...)
+				if err != nil {
+					return err
+				}
+				defer rec.Close()
+				printWarnings(cmdErr, in.warnings)
+				var inputs []string
+				for _, a := range args {
+					inputs = append(inputs, recordingFiles(a, rec)...)
+				}
+				inputs = append(inputs, in.inputFiles("")...)
+				d, err := runDrift(cmdCtx, rec, pr, &pf, &f, inputs, in.warnings, cmdErr)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmdOut, "Estimated the motion of %d windows × %d blocks (displacement %.1f to %.1f µm); results in %s.\n",
+					d.W, d.B, d.minDisp(), d.maxDisp(), f.out)
+				return nil
+			}
+		},
+	})
+}
+
+// motionFlags are the motion settings of detect and drift.
+type motionFlags struct {
+	nblocks      int
+	sigInterp    float64
+	binningDepth float64
+}
+
+// register adds -nblocks (default nblocks), -sig_interp and
+// -binning_depth to fs.
+func (f *motionFlags) register(fs *flag.FlagSet, nblocks int) {
+	d := pipeline.DefaultConfig()
+	fs.IntVar(&f.nblocks, "nblocks", nblocks, "motion correction (Kilosort4's nblocks): 0 none, 1 one rigid shift per window,\n"+
+		"k > 1 a shift per block of 2k − 1 half-overlapping blocks along the probe")
+	fs.Float64Var(&f.sigInterp, "sig_interp", d.SigInterp, "σ in µm of the kriging kernel that corrects the windows (Kilosort4's sig_interp)")
+	fs.Float64Var(&f.binningDepth, "binning_depth", d.BinningDepth, "depth bin in µm of the motion histograms (Kilosort4's binning_depth)")
+}
+
+// apply sets the motion settings of c.
+func (f *motionFlags) apply(c *pipeline.Config) {
+	c.NBlocks, c.SigInterp, c.BinningDepth = f.nblocks, f.sigInterp, f.binningDepth
+}
+
+// driftFlags are the flags of drift.
+type driftFlags struct {
+	out       string
+	device    string
+	threshold float64
+	overwrite bool
+	motion    motionFlags
+}
+
+func (f *driftFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.out, "o", "", "output folder (required)")
+	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
+	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
+	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
+	f.motion.register(fs, 1)
+}
+
+// runDrift estimates the motion of rec and writes the drift folder
+// f.out: drift.npy with its axes, drift.png, the raster of the detection
+// pass on the corrected windows and dspk.json. The folder is reserved
+// before any work and appears only when complete.
+func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, f *driftFlags,
+	inputs, warnings []string, log io.Writer) (*driftTable, error) {
+	dev, reason, err := compute.Open(f.device)
+	if err != nil {
+		return nil, err
+	}
+	defer dev.Close()
+	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
+	cfg := pf.config()
+	cfg.ThUniversal = f.threshold
+	f.motion.apply(&cfg)
+	p, err := pipeline.New(dev, rec, pr, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer p.Close() // before dev.Close
+	od, err := export.CreateOutputDir(f.out, export.OutputOptions{Overwrite: f.overwrite, Inputs: inputs})
+	if err != nil {
+		return nil, err
+	}
+	defer od.Abort()
+	s := &driftSink{}
+	p.Progress = trackProgress(newBar())
+	sum, err := p.Run(ctx, s, pipeline.RunOptions{Device: useDevice(dev, log)})
+	if err != nil {
+		return nil, err
+	}
+	printWarnings(log, p.Warnings())
+	d := motionTable(s.info)
+	if err := writeDriftFiles(od.Dir(), d); err != nil {
+		return nil, err
+	}
+	name := filepath.Base(rec.Name())
+	if err := writeDriftPlot(od.Path(driftPlotFile), d, fmt.Sprintf("%s: motion, nblocks %d", name, cfg.NBlocks)); err != nil {
+		return nil, err
+	}
+	var chanY []float32
+	for _, y := range pr.Y {
+		chanY = append(chanY, float32(y))
+	}
+	rd := &rasterData{times: s.times, y: s.y, amp: s.amp, chanY: chanY, fs: rec.SampleRate(), seconds: sum.Seconds,
+		threshold: cfg.ThUniversal, title: fmt.Sprintf("%s: %d spikes after motion correction", name, len(s.times))}
+	if err := writeRaster(od.Path(driftRasterFile), rd); err != nil {
+		return nil, err
+	}
+	prov := pipeline.Provenance(s.info, sum)
+	prov["motion"] = motionSummary(d)
+	prov["warnings"] = append(append([]string{}, warnings...), sum.Warnings...)
+	if err := export.WriteJSON(od.Path("dspk.json"), prov); err != nil {
+		return nil, err
+	}
+	if err := od.Commit(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// driftSink is the [pipeline.Sink] of dspk drift: it keeps the time,
+// depth and amplitude of every spike of the corrected detection pass for
+// the raster (16 bytes a spike).
+type driftSink struct {
+	info  *pipeline.RunInfo
+	times []int64
+	y     []float32
+	amp   []float32
+}
+
+func (s *driftSink) Begin(info *pipeline.RunInfo) error {
+	if info.Motion == nil {
+		return fmt.Errorf("%s: the run estimated no motion (nblocks %d)", info.Recording.Name(), info.Config.NBlocks)
+	}
+	s.info = info
+	return nil
+}
+
+func (s *driftSink) Window(_ recording.Window, sp *detect.Spikes) error {
+	s.times = append(s.times, sp.Sample...)
+	s.y = append(s.y, sp.Y...)
+	s.amp = append(s.amp, sp.Amplitude...)
+	return nil
+}
+
+func (s *driftSink) End(*pipeline.Summary) error { return nil }
+
+// motionTable is the drift estimate of a run as its files hold it.
+func motionTable(info *pipeline.RunInfo) *driftTable {
+	m := info.Motion
+	return &driftTable{W: m.Windows, B: m.Blocks, Dshift: m.Dshift, Times: info.WindowTimes, Depths: m.Yblk}
+}
+
+// writeMotion writes the drift files of p's last run into dir if it
+// estimated motion (detect -nblocks > 0).
+func writeMotion(dir string, p *pipeline.Pipeline) error {
+	m := p.Motion()
+	if m == nil {
+		return nil
+	}
+	return writeDriftFiles(dir, &driftTable{W: m.Windows, B: m.Blocks, Dshift: m.Dshift, Times: p.WindowTimes(), Depths: m.Yblk})
+}
+
+// motionSummary is the "motion" record of a drift folder's dspk.json.
+func motionSummary(d *driftTable) map[string]any {
+	return map[string]any{"windows": d.W, "blocks": d.B, "block_depths_um": d.Depths,
+		"min_displacement_um": d.minDisp(), "max_displacement_um": d.maxDisp(),
+		"files": []string{driftFile, driftTimesFile, driftDepthsFile, driftPlotFile, driftRasterFile}}
+}
+
+// minDisp and maxDisp are the extremes of the estimated displacement
+// −dshift in µm.
+func (d *driftTable) minDisp() float64 {
+	v := 0.0
+	for i, s := range d.Dshift {
+		if i == 0 || -s < v {
+			v = -s
+		}
+	}
+	return v
+}
+
+func (d *driftTable) maxDisp() float64 {
+	v := 0.0
+	for i, s := range d.Dshift {
+		if i == 0 || -s > v {
+			v = -s
+		}
+	}
+	return v
+}

@@ -1,0 +1,119 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"dspk/compute"
+	"dspk/detect"
+	"dspk/linalg"
+	"dspk/motion"
+	"dspk/probe"
+	"dspk/recording"
+)
+
+// MotionParams returns the motion settings of the configuration.
+func (p *Pipeline) MotionParams() motion.Params {
+	return p.cfg.motionParams()
+}
+
+// motionParams returns the motion settings of c.
+func (c Config) motionParams() motion.Params {
+	mp := motion.DefaultParams()
+	mp.NBlocks, mp.BinningDepth, mp.SigInterp, mp.Smoothing, mp.ThUniversal =
+		c.NBlocks, c.BinningDepth, c.SigInterp, c.DriftSmoothing, c.ThUniversal
+	return mp
+}
+
+// EstimateMotion runs the motion pass (Kilosort4's first universal
+// detection pass, ../shared/docs/kilosort4-sort.md §2–§3): every window
+// is preprocessed and whitened by w, uncorrected, and detected with the
+// universal templates tm; the depth and amplitude of each window's
+// spikes are binned by a [motion.Estimator] on the pipeline's device,
+// which then registers the windows. The spikes themselves are not kept.
+// It fails, naming the recording, when the configuration's nblocks is
+// below 1 or larger than the probe allows, or when too few spikes were
+// detected to estimate motion.
+func (p *Pipeline) EstimateMotion(ctx context.Context, w *linalg.Whitening, tm *detect.Templates) (*motion.Estimate, error) {
+	yc := make([]float64, p.probe.Len())
+	for i, v := range p.probe.Y {
+		yc[i] = float64(v)
+	}
+	e, err := motion.NewEstimator(p.dev, yc, p.sched.Windows, p.MotionParams())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
+	}
+	defer e.Close()
+	corr := p.correct
+	p.correct = nil // the motion pass sees the windows uncorrected
+	defer func() { p.correct = corr }()
+	_, err = p.detectPass(ctx, "motion", w, tm, func(win recording.Window, s *detect.Spikes) error {
+		return e.Add(win.Index, s.Y, s.Amplitude)
+	})
+	if err != nil {
+		return nil, err
+	}
+	est, err := e.Estimate()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
+	}
+	return est, nil
+}
+
+// WindowTimes returns the centre of every window's owned samples in
+// seconds from the recording's first sample: the time axis of a motion
+// estimate.
+func (p *Pipeline) WindowTimes() []float64 {
+	t := make([]float64, p.sched.Windows)
+	fs := p.rec.SampleRate()
+	for i := range t {
+		w := p.sched.Window(i)
+		t[i] = (float64(w.OwnStart) + float64(w.Owned())/2) / fs
+	}
+	return t
+}
+
+// Motion returns the motion estimate of the last [Pipeline.Run] with
+// nblocks > 0 (nil before, or with nblocks 0).
+func (p *Pipeline) Motion() *motion.Estimate { return p.drift }
+
+// startCorrection corrects every later whitened window of the pipeline
+// by est, where the window lives (on a GPU with no copy to the host), and
+// returns the function that stops it and frees the corrector.
+func (p *Pipeline) startCorrection(est *motion.Estimate) (stop func(), err error) {
+	x := make([]float64, p.probe.Len())
+	y := make([]float64, p.probe.Len())
+	for i := range x {
+		x[i], y[i] = float64(p.probe.X[i]), float64(p.probe.Y[i])
+	}
+	k, err := motion.NewCorrector(p.dev, x, y, p.MotionParams(), est)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
+	}
+	p.correct = func(rw recording.Window, win *compute.Window) error {
+		return k.Window(win, rw.Index)
+	}
+	return func() {
+		p.correct = nil
+		k.Close()
+	}, nil
+}
+
+// checkMotion refuses motion settings the probe cannot take (nblocks
+// larger than its depth allows, out-of-range values) before any pass,
+// by building the estimate's binning for two windows on the CPU.
+func checkMotion(pr *probe.Probe, cfg Config) error {
+	if cfg.NBlocks <= 0 {
+		return nil
+	}
+	mp := cfg.motionParams()
+	yc := make([]float64, pr.Len())
+	for i, v := range pr.Y {
+		yc[i] = float64(v)
+	}
+	e, err := motion.NewEstimator(nil, yc, motion.MinWindows, mp)
+	if err != nil {
+		return err
+	}
+	return e.Close()
+}
