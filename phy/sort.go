@@ -3,6 +3,7 @@ package phy
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"maps"
 	"slices"
 
@@ -59,7 +60,8 @@ func (w *SortWriter) Close() error {
 // cluster_group.tsv, cluster_ContamPct.tsv and cluster_Amplitude.tsv. Then
 // the probe and whitening files, wTEMP/wPCA (universal templates), U.npy
 // (the learned templates [N', C, P]), params.py, ops.npy and dspk.json
-// (provenance with every stage's time). Every file but dspk.json (times,
+// (provenance with every stage's time); with motion correction ops.npy
+// holds dshift, yblk and mean_drift (the caller writes the drift files). Every file but dspk.json (times,
 // host) has the same bytes for the same input, settings and device; the
 // stage times are in dspk.json only, not in ops.npy as Kilosort4 puts them.
 func (w *SortWriter) Write(r *pipeline.SortResult) error {
@@ -152,7 +154,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 		"acg_threshold": cp.ACGThreshold, "ccg_threshold": cp.CCGThreshold, "duplicate_spike_ms": cp.DuplicateSpikeMs,
 		"position_limit": cp.PositionLimit, "cluster_downsampling": int64(clp.ClusterDownsampling),
 		"max_cluster_subset": int64(clp.MaxClusterSubset), "cluster_neighbors": int64(clp.ClusterNeighbors),
-		"cluster_init_seed": clp.ClusterInitSeed, "nblocks": int64(0),
+		"cluster_init_seed": clp.ClusterInitSeed, "nblocks": int64(info.Config.NBlocks),
 		"n_units_total": int64(N), "n_units_good": int64(good), "n_spikes": int64(n),
 	} {
 		ops[k] = v
@@ -174,7 +176,15 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": good, "spikes": n,
 		"merges": len(cr.Merges), "dropped_outside_recording": r.Outside,
 		"matching": mp, "clustering": clp, "curation": cp, "pc_overwrite": r.Params.PCOverwrite,
-		"nblocks": 0,
+		"nblocks": info.Config.NBlocks,
+	}
+	if m := info.Motion; m != nil {
+		ops["dshift"], ops["yblk"] = m.Dshift, m.Yblk
+		mean := 0.0
+		for w := range m.Windows {
+			mean += math.Abs(m.Dshift[w*m.Blocks])
+		}
+		ops["mean_drift"] = mean / float64(max(1, m.Windows))
 	}
 	prov["clusters"] = N
 	prov["warnings"] = append(append([]string{}, w.opt.Warnings...), r.Summary.Warnings...)

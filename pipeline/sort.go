@@ -46,7 +46,8 @@ func DefaultSortOptions() SortOptions {
 
 // StageTime is the wall time of one stage of a sort and what it produced.
 type StageTime struct {
-	// Name is the stage: whitening, templates, detection, clustering
+	// Name is the stage: whitening, templates, motion and templates
+	// corrected (nblocks > 0), detection, clustering
 	// spikes, learned templates, matching, clustering templates, curation.
 	Name string `json:"stage"`
 	// Seconds is its wall time.
@@ -88,7 +89,9 @@ type SortResult struct {
 }
 
 // Sort runs Kilosort4's whole sort on the recording (kilosort4-sort.md
-// §2): whitening, universal templates, universal detection collecting
+// §2): whitening, universal templates, with nblocks > 0 the motion pass
+// and templates learned again from corrected windows (every later window
+// is corrected), universal detection collecting
 // each spike's centre and features, the first graph clustering (mode
 // 'spikes') and its post-processing into learned templates, learned-
 // template matching over every window, the final clustering (mode
@@ -137,6 +140,32 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 		p.warnings = append(p.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
 			"(Kilosort4's runs on large probes have thousands)", name, clips))
 	}
+	source := "learned from the data"
+	p.drift = nil
+	if p.cfg.NBlocks > 0 {
+		// The motion pass on uncorrected windows; every later pass
+		// (template learning again, detection, matching) on windows
+		// corrected for it, as Kilosort4 does (kilosort4-sort.md §2).
+		t0 = time.Now()
+		est, err := p.EstimateMotion(ctx, w, tm)
+		if err != nil {
+			return nil, err
+		}
+		stop, err := p.startCorrection(est)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		p.drift = est
+		stage("motion", t0, p.sched.Windows, "windows")
+		t0 = time.Now()
+		if tm, clips, err = p.LearnTemplates(ctx, w); err != nil {
+			return nil, err
+		}
+		sum.Clips = clips
+		source = "learned from the drift-corrected data"
+		stage("templates corrected", t0, clips, "clips")
+	}
 	g, err := p.Grid()
 	if err != nil {
 		return nil, err
@@ -144,7 +173,10 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 	prm := p.DetectParams()
 	res.Info = &RunInfo{Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
 		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: g, Templates: tm,
-		TemplatesSource: "learned from the data", Clips: clips, Whitening: w, Device: opt.Device}
+		TemplatesSource: source, Clips: clips, Whitening: w, Device: opt.Device}
+	if p.drift != nil {
+		res.Info.Motion, res.Info.WindowTimes = p.drift, p.WindowTimes()
+	}
 
 	// Universal detection: the compact table of what the first
 	// clustering reads (centre and features per spike, in file order).

@@ -21,7 +21,8 @@ func init() {
 		short: "sort spikes into units (Kilosort4's whole sort) and write a Phy/SpikeInterface folder",
 		usage: "REC",
 		example: `dspk sort -o sort1 run_g0_t0.imec0.ap.bin
-dspk sort -o sort1 -device cpu -Th_learned 7 -tmax 600 run_g0_t0.imec0.ap.bin`,
+dspk sort -o sort1 -device cpu -Th_learned 7 -tmax 600 run_g0_t0.imec0.ap.bin
+dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			var in inputFlags
 			in.register(fs)
@@ -36,8 +37,8 @@ dspk sort -o sort1 -device cpu -Th_learned 7 -tmax 600 run_g0_t0.imec0.ap.bin`,
 				if sf.out == "" {
 					return usagef("-o DIR is required")
 				}
-				if sf.nblocks != 0 {
-					return usagef("-nblocks %d: drift correction is not wired into sort yet; use -nblocks 0 (no correction)", sf.nblocks)
+				if sf.motion.nblocks < 0 {
+					return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
 				}
 				setOutput(sf.out)
 				rec, pr, err := in.open(args...)
@@ -81,7 +82,7 @@ type sortFlags struct {
 	overwrite   bool
 	thUniversal float64
 	seed        uint64
-	nblocks     int
+	motion      motionFlags
 	opt         pipeline.SortOptions
 	xCenters    int
 }
@@ -95,7 +96,7 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 	fs.Float64Var(&f.thUniversal, "Th_universal", c.ThUniversal, "detection threshold of the universal templates in whitened SD")
 	fs.Uint64Var(&f.seed, "seed", c.Seed, "seed of template learning (k-means)")
-	fs.IntVar(&f.nblocks, "nblocks", 0, "drift correction blocks (Kilosort4's nblocks; only 0, no correction, until drift correction is wired in)")
+	f.motion.register(fs, 1)
 	fs.Float64Var(&f.opt.Match.ThLearned, "Th_learned", d.Match.ThLearned, "threshold of learned-template matching in whitened SD")
 	fs.IntVar(&f.opt.Match.MaxPeels, "max_peels", d.Match.MaxPeels, "most matching rounds per window")
 	fs.IntVar(&f.opt.Cluster.ClusterDownsampling, "cluster_downsampling", d.Cluster.ClusterDownsampling, "every k-th spike of a group is a landmark of the kNN graph")
@@ -124,6 +125,7 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	cfg := pf.config()
 	cfg.ThUniversal = sf.thUniversal
 	cfg.Seed = sf.seed
+	sf.motion.apply(&cfg)
 	p, err := pipeline.New(dev, rec, pr, cfg)
 	if err != nil {
 		return nil, err
@@ -134,7 +136,14 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	var res *pipeline.SortResult
 	w, err := phy.CreateSort(sf.out, phy.Options{Overwrite: sf.overwrite, DatPath: datPath(rec),
 		Inputs: inputs, Warnings: warnings,
-		Extra: func(dir string) error { return drawSortSummary(filepath.Join(dir, sortSummaryFile), res) }})
+		Extra: func(dir string) error {
+			if res.Info.Motion != nil {
+				if err := writeDriftFiles(dir, motionTable(res.Info)); err != nil {
+					return err
+				}
+			}
+			return drawSortSummary(filepath.Join(dir, sortSummaryFile), res)
+		}})
 	if err != nil {
 		return nil, err
 	}

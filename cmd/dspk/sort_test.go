@@ -76,6 +76,7 @@ func TestSortFolder(t *testing.T) {
 	n := len(times)
 	clu, _ := read("spike_clusters.npy").Int64()
 	tpl, _ := read("spike_templates.npy").Int64()
+	js, _ := os.ReadFile(filepath.Join(a, "dspk.json"))
 	tm := read("templates.npy")
 	N := tm.Shape[0]
 	if n == 0 || N == 0 || len(clu) != n || len(tpl) != n || tm.Shape[1] != 61 || tm.Shape[2] != 32 {
@@ -109,13 +110,12 @@ func TestSortFolder(t *testing.T) {
 			t.Errorf("%s: %d lines for %d clusters", name, lines, N)
 		}
 	}
-	for _, name := range []string{"params.py", "ops.npy", "dspk.json", "sort_summary.png", "probe.json"} {
+	for _, name := range []string{"params.py", "ops.npy", "dspk.json", "sort_summary.png", "probe.json", driftFile} {
 		if st, err := os.Stat(filepath.Join(a, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	js, _ := os.ReadFile(filepath.Join(a, "dspk.json"))
-	for _, key := range []string{`"stages"`, `"clustering templates"`, `"seconds"`, `"kind": "sort"`} {
+	for _, key := range []string{`"stages"`, `"clustering templates"`, `"motion"`, `"seconds"`, `"kind": "sort"`} {
 		if !bytes.Contains(js, []byte(key)) {
 			t.Errorf("dspk.json lacks %s", key)
 		}
@@ -139,8 +139,8 @@ func TestSortFolder(t *testing.T) {
 	if code, _, stderr := dspk(t, "sort", "-device", "cpu", "-overwrite", "-o", a, bin); code != 0 {
 		t.Errorf("sort -overwrite of a sort folder: exit %d: %s", code, stderr)
 	}
-	if code, _, stderr := dspk(t, "sort", "-device", "cpu", "-nblocks", "1", "-o", filepath.Join(dir, "c"), bin); code != 2 {
-		t.Errorf("-nblocks 1: exit %d: %s", code, stderr)
+	if code, _, stderr := dspk(t, "sort", "-device", "cpu", "-nblocks", "-1", "-o", filepath.Join(dir, "c"), bin); code != 2 {
+		t.Errorf("-nblocks -1: exit %d: %s", code, stderr)
 	}
 }
 

@@ -74,8 +74,13 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 		}
 	}
 	ngood := len(good)
-	title := fmt.Sprintf("%s: %d units (%d good, %d mua), %d spikes; motion: none estimated (nblocks 0)",
-		r.Info.Recording.Name(), len(u.y), ngood, len(u.y)-ngood, r.Curated.Spikes.Len())
+	motionText := "motion: not estimated (nblocks 0)"
+	if r.Info.Motion != nil {
+		d := motionTable(r.Info)
+		motionText = fmt.Sprintf("motion: %.1f to %.1f µm (nblocks %d)", d.minDisp(), d.maxDisp(), r.Info.Config.NBlocks)
+	}
+	title := fmt.Sprintf("%d units (%d good, %d mua), %d spikes; %s",
+		len(u.y), ngood, len(u.y)-ngood, r.Curated.Spikes.Len(), motionText)
 	panel := func(t, xl string, g, m plotter.XYs) (*plot.Plot, error) {
 		p := plot.New()
 		p.Title.Text = t
@@ -117,8 +122,18 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 	img := vgimg.NewWith(vgimg.UseWH(W, H), vgimg.UseDPI(100))
 	dc := draw.New(img)
 	aw := 0.62 * W
-	ap.Draw(draw.Crop(dc, 0, aw-W, 0, 0))
-	cp.Draw(draw.Crop(dc, aw, 0, 0, -vg.Inch/3))
+	top := vg.Length(0)
+	if r.Info.Motion != nil {
+		// The motion estimate along the bottom third.
+		mp, err := motionPanel(motionTable(r.Info))
+		if err != nil {
+			return fmt.Errorf("sort summary: %w", err)
+		}
+		top = H / 3
+		mp.Draw(draw.Crop(dc, 0, 0, 0, top-H))
+	}
+	ap.Draw(draw.Crop(dc, 0, aw-W, top, 0))
+	cp.Draw(draw.Crop(dc, aw, 0, top, -vg.Inch/3))
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -128,4 +143,26 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return f.Close()
+}
+
+// motionPanel plots the estimated displacement −dshift of each block
+// against time.
+func motionPanel(d *driftTable) (*plot.Plot, error) {
+	p := plot.New()
+	p.Title.Text = "motion estimate"
+	p.X.Label.Text = "time (s)"
+	p.Y.Label.Text = "−dshift (µm)"
+	for j := range d.B {
+		xy := make(plotter.XYs, d.W)
+		for w := range d.W {
+			xy[w] = plotter.XY{X: d.Times[w], Y: -d.Dshift[w*d.B+j]}
+		}
+		l, err := plotter.NewLine(xy)
+		if err != nil {
+			return nil, err
+		}
+		l.Color = color.RGBA{R: uint8(40 + 200*j/max(1, d.B)), G: 60, B: 160, A: 255}
+		p.Add(l)
+	}
+	return p, nil
 }
