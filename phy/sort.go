@@ -3,8 +3,8 @@ package phy
 import (
 	"bytes"
 	"fmt"
-	"math"
 	"maps"
+	"math"
 	"slices"
 
 	"dspk/export"
