@@ -19,11 +19,16 @@
 // # Output folders
 //
 // [CreateOutputDir] fills a folder under a locked temporary name and
-// renames it into place on [OutputDir.Commit], listing its files in a
-// manifest ([ManifestName]). With overwrite it replaces only a folder
-// whose manifest lists every file in it unchanged, and never one that is
-// or holds an input of the run; temporary folders of dead processes are
+// renames it into place on [OutputDir.Commit], recording its kind, files
+// and sub-folders in a manifest ([ManifestName]); a cancelled context
+// stops the commit before the final rename. With overwrite it replaces
+// only a folder of the same kind whose manifest lists every file and
+// sub-folder in it, files unchanged, and never one that is or holds an
+// input of the run; temporary folders whose lock is stale (see
+// [LockName]: a dead process here, an old heartbeat elsewhere) are
 // removed by the next run writing beside them ([SweepStale]).
+// [AbortPending] removes what the process is still writing, for an exit
+// that cannot wait.
 //
 // Shape misuse (a shape whose product is not the data length, an unsupported
 // element type) is a programmer error and panics; I/O problems are returned

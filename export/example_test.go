@@ -24,7 +24,7 @@ func ExampleOutputDir() {
 	defer os.RemoveAll(parent)
 	final := filepath.Join(parent, "dspk_out")
 
-	d, err := export.NewOutputDir(final, false)
+	d, err := export.NewOutputDir(final, "detect", false)
 	if err != nil {
 		panic(err)
 	}

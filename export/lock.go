@@ -9,17 +9,41 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 )
 
 // LockName is the lock file inside a folder that a running dspk process
 // is writing (an [OutputDir]'s temporary folder, or a folder of
-// [CreateTempDir]). It holds three lines: the process id, the boot id of
-// the machine (Linux's /proc/sys/kernel/random/boot_id, empty elsewhere)
-// and the process start time in clock ticks after boot (field 22 of
-// /proc/PID/stat, empty elsewhere). The owner is taken to be alive while a
-// process of that id exists, on the same boot, with the same start time
-// (so that a reused process id does not keep a stale folder alive).
+// [CreateTempDir]). It holds five lines: the process id, the boot id of
+// the machine (Linux's /proc/sys/kernel/random/boot_id, empty elsewhere),
+// the process start time in clock ticks after boot (field 22 of
+// /proc/PID/stat, empty elsewhere), the host name and the process's PID
+// namespace (the target of /proc/self/ns/pid, empty elsewhere). While it
+// writes, the owner refreshes the lock file's modification time (its
+// heartbeat) every [HeartbeatInterval].
+//
+// Whether the owner is gone is decided as follows. A lock written on this
+// host, boot and PID namespace is stale when no process of that id exists
+// or the id now belongs to a process started at another time. Any other
+// lock (another host or boot sharing the folder, a container in another
+// PID namespace, a lock of an older dspk without the last two lines)
+// names a process that cannot be looked up from here: it is stale only
+// when its heartbeat is older than [ForeignLockStale]. A lock that cannot
+// be read is never taken as stale.
 const LockName = ".dspk-lock"
+
+// HeartbeatInterval is how often the owner of a lock refreshes the lock
+// file's modification time while it writes.
+const HeartbeatInterval = 30 * time.Second
+
+// heartbeatEvery is HeartbeatInterval; tests shorten it.
+var heartbeatEvery = HeartbeatInterval
+
+// ForeignLockStale is the age of the heartbeat after which a lock whose
+// owner cannot be looked up from here (see [LockName]) is taken as stale:
+// twenty missed heartbeats.
+const ForeignLockStale = 10 * time.Minute
 
 // staleName matches the temporary (".NAME.tmp-XXXXXXXX") and set-aside
 // (".NAME.old-XXXXXXXX") folders of an OutputDir.
@@ -30,7 +54,7 @@ var staleName = regexp.MustCompile(`^\.(.+)\.(tmp|old)-[0-9a-f]{8}$`)
 // written yet; the caller then makes a new one).
 func writeLock(dir string) error {
 	pid := os.Getpid()
-	s := fmt.Sprintf("%d\n%s\n%s\n", pid, bootID(), procStart(pid))
+	s := fmt.Sprintf("%d\n%s\n%s\n%s\n%s\n", pid, bootID(), procStart(pid), hostName(), pidNamespace())
 	path := filepath.Join(dir, LockName)
 	if err := os.WriteFile(path, []byte(s), 0o666); err != nil {
 		return err
@@ -41,48 +65,110 @@ func writeLock(dir string) error {
 	return nil
 }
 
+// lock is the content of a lock file.
+type lock struct {
+	pid                      int
+	boot, start, host, pidns string
+	legacy                   bool // three lines: no host or namespace recorded
+	mtime                    time.Time
+}
+
 // lockOwner reads dir's lock file. ok is false when there is none or it
 // cannot be parsed.
-func lockOwner(dir string) (pid int, boot, start string, ok bool) {
-	b, err := os.ReadFile(filepath.Join(dir, LockName))
+func lockOwner(dir string) (l lock, ok bool) {
+	path := filepath.Join(dir, LockName)
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 0, "", "", false
+		return lock{}, false
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return lock{}, false
 	}
 	lines := strings.Split(string(b), "\n")
 	if len(lines) < 3 {
-		return 0, "", "", false
+		return lock{}, false
 	}
-	pid, err = strconv.Atoi(strings.TrimSpace(lines[0]))
-	if err != nil || pid <= 0 {
-		return 0, "", "", false
+	l.pid, err = strconv.Atoi(strings.TrimSpace(lines[0]))
+	if err != nil || l.pid <= 0 {
+		return lock{}, false
 	}
-	return pid, strings.TrimSpace(lines[1]), strings.TrimSpace(lines[2]), true
+	l.boot, l.start = strings.TrimSpace(lines[1]), strings.TrimSpace(lines[2])
+	if len(lines) >= 5 {
+		l.host, l.pidns = strings.TrimSpace(lines[3]), strings.TrimSpace(lines[4])
+	} else {
+		l.legacy = true
+	}
+	l.mtime = fi.ModTime()
+	return l, true
+}
+
+// local reports whether l was written on this host, boot and PID
+// namespace, where its process id can be looked up.
+func (l lock) local() bool {
+	return !l.legacy && l.host == hostName() && l.boot == bootID() && l.pidns == pidNamespace()
 }
 
 // ownerDead reports whether the process that locked dir is certainly
-// gone. A folder without a readable lock is not judged dead here.
+// gone, by the rule of [LockName]. A folder without a readable lock is
+// not judged dead here.
 func ownerDead(dir string) bool {
-	pid, boot, start, ok := lockOwner(dir)
+	l, ok := lockOwner(dir)
 	if !ok {
 		return false
 	}
-	if pid == os.Getpid() {
+	if !l.local() {
+		return time.Since(l.mtime) > ForeignLockStale
+	}
+	if l.pid == os.Getpid() {
 		return false
 	}
-	if cur := bootID(); boot != "" && cur != "" && boot != cur {
-		return true // written before the last reboot
-	}
-	if !processExists(pid) {
+	if !processExists(l.pid) {
 		return true
 	}
-	if cur := procStart(pid); start != "" && cur != "" && start != cur {
+	if cur := procStart(l.pid); l.start != "" && cur != "" && l.start != cur {
 		return true // the id now belongs to another process
 	}
 	return false
 }
 
+// heartbeat refreshes a lock file's modification time every
+// [HeartbeatInterval] until stopped or until the file is gone.
+type heartbeat struct {
+	stop chan struct{}
+	once sync.Once
+}
+
+// startHeartbeat starts the heartbeat of the lock file path.
+func startHeartbeat(path string) *heartbeat {
+	h := &heartbeat{stop: make(chan struct{})}
+	go func() {
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-h.stop:
+				return
+			case <-t.C:
+				now := time.Now()
+				if os.Chtimes(path, now, now) != nil {
+					return
+				}
+			}
+		}
+	}()
+	return h
+}
+
+// Stop ends the heartbeat; it may be called more than once and on nil.
+func (h *heartbeat) Stop() {
+	if h != nil {
+		h.once.Do(func() { close(h.stop) })
+	}
+}
+
 // SweepStale removes what killed dspk runs left in dir: temporary folders
-// of OutputDirs whose lock names a process that is gone (and empty ones
+// of OutputDirs whose lock is stale by the rule of [LockName] (and empty ones
 // without a lock older than a minute), and set-aside old folders of an
 // interrupted replacement whose lock is stale (removed when the new folder
 // is in place, renamed back otherwise). Folders of live runs, and anything
@@ -103,7 +189,7 @@ func SweepStale(dir string) {
 		case "tmp":
 			if ownerDead(p) {
 				os.RemoveAll(p)
-			} else if _, _, _, ok := lockOwner(p); !ok {
+			} else if _, ok := lockOwner(p); !ok {
 				removeUnlocked(p)
 			}
 		case "old":
@@ -140,9 +226,10 @@ func removeUnlocked(p string) {
 }
 
 // CreateTempDir creates a new folder in the system's temporary folder
-// named prefix followed by random digits, holding a lock file, after
-// removing the folders of that prefix that dead processes left (see
-// [SweepTemp]). The caller removes it when done.
+// named prefix followed by random digits, holding a lock file whose
+// heartbeat runs until the folder is removed, after removing the folders
+// of that prefix that dead processes left (see [SweepTemp]). The caller
+// removes it when done.
 func CreateTempDir(prefix string) (string, error) {
 	SweepTemp(prefix)
 	d, err := os.MkdirTemp("", prefix)
@@ -153,11 +240,19 @@ func CreateTempDir(prefix string) (string, error) {
 		os.RemoveAll(d)
 		return "", err
 	}
+	startHeartbeat(filepath.Join(d, LockName)) // ends when the folder is removed
+	pending.addTemp(d)
 	return d, nil
 }
 
+// RemoveTempDir removes a folder of [CreateTempDir] and everything in it.
+func RemoveTempDir(dir string) error {
+	pending.removeTemp(dir)
+	return os.RemoveAll(dir)
+}
+
 // SweepTemp removes the folders named prefix… in the system's temporary
-// folder whose lock names a process that is gone.
+// folder whose lock is stale by the rule of [LockName].
 func SweepTemp(prefix string) {
 	dir := os.TempDir()
 	es, err := os.ReadDir(dir)
@@ -180,6 +275,23 @@ func bootID() string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
+}
+
+// hostName returns the host's name, or "" where it is unknown.
+func hostName() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+// pidNamespace returns the PID namespace of this process (the target of
+// /proc/self/ns/pid, such as "pid:[4026531836]"), or "" where it is
+// unknown.
+func pidNamespace() string {
+	ns, err := os.Readlink("/proc/self/ns/pid")
+	if err != nil {
+		return ""
+	}
+	return ns
 }
 
 // procStart returns the start time of process pid in clock ticks after

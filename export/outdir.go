@@ -1,6 +1,7 @@
 package export
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,16 +11,23 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
-// ManifestName is the file every committed [OutputDir] holds: the list of
-// the files dspk wrote into it, with their sizes and modification times.
-// Only a folder whose manifest lists every file in it, unchanged, can be
-// replaced with overwrite.
+// ManifestName is the file every committed [OutputDir] holds: the kind of
+// folder (the command that wrote it), and the list of the files and
+// sub-folders dspk wrote into it, the files with their sizes and
+// modification times. Only a folder of the same kind whose manifest lists
+// every file and sub-folder in it, files unchanged, can be replaced with
+// overwrite.
 const ManifestName = ".dspk-manifest.json"
 
-// manifestFormat identifies the manifest's layout.
-const manifestFormat = "dspk output manifest 1"
+// manifestFormat identifies the manifest's layout; manifestFormat1 is the
+// layout before the kind and the sub-folders were recorded.
+const (
+	manifestFormat  = "dspk output manifest 2"
+	manifestFormat1 = "dspk output manifest 1"
+)
 
 // OutputDir is a results folder that is filled under a temporary name and
 // appears under its final name only when committed, so that an interrupted
@@ -42,15 +50,26 @@ type OutputDir struct {
 	tmp     string
 	opt     OutputOptions
 	created []string // parent folders this OutputDir created, deepest first
+	hb      *heartbeat
+	mu      sync.Mutex // held by Commit and Abort
 	done    bool
 }
 
 // OutputOptions configures [CreateOutputDir].
 type OutputOptions struct {
+	// Kind names what the folder holds, as the command that writes it
+	// ("detect", "preprocess", "simulate", "sort"); it is recorded in the
+	// manifest and must not be empty.
+	Kind string
 	// Overwrite allows replacing an existing final folder, which must be
-	// one an OutputDir committed (its manifest lists every file in it,
-	// unchanged) and must be none of Inputs and hold none of them.
+	// one an OutputDir of the same Kind committed (its manifest lists
+	// every file and sub-folder in it, files unchanged) and must be none
+	// of Inputs and hold none of them.
 	Overwrite bool
+	// Context, if not nil, is checked by [OutputDir.Commit] before each
+	// step and last just before the final rename: once it is done, Commit
+	// fails with its error, leaving an existing final folder as it was.
+	Context context.Context
 	// Inputs are the files and folders the run reads (recording, meta,
 	// probe, templates, truth). The output folder may be none of them
 	// and no folder that holds one of them, however the paths are spelled
@@ -59,9 +78,10 @@ type OutputOptions struct {
 	Inputs []string
 }
 
-// NewOutputDir is [CreateOutputDir] with only the overwrite option.
-func NewOutputDir(final string, overwrite bool) (*OutputDir, error) {
-	return CreateOutputDir(final, OutputOptions{Overwrite: overwrite})
+// NewOutputDir is [CreateOutputDir] with only the kind and overwrite
+// options.
+func NewOutputDir(final, kind string, overwrite bool) (*OutputDir, error) {
+	return CreateOutputDir(final, OutputOptions{Kind: kind, Overwrite: overwrite})
 }
 
 // CreateOutputDir creates the temporary folder for the final folder path,
@@ -82,6 +102,9 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 	}
 	if parent == "" {
 		parent = "."
+	}
+	if opt.Kind == "" {
+		return nil, fmt.Errorf("export: output folder %s: no kind given", final)
 	}
 	if err := checkFinal(final, opt); err != nil {
 		return nil, err
@@ -106,7 +129,9 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 		removeCreated(created)
 		return nil, fmt.Errorf("export: creating output folder: %w", err)
 	}
-	return &OutputDir{final: final, tmp: tmp, opt: opt, created: created}, nil
+	d := &OutputDir{final: final, tmp: tmp, opt: opt, created: created, hb: startHeartbeat(filepath.Join(tmp, LockName))}
+	pending.add(d)
+	return d, nil
 }
 
 // mkdirParents creates dir and its missing parents and returns the ones
@@ -159,7 +184,7 @@ func checkFinal(final string, opt OutputOptions) error {
 	case !fi.IsDir():
 		return fmt.Errorf("export: output path %s exists and is not a folder", final)
 	}
-	return checkManifest(final, opt.Inputs)
+	return checkManifest(final, opt.Kind, opt.Inputs)
 }
 
 // checkInputs refuses a final path that is, holds or lies on the path of
@@ -208,6 +233,8 @@ func within(path, dir string) bool {
 // manifest is the content of [ManifestName].
 type manifest struct {
 	Format string          `json:"format"`
+	Kind   string          `json:"kind"`
+	Dirs   []string        `json:"dirs"` // slash-separated, relative to the folder
 	Files  []manifestEntry `json:"files"`
 }
 
@@ -217,22 +244,35 @@ type manifestEntry struct {
 	ModTime int64  `json:"mtime_ns"`
 }
 
-// checkManifest refuses a folder that lacks a manifest or holds anything
-// the manifest does not list as it was written (a file added, changed or
-// replaced, a symbolic link), or a hard link of an input.
-func checkManifest(dir string, inputs []string) error {
+// checkManifest refuses a folder that lacks a manifest, was written as
+// another kind than kind, or holds anything the manifest does not list as
+// it was written (a file or sub-folder added, a file changed or replaced,
+// a symbolic link), or a hard link of an input.
+func checkManifest(dir, kind string, inputs []string) error {
 	mpath := filepath.Join(dir, ManifestName)
 	b, err := os.ReadFile(mpath)
 	if err != nil {
 		return fmt.Errorf("export: output folder %s exists and was not written by dspk (no %s); -overwrite replaces only a folder dspk wrote — remove it yourself or choose another folder", dir, ManifestName)
 	}
 	var m manifest
-	if err := json.Unmarshal(b, &m); err != nil || m.Format != manifestFormat {
+	if err := json.Unmarshal(b, &m); err != nil || m.Format != manifestFormat && m.Format != manifestFormat1 {
 		return fmt.Errorf("export: output folder %s: %s is not a dspk manifest; the folder is not replaced", dir, mpath)
+	}
+	if m.Format == manifestFormat1 || m.Kind == "" {
+		return fmt.Errorf("export: output folder %s was written by an older dspk that did not record what kind of folder it is; "+
+			"-overwrite replaces only a %s folder — remove it yourself or choose another folder", dir, kind)
+	}
+	if m.Kind != kind {
+		return fmt.Errorf("export: output folder %s is a %s folder (written by dspk %s); -overwrite replaces only a %s folder — "+
+			"choose another folder", dir, m.Kind, m.Kind, kind)
 	}
 	listed := make(map[string]manifestEntry, len(m.Files))
 	for _, e := range m.Files {
 		listed[e.Path] = e
+	}
+	dirs := make(map[string]bool, len(m.Dirs))
+	for _, d := range m.Dirs {
+		dirs[d] = true
 	}
 	var inStats []fs.FileInfo
 	for _, in := range inputs {
@@ -254,6 +294,9 @@ func checkManifest(dir string, inputs []string) error {
 			return fmt.Errorf("export: output folder %s: %w", dir, err)
 		}
 		if d.IsDir() {
+			if !dirs[rel] {
+				return fmt.Errorf("export: output folder %s holds the folder %s, which dspk did not make; -overwrite does not replace it — move it or choose another folder", dir, rel)
+			}
 			return nil
 		}
 		for _, s := range inStats {
@@ -274,16 +317,21 @@ func checkManifest(dir string, inputs []string) error {
 	})
 }
 
-// writeManifest lists the files of dir in its manifest.
-func writeManifest(dir string) error {
-	m := manifest{Format: manifestFormat, Files: []manifestEntry{}}
+// writeManifest lists the files and sub-folders of dir in its manifest,
+// with the folder's kind.
+func writeManifest(dir, kind string) error {
+	m := manifest{Format: manifestFormat, Kind: kind, Dirs: []string{}, Files: []manifestEntry{}}
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, _ := filepath.Rel(dir, p)
 		rel = filepath.ToSlash(rel)
-		if d.IsDir() || rel == ManifestName || rel == LockName {
+		if rel == "." || rel == ManifestName || rel == LockName {
+			return nil
+		}
+		if d.IsDir() {
+			m.Dirs = append(m.Dirs, rel)
 			return nil
 		}
 		fi, err := d.Info()
@@ -297,6 +345,7 @@ func writeManifest(dir string) error {
 		return err
 	}
 	sort.Slice(m.Files, func(i, j int) bool { return m.Files[i].Path < m.Files[j].Path })
+	sort.Strings(m.Dirs)
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return err
@@ -319,16 +368,27 @@ func (d *OutputDir) Path(name string) string { return filepath.Join(d.tmp, name)
 // creation) is first renamed aside, and removed only after the new folder
 // is in place; if the rename fails the old folder is restored. Commit
 // fails if the final path appeared in the meantime and overwrite is not
-// set. After Commit, Abort does nothing; a second Commit is an error.
+// set. If the options' Context is done before the final rename (it is
+// checked last just before it), Commit fails with its error and puts an
+// old folder back: a cancelled run never replaces a folder. After Commit,
+// Abort does nothing; a second Commit is an error.
 func (d *OutputDir) Commit() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.done {
 		return fmt.Errorf("export: output folder %s already committed or aborted", d.final)
+	}
+	if err := d.ctxErr(); err != nil {
+		return err
 	}
 	if err := checkFinal(d.final, d.opt); err != nil {
 		return err
 	}
-	if err := writeManifest(d.tmp); err != nil {
+	if err := writeManifest(d.tmp, d.opt.Kind); err != nil {
 		return fmt.Errorf("export: committing %s: %w", d.final, err)
+	}
+	if err := d.ctxErr(); err != nil {
+		return err
 	}
 	var aside string
 	if _, err := os.Lstat(d.final); err == nil {
@@ -352,15 +412,24 @@ func (d *OutputDir) Commit() error {
 		}
 		aside = a
 	}
-	if err := os.Rename(d.tmp, d.final); err != nil {
+	restore := func() {
 		if aside != "" {
 			if os.Rename(aside, d.final) == nil {
 				os.Remove(filepath.Join(d.final, LockName))
 			}
 		}
+	}
+	if err := d.ctxErr(); err != nil { // the last moment before the commit
+		restore()
+		return err
+	}
+	if err := os.Rename(d.tmp, d.final); err != nil {
+		restore()
 		return fmt.Errorf("export: committing %s: %w", d.final, err)
 	}
 	d.done = true
+	d.stopHeartbeat()
+	pending.remove(d, true)
 	os.Remove(filepath.Join(d.final, LockName))
 	if aside != "" {
 		if err := os.RemoveAll(aside); err != nil {
@@ -374,16 +443,31 @@ func (d *OutputDir) Commit() error {
 // folders CreateOutputDir created if they are empty. It does nothing after
 // Commit or a previous Abort, so it can be deferred.
 func (d *OutputDir) Abort() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	if d.done {
 		return nil
 	}
 	d.done = true
+	d.stopHeartbeat()
+	pending.remove(d, false)
 	if err := os.RemoveAll(d.tmp); err != nil {
 		return fmt.Errorf("export: removing %s: %w", d.tmp, err)
 	}
 	removeCreated(d.created)
 	return nil
 }
+
+// ctxErr returns the error of the options' Context, if it is done.
+func (d *OutputDir) ctxErr() error {
+	if d.opt.Context == nil {
+		return nil
+	}
+	return d.opt.Context.Err()
+}
+
+// stopHeartbeat ends the heartbeat of the temporary folder's lock.
+func (d *OutputDir) stopHeartbeat() { d.hb.Stop() }
 
 // mkdirUnique creates a folder named prefix followed by random hex digits,
 // with mode 0777 less the umask (os.MkdirTemp would give 0700), and
@@ -407,4 +491,63 @@ func mkdirUnique(prefix string, keep bool) (string, error) {
 		return name, nil
 	}
 	return "", fmt.Errorf("no free name %sXXXXXXXX", prefix)
+}
+
+// UpdateManifest records in the manifest of dir, a folder an OutputDir
+// committed, the current size and modification time of its file name
+// (slash-separated, relative to dir), after dspk rewrote that file whole
+// (dspk plot redrawing a detect folder's raster), so that the folder can
+// still be replaced with overwrite. The file must be listed already; the
+// manifest is replaced atomically.
+func UpdateManifest(dir, name string) error {
+	mpath := filepath.Join(dir, ManifestName)
+	b, err := os.ReadFile(mpath)
+	if err != nil {
+		return err
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil || m.Format != manifestFormat {
+		return fmt.Errorf("export: %s is not a dspk manifest", mpath)
+	}
+	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(name)))
+	if err != nil {
+		return err
+	}
+	found := false
+	for i := range m.Files {
+		if m.Files[i].Path == name {
+			m.Files[i].Size, m.Files[i].ModTime = fi.Size(), fi.ModTime().UnixNano()
+			found = true
+		}
+	}
+	if !found {
+		return fmt.Errorf("export: %s does not list %s", mpath, name)
+	}
+	out, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+ManifestName+".tmp-*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(append(out, '\n')); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), mpath); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // entries lists the names in dir, sorted.
@@ -34,7 +35,7 @@ func writeFile(t *testing.T, path, s string) {
 func TestOutputDirCommit(t *testing.T) {
 	parent := t.TempDir()
 	final := filepath.Join(parent, "sub", "kilosort4")
-	d, err := NewOutputDir(final, false)
+	d, err := NewOutputDir(final, "detect", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestOutputDirCommit(t *testing.T) {
 func TestOutputDirAbort(t *testing.T) {
 	parent := t.TempDir()
 	final := filepath.Join(parent, "out")
-	d, err := NewOutputDir(final, false)
+	d, err := NewOutputDir(final, "detect", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +109,7 @@ func TestOutputDirAbort(t *testing.T) {
 // commitDir commits an OutputDir at final holding the given files.
 func commitDir(t *testing.T, final string, overwrite bool, files ...string) {
 	t.Helper()
-	d, err := NewOutputDir(final, overwrite)
+	d, err := NewOutputDir(final, "detect", overwrite)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +126,7 @@ func TestOutputDirExisting(t *testing.T) {
 	final := filepath.Join(parent, "out")
 	commitDir(t, final, false, "old.txt")
 
-	_, err := NewOutputDir(final, false)
+	_, err := NewOutputDir(final, "detect", false)
 	if err == nil || !strings.Contains(err.Error(), "exists; use -overwrite") || !strings.Contains(err.Error(), final) {
 		t.Fatalf("existing folder without overwrite: %v", err)
 	}
@@ -134,7 +135,7 @@ func TestOutputDirExisting(t *testing.T) {
 	}
 
 	// Overwrite: the old folder stays until Commit, then is replaced.
-	d, err := NewOutputDir(final, true)
+	d, err := NewOutputDir(final, "detect", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,10 +167,28 @@ func TestOutputDirOverwriteRefused(t *testing.T) {
 			writeFile(t, filepath.Join(final, "notes.txt"), "my notes")
 		}},
 		{"empty foreign folder", "not written by dspk", func(t *testing.T, final string) { os.Mkdir(final, 0o777) }},
-		{"file added", "did not write", func(t *testing.T, final string) {
+		{"file added", "which dspk did not", func(t *testing.T, final string) {
 			commitDir(t, final, false, "a.npy")
 			os.Mkdir(filepath.Join(final, ".phy"), 0o777)
 			writeFile(t, filepath.Join(final, ".phy", "state.json"), "{}")
+		}},
+		{"empty sub-folder added", "holds the folder notes", func(t *testing.T, final string) {
+			commitDir(t, final, false, "a.npy")
+			os.Mkdir(filepath.Join(final, "notes"), 0o777)
+		}},
+		{"folder of another kind", "is a simulate folder", func(t *testing.T, final string) {
+			d, err := NewOutputDir(final, "simulate", false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, d.Path("rec.bin"), "data")
+			if err := d.Commit(); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"manifest without a kind", "older dspk", func(t *testing.T, final string) {
+			commitDir(t, final, false, "a.npy")
+			writeFile(t, filepath.Join(final, ManifestName), `{"format": "dspk output manifest 1", "files": []}`)
 		}},
 		{"file changed", "changed since", func(t *testing.T, final string) {
 			commitDir(t, final, false, "a.npy")
@@ -202,7 +221,7 @@ func TestOutputDirOverwriteRefused(t *testing.T) {
 			final := filepath.Join(parent, "out")
 			c.make(t, final)
 			before := snapshot(t, parent)
-			_, err := NewOutputDir(final, true)
+			_, err := NewOutputDir(final, "detect", true)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("overwrite: %v, want an error containing %q", err, c.want)
 			}
@@ -256,7 +275,7 @@ func TestOutputDirInputs(t *testing.T) {
 		{"rec", filepath.Join(parent, "rec", "sim.meta")},
 	} {
 		before := snapshot(t, parent)
-		_, err := CreateOutputDir(c.out, OutputOptions{Overwrite: true, Inputs: []string{"other", c.input}})
+		_, err := CreateOutputDir(c.out, OutputOptions{Kind: "detect", Overwrite: true, Inputs: []string{"other", c.input}})
 		if err == nil || !strings.Contains(err.Error(), "holds the input") {
 			t.Errorf("-o %s with input %s: %v", c.out, c.input, err)
 		}
@@ -270,21 +289,21 @@ func TestOutputDirInputs(t *testing.T) {
 	inner := filepath.Join(top, "inner")
 	os.Mkdir(inner, 0o777)
 	writeFile(t, filepath.Join(inner, "r.bin"), "data")
-	if _, err := CreateOutputDir(top, OutputOptions{Overwrite: true, Inputs: []string{filepath.Join(inner, "r.bin")}}); err == nil || !strings.Contains(err.Error(), "holds the input") {
+	if _, err := CreateOutputDir(top, OutputOptions{Kind: "detect", Overwrite: true, Inputs: []string{filepath.Join(inner, "r.bin")}}); err == nil || !strings.Contains(err.Error(), "holds the input") {
 		t.Errorf("parent of the input: %v", err)
 	}
 	// A hard link of the input inside a dspk folder.
 	det := filepath.Join(parent, "det")
 	commitDir(t, det, false, "a")
 	if err := os.Link(bin, filepath.Join(det, "hard.bin")); err == nil {
-		if _, err := CreateOutputDir(det, OutputOptions{Overwrite: true, Inputs: []string{bin}}); err == nil {
+		if _, err := CreateOutputDir(det, OutputOptions{Kind: "detect", Overwrite: true, Inputs: []string{bin}}); err == nil {
 			t.Error("folder holding a hard link of the input was replaced")
 		}
 	}
 	// An unrelated dspk folder is replaced.
 	other := filepath.Join(parent, "other")
 	commitDir(t, other, false, "old")
-	d, err := CreateOutputDir(other, OutputOptions{Overwrite: true, Inputs: []string{bin}})
+	d, err := CreateOutputDir(other, OutputOptions{Kind: "detect", Overwrite: true, Inputs: []string{bin}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +316,7 @@ func TestOutputDirInputs(t *testing.T) {
 // OutputDir created and keeps those that existed.
 func TestOutputDirParents(t *testing.T) {
 	parent := t.TempDir()
-	d, err := NewOutputDir(filepath.Join(parent, "a", "b", "c", "out"), false)
+	d, err := NewOutputDir(filepath.Join(parent, "a", "b", "c", "out"), "detect", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +328,7 @@ func TestOutputDirParents(t *testing.T) {
 		t.Errorf("Abort left %v", got)
 	}
 	os.Mkdir(filepath.Join(parent, "keep"), 0o777)
-	d, err = NewOutputDir(filepath.Join(parent, "keep", "new", "out"), false)
+	d, err = NewOutputDir(filepath.Join(parent, "keep", "new", "out"), "detect", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,26 +364,42 @@ func TestSweepStale(t *testing.T) {
 		return p
 	}
 	dead := deadPID(t)
-	mk(".det.tmp-0000dead", fmt.Sprintf("%d\n%s\n%s\n", dead, bootID(), ""))
-	mk(".det.tmp-0000b007", fmt.Sprintf("%d\nanother-boot\n\n", os.Getppid()))
-	live := mk(".det.tmp-00001111", fmt.Sprintf("%d\n%s\n%s\n", os.Getppid(), bootID(), procStart(os.Getppid())))
-	reused := fmt.Sprintf("%d\n%s\n%s\n", os.Getppid(), bootID(), "1")
+	local := func(pid int, start string) string {
+		return fmt.Sprintf("%d\n%s\n%s\n%s\n%s\n", pid, bootID(), start, hostName(), pidNamespace())
+	}
+	old := time.Now().Add(-ForeignLockStale - time.Minute)
+	age := func(p string) { os.Chtimes(filepath.Join(p, LockName), old, old) }
+	mk(".det.tmp-0000dead", local(dead, ""))
+	// Locks whose owner cannot be looked up from here (another boot or
+	// host, another PID namespace, an older dspk's three lines) are stale
+	// only once their heartbeat is old.
+	age(mk(".det.tmp-0000b007", fmt.Sprintf("%d\nanother-boot\n\n%s\n%s\n", os.Getppid(), hostName(), pidNamespace())))
+	boot := mk(".det.tmp-0000b008", fmt.Sprintf("%d\nanother-boot\n\n%s\n%s\n", dead, hostName(), pidNamespace()))
+	host := mk(".det.tmp-0000f00d", fmt.Sprintf("%d\n%s\n\nanother-host\n%s\n", dead, bootID(), pidNamespace()))
+	age(mk(".det.tmp-0000f00e", fmt.Sprintf("%d\n%s\n\nanother-host\n%s\n", os.Getppid(), bootID(), pidNamespace())))
+	ns := mk(".det.tmp-0000a5a5", fmt.Sprintf("%d\n%s\n\n%s\npid:[1]\n", dead, bootID(), hostName()))
+	legacy := mk(".det.tmp-00001e9a", fmt.Sprintf("%d\n%s\n\n", dead, bootID()))
+	age(mk(".det.tmp-00001e9b", fmt.Sprintf("%d\n%s\n\n", os.Getppid(), bootID())))
+	live := mk(".det.tmp-00001111", local(os.Getppid(), procStart(os.Getppid())))
 	if procStart(os.Getppid()) != "" {
-		mk(".det.tmp-00002222", reused)
+		mk(".det.tmp-00002222", local(os.Getppid(), "1")) // a reused id
 	}
 	foreign := mk(".det.tmp-00003333", "") // no lock, not empty
-	other := mk(".notes.tmp-xyz", fmt.Sprintf("%d\n\n\n", dead))
+	other := mk(".notes.tmp-xyz", local(dead, ""))
 	// An interrupted replacement: the old folder set aside, the final gone.
-	aside := mk(".res.old-00004444", fmt.Sprintf("%d\n\n\n", dead))
+	aside := mk(".res.old-00004444", local(dead, ""))
 	writeFile(t, filepath.Join(aside, ManifestName), "{}")
 
-	d, err := NewOutputDir(filepath.Join(parent, "det"), false)
+	d, err := NewOutputDir(filepath.Join(parent, "det"), "detect", false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer d.Abort()
 	got := entries(t, parent)
 	want := []string{filepath.Base(d.Dir()), filepath.Base(live), filepath.Base(foreign), filepath.Base(other), "res"}
+	for _, p := range []string{boot, host, ns, legacy} {
+		want = append(want, filepath.Base(p))
+	}
 	sort.Strings(want)
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("after the sweep the parent holds %v, want %v", got, want)
@@ -377,7 +412,7 @@ func TestSweepStale(t *testing.T) {
 func TestOutputDirAppearedMeanwhile(t *testing.T) {
 	parent := t.TempDir()
 	final := filepath.Join(parent, "out")
-	d, err := NewOutputDir(final, false)
+	d, err := NewOutputDir(final, "detect", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -404,11 +439,11 @@ func TestOutputDirNotFolder(t *testing.T) {
 	parent := t.TempDir()
 	final := filepath.Join(parent, "out")
 	writeFile(t, final, "a file")
-	if _, err := NewOutputDir(final, true); err == nil || !strings.Contains(err.Error(), "not a folder") {
+	if _, err := NewOutputDir(final, "detect", true); err == nil || !strings.Contains(err.Error(), "not a folder") {
 		t.Errorf("file at the final path with overwrite: %v", err)
 	}
 	for _, bad := range []string{"", ".", "..", "/", "a/.."} {
-		if _, err := NewOutputDir(bad, true); err == nil {
+		if _, err := NewOutputDir(bad, "detect", true); err == nil {
 			t.Errorf("output folder %q accepted", bad)
 		}
 	}
@@ -418,7 +453,7 @@ func TestOutputDirNotFolder(t *testing.T) {
 // directory (no parent component).
 func TestOutputDirRelative(t *testing.T) {
 	t.Chdir(t.TempDir())
-	d, err := NewOutputDir("res", false)
+	d, err := NewOutputDir("res", "detect", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,10 +24,18 @@ type SortWriter struct {
 	done bool
 }
 
+// SortKind is the kind of folder a SortWriter writes (recorded in its
+// manifest): -overwrite replaces a sort folder only with a sort.
+const SortKind = "sort"
+
 // CreateSort reserves the sort folder out (refusing an existing one
 // unless opt.Overwrite) and returns the writer that fills it.
 func CreateSort(out string, opt Options) (*SortWriter, error) {
-	od, err := export.CreateOutputDir(out, export.OutputOptions{Overwrite: opt.Overwrite, Inputs: opt.Inputs})
+	kind := opt.Kind
+	if kind == "" {
+		kind = SortKind
+	}
+	od, err := export.CreateOutputDir(out, export.OutputOptions{Kind: kind, Overwrite: opt.Overwrite, Inputs: opt.Inputs, Context: opt.Context})
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package phy
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -26,8 +27,17 @@ type Options struct {
 	// Warnings found before the run (by the caller) are written into
 	// dspk.json's "warnings" before those of the passes.
 	Warnings []string
-	// Overwrite allows replacing an existing folder (at End).
+	// Overwrite allows replacing an existing folder of the same Kind (at
+	// End).
 	Overwrite bool
+	// Kind is the folder's kind recorded in its manifest (default [Kind],
+	// "detect"); a command writing another kind of Phy folder (a sort)
+	// names its own, and -overwrite then replaces only that kind.
+	Kind string
+	// Context, if not nil, stops End between the files it writes and
+	// before the folder is committed (see [export.OutputOptions]): once it
+	// is done, nothing appears and an existing folder stays as it was.
+	Context context.Context
 	// DatPath is the raw data file params.py points at (default: the
 	// recording's name); it is written as an absolute path.
 	DatPath string
@@ -36,6 +46,11 @@ type Options struct {
 	// add files of the caller's (dspk detect draws drift_raster.png).
 	Extra func(dir string) error
 }
+
+// Kind is the kind of folder a Writer writes unless [Options] names
+// another, recorded in its manifest: -overwrite replaces only a folder of
+// this kind.
+const Kind = "detect"
 
 // Writer is the [pipeline.Sink] that writes the Phy / SpikeInterface
 // folder. Create it before the run (an existing folder is refused before
@@ -68,7 +83,11 @@ func (w *Writer) Clusters() int { return w.clusters }
 // Create reserves the output folder out (refusing an existing one unless
 // opt.Overwrite) and returns the writer that fills it.
 func Create(out string, opt Options) (*Writer, error) {
-	od, err := export.CreateOutputDir(out, export.OutputOptions{Overwrite: opt.Overwrite, Inputs: opt.Inputs})
+	kind := opt.Kind
+	if kind == "" {
+		kind = Kind
+	}
+	od, err := export.CreateOutputDir(out, export.OutputOptions{Kind: kind, Overwrite: opt.Overwrite, Inputs: opt.Inputs, Context: opt.Context})
 	if err != nil {
 		return nil, err
 	}
@@ -278,6 +297,9 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	if err := w.closeStreams(); err != nil {
 		return err
 	}
+	if err := w.ctxErr(); err != nil {
+		return err
+	}
 	info := w.info
 	g, tm, pr := info.Grid, info.Templates, info.Probe
 	order := w.acc.order(g, pr.Shank)
@@ -325,6 +347,9 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	if err := export.WriteNPYFile(w.od.Path("similar_templates.npy"), []int{K, K}, sim); err != nil {
 		return err
 	}
+	if err := w.ctxErr(); err != nil {
+		return err
+	}
 	if err := w.writeTables(order, sum); err != nil {
 		return err
 	}
@@ -335,6 +360,9 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 		return err
 	}
 	if w.opt.Extra != nil {
+		if err := w.ctxErr(); err != nil {
+			return err
+		}
 		if err := w.opt.Extra(w.od.Dir()); err != nil {
 			return err
 		}
@@ -345,6 +373,14 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	w.clusters = K
 	w.done = true
 	return nil
+}
+
+// ctxErr returns the error of the options' Context, if it is done.
+func (w *Writer) ctxErr() error {
+	if w.opt.Context == nil {
+		return nil
+	}
+	return w.opt.Context.Err()
 }
 
 // writeSpikeClusters writes spike_templates.npy and spike_clusters.npy

@@ -306,6 +306,13 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 	next, nerr := ld.Next(ctx)
 	waits["loader"] += time.Since(t)
 	for {
+		// The loader's Next checks ctx, but once the recording is in the
+		// page cache the next window is always ready and the loop takes it
+		// with TryNext, which does not wait and so does not check ctx: the
+		// loop checks it itself before every window.
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if errors.Is(nerr, io.EOF) {
 			break
 		}
@@ -355,6 +362,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		}
 	}
 	for len(pending) > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		if err := complete(); err != nil {
 			return err
 		}

@@ -207,6 +207,9 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		sum.PassSeconds[k] = v.Seconds()
 	}
 	sum.Warnings = p.Warnings()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	if err := sink.End(sum); err != nil {
 		return nil, err
 	}

@@ -35,8 +35,9 @@ const npRate = 385 * 2 * 30000.0
 
 func init() {
 	register(&command{
-		name:  "bench",
-		short: "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean, motion, the whole sort by stage)",
+		name:          "bench",
+		writesNothing: true,
+		short:         "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean, motion, the whole sort by stage)",
 		example: `dspk bench
 dspk bench -ops covariance,trailing -reps 10
 dspk bench -ops motion

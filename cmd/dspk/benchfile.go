@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"time"
 
@@ -45,7 +44,7 @@ func benchWholeFile(path string, dev *compute.Device) error {
 		return err
 	}
 	t1 := time.Now()
-	sum, err := p.Run(context.Background(), discardSink{}, pipeline.RunOptions{Device: dev.Spec()})
+	sum, err := p.Run(cmdCtx, discardSink{}, pipeline.RunOptions{Device: dev.Spec()})
 	if err != nil {
 		return err
 	}

@@ -28,6 +28,7 @@ dspk compare -json -truth sim1/truth det1
 dspk compare -truth sim1/truth -units sort1
 dspk drift -o drift1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth drift1`,
+		writesNothing: true,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			truthDir := fs.String("truth", "", "ground-truth folder written by dspk simulate (required)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")

@@ -56,12 +56,13 @@ dspk demo -o demo1 -duration 60s -device cpu`,
 func demo(ctx context.Context, out string, dur time.Duration, seed uint64, device string, drift float64) (err error) {
 	keep := out != ""
 	var png string
+	var created []string // the folders of out that this demo made
 	if !keep {
 		tmp, err := export.CreateTempDir("dspk-demo-")
 		if err != nil {
 			return err
 		}
-		defer os.RemoveAll(tmp)
+		defer export.RemoveTempDir(tmp)
 		out = tmp
 	} else {
 		setOutput(out)
@@ -71,17 +72,15 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 				return fmt.Errorf("%s exists; demo does not replace earlier results: choose a new -o folder or remove it", p)
 			}
 		}
-		created, err := mkdirAllCreated(out)
-		if err != nil {
+		// err is the function's result here, not a new variable, so that
+		// the deferred removal sees how the demo ended.
+		if created, err = mkdirAllCreated(out); err != nil {
+			removeEmpty(created)
 			return err
 		}
 		defer func() {
 			if err != nil {
-				for _, d := range created {
-					if os.Remove(d) != nil {
-						break
-					}
-				}
+				removeEmpty(created)
 			}
 		}()
 	}
@@ -93,6 +92,15 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 			os.RemoveAll(simDir)
 		}
 	}()
+	if keep { // the same when a signal ends the process
+		created := created
+		defer atForcedExit(func() {
+			os.RemoveAll(detDir)
+			os.RemoveAll(simDir)
+			os.Remove(png)
+			removeEmpty(created)
+		})()
+	}
 
 	cfg := sim.DefaultConfig()
 	cfg.Seconds = dur.Seconds()
@@ -141,21 +149,21 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 
 	title := fmt.Sprintf("dspk demo: %d spikes, recall %.3f, precision %.3f", sum.Spikes, r.Recall, r.Precision)
 	setStage("the drift raster")
-	tmpPNG := filepath.Join(out, "drift_raster.tmp.png") // the plot's format follows the extension
-	if keep {
-		tmpPNG = filepath.Join(out, ".drift_raster.tmp.png")
-	}
-	defer os.Remove(tmpPNG)
-	if err := plotFolder(detDir, tmpPNG, title); err != nil {
-		return err
-	}
-	if keep {
-		err = os.Rename(tmpPNG, png)
+	if keep { // plotFolder writes it whole or not at all
+		if err := plotFolder(ctx, detDir, png, title, true); err != nil {
+			return err
+		}
 	} else {
-		png, err = linkFree(tmpPNG, "dspk-demo-drift", ".png")
-	}
-	if err != nil {
-		return err
+		tmpPNG := filepath.Join(out, "drift_raster.png") // in the temporary folder
+		if err := plotFolder(ctx, detDir, tmpPNG, title, false); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if png, err = linkFree(tmpPNG, "dspk-demo-drift", ".png"); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(cmdOut, "\nDrift raster: %s\n", png)
 	if keep {
@@ -207,6 +215,16 @@ func copyNew(src, dst string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// removeEmpty removes the folders in created (deepest first) while they
+// are empty.
+func removeEmpty(created []string) {
+	for _, d := range created {
+		if os.Remove(d) != nil {
+			return
+		}
+	}
 }
 
 // mkdirAllCreated creates dir and its parents and returns the folders it

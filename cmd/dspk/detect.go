@@ -118,20 +118,26 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		}
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 	}
-	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec),
+	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec), Context: ctx,
 		Inputs: inputs, Warnings: warnings,
 		Extra: func(dir string) error {
 			if err := writeMotion(dir, p); err != nil {
 				return err
 			}
-			return plotFolder(dir, filepath.Join(dir, rasterFile), "")
+			return plotFolder(ctx, dir, filepath.Join(dir, rasterFile), "", false)
 		}})
 	if err != nil {
 		return nil, 0, err
 	}
 	defer w.Close()
 	opt.Device = useDevice(dev, log)
-	p.Progress = trackProgress(newBar())
+	bar := trackProgress(newBar())
+	p.Progress = func(pass string, done, total int) {
+		bar(pass, done, total)
+		if pass == "detection" && done == total {
+			setStage("the writing of the results")
+		}
+	}
 	sum, err := p.Run(ctx, w, opt)
 	if err != nil {
 		return nil, 0, err

@@ -123,7 +123,7 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 		return nil, err
 	}
 	defer p.Close() // before dev.Close
-	od, err := export.CreateOutputDir(f.out, export.OutputOptions{Overwrite: f.overwrite, Inputs: inputs})
+	od, err := export.CreateOutputDir(f.out, export.OutputOptions{Kind: "drift", Overwrite: f.overwrite, Inputs: inputs, Context: ctx})
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +149,7 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 	}
 	rd := &rasterData{times: s.times, y: s.y, amp: s.amp, chanY: chanY, fs: rec.SampleRate(), seconds: sum.Seconds,
 		threshold: cfg.ThUniversal, title: fmt.Sprintf("%s: %d spikes after motion correction", name, len(s.times))}
-	if err := writeRaster(od.Path(driftRasterFile), rd); err != nil {
+	if err := writeRaster(ctx, od.Path(driftRasterFile), rd, false); err != nil {
 		return nil, err
 	}
 	prov := pipeline.Provenance(s.info, sum)

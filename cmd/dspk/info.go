@@ -19,6 +19,7 @@ func init() {
 		example: `dspk info run_g0_t0.imec0.ap.bin
 dspk info -channels 4 -rate 15000 locust_trial_01.raw
 dspk info -devices`,
+		writesNothing: true,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			var in inputFlags
 			in.register(fs)

@@ -6,8 +6,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
+
+	"dspk/export"
 )
 
 // interrupted is the cancellation cause of a run stopped by a signal.
@@ -28,15 +32,26 @@ func signalName(s syscall.Signal) string {
 	return s.String()
 }
 
+// stopGrace is how long a command has after the first signal to stop by
+// itself (every pass checks the context before each window; a window's
+// work, template learning's clustering or the drawing of a raster do
+// not) before the process removes what it was writing and exits.
+const stopGrace = 100 * time.Millisecond
+
 // signalContext returns a context that the first SIGINT or SIGTERM
 // cancels with an [interrupted] cause, so that the running pass stops,
-// removes its temporary folder and the command reports what it stopped. A
+// removes its temporary folder and the command reports what it stopped.
+// A command still running stopGrace later is ended by forceExit; a
+// command that writes no file (bench, compare, info) ends at once. A
 // second signal exits at once with the signal's status; what that leaves
 // (a locked temporary folder) the next run writing beside it removes.
 func signalContext(stderr io.Writer) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	if signalsReady != nil {
+		signalsReady()
+	}
 	done := make(chan struct{})
 	go func() {
 		n := 0
@@ -46,7 +61,15 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 				sig := s.(syscall.Signal)
 				n++
 				if n == 1 {
+					runState.Lock()
+					now := runState.writesNothing
+					runState.Unlock()
 					cancel(interrupted{sig})
+					if now {
+						forceExit(stderr, sig)
+					} else {
+						time.AfterFunc(stopGrace, func() { forceExit(stderr, sig) })
+					}
 					continue
 				}
 				fmt.Fprintf(stderr, "\ndspk: second %s: exiting at once (the next run removes the partial output)\n", signalName(sig))
@@ -63,12 +86,100 @@ func signalContext(stderr io.Writer) (context.Context, func()) {
 	}
 }
 
+// signalsReady, if set (by the tests' re-executed dspk), is called once
+// the signals are caught.
+var signalsReady func()
+
 // runState records what the command is doing, for the message after an
 // interrupt.
 var runState struct {
 	sync.Mutex
-	stage string // the pass or step running
-	out   string // the folder being written
+	name          string // the command
+	writesNothing bool   // the command writes no file: a signal exits at once
+	running       bool   // the command's work is under way
+	ended         bool   // the command returned, or forceExit took over
+	stage         string // the pass or step running
+	out           string // the folder being written
+}
+
+// startWork marks the command's work as under way.
+func startWork() {
+	runState.Lock()
+	runState.running, runState.ended = true, false
+	runState.Unlock()
+}
+
+// endWork marks the command's work as returned. If forceExit has taken
+// over, the process is exiting and endWork never returns.
+func endWork() {
+	runState.Lock()
+	if runState.ended {
+		runState.Unlock()
+		select {} // forceExit ends the process
+	}
+	runState.running, runState.ended = false, true
+	runState.Unlock()
+}
+
+// cleanups are what commands ask forceExit to remove besides their
+// pending output folders (export.AbortPending).
+var cleanups struct {
+	sync.Mutex
+	next int
+	fns  map[int]func()
+}
+
+// atForcedExit registers fn to be run by forceExit; the returned function
+// unregisters it.
+func atForcedExit(fn func()) (unregister func()) {
+	cleanups.Lock()
+	defer cleanups.Unlock()
+	if cleanups.fns == nil {
+		cleanups.fns = map[int]func(){}
+	}
+	id := cleanups.next
+	cleanups.next++
+	cleanups.fns[id] = fn
+	return func() {
+		cleanups.Lock()
+		delete(cleanups.fns, id)
+		cleanups.Unlock()
+	}
+}
+
+// forceExit ends a command that is still running after a signal: it
+// aborts the output folders being written (a commit under way is waited
+// for, and a cancelled one puts an old folder back), runs the commands'
+// cleanups, prints the interrupt message and exits with the signal's
+// status. It does nothing if the command has returned.
+func forceExit(stderr io.Writer, sig syscall.Signal) {
+	runState.Lock()
+	if !runState.running || runState.ended {
+		runState.Unlock()
+		return
+	}
+	runState.ended = true
+	name := runState.name
+	runState.Unlock()
+	export.AbortPending()
+	cleanups.Lock()
+	for _, fn := range cleanups.fns {
+		fn()
+	}
+	cleanups.Unlock()
+	msg := interruptMessage(interrupted{sig})
+	if wasWritten() { // committed before the signal could stop it
+		msg = completedMessage(interrupted{sig})
+	}
+	fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, msg)
+	os.Exit(128 + int(sig))
+}
+
+// setCommand records the running command.
+func setCommand(c *command) {
+	runState.Lock()
+	runState.name, runState.writesNothing = c.name, c.writesNothing
+	runState.Unlock()
 }
 
 func setStage(s string) {
@@ -98,11 +209,62 @@ func interruptMessage(cause interrupted) string {
 	return msg + "; nothing was written"
 }
 
+// written holds the files writeAtomic completed.
+var written struct {
+	sync.Mutex
+	paths map[string]bool
+}
+
+// markWritten records that path was written whole.
+func markWritten(path string) {
+	written.Lock()
+	if written.paths == nil {
+		written.paths = map[string]bool{}
+	}
+	written.paths[filepath.Clean(path)] = true
+	written.Unlock()
+}
+
+// wasWritten reports whether the command's output (a folder or a file)
+// was committed by this process and is still there.
+func wasWritten() bool {
+	runState.Lock()
+	out := runState.out
+	runState.Unlock()
+	if out == "" {
+		return false
+	}
+	written.Lock()
+	file := written.paths[filepath.Clean(out)]
+	written.Unlock()
+	if !file && !export.Committed(out) {
+		return false
+	}
+	_, err := os.Lstat(out)
+	return err == nil
+}
+
+// completedMessage says that a signal came after the command's output
+// was complete, which it keeps.
+func completedMessage(cause interrupted) string {
+	runState.Lock()
+	defer runState.Unlock()
+	if runState.out != "" {
+		return cause.Error() + " after the work was done; " + runState.out + " is complete and kept"
+	}
+	return cause.Error() + " after the work was done"
+}
+
 // trackProgress wraps a progress callback so that the pass it reports is
-// recorded for the interrupt message.
+// recorded for the interrupt message (after its last window, what
+// follows it).
 func trackProgress(bar func(pass string, done, total int)) func(pass string, done, total int) {
 	return func(pass string, done, total int) {
-		setStage("the " + pass + " pass")
+		if done < total {
+			setStage("the " + pass + " pass")
+		} else {
+			setStage("the work after the " + pass + " pass")
+		}
 		if bar != nil {
 			bar(pass, done, total)
 		}

@@ -22,8 +22,9 @@
 //
 // Exit status: 0 on success, 1 on a runtime error (one line on stderr),
 // 2 on a usage error, 130 or 143 when interrupted by SIGINT or SIGTERM
-// (the run stops, removes its temporary output and says so; a second
-// signal exits at once).
+// (the run stops within 0.5 s at any point, removes its temporary output,
+// leaves an -overwrite target as it was and says so; a second signal
+// exits at once).
 package main
 
 import (
@@ -48,6 +49,9 @@ type command struct {
 	usage   string // arguments after the flags
 	example string
 	setup   func(fs *flag.FlagSet) func(args []string) error
+	// writesNothing marks a command that writes no file: a signal ends
+	// it at once, with the interrupt message.
+	writesNothing bool
 }
 
 // usageError marks an error that should exit with status 2.
@@ -108,6 +112,8 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	cmdOut, cmdErr, cmdCtx = stdout, stderr, ctx
 	setStage("")
 	setOutput("")
+	setCommand(cmd)
+	defer setCommand(&command{})
 	positional, err := parseInterspersed(fs, args[1:])
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -115,7 +121,10 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return 2
 	}
-	if err := exec(positional); err != nil {
+	startWork()
+	err = exec(positional)
+	endWork()
+	if err != nil {
 		var sig interrupted
 		if errors.As(context.Cause(ctx), &sig) {
 			fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, interruptMessage(sig))
@@ -129,6 +138,13 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		fmt.Fprintf(stderr, "dspk %s: %s\n", name, oneLine(err.Error()))
 		return 1
+	}
+	// A signal after the output was committed: the output is complete
+	// and kept, but the run still ends with the signal's status.
+	var sig interrupted
+	if errors.As(context.Cause(ctx), &sig) {
+		fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, completedMessage(sig))
+		return sig.exitCode()
 	}
 	return 0
 }
@@ -163,9 +179,10 @@ func oneLine(s string) string {
 
 func init() {
 	register(&command{
-		name:    "version",
-		short:   "print the version",
-		example: "dspk version",
+		name:          "version",
+		writesNothing: true,
+		short:         "print the version",
+		example:       "dspk version",
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			return func(args []string) error {
 				if len(args) > 0 {

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
+	"strings"
+
+	"dspk/export"
 )
 
 func init() {
@@ -14,8 +20,9 @@ func init() {
 		example: `dspk plot det1
 dspk plot -o raster.png det1`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			out := fs.String("o", "", "PNG to write (default DETDIR/"+rasterFile+")")
+			out := fs.String("o", "", "PNG to write, named .png (default DETDIR/"+rasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
 			title := fs.String("title", "", "title of the raster (default: recording, spikes, clusters)")
+			overwrite := fs.Bool("overwrite", false, "replace the -o file even if dspk did not draw it (never a folder, a link or an input)")
 			return func(args []string) error {
 				if len(args) != 1 {
 					return usagef("plot takes one detect folder")
@@ -24,12 +31,67 @@ dspk plot -o raster.png det1`,
 				if png == "" {
 					png = filepath.Join(args[0], rasterFile)
 				}
-				if err := plotFolder(args[0], png, *title); err != nil {
+				exists, err := checkPlotTarget(png, args[0], *overwrite)
+				if err != nil {
 					return err
+				}
+				setOutput(png)
+				setStage("the drift raster")
+				if err := plotFolder(cmdCtx, args[0], png, *title, !exists); err != nil {
+					return err
+				}
+				// Redrawn in place, the detect folder's raster stays a file
+				// dspk wrote: its manifest follows (-overwrite still replaces
+				// the folder).
+				if samePath(png, filepath.Join(args[0], rasterFile)) {
+					if err := export.UpdateManifest(args[0], rasterFile); err != nil {
+						fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); detect -overwrite will refuse this folder\n", args[0], err)
+					}
 				}
 				fmt.Fprintf(cmdOut, "wrote %s\n", png)
 				return nil
 			}
 		},
 	})
+}
+
+// checkPlotTarget refuses a PNG path that plot must not write: a name
+// not ending in .png (plot draws PNG only), a folder, a symbolic link or
+// any other non-regular file, a file of the detect folder det other than
+// its drift raster, and, unless overwrite, an existing file that is not
+// a PNG dspk drew (see isDspkPNG). It reports whether png exists.
+func checkPlotTarget(png, det string, overwrite bool) (bool, error) {
+	if !strings.EqualFold(filepath.Ext(png), ".png") {
+		return false, usagef("-o %s: plot writes PNG pictures only; name the file .png", png)
+	}
+	fi, err := os.Lstat(png)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return true, fmt.Errorf("%s exists and is not a regular file (a folder or a link); plot does not replace it", png)
+	}
+	if isDspkPNG(png) {
+		return true, nil
+	}
+	if !overwrite {
+		return true, fmt.Errorf("%s exists and is not a picture dspk drew; plot does not replace it — choose another name, or use -overwrite", png)
+	}
+	// Even with -overwrite, never a file the picture is drawn from.
+	if abs, err := filepath.Abs(png); err == nil {
+		if d, err := filepath.Abs(det); err == nil && filepath.Dir(abs) == d && filepath.Base(abs) != rasterFile {
+			return true, fmt.Errorf("%s is a file of the detect folder %s; plot does not replace it", png, det)
+		}
+	}
+	return true, nil
+}
+
+// samePath reports whether a and b name the same path once made absolute.
+func samePath(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
 }

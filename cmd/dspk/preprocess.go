@@ -79,6 +79,7 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 func preprocessRun(ctx context.Context, p *pipeline.Pipeline, rec recording.Recording, out string, save bool,
 	opt export.OutputOptions, warnings []string) error {
 	start := time.Now()
+	opt.Kind, opt.Context = "preprocess", ctx
 	od, err := export.CreateOutputDir(out, opt)
 	if err != nil {
 		return err

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"image/color"
@@ -109,7 +111,7 @@ func readRaster(dir string) (*rasterData, error) {
 // against time, coloured by amplitude on a log scale from the threshold
 // to 10× it, with its colour key; on the right the spike rate along the
 // probe (spikes/s per 20-µm bin of depth).
-func writeRaster(path string, d *rasterData) error {
+func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool) error {
 	const W, H = 12 * vg.Inch, 6 * vg.Inch
 	ymin, ymax := math.Inf(1), math.Inf(-1)
 	for _, v := range d.chanY {
@@ -196,25 +198,36 @@ func writeRaster(path string, d *rasterData) error {
 	pp.Add(l)
 	pp.X.Min = 0
 
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	img := vgimg.NewWith(vgimg.UseWH(W, H), vgimg.UseDPI(100))
 	dc := draw.New(img)
 	rw, kw := 0.66*W, 0.10*W
 	rp.Draw(draw.Crop(dc, 0, rw-W, 0, 0))
-	kp.Draw(draw.Crop(dc, rw, rw+kw-W, vg.Inch/2, -vg.Inch/4))
-	pp.Draw(draw.Crop(dc, rw+kw, 0, 0, 0))
-	f, err := os.Create(path)
-	if err != nil {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
+	kp.Draw(draw.Crop(dc, rw, rw+kw-W, vg.Inch/2, -vg.Inch/4))
+	pp.Draw(draw.Crop(dc, rw+kw, 0, 0, 0))
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	return f.Close()
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("drawing %s: %w", path, err)
+	}
+	b, err := tagPNG(buf.Bytes())
+	if err != nil {
+		return fmt.Errorf("drawing %s: %w", path, err)
+	}
+	return writeAtomic(ctx, path, b, noReplace)
 }
 
-// plotFolder draws the drift raster of the detect folder dir into png.
-func plotFolder(dir, png, title string) error {
+// plotFolder draws the drift raster of the detect folder dir into png,
+// which appears whole or not at all (see writeAtomic, and noReplace
+// there); it stops with ctx's error once ctx is done.
+func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) error {
 	d, err := readRaster(dir)
 	if err != nil {
 		return err
@@ -222,7 +235,7 @@ func plotFolder(dir, png, title string) error {
 	if title != "" {
 		d.title = title
 	}
-	return writeRaster(png, d)
+	return writeRaster(ctx, png, d, noReplace)
 }
 
 // ampColours is the colour map of amplitudes: [Min, Max] onto the part

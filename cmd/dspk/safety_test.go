@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,10 @@ import (
 // set, so that the interrupt tests can signal a real dspk process.
 func TestMain(m *testing.M) {
 	if os.Getenv("DSPK_TEST_MAIN") != "" {
+		if os.Getenv("DSPK_TEST_PROGRESS") != "" {
+			progressInterval = 0 // a progress line after every window, for the interrupt tests to act on
+			signalsReady = func() { fmt.Fprintln(os.Stderr, "dspk-test: signals caught") }
+		}
 		os.Args = append([]string{"dspk"}, strings.Fields(os.Getenv("DSPK_TEST_ARGS"))...)
 		main()
 		return

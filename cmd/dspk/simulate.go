@@ -150,7 +150,7 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 // simulate writes cfg as a SpikeGLX pair, its ground truth and dspk.json
 // (the provenance) into the folder out, atomically.
 func simulate(ctx context.Context, out string, cfg sim.Config, overwrite bool) (string, *sim.Truth, error) {
-	od, err := export.NewOutputDir(out, overwrite)
+	od, err := export.CreateOutputDir(out, export.OutputOptions{Kind: "simulate", Overwrite: overwrite, Context: ctx})
 	if err != nil {
 		return "", nil, err
 	}

@@ -134,7 +134,7 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	opt := sf.opt
 	opt.Cluster.XCenters = sf.xCenters
 	var res *pipeline.SortResult
-	w, err := phy.CreateSort(sf.out, phy.Options{Overwrite: sf.overwrite, DatPath: datPath(rec),
+	w, err := phy.CreateSort(sf.out, phy.Options{Overwrite: sf.overwrite, DatPath: datPath(rec), Context: ctx,
 		Inputs: inputs, Warnings: warnings,
 		Extra: func(dir string) error {
 			if res.Info.Motion != nil {
