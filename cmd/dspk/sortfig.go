@@ -77,7 +77,7 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 	motionText := "motion: not estimated (nblocks 0)"
 	if r.Info.Motion != nil {
 		d := motionTable(r.Info)
-		motionText = fmt.Sprintf("motion: %.1f to %.1f µm (nblocks %d)", d.minDisp(), d.maxDisp(), r.Info.Config.NBlocks)
+		motionText = fmt.Sprintf("motion: %.1f to %.1f µm (nblocks %d)", d.minDisp()+0, d.maxDisp()+0, r.Info.Config.NBlocks) // +0: no "-0.0"
 	}
 	title := fmt.Sprintf("%d units (%d good, %d mua), %d spikes; %s",
 		len(u.y), ngood, len(u.y)-ngood, r.Curated.Spikes.Len(), motionText)
