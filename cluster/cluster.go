@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"dspk/compute"
+	"dspk/detect"
 	"dspk/kilosort"
 )
 
@@ -119,9 +120,15 @@ func (in *Input) check() error {
 		if !finite(in.UnitX[u]) || !finite(in.UnitY[u]) {
 			return fmt.Errorf("cluster: unit %d position (%v, %v) is not finite", u, in.UnitX[u], in.UnitY[u])
 		}
-		for j, ch := range in.UnitChans[u*in.NC : (u+1)*in.NC] {
+		chans := in.UnitChans[u*in.NC : (u+1)*in.NC]
+		for j, ch := range chans {
 			if ch < 0 || int(ch) >= in.C {
 				return fmt.Errorf("cluster: unit %d channel %d is %d, not in [0, %d)", u, j, ch, in.C)
+			}
+			for jj, other := range chans[:j] {
+				if other == ch {
+					return fmt.Errorf("cluster: unit %d lists channel %d twice (positions %d and %d)", u, ch, jj, j)
+				}
 			}
 		}
 	}
@@ -336,4 +343,22 @@ func collect(work []*groupWork, in *Input) *Result {
 		k0 += w.nclu
 	}
 	return res
+}
+
+// SpikesInput returns the Input of Kilosort4's first clustering (mode
+// 'spikes'): the units are the detection grid's centres (positions X, Y,
+// channels IC), each spike's unit its centre, its features those of
+// detection, and the channel positions those of the grid. The Input
+// shares the slices of g and s.
+func SpikesInput(g *detect.Grid, s *detect.Spikes) (*Input, error) {
+	if s.Len() > 0 && s.NC != g.NC {
+		return nil, fmt.Errorf("cluster: spikes of %d channels for a grid of %d channels per centre", s.NC, g.NC)
+	}
+	for i, f := range s.Center {
+		if f < 0 || int(f) >= g.F() {
+			return nil, fmt.Errorf("cluster: spike %d has centre %d, not in [0, %d)", i, f, g.F())
+		}
+	}
+	return &Input{NC: g.NC, P: s.P, C: len(g.ChanX), ChanX: g.ChanX, ChanY: g.ChanY,
+		UnitX: g.X, UnitY: g.Y, UnitChans: g.IC, Unit: s.Center, Features: s.Features}, nil
 }

@@ -8,7 +8,8 @@
 // mode 'spikes', a learned template in mode 'template'), the units'
 // positions and channel lists, and the spikes' features tF [n][NC][P].
 // [Clusterer.Cluster] returns a [Result]: the labels, the cluster counts
-// and Wall [N][C][P].
+// and Wall [N][C][P]. [SpikesInput] builds the Input of the first
+// clustering from detection's grid and spikes.
 //
 // # Algorithm
 //
@@ -26,7 +27,9 @@
 //     landmark. The link matrix M drops the landmarks' self-links.
 //  4. Initial labels: greedy k-means++ (200 rounds of 100 candidates drawn
 //     ∝ D²), with an exact triangle-inequality pruning of the spike ×
-//     candidate products.
+//     candidate products and, where the CPU has AVX-512, a vector kernel
+//     for them that keeps every sum's order (dots_amd64.s; -tags noasm
+//     builds without it).
 //  5. Alternating assignment (200 rounds, λ = 1) of landmark and spike
 //     labels from sparse label counts minus the degree penalty, first
 //     maximiser over all 200 labels; then relabelling in ascending order.

@@ -243,6 +243,7 @@ func TestClusterInputErrors(t *testing.T) {
 		{func(in *Input) { in.Unit[1] = 1 }, "spike 1 has unit 1"},
 		{func(in *Input) { in.Features[3] = float32(math.NaN()) }, "spike 1 feature (1, 0) is NaN"},
 		{func(in *Input) { in.UnitChans[1] = 16 }, "unit 0 channel 1 is 16"},
+		{func(in *Input) { in.UnitChans[1] = 0 }, "unit 0 lists channel 0 twice"},
 		{func(in *Input) { in.Unit, in.Features = nil, nil }, "no spikes"},
 		{func(in *Input) { in.Features = in.Features[:3] }, "3 feature values"},
 		{func(in *Input) { in.UnitY[0] = math.Inf(1) }, "unit 0 position"},
@@ -287,6 +288,43 @@ func TestClusterTinyGroups(t *testing.T) {
 		for i, l := range res.Labels {
 			if l < 0 || int(l) >= res.N {
 				t.Fatalf("n %d: spike %d label %d", n, i, l)
+			}
+		}
+	}
+}
+
+// TestClusterSharedGroup puts two units with overlapping channel lists in
+// one group: the features go on the union of their channels (zeros where
+// a unit has none), the units' spikes separate, and each cluster's Wall is
+// zero on the channels its unit lacks.
+func TestClusterSharedGroup(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 2))
+	in := &Input{NC: 4, P: 2}
+	probe16(in)
+	var truth []int
+	addUnit(rng, in, 35, 60, 0, 1200, gaussMeans(rng, 1, 8, 0), 0, &truth)
+	addUnit(rng, in, 40, 65, 2, 900, gaussMeans(rng, 1, 8, 0), 1, &truth)
+	for i := range in.Features { // lift unit 1's spikes away from unit 0's
+		if in.Unit[i/(in.NC*in.P)] == 1 && i%(in.NC*in.P) == 0 {
+			in.Features[i] += 15
+		}
+	}
+	res := run(t, in, DefaultParams())
+	if len(res.Groups) != 1 || res.Groups[0].Units != 2 || res.Groups[0].Channels != 6 {
+		t.Fatalf("groups %+v, want one of 2 units on 6 channels", res.Groups)
+	}
+	if prec, rec := purity(res.Labels, truth); res.N != 2 || prec < 0.99 || rec < 0.99 {
+		t.Fatalf("%d clusters, purity %.3f completeness %.3f", res.N, prec, rec)
+	}
+	C, P := in.C, in.P
+	for k := 0; k < res.N; k++ {
+		unit := in.Unit[slices.Index(res.Labels, int32(k))]
+		for ch := 0; ch < C; ch++ {
+			on := slices.Contains(in.UnitChans[int(unit)*in.NC:int(unit+1)*in.NC], int32(ch))
+			for p := 0; p < P; p++ {
+				if v := res.Wall[(k*C+ch)*P+p]; (v != 0) != on {
+					t.Errorf("cluster %d (unit %d) Wall on channel %d = %v", k, unit, ch, v)
+				}
 			}
 		}
 	}

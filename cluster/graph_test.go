@@ -283,12 +283,26 @@ func refKmeansPP(x []float64, n, d, nInit, nCand int, seed int64) []int32 {
 	return c
 }
 
-// TestKmeansPPMatchesReference checks the blocked k-means++ against the
-// dense reference bit for bit (same draws, same sums).
+// TestKmeansPPMatchesReference checks the pruned k-means++, with the
+// scalar and (where present) the vector scoring, against the dense
+// reference bit for bit (same draws, same sums).
 func TestKmeansPPMatchesReference(t *testing.T) {
+	saved := useDots512
+	defer func() { useDots512 = saved }()
+	for _, vec := range []bool{false, true} {
+		if vec && !saved {
+			t.Log("no AVX-512 here: the vector scoring was not run")
+			continue
+		}
+		useDots512 = vec
+		testKmeansPP(t)
+	}
+}
+
+func testKmeansPP(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 5))
 	for _, c := range []struct{ n, d, nInit, nCand int }{
-		{1, 1, 3, 1}, {5, 3, 4, 100}, {257, 13, 20, 7}, {400, 2, 200, 100}, {301, 9, 30, 33},
+		{1, 1, 3, 1}, {5, 3, 4, 100}, {257, 13, 20, 7}, {400, 2, 80, 100}, {301, 9, 30, 33}, {4500, 3, 6, 20}, {8193, 2, 3, 9},
 	} {
 		x := randRows(rng, c.n, c.d, 0)
 		got := kmeansPP(x, c.n, c.d, c.nInit, c.nCand, initRNG(5))
@@ -299,7 +313,7 @@ func TestKmeansPPMatchesReference(t *testing.T) {
 	}
 	// Clustered rows, where the pruning skips most pairs, and rows with
 	// exact duplicates (spikes on their anchor).
-	for _, c := range []struct{ n, d, k int }{{900, 12, 6}, {501, 3, 2}, {1200, 40, 15}} {
+	for _, c := range []struct{ n, d, k int }{{900, 12, 6}, {501, 3, 2}, {700, 40, 15}, {5000, 4, 3}} {
 		means := gaussMeans(rng, c.k, c.d, 30)
 		x := make([]float64, c.n*c.d)
 		for i := 0; i < c.n; i++ {
@@ -311,8 +325,8 @@ func TestKmeansPPMatchesReference(t *testing.T) {
 				}
 			}
 		}
-		got := kmeansPP(x, c.n, c.d, 60, 100, initRNG(5))
-		want := refKmeansPP(x, c.n, c.d, 60, 100, 5)
+		got := kmeansPP(x, c.n, c.d, 40, 100, initRNG(5))
+		want := refKmeansPP(x, c.n, c.d, 40, 100, 5)
 		if !slices.Equal(got, want) {
 			t.Errorf("clustered %+v: labels differ from the reference", c)
 		}

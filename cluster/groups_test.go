@@ -3,7 +3,11 @@ package cluster
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
+
+	"dspk/detect"
+	"dspk/probe"
 )
 
 // np1 returns Neuropixels 1.0 channel positions without site 191
@@ -110,5 +114,46 @@ func TestAssignGroups(t *testing.T) {
 	// g = 0 (ky 0, jx 0) comes first.
 	if want := []int{1, 3, 0, 1}; !slices.Equal(got, want) {
 		t.Errorf("assignGroups = %v, want %v", got, want)
+	}
+}
+
+// TestSpikesInputNP1 builds the 'spikes' input from NP1's detection grid
+// and checks the group table Kilosort4 reports for NP1 (96 groups of 16
+// centres, 12 in the top one). Most groups have 15 feature channels (92
+// here, 91 in Kilosort4's log: ties of the 10th and 11th nearest channel
+// of a centre are broken differently, kilosort4-sort.md §11).
+func TestSpikesInputNP1(t *testing.T) {
+	g, err := detect.NewGrid(probe.NP1(), detect.DefaultParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One spike per centre, zero features.
+	s := &detect.Spikes{NC: g.NC, P: 6}
+	for f := 0; f < g.F(); f++ {
+		s.Center = append(s.Center, int32(f))
+		s.Features = append(s.Features, make([]float32, g.NC*6)...)
+		s.Sample = append(s.Sample, int64(f))
+	}
+	in, err := SpikesInput(g, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, in, DefaultParams())
+	units := map[int]int{}
+	chans := map[int]int{}
+	for _, gr := range res.Groups {
+		units[gr.Units]++
+		chans[gr.Channels]++
+	}
+	t.Logf("groups %d, units per group %v, channels per group %v", len(res.Groups), units, chans)
+	if len(res.Groups) != 96 || units[16] != 95 || units[12] != 1 {
+		t.Errorf("NP1: %d groups, units per group %v; want 96 groups of 16 centres, one of 12", len(res.Groups), units)
+	}
+	if res.N != 96 {
+		t.Errorf("NP1 with one spike per centre: %d clusters, want 96 (one per group)", res.N)
+	}
+	s.Center[3] = int32(g.F())
+	if _, err := SpikesInput(g, s); err == nil || !strings.Contains(err.Error(), "spike 3 has centre") {
+		t.Errorf("centre out of range: %v", err)
 	}
 }

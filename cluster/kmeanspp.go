@@ -165,8 +165,7 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 	var dist []float64 // [anchors][nCand] ‖x_q − a‖
 	var order []int32  // [anchors][nCand] candidates by distance
 	var sorted []float64
-	var g [4]float64
-	var list [4]int
+	var ws vecWork
 	for j := 0; j < nInit; j++ {
 		for i := range w {
 			w[i] = max(v[i]-e[i], 0)
@@ -197,12 +196,41 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 		dist = growF(dist, na*nq)
 		sorted = growF(sorted, na*nq)
 		order = growI(order, na*nq)
+		if useDots512 {
+			// The candidates transposed (d × nq8), for the vector kernel.
+			nq8 := (nq + 7) / 8 * 8
+			ws.trAll = growF(ws.trAll, d*nq8)
+			for t := 0; t < d; t++ {
+				row := ws.trAll[t*nq8 : (t+1)*nq8]
+				for b := 0; b < nq8; b++ {
+					if b < nq {
+						row[b] = cx[b*d+t]
+					} else {
+						row[b] = 0
+					}
+				}
+			}
+			ws.nq8 = nq8
+		}
 		for r, a := range anchors {
 			row := dist[r*nq : (r+1)*nq]
-			for b := 0; b < nq; b++ {
-				if a == 0 {
+			switch {
+			case a == 0:
+				for b := range row {
 					row[b] = math.Sqrt(vq[b])
-				} else {
+				}
+			case useDots512:
+				// ‖x_q − a‖² = ‖a‖² + ‖x_q‖² − 2·a·x_q: its rounding
+				// (≲ 1e−13·max‖x‖² for d ≤ 1000) moves the distance by
+				// far less than the margin.
+				ws.acc = growF(ws.acc, ws.nq8)
+				dotsT(ws.acc, x[int(a-1)*d:int(a)*d], ws.trAll, ws.nq8, ws.nq8)
+				va := v[a-1]
+				for b := range row {
+					row[b] = math.Sqrt(max(va+vq[b]-2*ws.acc[b], 0))
+				}
+			default:
+				for b := range row {
 					row[b] = math.Sqrt(sqDist(x[int(a-1)*d:int(a)*d], cx[b*d:(b+1)*d]))
 				}
 			}
@@ -215,34 +243,12 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 				sorted[r*nq+b] = row[o]
 			}
 		}
-		for i := 0; i < n; i++ {
-			r := int(slot[anchor[i]] - 1)
-			lim := 2*math.Sqrt(w[i]) + margin
-			ds := sorted[r*nq : (r+1)*nq]
-			m := searchBelow(ds, lim) // candidates that may improve i
-			if m == 0 {
-				continue
-			}
-			ord := order[r*nq : r*nq+m]
-			xi := x[i*d : (i+1)*d]
-			ei := e[i]
-			a := 0
-			for ; a+4 <= m; a += 4 {
-				list = [4]int{int(ord[a]), int(ord[a+1]), int(ord[a+2]), int(ord[a+3])}
-				g[0], g[1], g[2], g[3] = dot4(xi, cx[list[0]*d:(list[0]+1)*d], cx[list[1]*d:(list[1]+1)*d],
-					cx[list[2]*d:(list[2]+1)*d], cx[list[3]*d:(list[3]+1)*d])
-				for b, qb := range list {
-					if dl := 2*g[b] - vq[qb] - ei; dl > 0 {
-						score[qb] += dl
-					}
-				}
-			}
-			for ; a < m; a++ {
-				qb := int(ord[a])
-				if dl := 2*dot(xi, cx[qb*d:(qb+1)*d]) - vq[qb] - ei; dl > 0 {
-					score[qb] += dl
-				}
-			}
+		rd := &roundData{x: x, d: d, nq: nq, cx: cx, vq: vq, e: e, w: w, margin: margin,
+			slot: slot, anchor: anchor, order: order, sorted: sorted, score: score}
+		if useDots512 {
+			rd.scoreVec(&ws)
+		} else {
+			rd.scoreScalar()
 		}
 		best := 0
 		for a := 1; a < nq; a++ {
@@ -308,4 +314,175 @@ func growI(s []int32, n int) []int32 {
 		return make([]int32, n)
 	}
 	return s[:n]
+}
+
+// roundData is what scoring the candidates of one k-means++ round reads.
+type roundData struct {
+	x      []float64 // [n·d] rows
+	d, nq  int
+	cx, vq []float64 // candidate rows and squared norms
+	e, w   []float64 // per spike: best gain so far, weight
+	margin float64
+	slot   []int32 // anchor → row of order/sorted + 1
+	anchor []int32
+	order  []int32   // [anchors][nq] candidates by distance from the anchor
+	sorted []float64 // [anchors][nq] those distances
+	score  []float64 // [nq] out: Σ_i max(δ_iq, 0)
+}
+
+// prefix returns how many of spike i's anchor's candidates (nearest first)
+// may improve it, and the anchor's row.
+func (rd *roundData) prefix(i int) (m, r int) {
+	r = int(rd.slot[rd.anchor[i]] - 1)
+	lim := 2*math.Sqrt(rd.w[i]) + rd.margin
+	return searchBelow(rd.sorted[r*rd.nq:(r+1)*rd.nq], lim), r
+}
+
+// scoreScalar scores the candidates spike by spike, four candidates at a
+// time (dot4).
+func (rd *roundData) scoreScalar() {
+	d, nq, cx := rd.d, rd.nq, rd.cx
+	var g [4]float64
+	var list [4]int
+	n := len(rd.e)
+	for i := 0; i < n; i++ {
+		m, r := rd.prefix(i)
+		if m == 0 {
+			continue
+		}
+		ord := rd.order[r*nq : r*nq+m]
+		xi := rd.x[i*d : (i+1)*d]
+		ei := rd.e[i]
+		a := 0
+		for ; a+4 <= m; a += 4 {
+			list = [4]int{int(ord[a]), int(ord[a+1]), int(ord[a+2]), int(ord[a+3])}
+			g[0], g[1], g[2], g[3] = dot4(xi, cx[list[0]*d:(list[0]+1)*d], cx[list[1]*d:(list[1]+1)*d],
+				cx[list[2]*d:(list[2]+1)*d], cx[list[3]*d:(list[3]+1)*d])
+			for b, qb := range list {
+				if dl := 2*g[b] - rd.vq[qb] - ei; dl > 0 {
+					rd.score[qb] += dl
+				}
+			}
+		}
+		for ; a < m; a++ {
+			qb := int(ord[a])
+			if dl := 2*dot(xi, cx[qb*d:(qb+1)*d]) - rd.vq[qb] - ei; dl > 0 {
+				rd.score[qb] += dl
+			}
+		}
+	}
+}
+
+// vecChunk is the number of spikes whose terms scoreVec holds at once.
+const vecChunk = 4096
+
+// vecWork is scoreVec's scratch, kept across rounds.
+type vecWork struct {
+	m, byAnchor, start []int32
+	delta, tr, acc     []float64
+	acc2               []float64
+	trAll              []float64 // the round's candidates, d × nq8
+	nq8                int
+}
+
+// scoreVec scores the candidates with the vector kernel dotsT: per chunk
+// of spikes, the spikes of each anchor against that anchor's candidates
+// laid out transposed (d × m, nearest first, gathered from ws.trAll), the
+// terms kept, then added
+// into the scores in spike order, so the sums are those of scoreScalar
+// bit for bit.
+func (rd *roundData) scoreVec(ws *vecWork) {
+	d, nq := rd.d, rd.nq
+	n := len(rd.e)
+	na := len(rd.order) / nq
+	ws.m = growI(ws.m, vecChunk)
+	ws.byAnchor = growI(ws.byAnchor, vecChunk)
+	ws.start = growI(ws.start, na+1)
+	ws.delta = growF(ws.delta, vecChunk*nq)
+	nq8 := (nq + 7) / 8 * 8
+	ws.tr = growF(ws.tr, d*nq8)
+	ws.acc = growF(ws.acc, nq8)
+	ws.acc2 = growF(ws.acc2, nq8)
+	rows := make([]int32, vecChunk) // anchor row per spike of the chunk
+	for i0 := 0; i0 < n; i0 += vecChunk {
+		i1 := min(n, i0+vecChunk)
+		clear(ws.start)
+		for i := i0; i < i1; i++ {
+			m, r := rd.prefix(i)
+			ws.m[i-i0], rows[i-i0] = int32(m), int32(r)
+			if m > 0 {
+				ws.start[r+1]++
+			}
+		}
+		for r := 0; r < na; r++ {
+			ws.start[r+1] += ws.start[r]
+		}
+		pos := append([]int32(nil), ws.start[:na]...)
+		for i := i0; i < i1; i++ {
+			if ws.m[i-i0] > 0 {
+				r := rows[i-i0]
+				ws.byAnchor[pos[r]] = int32(i)
+				pos[r]++
+			}
+		}
+		for r := 0; r < na; r++ {
+			list := ws.byAnchor[ws.start[r]:ws.start[r+1]]
+			if len(list) == 0 {
+				continue
+			}
+			mMax := int32(0)
+			for _, i := range list {
+				mMax = max(mMax, ws.m[int(i)-i0])
+			}
+			m8 := (int(mMax) + 7) / 8 * 8
+			ord := rd.order[r*nq : (r+1)*nq]
+			tr := ws.tr[:d*m8]
+			for t := 0; t < d; t++ {
+				src := ws.trAll[t*ws.nq8 : (t+1)*ws.nq8]
+				dst := tr[t*m8 : (t+1)*m8]
+				for b := range dst {
+					if b < int(mMax) {
+						dst[b] = src[ord[b]]
+					} else {
+						dst[b] = 0
+					}
+				}
+			}
+			terms := func(i int32, acc []float64) {
+				m := int(ws.m[int(i)-i0])
+				row := ws.delta[(int(i)-i0)*nq : (int(i)-i0)*nq+m]
+				ei := rd.e[i]
+				for b := range row {
+					row[b] = 2*acc[b] - rd.vq[ord[b]] - ei
+				}
+			}
+			// Two spikes at a time share the loads of tr.
+			p := 0
+			for ; p+2 <= len(list); p += 2 {
+				i, k := list[p], list[p+1]
+				mm := (int(max(ws.m[int(i)-i0], ws.m[int(k)-i0])) + 7) / 8 * 8
+				dots2T(ws.acc, ws.acc2, rd.x[int(i)*d:(int(i)+1)*d], rd.x[int(k)*d:(int(k)+1)*d], tr, m8, mm)
+				terms(i, ws.acc)
+				terms(k, ws.acc2)
+			}
+			if p < len(list) {
+				i := list[p]
+				dotsT(ws.acc, rd.x[int(i)*d:(int(i)+1)*d], tr, m8, (int(ws.m[int(i)-i0])+7)/8*8)
+				terms(i, ws.acc)
+			}
+		}
+		for i := i0; i < i1; i++ {
+			m := int(ws.m[i-i0])
+			if m == 0 {
+				continue
+			}
+			r := int(rows[i-i0])
+			ord := rd.order[r*nq : r*nq+m]
+			for b, dl := range ws.delta[(i-i0)*nq : (i-i0)*nq+m] {
+				if dl > 0 {
+					rd.score[ord[b]] += dl
+				}
+			}
+		}
+	}
 }

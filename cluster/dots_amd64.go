@@ -1,0 +1,53 @@
+//go:build amd64 && !noasm
+
+package cluster
+
+import "golang.org/x/sys/cpu"
+
+// useDots512 selects the AVX-512 kernel of dotsT (dots_amd64.s); tests
+// switch it off to compare with the Go code.
+var useDots512 = cpu.X86.HasAVX512F
+
+//go:noescape
+func dotsTAVX512(acc, x, tr *float64, d, ld, m int)
+
+// dotsT sets acc[b] = Σ_t x[t]·tr[t·ld + b] for b < m (m a multiple of 8,
+// ≤ ld), each sum from 0 in the order t = 0 … len(x)−1, each product
+// rounded and then added: the sums of dot, bit for bit.
+func dotsT(acc, x, tr []float64, ld, m int) {
+	d := len(x)
+	if m == 0 || d == 0 {
+		clear(acc[:m])
+		return
+	}
+	if m%8 != 0 || m > ld || len(acc) < m || len(tr) < (d-1)*ld+m {
+		panic("cluster: dotsT: bad sizes")
+	}
+	if useDots512 {
+		dotsTAVX512(&acc[0], &x[0], &tr[0], d, ld, m)
+		return
+	}
+	dotsTGo(acc, x, tr, ld, m)
+}
+
+//go:noescape
+func dots2TAVX512(acc0, acc1, x0, x1, tr *float64, d, ld, m int)
+
+// dots2T is dotsT for two rows x0 and x1 (of equal length) at once.
+func dots2T(acc0, acc1, x0, x1, tr []float64, ld, m int) {
+	d := len(x0)
+	if m == 0 || d == 0 {
+		clear(acc0[:m])
+		clear(acc1[:m])
+		return
+	}
+	if m%8 != 0 || m > ld || len(x1) != d || len(acc0) < m || len(acc1) < m || len(tr) < (d-1)*ld+m {
+		panic("cluster: dots2T: bad sizes")
+	}
+	if useDots512 {
+		dots2TAVX512(&acc0[0], &acc1[0], &x0[0], &x1[0], &tr[0], d, ld, m)
+		return
+	}
+	dotsTGo(acc0, x0, tr, ld, m)
+	dotsTGo(acc1, x1, tr, ld, m)
+}

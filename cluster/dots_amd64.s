@@ -1,0 +1,227 @@
+//go:build amd64 && !noasm
+
+#include "textflag.h"
+
+// func dotsTAVX512(acc, x, tr *float64, d, ld, m int)
+//
+// acc[b] = Σ_{t<d} x[t]·tr[t·ld+b] for b < m (m a multiple of 8, d ≥ 1),
+// each sum from 0 in the order t = 0 … d−1, each product rounded and then
+// added (VMULPD, VADDPD; no fused multiply-add): the sequence of IEEE
+// operations of dotsTGo. Eight vectors of eight sums at once (eight
+// independent addition chains hide the adder's latency), then four, then
+// single vectors.
+TEXT ·dotsTAVX512(SB), NOSPLIT, $0-48
+	MOVQ acc+0(FP), DI
+	MOVQ x+8(FP), SI
+	MOVQ tr+16(FP), R8
+	MOVQ d+24(FP), R10
+	MOVQ ld+32(FP), R11
+	MOVQ m+40(FP), CX
+	SHLQ $3, R11                 // ld in bytes
+	XORQ AX, AX                  // b
+
+dots64:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	CMPQ DX, $64
+	JLT  dots32
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z16, Z16, Z16
+	VPXORQ Z17, Z17, Z17
+	VPXORQ Z18, Z18, Z18
+	VPXORQ Z19, Z19, Z19
+	LEAQ   (R8)(AX*8), R13       // &tr[b]
+	XORQ   BX, BX                // t
+
+dots64T:
+	VBROADCASTSD (SI)(BX*8), Z4
+	VMULPD       (R13), Z4, Z5
+	VMULPD       64(R13), Z4, Z6
+	VMULPD       128(R13), Z4, Z7
+	VMULPD       192(R13), Z4, Z8
+	VMULPD       256(R13), Z4, Z20
+	VMULPD       320(R13), Z4, Z21
+	VMULPD       384(R13), Z4, Z22
+	VMULPD       448(R13), Z4, Z23
+	VADDPD       Z5, Z0, Z0
+	VADDPD       Z6, Z1, Z1
+	VADDPD       Z7, Z2, Z2
+	VADDPD       Z8, Z3, Z3
+	VADDPD       Z20, Z16, Z16
+	VADDPD       Z21, Z17, Z17
+	VADDPD       Z22, Z18, Z18
+	VADDPD       Z23, Z19, Z19
+	ADDQ         R11, R13
+	INCQ         BX
+	CMPQ         BX, R10
+	JLT          dots64T
+	VMOVUPD      Z0, (DI)(AX*8)
+	VMOVUPD      Z1, 64(DI)(AX*8)
+	VMOVUPD      Z2, 128(DI)(AX*8)
+	VMOVUPD      Z3, 192(DI)(AX*8)
+	VMOVUPD      Z16, 256(DI)(AX*8)
+	VMOVUPD      Z17, 320(DI)(AX*8)
+	VMOVUPD      Z18, 384(DI)(AX*8)
+	VMOVUPD      Z19, 448(DI)(AX*8)
+	ADDQ         $64, AX
+	JMP          dots64
+
+dots32:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	CMPQ DX, $32
+	JLT  dots8
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	LEAQ   (R8)(AX*8), R13       // &tr[b]
+	XORQ   BX, BX                // t
+
+dots32T:
+	VBROADCASTSD (SI)(BX*8), Z4
+	VMULPD       (R13), Z4, Z5
+	VADDPD       Z5, Z0, Z0
+	VMULPD       64(R13), Z4, Z6
+	VADDPD       Z6, Z1, Z1
+	VMULPD       128(R13), Z4, Z7
+	VADDPD       Z7, Z2, Z2
+	VMULPD       192(R13), Z4, Z8
+	VADDPD       Z8, Z3, Z3
+	ADDQ         R11, R13
+	INCQ         BX
+	CMPQ         BX, R10
+	JLT          dots32T
+	VMOVUPD      Z0, (DI)(AX*8)
+	VMOVUPD      Z1, 64(DI)(AX*8)
+	VMOVUPD      Z2, 128(DI)(AX*8)
+	VMOVUPD      Z3, 192(DI)(AX*8)
+	ADDQ         $32, AX
+	JMP          dots32
+
+dots8:
+	CMPQ AX, CX
+	JGE  done
+	VPXORQ Z0, Z0, Z0
+	LEAQ   (R8)(AX*8), R13
+	XORQ   BX, BX
+
+dots8T:
+	VBROADCASTSD (SI)(BX*8), Z4
+	VMULPD       (R13), Z4, Z5
+	VADDPD       Z5, Z0, Z0
+	ADDQ         R11, R13
+	INCQ         BX
+	CMPQ         BX, R10
+	JLT          dots8T
+	VMOVUPD      Z0, (DI)(AX*8)
+	ADDQ         $8, AX
+	JMP          dots8
+
+done:
+	VZEROUPPER
+	RET
+
+// func dots2TAVX512(acc0, acc1, x0, x1, tr *float64, d, ld, m int)
+//
+// dotsTAVX512 for two rows x0 and x1 against the same tr at once, each tr
+// vector loaded once for both: acc0[b] = Σ_t x0[t]·tr[t·ld+b] and acc1[b]
+// = Σ_t x1[t]·tr[t·ld+b] for b < m, each sum in order as in dotsTGo. Four
+// vectors of eight sums per row at once, then single vectors.
+TEXT ·dots2TAVX512(SB), NOSPLIT, $0-64
+	MOVQ acc0+0(FP), DI
+	MOVQ acc1+8(FP), R9
+	MOVQ x0+16(FP), SI
+	MOVQ x1+24(FP), R12
+	MOVQ tr+32(FP), R8
+	MOVQ d+40(FP), R10
+	MOVQ ld+48(FP), R11
+	MOVQ m+56(FP), CX
+	SHLQ $3, R11
+	XORQ AX, AX
+
+pair32:
+	MOVQ CX, DX
+	SUBQ AX, DX
+	CMPQ DX, $32
+	JLT  pair8
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z16, Z16, Z16
+	VPXORQ Z17, Z17, Z17
+	VPXORQ Z18, Z18, Z18
+	VPXORQ Z19, Z19, Z19
+	LEAQ   (R8)(AX*8), R13
+	XORQ   BX, BX
+
+pair32T:
+	VBROADCASTSD (SI)(BX*8), Z4
+	VBROADCASTSD (R12)(BX*8), Z9
+	VMOVUPD      (R13), Z10
+	VMOVUPD      64(R13), Z11
+	VMOVUPD      128(R13), Z12
+	VMOVUPD      192(R13), Z13
+	VMULPD       Z10, Z4, Z5
+	VMULPD       Z11, Z4, Z6
+	VMULPD       Z12, Z4, Z7
+	VMULPD       Z13, Z4, Z8
+	VMULPD       Z10, Z9, Z20
+	VMULPD       Z11, Z9, Z21
+	VMULPD       Z12, Z9, Z22
+	VMULPD       Z13, Z9, Z23
+	VADDPD       Z5, Z0, Z0
+	VADDPD       Z6, Z1, Z1
+	VADDPD       Z7, Z2, Z2
+	VADDPD       Z8, Z3, Z3
+	VADDPD       Z20, Z16, Z16
+	VADDPD       Z21, Z17, Z17
+	VADDPD       Z22, Z18, Z18
+	VADDPD       Z23, Z19, Z19
+	ADDQ         R11, R13
+	INCQ         BX
+	CMPQ         BX, R10
+	JLT          pair32T
+	VMOVUPD      Z0, (DI)(AX*8)
+	VMOVUPD      Z1, 64(DI)(AX*8)
+	VMOVUPD      Z2, 128(DI)(AX*8)
+	VMOVUPD      Z3, 192(DI)(AX*8)
+	VMOVUPD      Z16, (R9)(AX*8)
+	VMOVUPD      Z17, 64(R9)(AX*8)
+	VMOVUPD      Z18, 128(R9)(AX*8)
+	VMOVUPD      Z19, 192(R9)(AX*8)
+	ADDQ         $32, AX
+	JMP          pair32
+
+pair8:
+	CMPQ AX, CX
+	JGE  pairDone
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z16, Z16, Z16
+	LEAQ   (R8)(AX*8), R13
+	XORQ   BX, BX
+
+pair8T:
+	VBROADCASTSD (SI)(BX*8), Z4
+	VBROADCASTSD (R12)(BX*8), Z9
+	VMOVUPD      (R13), Z10
+	VMULPD       Z10, Z4, Z5
+	VMULPD       Z10, Z9, Z20
+	VADDPD       Z5, Z0, Z0
+	VADDPD       Z20, Z16, Z16
+	ADDQ         R11, R13
+	INCQ         BX
+	CMPQ         BX, R10
+	JLT          pair8T
+	VMOVUPD      Z0, (DI)(AX*8)
+	VMOVUPD      Z16, (R9)(AX*8)
+	ADDQ         $8, AX
+	JMP          pair8
+
+pairDone:
+	VZEROUPPER
+	RET

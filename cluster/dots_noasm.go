@@ -1,0 +1,16 @@
+//go:build !amd64 || noasm
+
+package cluster
+
+// useDots512 is false without the amd64 assembly.
+var useDots512 = false
+
+// dotsT sets acc[b] = Σ_t x[t]·tr[t·ld + b] for b < m, each sum in order
+// (see dotsTGo).
+func dotsT(acc, x, tr []float64, ld, m int) { dotsTGo(acc, x, tr, ld, m) }
+
+// dots2T is dotsT for two rows at once.
+func dots2T(acc0, acc1, x0, x1, tr []float64, ld, m int) {
+	dotsTGo(acc0, x0, tr, ld, m)
+	dotsTGo(acc1, x1, tr, ld, m)
+}

@@ -1,0 +1,57 @@
+package cluster
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestDotsTMatchesDot checks the kernel (AVX-512 where present) and its Go
+// reference against dot, bit for bit, on float32 values widened: odd
+// lengths, strides above m, NaN-poisoned outputs (written below m, left
+// alone above).
+func TestDotsTMatchesDot(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 1))
+	saved := useDots512
+	defer func() { useDots512 = saved }()
+	for _, vec := range []bool{false, true} {
+		useDots512 = vec && saved
+		for _, c := range []struct{ d, ld, m int }{{1, 8, 8}, {7, 16, 16}, {90, 104, 104}, {90, 104, 40}, {13, 33, 32}, {5, 64, 56}, {200, 8, 8}, {90, 128, 128}, {17, 100, 96}, {3, 72, 72}} {
+			x := randRows(rng, 1, c.d, 0)
+			tr := randRows(rng, c.d, c.ld, 0)
+			acc := make([]float64, c.m+3)
+			for i := range acc {
+				acc[i] = math.NaN()
+			}
+			x1 := randRows(rng, 1, c.d, 0)
+			acc1 := make([]float64, c.m+3)
+			acc2 := make([]float64, c.m+3)
+			for i := range acc {
+				acc[i], acc1[i], acc2[i] = math.NaN(), math.NaN(), math.NaN()
+			}
+			dotsT(acc, x, tr, c.ld, c.m)
+			dots2T(acc1, acc2, x, x1, tr, c.ld, c.m)
+			col := make([]float64, c.d)
+			for b := 0; b < c.m; b++ {
+				for t := range col {
+					col[t] = tr[t*c.ld+b]
+				}
+				want, want1 := dot(x, col), dot(x1, col)
+				if math.Float64bits(acc[b]) != math.Float64bits(want) {
+					t.Fatalf("vector %v %+v: acc[%d] = %v, want %v", useDots512, c, b, acc[b], want)
+				}
+				if math.Float64bits(acc1[b]) != math.Float64bits(want) || math.Float64bits(acc2[b]) != math.Float64bits(want1) {
+					t.Fatalf("vector %v %+v: pair [%d] = %v %v, want %v %v", useDots512, c, b, acc1[b], acc2[b], want, want1)
+				}
+			}
+			for b := c.m; b < len(acc); b++ {
+				if !math.IsNaN(acc[b]) || !math.IsNaN(acc1[b]) || !math.IsNaN(acc2[b]) {
+					t.Fatalf("vector %v %+v: [%d] written", useDots512, c, b)
+				}
+			}
+		}
+	}
+	if !saved {
+		t.Log("no AVX-512 here: only the Go code was compared")
+	}
+}
