@@ -80,3 +80,33 @@ func TestScoreMotionSign(t *testing.T) {
 		t.Error("mismatched sizes accepted")
 	}
 }
+
+// TestScoreMotionSpan: a window's truth is its mean over the window's
+// span, so a step inside a window counts by the share of the window past
+// it.
+func TestScoreMotionSpan(t *testing.T) {
+	step := func(t, y float64) float64 {
+		if t >= 3.5 {
+			return 10
+		}
+		return 0
+	}
+	// Windows [0, 2], [2, 4], [4, 6], each sampled at 21 points: six of
+	// the second window's (3.5, 3.6, …, 4.0) are past the step at 3.5 s.
+	est := MotionEstimate{Times: []float64{1, 3, 5}, Span: 2, Depths: []float64{0}}
+	want := []float64{0, 10 * 6.0 / 21, 10}
+	for _, v := range want {
+		est.Dshift = append(est.Dshift, -v)
+	}
+	r, err := ScoreMotion(est, step)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.RMS > 1e-9 || math.Abs(r.TruthRange-10) > 1e-9 {
+		t.Errorf("estimate equal to the windows' mean truth scored RMS %g, range %g", r.RMS, r.TruthRange)
+	}
+	est.Span = 0 // at the centres only: the second window's truth is 0
+	if r, _ := ScoreMotion(est, step); !(r.RMS > 1) {
+		t.Errorf("without the span the step's window scored %g", r.RMS)
+	}
+}

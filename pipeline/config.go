@@ -48,6 +48,11 @@ type Config struct {
 	// DriftSmoothing is drift_smoothing: the Gaussian σ over the axes
 	// (shift, window, block) of the block registration scores.
 	DriftSmoothing [3]float64 `json:"drift_smoothing"`
+	// Correction names the rule that corrects the windows
+	// ([motion.Rule]'s names): "kilosort" (Kilosort4's kriging, the
+	// default; "" means it too) or "smooth" (dspk's wider, regularised
+	// kriging, docs/motion.md).
+	Correction string `json:"drift_correction"`
 }
 
 // DefaultConfig returns Kilosort4's defaults, seed 1, two windows read
@@ -56,7 +61,8 @@ type Config struct {
 func DefaultConfig() Config {
 	mp := motion.DefaultParams()
 	return Config{Settings: kilosort.Defaults(), Seed: 1, InFlight: 2,
-		SigInterp: mp.SigInterp, BinningDepth: mp.BinningDepth, DriftSmoothing: mp.Smoothing}
+		SigInterp: mp.SigInterp, BinningDepth: mp.BinningDepth, DriftSmoothing: mp.Smoothing,
+		Correction: motion.CorrectionKilosort.String()}
 }
 
 // validate checks the parameters that do not depend on the recording.
@@ -80,6 +86,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("CAR within groups needs groups and CAR (-car-groups needs -groups and no -no-car)")
 	case c.NBlocks < 0:
 		return fmt.Errorf("nblocks %d must be 0 (no motion correction) or positive", c.NBlocks)
+	case c.NBlocks > 0 && !validRule(c.Correction):
+		return fmt.Errorf("drift correction %q: want one of %s", c.Correction, ruleNames())
 	case c.NBlocks > 0 && (!(c.SigInterp > 0) || math.IsInf(c.SigInterp, 0)):
 		return fmt.Errorf("sig_interp %g µm must be positive and finite", c.SigInterp)
 	case c.NBlocks > 0 && (!(c.BinningDepth > 0) || math.IsInf(c.BinningDepth, 0)):

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"dspk/compute"
 	"dspk/detect"
@@ -86,7 +87,8 @@ func (p *Pipeline) startCorrection(est *motion.Estimate) (stop func(), err error
 	for i := range x {
 		x[i], y[i] = float64(p.probe.X[i]), float64(p.probe.Y[i])
 	}
-	k, err := motion.NewCorrector(p.dev, x, y, p.MotionParams(), est)
+	rule, _ := parseRule(p.cfg.Correction)
+	k, err := motion.NewCorrectorRule(p.dev, x, y, p.MotionParams(), est, rule)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
 	}
@@ -116,4 +118,35 @@ func checkMotion(pr *probe.Probe, cfg Config) error {
 		return err
 	}
 	return e.Close()
+}
+
+// correctionRules are the correction rules a Config may name.
+var correctionRules = []motion.Rule{motion.CorrectionKilosort, motion.CorrectionSmooth}
+
+// parseRule returns the rule named name ("" is Kilosort4's).
+func parseRule(name string) (motion.Rule, bool) {
+	if name == "" {
+		return motion.CorrectionKilosort, true
+	}
+	for _, r := range correctionRules {
+		if r.String() == name {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// validRule reports whether name names a correction rule.
+func validRule(name string) bool {
+	_, ok := parseRule(name)
+	return ok
+}
+
+// ruleNames lists the correction rules' names.
+func ruleNames() string {
+	var s []string
+	for _, r := range correctionRules {
+		s = append(s, r.String())
+	}
+	return strings.Join(s, ", ")
 }

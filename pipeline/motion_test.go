@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -72,8 +73,11 @@ func TestMotionRun(t *testing.T) {
 	const speed = 5.0
 	rec := driftRecording(t, 12, speed, 60)
 	ctx := context.Background()
-	run := func(nblocks int) (*Pipeline, *collect) {
+	run := func(nblocks int, rule ...string) (*Pipeline, *collect) {
 		cfg := motionConfig(nblocks)
+		if len(rule) > 0 {
+			cfg.Correction = rule[0]
+		}
 		cfg.BatchSize = 30000
 		p, err := New(nil, rec, rec.Probe(), cfg)
 		if err != nil {
@@ -118,6 +122,18 @@ func TestMotionRun(t *testing.T) {
 	if _, ok := p1.Timings["motion"]; !ok {
 		t.Errorf("no motion pass timed: %v", p1.Timings)
 	}
+	// The smooth rule: the same estimate (the motion pass is uncorrected),
+	// depths nearly as flat (its 40-µm blur lets them follow the drift a
+	// little: 1.5 µm/s here against 0.6 for Kilosort4's rule).
+	p2, c2 := run(1, "smooth")
+	if !reflect.DeepEqual(c2.info.Motion.Dshift, est.Dshift) {
+		t.Errorf("smooth rule: estimate %v, kilosort rule's %v", c2.info.Motion.Dshift, est.Dshift)
+	}
+	if s2 := windowMeanY(p2, c2); !(math.Abs(s2) < 2.5) {
+		t.Errorf("smooth rule: mean spike depth moves %.2f µm/s", s2)
+	} else {
+		t.Logf("smooth rule: spike depth drifts %.2f µm/s, %d spikes", s2, c2.spikes.Len())
+	}
 }
 
 // TestMotionErrors: too few spikes and too many blocks are refused with
@@ -158,8 +174,12 @@ func TestMotionErrors(t *testing.T) {
 		})
 	}
 	// Bad settings are refused before any pass.
-	for nb, want := range map[int]string{-1: "nblocks -1", 60: "nblocks 60 is larger than the probe allows"} {
-		_, err := New(nil, quiet, quiet.Probe(), motionConfig(nb))
+	for nb, want := range map[int]string{-1: "nblocks -1", 60: "nblocks 60 is larger than the probe allows", 1: `drift correction "sharp": want one of kilosort, smooth`} {
+		cfg := motionConfig(nb)
+		if nb == 1 {
+			cfg.Correction = "sharp"
+		}
+		_, err := New(nil, quiet, quiet.Probe(), cfg)
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), quiet.Name()) {
 			t.Errorf("nblocks %d: %v", nb, err)
 		}

@@ -145,12 +145,6 @@ func benchMotion(dev *compute.Device, reps int) error {
 	for w := range benchMotionWindows {
 		est.Dshift = append(est.Dshift, -benchMotionDriftUm*float64(w)/benchMotionWindows)
 	}
-	p := mp
-	k, err := motion.NewCorrector(dev, xc, yc, p, est)
-	if err != nil {
-		return err
-	}
-	defer k.Close()
 	win, err := dev.NewWindow(C, benchMotionT, C+1)
 	if err != nil {
 		return err
@@ -160,24 +154,8 @@ func benchMotion(dev *compute.Device, reps int) error {
 	for i := range x {
 		x[i] = float32(rng.NormFloat64())
 	}
-	if err := setWindowData(win, x); err != nil {
-		return err
-	}
-	w = 0
-	d, err = dev.Median(reps, func() error {
-		err := k.Window(win, w%benchMotionWindows)
-		w++
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	kept := C * C
-	peak := gpuFP32PerSec
 	bw := gpuBytesPerSec
 	if !gpu {
-		kept = k.Kept(0)
-		peak = peak32 * cores
 		// The host's copy rate, read + write, on every core.
 		cp := make([]float32, len(x))
 		workers := runtime.GOMAXPROCS(0)
@@ -187,13 +165,38 @@ func benchMotion(dev *compute.Device, reps int) error {
 		}
 		bw = float64(2*len(x)*4) / dw.Seconds()
 	}
-	flops := 2*float64(C*C*C) + 2*float64(kept)*benchMotionT
-	floor = seconds(max(flops/peak, float64(2*len(x)*4)/bw))
-	row(benchRow{label: fmt.Sprintf("motion correction %d×%d", C, benchMotionT), op: "motion correction",
-		size: fmt.Sprintf("%d×%d float32, %d of %d entries", C, benchMotionT, kept, C*C), device: dev.Spec(), d: d, floor: floor,
-		nums: []benchNum{{"gflop", flops / 1e9}, {"times_real_time", 2 / d.Seconds()}},
-		text: fmt.Sprintf("%.2f GFLOP, %.0f× real time, floor %.2f ms, %.0f%% of it", flops/1e9, 2/d.Seconds(),
-			floor.Seconds()*1e3, 100*floor.Seconds()/d.Seconds())})
+	for _, rule := range []motion.Rule{motion.CorrectionKilosort, motion.CorrectionSmooth} {
+		if err := setWindowData(win, x); err != nil {
+			return err
+		}
+		k, err := motion.NewCorrectorRule(dev, xc, yc, mp, est, rule)
+		if err != nil {
+			return err
+		}
+		w = 0
+		d, err := dev.Median(reps, func() error {
+			err := k.Window(win, w%benchMotionWindows)
+			w++
+			return err
+		})
+		kept := C * C
+		peak := gpuFP32PerSec
+		if !gpu {
+			kept = k.Kept(0)
+			peak = peak32 * cores
+		}
+		k.Close()
+		if err != nil {
+			return err
+		}
+		flops := 2*float64(C*C*C) + 2*float64(kept)*benchMotionT
+		floor := seconds(max(flops/peak, float64(2*len(x)*4)/bw))
+		row(benchRow{label: fmt.Sprintf("motion correction %s %d×%d", rule, C, benchMotionT), op: "motion correction " + rule.String(),
+			size: fmt.Sprintf("%d×%d float32, %d of %d entries", C, benchMotionT, kept, C*C), device: dev.Spec(), d: d, floor: floor,
+			nums: []benchNum{{"gflop", flops / 1e9}, {"times_real_time", 2 / d.Seconds()}},
+			text: fmt.Sprintf("%.2f GFLOP, %.0f× real time, floor %.2f ms, %.0f%% of it", flops/1e9, 2/d.Seconds(),
+				floor.Seconds()*1e3, 100*floor.Seconds()/d.Seconds())})
+	}
 	return nil
 }
 

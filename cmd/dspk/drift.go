@@ -52,12 +52,12 @@ dspk compare -truth sim1/truth drift1`,
 					inputs = append(inputs, recordingFiles(a, rec)...)
 				}
 				inputs = append(inputs, in.inputFiles("")...)
-				d, err := runDrift(cmdCtx, rec, pr, &pf, &f, inputs, in.warnings, cmdErr)
+				d, sum, err := runDrift(cmdCtx, rec, pr, &pf, &f, inputs, in.warnings, cmdErr)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmdOut, "Estimated the motion of %d windows × %d blocks (displacement %.1f to %.1f µm); results in %s.\n",
-					d.W, d.B, d.minDisp(), d.maxDisp(), f.out)
+				fmt.Fprintf(cmdOut, "Estimated the motion of %d windows × %d blocks (displacement %.1f to %.1f µm); %s; results in %s.\n",
+					d.W, d.B, d.minDisp(), d.maxDisp(), sum.Speed(), f.out)
 				return nil
 			}
 		},
@@ -69,6 +69,7 @@ type motionFlags struct {
 	nblocks      int
 	sigInterp    float64
 	binningDepth float64
+	correction   string
 }
 
 // register adds -nblocks (default nblocks), -sig_interp and
@@ -79,11 +80,12 @@ func (f *motionFlags) register(fs *flag.FlagSet, nblocks int) {
 		"k > 1 a shift per block of 2k − 1 half-overlapping blocks along the probe")
 	fs.Float64Var(&f.sigInterp, "sig_interp", d.SigInterp, "σ in µm of the kriging kernel that corrects the windows (Kilosort4's sig_interp)")
 	fs.Float64Var(&f.binningDepth, "binning_depth", d.BinningDepth, "depth bin in µm of the motion histograms (Kilosort4's binning_depth)")
+	fs.StringVar(&f.correction, "correction", d.Correction, "how windows are corrected: kilosort (Kilosort4's kriging) or smooth (wider, regularised kriging; docs/motion.md)")
 }
 
 // apply sets the motion settings of c.
 func (f *motionFlags) apply(c *pipeline.Config) {
-	c.NBlocks, c.SigInterp, c.BinningDepth = f.nblocks, f.sigInterp, f.binningDepth
+	c.NBlocks, c.SigInterp, c.BinningDepth, c.Correction = f.nblocks, f.sigInterp, f.binningDepth, f.correction
 }
 
 // driftFlags are the flags of drift.
@@ -108,10 +110,10 @@ func (f *driftFlags) register(fs *flag.FlagSet) {
 // pass on the corrected windows and dspk.json. The folder is reserved
 // before any work and appears only when complete.
 func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, f *driftFlags,
-	inputs, warnings []string, log io.Writer) (*driftTable, error) {
+	inputs, warnings []string, log io.Writer) (*driftTable, *pipeline.Summary, error) {
 	dev, reason, err := compute.Open(f.device)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer dev.Close()
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
@@ -120,28 +122,28 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 	f.motion.apply(&cfg)
 	p, err := pipeline.New(dev, rec, pr, cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer p.Close() // before dev.Close
 	od, err := export.CreateOutputDir(f.out, export.OutputOptions{Kind: "drift", Overwrite: f.overwrite, Inputs: inputs, Context: ctx})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer od.Abort()
 	s := &driftSink{}
 	p.Progress = trackProgress(newBar())
 	sum, err := p.Run(ctx, s, pipeline.RunOptions{Device: useDevice(dev, log)})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	printWarnings(log, p.Warnings())
 	d := motionTable(s.info)
 	if err := writeDriftFiles(od.Dir(), d); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	name := filepath.Base(rec.Name())
 	if err := writeDriftPlot(od.Path(driftPlotFile), d, fmt.Sprintf("%s: motion, nblocks %d", name, cfg.NBlocks)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var chanY []float32
 	for _, y := range pr.Y {
@@ -150,18 +152,18 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 	rd := &rasterData{times: s.times, y: s.y, amp: s.amp, chanY: chanY, fs: rec.SampleRate(), seconds: sum.Seconds,
 		threshold: cfg.ThUniversal, title: fmt.Sprintf("%s: %d spikes after motion correction", name, len(s.times))}
 	if err := writeRaster(ctx, od.Path(driftRasterFile), rd, false); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	prov := pipeline.Provenance(s.info, sum)
 	prov["motion"] = motionSummary(d)
 	prov["warnings"] = append(append([]string{}, warnings...), sum.Warnings...)
 	if err := export.WriteJSON(od.Path("dspk.json"), prov); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := od.Commit(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return d, nil
+	return d, sum, nil
 }
 
 // driftSink is the [pipeline.Sink] of dspk drift: it keeps the time,

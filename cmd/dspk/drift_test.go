@@ -103,6 +103,11 @@ func TestDriftCommand(t *testing.T) {
 		t.Errorf("motion RMS %.2f µm (want < 3), no correction %.2f µm (want > 10)", rep.Motion.RMS, rep.Motion.Unscored)
 	}
 
+	code, stdout, stderr = dspk(t, "compare", "-truth", truth, out)
+	if code != 0 || !strings.Contains(stdout, "motion RMS error") || strings.Contains(stdout, "recall") {
+		t.Errorf("compare on the drift folder: exit %d: %s%s", code, stdout, stderr)
+	}
+
 	det := filepath.Join(dir, "det")
 	if code, _, stderr := dspk(t, append(append([]string{"detect", "-o", det, "-nblocks", "1"}, common...), bin)...); code != 0 {
 		t.Fatalf("detect -nblocks 1: exit %d: %s", code, stderr)
