@@ -73,6 +73,9 @@ type SortResult struct {
 	// template matching and Clusters1 the clusters of the final
 	// clustering (before merges).
 	Detected, Clusters0, Learned, Matched, Clusters1 int
+	// Groups0 and Groups1 describe the groups of the first and the final
+	// clustering (their spikes and feature channels).
+	Groups0, Groups1 []cluster.Group
 	// Templates are the learned templates U [N'][C][P] the matching used.
 	Templates match.Templates
 	// Channels gives each learned template's feature channels (iCC at its
@@ -219,7 +222,7 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 		return nil, fmt.Errorf("%s: first clustering of %d spikes: %w", name, res.Detected, err)
 	}
 	centre, feat, in = nil, nil, nil
-	res.Clusters0 = r0.N
+	res.Clusters0, res.Groups0 = r0.N, r0.Groups
 	stage("clustering spikes", t0, r0.N, "clusters")
 
 	t0 = time.Now()
@@ -273,7 +276,7 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 	if err != nil {
 		return nil, fmt.Errorf("%s: final clustering of %d spikes: %w", name, res.Matched, err)
 	}
-	res.Clusters1 = r1.N
+	res.Clusters1, res.Groups1 = r1.N, r1.Groups
 	stage("clustering templates", t0, r1.N, "clusters")
 
 	// Curation.

@@ -6,7 +6,9 @@ import (
 	"runtime"
 	"time"
 
+	"dspk/cluster"
 	"dspk/compute"
+	"dspk/kilosort"
 	"dspk/pipeline"
 	"dspk/probe"
 	"dspk/recording"
@@ -25,8 +27,8 @@ const benchSortSeconds = 20
 // clustering, matching, curation, run on the CPU whatever -device says).
 // Floors (kilosort4-sort.md §10): matching 2·P·nt·C + 2·N'·C·P flops per
 // column (filtering by the PCA basis, projection on the templates);
-// clustering the k-means++ products 200·100·2·d·n (d = channels·P of a
-// spike's features) of both clusterings.
+// clustering the k-means++ products 200·100·2·d·n of every group that is
+// clustered (d = its channels·P, n its spikes).
 func benchSort(path string, dev *compute.Device) error {
 	var rec recording.Recording
 	var pr *probe.Probe
@@ -62,7 +64,7 @@ func benchSort(path string, dev *compute.Device) error {
 	wall := time.Since(t0)
 	cores := float64(runtime.GOMAXPROCS(0))
 	f64, f32 := vectorPeak()
-	C, P, NC := float64(pr.Len()), float64(res.Templates.P), float64(p.Config().NearestChans)
+	C, P := float64(pr.Len()), float64(res.Templates.P)
 	nt := float64(p.Config().NT)
 	cols := float64(p.Schedule().End - p.Schedule().Start)
 	size := fmt.Sprintf("%.0f s, %d sites", float64(rec.Samples())/rec.SampleRate(), pr.Len())
@@ -76,12 +78,10 @@ func benchSort(path string, dev *compute.Device) error {
 			peak = f32 * cores
 			r.device = host.Spec()
 		case "clustering spikes":
-			flops = 200 * 100 * 2 * NC * P * float64(res.Detected) * 1.5 // d ≈ 15 channels·P of a group
-			peak = f64 * cores
+			flops, peak = kmeansFlops(res.Groups0, P), f64*cores
 			r.device = host.Spec()
 		case "clustering templates":
-			flops = 200 * 100 * 2 * NC * P * float64(res.Matched) * 1.2 // d ≈ 12 channels·P
-			peak = f64 * cores
+			flops, peak = kmeansFlops(res.Groups1, P), f64*cores
 			r.device = host.Spec()
 		case "learned templates", "curation":
 			r.device = host.Spec()
@@ -101,4 +101,17 @@ func benchSort(path string, dev *compute.Device) error {
 		nums: []benchNum{{"times_real_time", secs / wall.Seconds()}, {"units", float64(res.Curated.Units.N)}},
 		text: fmt.Sprintf("%d units, %.2f× real time", res.Curated.Units.N, secs/wall.Seconds())})
 	return nil
+}
+
+// kmeansFlops is the arithmetic of the k-means++ initialisation of the
+// groups that are clustered (at least cluster.MinGroup spikes): 200
+// rounds of 100 candidates against every spike, 2·d flops each.
+func kmeansFlops(groups []cluster.Group, P float64) float64 {
+	var f float64
+	for _, g := range groups {
+		if g.Spikes >= cluster.DefaultParams().MinGroup {
+			f += kilosort.ClusterInitLabels * kilosort.ClusterCandidates * 2 * float64(g.Channels) * P * float64(g.Spikes)
+		}
+	}
+	return f
 }
