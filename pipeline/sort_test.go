@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -104,6 +105,27 @@ func TestSortUnits(t *testing.T) {
 	}
 }
 
+// TestSortSixteenChannels sorts 20 s of 6 units on a 16-site probe (the
+// first 16 NP1 sites): all 6 well detected on 2026-12-03; at least 5 must
+// be.
+func TestSortSixteenChannels(t *testing.T) {
+	rec := sortSim(t, 20, 6, 16, 3)
+	p, err := New(nil, rec, rec.Probe(), DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	res, err := p.Sort(context.Background(), DefaultSortOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := scoreSort(t, rec, res)
+	t.Logf("%d units, well detected %d/%d", res.Curated.Units.N, rep.WellDetected, rep.NTruth)
+	if rep.WellDetected < 5 {
+		t.Errorf("well detected %d of 6 units, want at least 5", rep.WellDetected)
+	}
+}
+
 // TestSortTooFewSpikes checks the error of a recording with too few
 // spikes to cluster: it says how many were found and how many are needed.
 func TestSortTooFewSpikes(t *testing.T) {
@@ -151,10 +173,19 @@ func TestTransposePC(t *testing.T) {
 
 func TestSortExperiment(t *testing.T) {
 	if os.Getenv("DSPK_SORTEXP") == "" {
-		t.Skip("experiment")
+		t.Skip("an experiment: DSPK_SORTEXP=seconds,units,sites[,nblocks] sorts such a simulation and logs its scores")
 	}
-	rec := sortSim(t, 20, 20, 64, 3)
-	p, err := New(nil, rec, rec.Probe(), DefaultConfig())
+	// DSPK_SORTEXP=seconds,units,sites[,nblocks]
+	var secs float64
+	var units, sites, nb int
+	fmt.Sscanf(os.Getenv("DSPK_SORTEXP"), "%g,%d,%d,%d", &secs, &units, &sites, &nb)
+	if secs == 0 {
+		secs, units, sites = 20, 20, 64
+	}
+	rec := sortSim(t, secs, units, sites, 3)
+	cfg := DefaultConfig()
+	cfg.NBlocks = nb
+	p, err := New(nil, rec, rec.Probe(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
