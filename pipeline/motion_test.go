@@ -125,6 +125,9 @@ func TestMotionRun(t *testing.T) {
 	// The smooth rule: the same estimate (the motion pass is uncorrected),
 	// depths nearly as flat (its 40-µm blur lets them follow the drift a
 	// little: 1.5 µm/s here against 0.6 for Kilosort4's rule).
+	if testing.Short() {
+		return
+	}
 	p2, c2 := run(1, "smooth")
 	if !reflect.DeepEqual(c2.info.Motion.Dshift, est.Dshift) {
 		t.Errorf("smooth rule: estimate %v, kilosort rule's %v", c2.info.Motion.Dshift, est.Dshift)
