@@ -132,6 +132,9 @@ func ownerDead(dir string) bool {
 	return false
 }
 
+// removeMu serialises RemoveTempDir.
+var removeMu sync.Mutex
+
 // heartbeat refreshes a lock file's modification time every
 // [HeartbeatInterval] until stopped or until the file is gone.
 type heartbeat struct {
@@ -246,7 +249,11 @@ func CreateTempDir(prefix string) (string, error) {
 }
 
 // RemoveTempDir removes a folder of [CreateTempDir] and everything in it.
+// Calls are serialised, so that one beside [AbortPending] finds the folder
+// whole or gone.
 func RemoveTempDir(dir string) error {
+	removeMu.Lock()
+	defer removeMu.Unlock()
 	pending.removeTemp(dir)
 	return os.RemoveAll(dir)
 }

@@ -154,10 +154,10 @@ func mkdirParents(dir string) ([]string, error) {
 }
 
 // removeCreated removes the folders in created (deepest first) while they
-// are empty.
+// are empty; one already gone does not stop it.
 func removeCreated(created []string) {
 	for _, d := range created {
-		if os.Remove(d) != nil {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 	}
@@ -451,7 +451,16 @@ func (d *OutputDir) Abort() error {
 	d.done = true
 	d.stopHeartbeat()
 	pending.remove(d, false)
-	if err := os.RemoveAll(d.tmp); err != nil {
+	// A goroutine of the run may still create a file in the folder while
+	// it is removed (AbortPending beside a run that has not stopped yet),
+	// which makes the removal of the folder fail: try again.
+	var err error
+	for range 3 {
+		if err = os.RemoveAll(d.tmp); err == nil {
+			break
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("export: removing %s: %w", d.tmp, err)
 	}
 	removeCreated(d.created)

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"dspk/compare"
@@ -73,33 +74,31 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 			}
 		}
 		// err is the function's result here, not a new variable, so that
-		// the deferred removal sees how the demo ended.
+		// the deferred removal below sees how the demo ended.
 		if created, err = mkdirAllCreated(out); err != nil {
 			removeEmpty(created)
 			return err
 		}
-		defer func() {
-			if err != nil {
-				removeEmpty(created)
-			}
-		}()
 	}
 	simDir := filepath.Join(out, "sim")
 	detDir := filepath.Join(out, "detections")
-	defer func() {
-		if err != nil && keep { // this run wrote them: remove them again
-			os.RemoveAll(detDir)
-			os.RemoveAll(simDir)
-		}
-	}()
-	if keep { // the same when a signal ends the process
+	if keep {
+		// This run wrote them and the folders in created: on failure, or
+		// when a signal ends the process, remove them again. The removal runs once; a second
+		// caller (forceExit beside the failing command) waits for it.
 		created := created
-		defer atForcedExit(func() {
+		cleanup := sync.OnceFunc(func() {
 			os.RemoveAll(detDir)
 			os.RemoveAll(simDir)
 			os.Remove(png)
 			removeEmpty(created)
-		})()
+		})
+		defer atForcedExit(cleanup)()
+		defer func() {
+			if err != nil {
+				cleanup()
+			}
+		}()
 	}
 
 	cfg := sim.DefaultConfig()
@@ -218,10 +217,11 @@ func copyNew(src, dst string) error {
 }
 
 // removeEmpty removes the folders in created (deepest first) while they
-// are empty.
+// are empty; one already gone (removed by a cleanup running beside this
+// one) does not stop it.
 func removeEmpty(created []string) {
 	for _, d := range created {
-		if os.Remove(d) != nil {
+		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"dspk/compute"
 )
 
 // liveChild is a dspk process (the test binary re-executed as dspk)
@@ -142,6 +144,24 @@ func TestSignalsAtEveryPass(t *testing.T) {
 			syscall.SIGINT, "whitening: 1/1", "the work after the whitening pass", false},
 		{"bench -ops file", []string{"bench", "-device", "cpu", "-ops", "file", "-file", bin}, syscall.SIGTERM, "device:", "", false},
 		{"plot", []string{"plot", "-o", png, det}, syscall.SIGINT, "", "the drift raster", true},
+	}
+	// On a GPU the same points of detect (the passes are faster there, so
+	// the message may name the next one).
+	if dev, _, err := compute.Open("cuda:0"); err == nil {
+		dev.Close()
+		gpu := []string{"detect", "-overwrite", "-device", "cuda:0", "-nskip", "1", "-batch", "1000", "-o", det, bin}
+		for _, at := range []string{"whitening: 1/", "templates: 1/", "detection: 1/", "detection: 134/135"} {
+			cases = append(cases, struct {
+				name    string
+				args    []string
+				sig     syscall.Signal
+				at      string
+				stage   string
+				maybeOK bool
+			}{"cuda/" + strings.TrimSuffix(at, "/"), gpu, syscall.SIGINT, at, "", true})
+		}
+	} else {
+		t.Logf("no GPU (%v): the cuda:0 cases are skipped", err)
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
