@@ -37,10 +37,11 @@ func init() {
 	register(&command{
 		name:          "bench",
 		writesNothing: true,
-		short:         "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean, motion)",
+		short:         "measure the ops on this machine (window reading, covariance, preprocessing, detection, trailing mean, motion, the whole sort by stage)",
 		example: `dspk bench
 dspk bench -ops covariance,trailing -reps 10
 dspk bench -ops motion
+dspk bench -ops sort -device cpu
 dspk bench -device cuda:0 -json > bench.json`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			which := fs.String("ops", "read,covariance,preprocess,detect,trailing", "comma-separated ops to measure")
@@ -105,6 +106,8 @@ func bench(which []string, reps int, dev *compute.Device) error {
 			err = benchTrailing(dev, reps)
 		case "motion":
 			err = benchMotion(dev, reps)
+		case "sort":
+			err = benchSort(benchFile, dev)
 		case "load":
 			err = benchLoad(benchFile)
 		case "file":

@@ -134,6 +134,7 @@ func TestInterrupts(t *testing.T) {
 			return []string{"preprocess", "-device", "cpu", "-save-data", "-o", out, bin}
 		},
 		"simulate": func(out string) []string { return []string{"simulate", "-duration", "4s", "-o", out} },
+		"sort":     func(out string) []string { return []string{"sort", "-device", "cpu", "-nskip", "1", "-o", out, bin} },
 		"demo":     func(out string) []string { return []string{"demo", "-device", "cpu", "-duration", "2.5s"} },
 	}
 	all := os.Getenv("DSPK_LONG_TESTS") != ""
@@ -149,7 +150,7 @@ func TestInterrupts(t *testing.T) {
 				// By default every signal at the start of detect's work and
 				// one each of the others; DSPK_LONG_TESTS=1 runs them all
 				// at two points.
-				quick := map[string]syscall.Signal{"preprocess": syscall.SIGINT, "simulate": syscall.SIGKILL, "demo": syscall.SIGTERM}
+				quick := map[string]syscall.Signal{"preprocess": syscall.SIGINT, "simulate": syscall.SIGKILL, "demo": syscall.SIGTERM, "sort": syscall.SIGINT}
 				if !all && (delay != 0 || name != "detect" && quick[name] != sig) {
 					continue
 				}

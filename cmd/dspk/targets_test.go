@@ -115,6 +115,8 @@ func TestOverwriteKinds(t *testing.T) {
 		{[]string{"detect", "-device", "cpu", "-overwrite", "-o", pre, bin}, "is a preprocess folder"},
 		{[]string{"preprocess", "-device", "cpu", "-overwrite", "-o", det, bin}, "is a detect folder"},
 		{[]string{"simulate", "-duration", "1s", "-overwrite", "-o", det}, "is a detect folder"},
+		{[]string{"sort", "-device", "cpu", "-overwrite", "-o", det, bin}, "is a detect folder"},
+		{[]string{"sort", "-device", "cpu", "-overwrite", "-o", sim, bin}, "is a simulate folder"},
 	} {
 		if code, _, stderr := dspk(t, c.args...); code != 1 || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d %q, want 1 and %q", c.args, code, stderr, c.want)

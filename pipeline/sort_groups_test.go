@@ -1,0 +1,48 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+
+	"dspk/probe"
+	"dspk/sim"
+)
+
+// TestSortTetrodes sorts 20 s of 8 units on four tetrodes 300 µm apart,
+// each group on its own (Config.Groups, nearest_chans 4): all 8 well
+// detected on 2026-12-03; at least 7 must be.
+func TestSortTetrodes(t *testing.T) {
+	p := &probe.Probe{Name: "tetrodes", NChanFile: 17}
+	for g := range 4 {
+		for i := range 4 {
+			p.X = append(p.X, float64(300*g+20*(i%2)))
+			p.Y = append(p.Y, float64(20*(i/2)))
+			p.Shank = append(p.Shank, g)
+			p.ChanMap = append(p.ChanMap, 4*g+i)
+		}
+	}
+	cfg := sim.DefaultConfig()
+	cfg.Seconds, cfg.Units, cfg.Seed, cfg.Probe = 20, 8, 3, p
+	cfg.RateMin, cfg.RateMax = 20, 40
+	rec, err := sim.Generate(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := DefaultConfig()
+	c.Groups = true
+	c.NearestChans, c.NearestTemplates = 4, 4
+	pl, err := New(nil, rec, rec.Probe(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pl.Close()
+	res, err := pl.Sort(context.Background(), DefaultSortOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := scoreSort(t, rec, res)
+	t.Logf("%d units, well detected %d/%d", res.Curated.Units.N, rep.WellDetected, rep.NTruth)
+	if rep.WellDetected < 7 {
+		t.Errorf("well detected %d of 8 units, want at least 7", rep.WellDetected)
+	}
+}
