@@ -55,9 +55,9 @@ type Pipeline struct {
 
 	// correct, if set, corrects each preprocessed window where it lives
 	// (for motion, from the window's shifts) before the pass sees it.
-	correct func(rw recording.Window, win *compute.Window) error
-	drift   *motion.Estimate // the last run's motion estimate
-	gridOnce sync.Once // builds grid (Grid)
+	correct  func(rw recording.Window, win *compute.Window) error
+	drift    *motion.Estimate // the last run's motion estimate
+	gridOnce sync.Once        // builds grid (Grid)
 	grid     *detect.Grid
 	gridErr  error
 }

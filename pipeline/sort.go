@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"dspk/cluster"
+	"dspk/compute"
 	"dspk/curate"
 	"dspk/detect"
 	"dspk/linalg"
@@ -102,9 +103,9 @@ type SortResult struct {
 // amplitudes, similarity, PC features). Progress goes to p.Progress (the
 // window passes) and opt.Stage; each stage's wall time to the result.
 //
-// Matching runs on the host: on a GPU the pipeline's whitened window is
-// copied back for the CPU matcher (the CUDA matcher is not built yet).
-// Host memory holds the spike table of the detection (centre and NC·P
+// Matching and both clusterings run on p's device (match's and cluster's
+// CUDA back ends on a GPU: the window stays on the device and only the
+// spikes come back). Host memory holds the spike table of the detection (centre and NC·P
 // features per spike) until the first clustering, then that of the
 // matching.
 func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, error) {
@@ -235,10 +236,11 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 	// Learned-template matching over every window.
 	mp := opt.Match
 	mp.NT, mp.NT0Min, mp.NearestChans = prm.NT, prm.NT0Min, p.cfg.NearestChans
-	m, err := match.NewMatcher(nil, res.Templates, p.probe.X, p.probe.Y, mp)
+	m, err := match.NewMatcher(p.dev, res.Templates, p.probe.X, p.probe.Y, mp)
 	if err != nil {
 		return nil, fmt.Errorf("%s: learned templates: %w", name, err)
 	}
+	defer m.Close()
 	ch := &curate.Channels{Chans: make([][]int32, n), X: p.probe.X, Y: p.probe.Y}
 	for k := range n {
 		ch.Chans[k] = append([]int32(nil), m.Channels(k)...)
@@ -308,11 +310,13 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 }
 
 // matchWindows runs the matching pass: every window of the schedule,
-// preprocessed and whitened by w (and on a GPU copied to the host),
-// peeled by m; the spikes are appended to dst in file order.
+// preprocessed and whitened by w (and corrected), peeled by m where the
+// window lives; the spikes are appended to dst in file order.
 func (p *Pipeline) matchWindows(ctx context.Context, w *linalg.Whitening, m *match.Matcher, dst *match.Spikes) error {
-	return p.each(ctx, "matching", nil, w, func(rw recording.Window, x []float32) error {
-		m.Match(dst, x, rw.OwnStart, rw.Owned())
+	return p.eachWindow(ctx, "matching", nil, w, func(rw recording.Window, win *compute.Window) error {
+		if err := m.MatchWindow(dst, win, rw.OwnStart, rw.Owned()); err != nil {
+			return fmt.Errorf("%s: matching window %d: %w", p.rec.Name(), rw.Index, err)
+		}
 		return nil
 	})
 }
