@@ -184,7 +184,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": good, "spikes": n,
 		"merges": len(cr.Merges), "dropped_outside_recording": r.Outside,
 		"matching": mp, "clustering": clp, "curation": cp, "pc_overwrite": r.Params.PCOverwrite,
-		"nblocks": info.Config.NBlocks,
+		"nblocks": info.Config.NBlocks, "drift_correction_used": r.Correction,
 	}
 	if m := info.Motion; m != nil {
 		ops["dshift"], ops["yblk"] = m.Dshift, m.Yblk

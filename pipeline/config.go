@@ -50,8 +50,10 @@ type Config struct {
 	DriftSmoothing [3]float64 `json:"drift_smoothing"`
 	// Correction names the rule that corrects the windows
 	// ([motion.Rule]'s names): "kilosort" (Kilosort4's kriging, the
-	// default; "" means it too) or "smooth" (dspk's wider, regularised
-	// kriging, docs/motion.md).
+	// default; "" means it too), "smooth" (dspk's wider, regularised
+	// kriging, docs/motion.md) or "auto" ([CorrectionAuto]: smooth when
+	// the estimate moves by [AutoSmoothRangeUm] or more, the default of
+	// dspk sort).
 	Correction string `json:"drift_correction"`
 }
 

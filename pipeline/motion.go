@@ -88,6 +88,10 @@ func (p *Pipeline) startCorrection(est *motion.Estimate) (stop func(), err error
 		x[i], y[i] = float64(p.probe.X[i]), float64(p.probe.Y[i])
 	}
 	rule, _ := parseRule(p.cfg.Correction)
+	if p.cfg.Correction == CorrectionAuto {
+		rule = autoRule(est)
+	}
+	p.rule = rule
 	k, err := motion.NewCorrectorRule(p.dev, x, y, p.MotionParams(), est, rule)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
@@ -123,9 +127,52 @@ func checkMotion(pr *probe.Probe, cfg Config) error {
 // correctionRules are the correction rules a Config may name.
 var correctionRules = []motion.Rule{motion.CorrectionKilosort, motion.CorrectionSmooth}
 
-// parseRule returns the rule named name ("" is Kilosort4's).
+// CorrectionAuto names the rule that picks the correction from the
+// motion estimate (the default of dspk sort): [motion.CorrectionSmooth]
+// when the estimate moves by at least [AutoSmoothRangeUm] anywhere, else
+// Kilosort4's kriging.
+const CorrectionAuto = "auto"
+
+// AutoSmoothRangeUm is the motion range (largest minus smallest shift of
+// any block over the recording) from which the auto rule corrects with
+// the smooth rule: half the 20-µm site pitch of Neuropixels. Measured on
+// the H200 (2026-12-03, 10-minute NP1 simulations, docs/sort.md):
+// Kilosort4's kriging keeps still recordings' units (119/120, 300/300)
+// but splits drifting ones (29/120, 132/300 at 0.1 µm/s), because its
+// footprint and noise level change with the sub-pitch part of the shift;
+// the smooth rule keeps drifting units whole (114/120, 271/300) and loses
+// a few of the most similar still ones (120/120, 297/300). A still
+// recording's estimate moves by a few µm at most.
+const AutoSmoothRangeUm = 10.0
+
+// autoRule is the rule [CorrectionAuto] picks for est.
+func autoRule(est *motion.Estimate) motion.Rule {
+	if est == nil || len(est.Dshift) == 0 {
+		return motion.CorrectionKilosort
+	}
+	lo, hi := est.Dshift[0], est.Dshift[0]
+	for _, v := range est.Dshift {
+		lo, hi = min(lo, v), max(hi, v)
+	}
+	if hi-lo >= AutoSmoothRangeUm {
+		return motion.CorrectionSmooth
+	}
+	return motion.CorrectionKilosort
+}
+
+// CorrectionRule returns the rule the last run corrected its windows with
+// (the auto rule's choice), or "" if it corrected none.
+func (p *Pipeline) CorrectionRule() string {
+	if p.drift == nil {
+		return ""
+	}
+	return p.rule.String()
+}
+
+// parseRule returns the rule named name ("" is Kilosort4's; "auto"
+// stands for Kilosort4's until the estimate decides).
 func parseRule(name string) (motion.Rule, bool) {
-	if name == "" {
+	if name == "" || name == CorrectionAuto {
 		return motion.CorrectionKilosort, true
 	}
 	for _, r := range correctionRules {
@@ -148,5 +195,6 @@ func ruleNames() string {
 	for _, r := range correctionRules {
 		s = append(s, r.String())
 	}
+	s = append(s, CorrectionAuto)
 	return strings.Join(s, ", ")
 }

@@ -57,6 +57,7 @@ type Pipeline struct {
 	// (for motion, from the window's shifts) before the pass sees it.
 	correct  func(rw recording.Window, win *compute.Window) error
 	drift    *motion.Estimate // the last run's motion estimate
+	rule     motion.Rule      // the rule that corrected the last run's windows
 	gridOnce sync.Once        // builds grid (Grid)
 	grid     *detect.Grid
 	gridErr  error

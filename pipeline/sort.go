@@ -62,6 +62,9 @@ type StageTime struct {
 // SortResult is the outcome of [Pipeline.Sort]: what the sort folder
 // holds.
 type SortResult struct {
+	// Correction is the rule that corrected the windows ("kilosort" or
+	// "smooth", the auto rule's choice), "" without motion correction.
+	Correction string
 	// Info describes the run (whitening, universal templates, grid,
 	// schedule); Summary times it, its PassSeconds holding every stage.
 	Info    *RunInfo
@@ -305,6 +308,7 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 		sum.PassSeconds[s.Name] = s.Seconds
 	}
 	sum.Warnings = p.Warnings()
+	res.Correction = p.CorrectionRule()
 	res.Summary = sum
 	return res, nil
 }

@@ -102,7 +102,7 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.templates, "templates", "", "universal templates to use instead of learning them: an .npz with wTEMP and wPCA, or a folder with wTEMP.npy and wPCA.npy")
 	fs.BoolVar(&f.verbose, "v", false, "print where the run's time went (start-up, each pass, the folder, the kernels)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
-	f.motion.register(fs, 0)
+	f.motion.register(fs, 0, pipeline.DefaultConfig().Correction)
 }
 
 // runDetect opens the device, builds the pipeline, loads the templates

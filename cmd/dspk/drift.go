@@ -72,15 +72,16 @@ type motionFlags struct {
 	correction   string
 }
 
-// register adds -nblocks (default nblocks), -sig_interp and
-// -binning_depth to fs.
-func (f *motionFlags) register(fs *flag.FlagSet, nblocks int) {
+// register adds -nblocks (default nblocks), -sig_interp, -binning_depth
+// and -correction (default correction) to fs.
+func (f *motionFlags) register(fs *flag.FlagSet, nblocks int, correction string) {
 	d := pipeline.DefaultConfig()
 	fs.IntVar(&f.nblocks, "nblocks", nblocks, "motion correction (Kilosort4's nblocks): 0 none, 1 one rigid shift per window,\n"+
 		"k > 1 a shift per block of 2k − 1 half-overlapping blocks along the probe")
 	fs.Float64Var(&f.sigInterp, "sig_interp", d.SigInterp, "σ in µm of the kriging kernel that corrects the windows (Kilosort4's sig_interp)")
 	fs.Float64Var(&f.binningDepth, "binning_depth", d.BinningDepth, "depth bin in µm of the motion histograms (Kilosort4's binning_depth)")
-	fs.StringVar(&f.correction, "correction", d.Correction, "how windows are corrected: kilosort (Kilosort4's kriging) or smooth (wider, regularised kriging; docs/motion.md)")
+	fs.StringVar(&f.correction, "correction", correction, "how windows are corrected: kilosort (Kilosort4's kriging), smooth (wider, regularised kriging;\n"+
+		"docs/motion.md) or auto (smooth when the estimate moves by 10 µm or more, else kilosort; docs/sort.md)")
 }
 
 // apply sets the motion settings of c.
@@ -102,7 +103,7 @@ func (f *driftFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
 	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
-	f.motion.register(fs, 1)
+	f.motion.register(fs, 1, pipeline.DefaultConfig().Correction)
 }
 
 // runDrift estimates the motion of rec and writes the drift folder
