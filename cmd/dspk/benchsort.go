@@ -23,8 +23,10 @@ const benchSortSeconds = 20
 // simulated 20-s NP1 recording of 120 units, with Kilosort4's defaults
 // (nblocks 1) on dev, and prints one line per stage with its wall time
 // and, where the stage's arithmetic is known, the floor of that
-// arithmetic at the peak of the device that runs it (the host stages:
-// clustering, matching, curation, run on the CPU whatever -device says).
+// arithmetic at the peak of the device that runs it (matching and the
+// clusterings run on dev — on a GPU at the H200's FP64 FMA rate, the
+// kernels' float64 sums — the post-processing of templates and curation
+// on the host).
 // Floors (kilosort4-sort.md §10): matching 2·P·nt·C + 2·N'·C·P flops per
 // column (filtering by the PCA basis, projection on the templates);
 // clustering the k-means++ products 200·100·2·d·n of every group that is
@@ -64,6 +66,11 @@ func benchSort(path string, dev *compute.Device) error {
 	wall := time.Since(t0)
 	cores := float64(runtime.GOMAXPROCS(0))
 	f64, f32 := vectorPeak()
+	peak64, peak32 := f64*cores, f32*cores
+	if dev.Kind() == compute.CUDA {
+		// The CUDA matcher and clusterer sum in float64 (FMA off).
+		peak64, peak32 = gpuFMAPerSec, gpuFMAPerSec
+	}
 	C, P := float64(pr.Len()), float64(res.Templates.P)
 	nt := float64(p.Config().NT)
 	cols := float64(p.Schedule().End - p.Schedule().Start)
@@ -75,14 +82,11 @@ func benchSort(path string, dev *compute.Device) error {
 		switch s.Name {
 		case "matching":
 			flops = cols * (2*P*nt*C + 2*float64(res.Learned)*C*P)
-			peak = f32 * cores
-			r.device = host.Spec()
+			peak = peak32
 		case "clustering spikes":
-			flops, peak = kmeansFlops(res.Groups0, P), f64*cores
-			r.device = host.Spec()
+			flops, peak = kmeansFlops(res.Groups0, P), peak64
 		case "clustering templates":
-			flops, peak = kmeansFlops(res.Groups1, P), f64*cores
-			r.device = host.Spec()
+			flops, peak = kmeansFlops(res.Groups1, P), peak64
 		case "learned templates", "curation":
 			r.device = host.Spec()
 		}

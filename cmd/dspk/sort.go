@@ -149,11 +149,6 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	}
 	defer w.Close()
 	opt.Device = dev.String()
-	if dev.Kind() != compute.CPU {
-		fmt.Fprintf(log, "note: preprocessing and detection run on %s; clustering and learned-template matching on the CPU "+
-			"(each window is copied back for the matcher)\n", dev.Spec())
-		opt.Device = fmt.Sprintf("preprocessing and detection %s; clustering and matching cpu", dev)
-	}
 	p.Progress = trackProgress(newBar())
 	opt.Stage = func(s string) {
 		setStage(s)
