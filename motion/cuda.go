@@ -11,8 +11,9 @@ import (
 //go:embed kernels/motion.cu
 var gpuSource string
 
-// scoreThreads is the block size of the scores kernel (a power of two).
-const scoreThreads = 256
+// scoreThreads is the block size of the scores kernel: one thread per
+// lane of the summation order.
+const scoreThreads = scoreLanes
 
 // cudaEstimator is the Estimator's CUDA back end: device histograms for
 // AddDevice and the registration scores (float64, kernels/motion.cu). The

@@ -77,9 +77,10 @@ func (e *Estimate) Shift(dst []float64, w int, y []float64) []float64 {
 //     Σ_s exp(−(s − w)²/2)·e[s, t, j]; dshift = binning_depth·(rigid + f).
 //
 // Scores are float64 on both back ends (Kilosort4 computes step 3 in
-// float32): the sums differ between back ends only in their order, and
-// argmax ties that order could decide do not arise in practice except
-// among exactly equal scores, which both break alike (first maximiser).
+// float32) and summed in one fixed order ([scoreLanes]), so they are the
+// same bits on the CPU and the GPU and from run to run; everything after
+// them runs on the host for both. dshift is therefore identical between
+// back ends, near-ties of the argmaxes included (first maximiser).
 //
 // Deliberate deviations from Kilosort4, for windows without detections
 // (Kilosort4 registers them to −675 µm): the reference is the non-empty
@@ -231,10 +232,25 @@ func histograms(counts []uint32, nb, rows int) []float64 {
 // [starts[j], starts[j]+l)) and shift s ∈ [−smax, smax], per window t,
 // out[(j*(2smax+1)+s+smax)*nb+t] = the mean over the block's cells of
 // G[t] rolled rigidly by S[t] (circular over all rows) then by s inside
-// the block (circular over the block), times R.
+// the block (circular over the block), times R, summed in the order of
+// [scoreLanes]. Every implementation returns the same bits.
 type scorer interface {
 	scores(out []float64, starts []int, l, smax int, S []int32, R []float64) error
 }
+
+// scoreLanes fixes the order in which both back ends sum a score, so that
+// the scores, and so the argmaxes and dshift, are the same bits on the
+// CPU and the GPU and from run to run. The block's cells are numbered
+// i = (r − start)·AmpBins + k in R's row order r, column k; cell i goes to
+// lane i mod scoreLanes; each lane is summed over its cells in increasing
+// i from 0, each product rounded to float64 and then added (never fused
+// into a multiply-add: Go may fuse x*y + z on some machines and NVRTC does
+// by default, so both are told not to); then the lanes are summed by a fixed pairwise tree, for o = 128, 64, …,
+// 1: lane[q] += lane[q+o] for q < o; the score is lane[0] divided by the
+// block's cell count. On the GPU a lane is a thread of the 256-thread
+// block (the loads are coalesced) and the tree is the block reduction;
+// nothing depends on scheduling (no atomics).
+const scoreLanes = 256
 
 // mod returns a mod n in [0, n).
 func mod(a, n int) int {

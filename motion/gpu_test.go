@@ -1,6 +1,7 @@
 package motion
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -15,29 +16,113 @@ import (
 // outputs.
 
 // TestGPUEstimateMatchesCPU compares the CUDA estimate (host Add) with the
-// CPU's and the reference: dshift equal to 1e-4 µm.
+// CPU's: dshift identical bit for bit (both back ends sum every score in
+// the order of scoreLanes), over several rounds of fresh random windows of
+// odd sizes, each estimated twice on the device (run to run) by two
+// estimators; and within 1e-9 µm of the float64 reference.
 func TestGPUEstimateMatchesCPU(t *testing.T) {
 	dev := gputest.Device(t)
 	seed := rand.Uint64()
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 11))
-	for _, tc := range estCases {
-		yc, p := tc.sites(), tc.params()
-		win := randomWindows(rng, tc.nb, tc.n, yc[0]-3, yc[len(yc)-1]+3)
-		cpu := estimateOn(t, nil, yc, win, p)
-		gpu := estimateOn(t, dev, yc, win, p)
-		d := make([][]float64, cpu.Windows)
-		for w := range d {
-			d[w] = cpu.Dshift[w*cpu.Blocks : (w+1)*cpu.Blocks]
+	for round := range 4 {
+		for _, tc := range estCases {
+			yc, p := tc.sites(), tc.params()
+			win := randomWindows(rng, tc.nb, tc.n, yc[0]-3, yc[len(yc)-1]+3)
+			cpu := estimateOn(t, nil, yc, win, p)
+			for rep := range 2 {
+				gpu := estimateOn(t, dev, yc, win, p)
+				checkIdentical(t, fmt.Sprintf("round %d, case %+v, run %d", round, tc, rep), gpu, cpu)
+			}
+			if round == 0 {
+				ref, yblk := refEstimate(yc, win, p)
+				checkAgainstRef(t, cpu, ref, yblk, 1e-9)
+			}
 		}
-		checkAgainstRef(t, gpu, d, cpu.Yblk, 1e-4)
-		ref, yblk := refEstimate(yc, win, p)
-		checkAgainstRef(t, gpu, ref, yblk, 1e-4)
+	}
+}
+
+// checkIdentical fails unless got's dshift and yblk are want's bit for
+// bit.
+func checkIdentical(t *testing.T, what string, got, want *Estimate) {
+	t.Helper()
+	if got.Windows != want.Windows || got.Blocks != want.Blocks {
+		t.Fatalf("%s: sizes %d×%d, CPU %d×%d", what, got.Windows, got.Blocks, want.Windows, want.Blocks)
+	}
+	bad := 0
+	for i := range want.Dshift {
+		if math.Float64bits(got.Dshift[i]) != math.Float64bits(want.Dshift[i]) {
+			if bad++; bad <= 5 {
+				t.Errorf("%s: dshift[%d, %d] = %v µm, CPU %v", what, i/want.Blocks, i%want.Blocks, got.Dshift[i], want.Dshift[i])
+			}
+		}
+	}
+	for j := range want.Yblk {
+		if math.Float64bits(got.Yblk[j]) != math.Float64bits(want.Yblk[j]) {
+			t.Errorf("%s: yblk[%d] = %v, CPU %v", what, j, got.Yblk[j], want.Yblk[j])
+		}
+	}
+	if bad > 0 {
+		t.Fatalf("%s: %d of %d shifts differ", what, bad, len(want.Dshift))
+	}
+}
+
+// TestGPUScoresBitIdentical runs the scores kernel directly against the
+// CPU scorer on the odd sizes of scoreCases (random and tie-prone inputs,
+// cumulative shifts beyond ±rows) three times each, into a NaN-poisoned
+// device output: every score the same bits.
+func TestGPUScoresBitIdentical(t *testing.T) {
+	dev := gputest.Device(t)
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(seed, 15))
+	_, yc := testProbe(384)
+	p := DefaultParams()
+	p.NBlocks = 5 // 9 blocks: room for every case's outputs
+	g, err := newGeometry(yc, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range scoreCases {
+		if tc.rows > g.rows {
+			t.Fatalf("case %+v: %d rows, the device buffers hold %d", tc, tc.rows, g.rows)
+		}
+		ce, err := newCUDAEstimator(dev, g, tc.nb, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ce.rows = tc.rows // R and S buffers are large enough; G is sized by setG
+		G, R, S := randomScoreInput(rng, tc)
+		n := len(tc.starts) * (2*tc.smax + 1) * tc.nb
+		want := make([]float64, n)
+		cpuScorer{G: G, nb: tc.nb, rows: tc.rows}.scores(want, tc.starts, tc.l, tc.smax, S, R)
+		if err := ce.setG(G); err != nil {
+			t.Fatal(err)
+		}
+		for rep := range 3 {
+			err := dev.Do(func(c *compute.Ctx) error { return c.Memset32(ce.out.Ptr, 0xffffffff, ce.outBytes/4) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := make([]float64, n)
+			if err := ce.scores(got, tc.starts, tc.l, tc.smax, S, R); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if math.Float64bits(got[i]) != math.Float64bits(want[i]) {
+					t.Fatalf("case %+v run %d: score %d = %v, CPU %v (bits differ)", tc, rep, i, got[i], want[i])
+				}
+			}
+		}
+		if err := ce.close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 
 // TestGPUEstimateNP1 compares the back ends on NP1's 766 depth bins with a
-// drifting fingerprint, rigid and nblocks 5, 301 windows.
+// drifting fingerprint, rigid and nblocks 5, 301 windows: dshift
+// identical bit for bit.
 func TestGPUEstimateNP1(t *testing.T) {
 	dev := gputest.Device(t)
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 12))
@@ -51,18 +136,14 @@ func TestGPUEstimateNP1(t *testing.T) {
 		p.NBlocks = nblocks
 		cpu := estimateOn(t, nil, yc, win, p)
 		gpu := estimateOn(t, dev, yc, win, p)
-		d := make([][]float64, cpu.Windows)
-		for w := range d {
-			d[w] = cpu.Dshift[w*cpu.Blocks : (w+1)*cpu.Blocks]
-		}
-		checkAgainstRef(t, gpu, d, cpu.Yblk, 1e-4)
+		checkIdentical(t, fmt.Sprintf("NP1, nblocks %d", nblocks), gpu, cpu)
 	}
 }
 
 // TestGPUAddDevice bins spikes from device arrays (with a capacity below
 // the count, a count below the capacity, and host Adds mixed in) and
-// compares the estimate with the CPU's of the same spikes; spikes with a
-// NaN are reported by Estimate.
+// compares the estimate with the CPU's of the same spikes (dshift bit for
+// bit); spikes with a NaN are reported by Estimate.
 func TestGPUAddDevice(t *testing.T) {
 	dev := gputest.Device(t)
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 13))
@@ -164,11 +245,7 @@ func TestGPUAddDevice(t *testing.T) {
 			t.Errorf("window %d: %d spikes, CPU %d", w, gpu.Spikes[w], cpu.Spikes[w])
 		}
 	}
-	d := make([][]float64, cpu.Windows)
-	for w := range d {
-		d[w] = cpu.Dshift[w*cpu.Blocks : (w+1)*cpu.Blocks]
-	}
-	checkAgainstRef(t, gpu, d, cpu.Yblk, 1e-4)
+	checkIdentical(t, "AddDevice", gpu, cpu)
 	// The histograms themselves are equal: compare the counts.
 	ec, _ := NewEstimator(nil, yc, len(win), p)
 	for w, s := range win {

@@ -61,15 +61,7 @@ func refEstimate(yc []float64, win []refSpikes, p Params) ([][]float64, []float6
 		}
 		return out
 	}
-	score := func(a, b [][20]float64) float64 {
-		var s float64
-		for r := range a {
-			for c := range 20 {
-				s += a[r][c] * b[r][c]
-			}
-		}
-		return s / float64(len(a)*20)
-	}
+	score := refScore
 	mean := func() [][20]float64 {
 		R := make([][20]float64, Y)
 		for r := range Y {
@@ -150,6 +142,26 @@ func refEstimate(yc []float64, win []refSpikes, p Params) ([][]float64, []float6
 		}
 	}
 	return d, yblk
+}
+
+// refScore is the mean of a·b over the cells, summed in the fixed order
+// of scoreLanes: cell i = 20r + c to lane i mod 256, each product
+// rounded then added (never fused), then the lanes pairwise (o = 128, …,
+// 1).
+func refScore(a, b [][20]float64) float64 {
+	var lane [256]float64
+	for r := range a {
+		for c := range 20 {
+			i := 20*r + c
+			lane[i%256] += float64(a[r][c] * b[r][c])
+		}
+	}
+	for o := 128; o >= 1; o /= 2 {
+		for q := 0; q < o; q++ {
+			lane[q] = lane[q] + lane[q+o]
+		}
+	}
+	return lane[0] / float64(len(a)*20)
 }
 
 // refGauss is scipy.ndimage.gaussian_filter on e [s][t][j] with σ per

@@ -47,7 +47,14 @@ extern "C" __global__ void bin(const float* __restrict__ y, const float* __restr
 // and block j = blockIdx.z (rows [starts[j], starts[j]+l)), the mean over
 // the block's cells of G[t] rolled by S[t] over all rows and by s inside
 // the block, times R; out[(j*(2smax+1) + s+smax)*nb + t]. float64, one
-// block of SCORE_THREADS threads per score, reduced in a fixed order.
+// block of SCORE_THREADS threads per score, in the fixed order that the
+// CPU scorer repeats bit for bit (scoreLanes in ../estimate.go): thread q
+// sums cells q, q + SCORE_THREADS, ... in increasing order, each product
+// rounded then added (__dmul_rn and __dadd_rn: NVRTC's default --fmad
+// would otherwise fuse them into FMAs, which the CPU does not do), then the
+// threads' sums are added by a fixed pairwise tree and the total divided
+// by the cell count (float64 division is IEEE-rounded). No atomics: the
+// result does not depend on scheduling.
 extern "C" __global__ void __launch_bounds__(SCORE_THREADS)
 scores(const double* __restrict__ G, const double* __restrict__ R,
        const int* __restrict__ S, const int* __restrict__ starts,
@@ -60,12 +67,12 @@ scores(const double* __restrict__ G, const double* __restrict__ R,
     for (int i = threadIdx.x; i < l * 20; i += SCORE_THREADS) {
         int rr = i / 20, k = i - rr * 20;
         int src = pmod(b + pmod(rr - s, l) - st, rows);
-        sum += h[src * 20 + k] * R[(b + rr) * 20 + k];
+        sum = __dadd_rn(sum, __dmul_rn(h[src * 20 + k], R[(b + rr) * 20 + k]));
     }
     red[threadIdx.x] = sum;
     __syncthreads();
     for (int o = SCORE_THREADS / 2; o > 0; o >>= 1) {
-        if (threadIdx.x < o) red[threadIdx.x] += red[threadIdx.x + o];
+        if (threadIdx.x < o) red[threadIdx.x] = __dadd_rn(red[threadIdx.x], red[threadIdx.x + o]);
         __syncthreads();
     }
     if (threadIdx.x == 0) out[((size_t)j * (2 * smax + 1) + si) * nb + t] = red[0] / (double)(l * 20);

@@ -10,7 +10,7 @@
 // types (float64 G [NB][ROWS][20], R [ROWS][20]; int32 S [NB], STARTS [B];
 // float64 OUT [B][2·SMAX+1][NB]; int32 COUNT; float32 Y, AMP [N],
 // ROWEDGE [ROWS−1], AMPEDGE [19]; uint32 HIST [ROWS][20]; int32 SPIKES,
-// BAD). Build: g++ -std=c++20 -O1 -o emulate emulate.cc
+// BAD). Build: g++ -std=c++20 -O1 -ffp-contract=off -o emulate emulate.cc
 
 #include "../../ops/testdata/emulate.h"
 
@@ -23,6 +23,11 @@ using std::isfinite;
 using std::min;
 
 inline int atomicAdd(int* p, int v) { return std::atomic_ref<int>(*p).fetch_add(v); }
+
+// CUDA's IEEE-rounded float64 intrinsics (built with -ffp-contract=off, so
+// nothing else is fused).
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __dadd_rn(double a, double b) { return a + b; }
 
 #define SCORE_THREADS 256
 #include "../kernels/motion.cu"
