@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"dspk/compute"
+	"dspk/internal/emutest"
 )
 
 // emuOps are devOps whose memory is host slices and whose launches run
@@ -54,7 +55,7 @@ func (o *emuOps) memset32(p compute.Ptr, v uint32, n int) error {
 
 func (o *emuOps) upload(p compute.Ptr, v any) error {
 	var w bytes.Buffer
-	put(&w, v)
+	emutest.Put(&w, v)
 	copy(o.buf(p, w.Len()), w.Bytes())
 	return nil
 }
@@ -76,20 +77,20 @@ func (o *emuOps) launch(kernel string, grid, block compute.Dim3, shared int, arg
 			if !ok {
 				o.t.Fatalf("%s: argument %#x not allocated", kernel, x)
 			}
-			put(&in, int32(0), int64(len(b)), b)
+			emutest.Put(&in, int32(0), int64(len(b)), b)
 			ptrs = append(ptrs, x)
 		case int32:
-			put(&in, int32(1), x)
+			emutest.Put(&in, int32(1), x)
 		case float64:
-			put(&in, int32(2), x)
+			emutest.Put(&in, int32(2), x)
 		default:
 			o.t.Fatalf("%s: argument of type %T", kernel, a)
 		}
 	}
 	one := func(v int) int { return max(v, 1) }
-	out := runEmu(o.t, in.Bytes(), "launch", kernel, one(grid.X), one(grid.Y), one(grid.Z), block.X, len(args))
+	out := bytes.NewReader(emu.Run(o.t, in.Bytes(), "launch", kernel, one(grid.X), one(grid.Y), one(grid.Z), block.X, len(args)))
 	for _, p := range ptrs {
-		get(o.t, out, o.mem[p])
+		emutest.Get(o.t, out, o.mem[p])
 	}
 	if out.Len() != 0 {
 		o.t.Fatalf("%s: %d bytes left over", kernel, out.Len())
@@ -103,7 +104,7 @@ func (o *emuOps) launch(kernel string, grid, block compute.Dim3, shared int, arg
 // with few labels and rounds to keep the launches (one process each)
 // few.
 func TestCUDABackendEmulated(t *testing.T) {
-	emulator(t)
+	emu.Path(t)
 	rng := rand.New(rand.NewPCG(rand.Uint64(), 51))
 	in := randomInput(rng, []int{613, 1, 400, 777}, 14)
 	prm := DefaultParams()

@@ -2,16 +2,13 @@ package cluster
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"sync"
 	"testing"
+
+	"dspk/internal/emutest"
 )
 
 // The kernels of kernels/cluster.cu run here on the CPU, compiled as C++
@@ -21,83 +18,12 @@ import (
 // their indexing, summation order and tie rules on machines without a
 // GPU. It needs g++ (C++20) and skips without it.
 
-var (
-	emuOnce sync.Once
-	emuDir  string // removed by TestMain
-	emuExe  string
-	emuErr  error
-)
+// emu is the kernel emulator of this test binary, built for the CUDA back
+// end's largest label count.
+var emu = emutest.New("cluster", fmt.Sprintf("-DKMAX=%d", cudaKMax))
 
 // TestMain removes the emulator's build directory after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if emuDir != "" {
-		os.RemoveAll(emuDir)
-	}
-	os.Exit(code)
-}
-
-// emulator builds testdata/emulate.cc once per test binary.
-func emulator(t *testing.T) string {
-	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++: the CUDA kernels are not emulated")
-	}
-	emuOnce.Do(func() {
-		dir, err := filepath.Abs(filepath.Join(".", "testdata"))
-		if err != nil {
-			emuErr = err
-			return
-		}
-		if emuDir, emuErr = os.MkdirTemp("", "cluster-emulate"); emuErr != nil {
-			return
-		}
-		exe := filepath.Join(emuDir, "emulate")
-		cmd := exec.Command(gxx, "-std=c++20", "-O1", fmt.Sprintf("-DKMAX=%d", cudaKMax), "-o", exe, "emulate.cc")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			emuErr = fmt.Errorf("building emulate.cc: %v\n%s", err, out)
-			return
-		}
-		emuExe = exe
-	})
-	if emuErr != nil {
-		t.Fatal(emuErr)
-	}
-	return emuExe
-}
-
-func runEmu(t *testing.T, in []byte, args ...any) *bytes.Reader {
-	t.Helper()
-	sargs := make([]string, len(args))
-	for i, a := range args {
-		sargs[i] = fmt.Sprint(a)
-	}
-	cmd := exec.Command(emulator(t), sargs...)
-	cmd.Stdin = bytes.NewReader(in)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("emulate %v: %v\n%s", sargs, err, errb.String())
-	}
-	return bytes.NewReader(out.Bytes())
-}
-
-func put(b *bytes.Buffer, vs ...any) {
-	for _, v := range vs {
-		if err := binary.Write(b, binary.LittleEndian, v); err != nil {
-			panic(err)
-		}
-	}
-}
-
-func get(t *testing.T, r *bytes.Reader, v any) {
-	t.Helper()
-	if err := binary.Read(r, binary.LittleEndian, v); err != nil {
-		t.Fatalf("reading the emulator's output: %v", err)
-	}
-}
+func TestMain(m *testing.M) { emu.Main(m) }
 
 // emuGroups returns device groups of clustered, float32-valued rows: the
 // sizes and widths given, a share of rows repeated (exact ties).
@@ -140,10 +66,10 @@ func TestKernelKnnEmulated(t *testing.T) {
 			t.Fatal(err)
 		}
 		var in bytes.Buffer
-		put(&in, lay.meta, lay.x, lay.land)
-		out := runEmu(t, in.Bytes(), "knn", len(dg), lay.nSpk, len(lay.x), len(lay.land), lay.maxN)
+		emutest.Put(&in, lay.meta, lay.x, lay.land)
+		out := bytes.NewReader(emu.Run(t, in.Bytes(), "knn", len(dg), lay.nSpk, len(lay.x), len(lay.land), lay.maxN))
 		kn := make([]int32, lay.nSpk*cudaKMax)
-		get(t, out, kn)
+		emutest.Get(t, out, kn)
 		for i, g := range dg {
 			m := lay.meta[i*metaLen:]
 			got := graphFromTable(g.n, g.land, int(m[metaK]), kn[int(m[metaSpk])*cudaKMax:], cudaKMax)
@@ -192,15 +118,15 @@ func TestKernelKmeansEmulated(t *testing.T) {
 		}
 		wantTot := blockedScores(dg, lay, e, cand, nq, Q)
 		var in bytes.Buffer
-		put(&in, lay.meta, lay.x, e, c, cand, nq)
-		out := runEmu(t, in.Bytes(), "kround", len(dg), nSpk, len(lay.x), Q, j, lay.maxN)
+		emutest.Put(&in, lay.meta, lay.x, e, c, cand, nq)
+		out := bytes.NewReader(emu.Run(t, in.Bytes(), "kround", len(dg), nSpk, len(lay.x), Q, j, lay.maxN))
 		best := make([]int32, len(dg))
 		tot := make([]float64, len(dg)*Q)
-		get(t, out, e)
-		get(t, out, c)
-		get(t, out, w)
-		get(t, out, best)
-		get(t, out, tot)
+		emutest.Get(t, out, e)
+		emutest.Get(t, out, c)
+		emutest.Get(t, out, w)
+		emutest.Get(t, out, best)
+		emutest.Get(t, out, tot)
 		for g := range dg {
 			for a := 0; a < int(nq[g]); a++ {
 				if math.Float64bits(tot[g*Q+a]) != math.Float64bits(wantTot[g*Q+a]) {
@@ -258,12 +184,12 @@ func TestKernelAssignEmulated(t *testing.T) {
 		}
 		ki, ks, lam, inStart, inList := lay.links(dg, tc.lambda)
 		var in bytes.Buffer
-		put(&in, lay.meta, kn, ki, ks, lam, inStart, inList, c0)
-		out := runEmu(t, in.Bytes(), "assign", len(dg), lay.nSpk, len(lay.land), len(inList), tc.K, tc.R, lay.maxN, lay.maxS)
+		emutest.Put(&in, lay.meta, kn, ki, ks, lam, inStart, inList, c0)
+		out := bytes.NewReader(emu.Run(t, in.Bytes(), "assign", len(dg), lay.nSpk, len(lay.land), len(inList), tc.K, tc.R, lay.maxN, lay.maxS))
 		c := make([]int32, lay.nSpk)
 		d := make([]int32, len(lay.land))
-		get(t, out, c)
-		get(t, out, d)
+		emutest.Get(t, out, c)
+		emutest.Get(t, out, d)
 		for i, g := range dg {
 			o := int(lay.meta[i*metaLen+metaSpk])
 			lo := int(lay.meta[i*metaLen+metaLand])

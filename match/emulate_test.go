@@ -2,15 +2,12 @@ package match
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"dspk/internal/emutest"
 )
 
 // The kernels of kernels/match.cu run here on the CPU, compiled as C++
@@ -20,58 +17,11 @@ import (
 // rounding on machines without a GPU. It needs g++ (C++20) and skips
 // without it.
 
-var (
-	emuOnce sync.Once
-	emuDir  string // removed by TestMain
-	emuExe  string
-	emuErr  error
-)
+// emu is the kernel emulator of this test binary.
+var emu = emutest.New("match")
 
 // TestMain removes the emulator's build directory after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if emuDir != "" {
-		os.RemoveAll(emuDir)
-	}
-	os.Exit(code)
-}
-
-// emulator builds testdata/emulate.cc once per test binary.
-func emulator(t *testing.T) string {
-	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++: the CUDA kernels are not emulated")
-	}
-	emuOnce.Do(func() {
-		dir, err := filepath.Abs(filepath.Join(".", "testdata"))
-		if err != nil {
-			emuErr = err
-			return
-		}
-		if emuDir, emuErr = os.MkdirTemp("", "match-emulate"); emuErr != nil {
-			return
-		}
-		exe := filepath.Join(emuDir, "emulate")
-		cmd := exec.Command(gxx, "-std=c++20", "-O1", "-o", exe, "emulate.cc")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			emuErr = fmt.Errorf("building emulate.cc: %v\n%s", err, out)
-			return
-		}
-		emuExe = exe
-	})
-	if emuErr != nil {
-		t.Fatal(emuErr)
-	}
-	return emuExe
-}
-
-func put(b *bytes.Buffer, v any) {
-	if err := binary.Write(b, binary.LittleEndian, v); err != nil {
-		panic(err)
-	}
-}
+func TestMain(m *testing.M) { emu.Main(m) }
 
 // emulateMatch runs the CUDA back end's kernels on x with m's tables
 // (blocks blocks for the grid-stride kernels) and returns the spikes as
@@ -81,45 +31,15 @@ func emulateMatch(t *testing.T, m *Matcher, x []float32, ownStart int64, owned, 
 	tb := buildTables(m)
 	T := len(x) / m.c
 	var in bytes.Buffer
-	put(&in, x)
-	put(&in, m.tm.WPCA)
-	put(&in, tb.used)
-	put(&in, tb.inv)
-	put(&in, m.nm)
-	put(&in, tb.nbrOff)
-	put(&in, tb.nbr)
-	put(&in, tb.nbrIdx)
-	put(&in, tb.kcOff)
-	put(&in, tb.kc)
-	put(&in, tb.chanIdx)
-	put(&in, tb.utOff)
-	put(&in, tb.ut)
-	put(&in, m.icc)
-	put(&in, m.best)
-	put(&in, m.tm.U)
-	put(&in, tb.supOff)
-	put(&in, tb.sup)
-	put(&in, tb.coef)
+	emutest.Put(&in, x, m.tm.WPCA, tb.used, tb.inv, m.nm, tb.nbrOff, tb.nbr, tb.nbrIdx, tb.kcOff, tb.kc,
+		tb.chanIdx, tb.utOff, tb.ut, m.icc, m.best, m.tm.U, tb.supOff, tb.sup, tb.coef)
 	nc := m.prm.NearestChans
 	th2 := m.prm.ThLearned * m.prm.ThLearned
-	args := []string{fmt.Sprint(m.n), fmt.Sprint(m.c), fmt.Sprint(m.p), fmt.Sprint(T), fmt.Sprint(m.nt), fmt.Sprint(nc),
-		fmt.Sprint(owned), fmt.Sprint(m.prm.MaxPeels), fmt.Sprintf("%.17g", th2), fmt.Sprint(len(tb.nbr)),
-		fmt.Sprint(len(tb.kc)), fmt.Sprint(len(tb.ut)), fmt.Sprint(blocks), fmt.Sprint(len(tb.sup))}
-	cmd := exec.Command(emulator(t), args...)
-	cmd.Stdin = &in
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("emulate %v: %v\n%s", args, err, errb.String())
-	}
-	r := bytes.NewReader(out.Bytes())
+	out := emu.Run(t, in.Bytes(), m.n, m.c, m.p, T, m.nt, nc, owned, m.prm.MaxPeels, fmt.Sprintf("%.17g", th2),
+		len(tb.nbr), len(tb.kc), len(tb.ut), blocks, len(tb.sup))
+	r := bytes.NewReader(out)
 	st := make([]int32, stLen)
-	get := func(v any) {
-		if err := binary.Read(r, binary.LittleEndian, v); err != nil {
-			t.Fatalf("emulator output: %v", err)
-		}
-	}
-	get(st)
+	emutest.Get(t, r, st)
 	if st[stOver] != 0 {
 		t.Fatalf("emulator: spike store overflowed")
 	}
@@ -127,11 +47,9 @@ func emulateMatch(t *testing.T, m *Matcher, x []float32, ownStart int64, owned, 
 	ts, us := make([]int32, n), make([]int32, n)
 	as, qs := make([]float64, n), make([]float64, n)
 	feat := make([]float32, n*nc*m.p)
-	get(ts)
-	get(us)
-	get(as)
-	get(qs)
-	get(feat)
+	for _, v := range []any{ts, us, as, qs, feat} {
+		emutest.Get(t, r, v)
+	}
 	if r.Len() != 0 {
 		t.Fatalf("emulator: %d bytes left over", r.Len())
 	}

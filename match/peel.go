@@ -80,22 +80,7 @@ func (m *Matcher) residual(x []float32, T int) {
 // channels, plus the spike's own fitted template there.
 func (m *Matcher) features(dst *Spikes, T int, ownStart int64) {
 	nt, h, P, C := m.nt, m.nt/2, m.p, m.c
-	nc := m.prm.NearestChans
-	if dst.Len() == 0 {
-		dst.NC, dst.P = nc, P
-	} else if dst.NC != nc || dst.P != P {
-		panic("match: appending spikes with different channels or features per spike")
-	}
-	shift := int64(h - m.prm.NT0Min)
-	for _, sp := range m.found {
-		trough := ownStart + int64(sp.t-nt) - shift
-		if trough < 0 {
-			continue
-		}
-		dst.Sample = append(dst.Sample, trough)
-		dst.Template = append(dst.Template, sp.u)
-		dst.Amplitude = append(dst.Amplitude, float32(sp.q))
-		dst.Coef = append(dst.Coef, float32(sp.a))
+	m.appendFound(dst, ownStart, func(f []float32, _ int, sp spike) []float32 {
 		for _, c := range m.Channels(int(sp.u)) {
 			seg := m.xres[int(c)*T+sp.t-h : int(c)*T+sp.t-h+nt]
 			for p := range P {
@@ -105,8 +90,35 @@ func (m *Matcher) features(dst *Spikes, T int, ownStart int64) {
 					s += float64(v) * float64(w[j])
 				}
 				s += sp.a * float64(m.tm.U[(int(sp.u)*C+int(c))*P+p])
-				dst.Features = append(dst.Features, float32(s))
+				f = append(f, float32(s))
 			}
 		}
+		return f
+	})
+}
+
+// appendFound appends the spikes of m.found to dst, dropping those whose
+// trough falls before sample 0; feat appends the features of spike i of
+// m.found (NearestChans × P of them) to f. Both back ends append their
+// spikes here.
+func (m *Matcher) appendFound(dst *Spikes, ownStart int64, feat func(f []float32, i int, sp spike) []float32) {
+	nt, h, P := m.nt, m.nt/2, m.p
+	nc := m.prm.NearestChans
+	if dst.Len() == 0 {
+		dst.NC, dst.P = nc, P
+	} else if dst.NC != nc || dst.P != P {
+		panic("match: appending spikes with different channels or features per spike")
+	}
+	shift := int64(h - m.prm.NT0Min)
+	for i, sp := range m.found {
+		trough := ownStart + int64(sp.t-nt) - shift
+		if trough < 0 {
+			continue
+		}
+		dst.Sample = append(dst.Sample, trough)
+		dst.Template = append(dst.Template, sp.u)
+		dst.Amplitude = append(dst.Amplitude, float32(sp.q))
+		dst.Coef = append(dst.Coef, float32(sp.a))
+		dst.Features = feat(dst.Features, i, sp)
 	}
 }

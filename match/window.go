@@ -72,26 +72,10 @@ func (m *Matcher) matchDevice(dst *Spikes, x *compute.Ptr, xh []float32, T int, 
 // appendDevice appends the spikes the CUDA back end left in m.found and
 // their features to dst, dropping those whose trough falls before sample 0.
 func (m *Matcher) appendDevice(dst *Spikes, ownStart int64) {
-	nt, h, P := m.nt, m.nt/2, m.p
-	nc := m.prm.NearestChans
-	if dst.Len() == 0 {
-		dst.NC, dst.P = nc, P
-	} else if dst.NC != nc || dst.P != P {
-		panic("match: appending spikes with different channels or features per spike")
-	}
-	shift := int64(h - m.prm.NT0Min)
-	nf := nc * P
-	for i, sp := range m.found {
-		trough := ownStart + int64(sp.t-nt) - shift
-		if trough < 0 {
-			continue
-		}
-		dst.Sample = append(dst.Sample, trough)
-		dst.Template = append(dst.Template, sp.u)
-		dst.Amplitude = append(dst.Amplitude, float32(sp.q))
-		dst.Coef = append(dst.Coef, float32(sp.a))
-		dst.Features = append(dst.Features, m.gpu.hostF[i*nf:(i+1)*nf]...)
-	}
+	nf := m.prm.NearestChans * m.p
+	m.appendFound(dst, ownStart, func(f []float32, i int, _ spike) []float32 {
+		return append(f, m.gpu.hostF[i*nf:(i+1)*nf]...)
+	})
 }
 
 // Close frees the device memory of the CUDA back end; on the CPU it does

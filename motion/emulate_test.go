@@ -6,11 +6,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sync"
 	"testing"
+
+	"dspk/internal/emutest"
 )
 
 // The kernels of kernels/motion.cu run here on the CPU, compiled as C++
@@ -19,70 +17,17 @@ import (
 // indexing and arithmetic on machines without a GPU. It needs g++ (C++20)
 // and skips without it.
 
-var (
-	emuOnce sync.Once
-	emuDir  string // removed by TestMain
-	emuExe  string
-	emuErr  error
-)
+// emu is the kernel emulator of this test binary.
+var emu = emutest.New("motion", "-ffp-contract=off")
 
 // TestMain removes the emulator's build directory after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if emuDir != "" {
-		os.RemoveAll(emuDir)
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { emu.Main(m) }
 
-// emulator builds testdata/emulate.cc once per test binary.
-func emulator(t *testing.T) string {
-	t.Helper()
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		t.Skip("no g++: the CUDA kernels are not emulated")
-	}
-	emuOnce.Do(func() {
-		dir, err := filepath.Abs(filepath.Join(".", "testdata"))
-		if err != nil {
-			emuErr = err
-			return
-		}
-		if emuDir, emuErr = os.MkdirTemp("", "motion-emulate"); emuErr != nil {
-			return
-		}
-		exe := filepath.Join(emuDir, "emulate")
-		cmd := exec.Command(gxx, "-std=c++20", "-O1", "-ffp-contract=off", "-o", exe, "emulate.cc")
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			emuErr = fmt.Errorf("building emulate.cc: %v\n%s", err, out)
-			return
-		}
-		emuExe = exe
-	})
-	if emuErr != nil {
-		t.Fatal(emuErr)
-	}
-	return emuExe
-}
-
-func runEmu(t *testing.T, in []byte, args ...string) []byte {
-	t.Helper()
-	cmd := exec.Command(emulator(t), args...)
-	cmd.Stdin = bytes.NewReader(in)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("emulate %v: %v\n%s", args, err, errb.String())
-	}
-	return out.Bytes()
-}
-
-func put(b *bytes.Buffer, v any) {
-	if err := binary.Write(b, binary.LittleEndian, v); err != nil {
-		panic(err)
-	}
-}
+// runEmu and put are short for emu.Run and emutest.Put.
+var (
+	runEmu = emu.Run
+	put    = emutest.Put
+)
 
 // TestKernelScoresEmulated compares the scores kernel with the CPU
 // scorer bit for bit (the fixed order of scoreLanes), on the odd sizes of

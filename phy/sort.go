@@ -1,7 +1,6 @@
 package phy
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"math"
@@ -9,7 +8,6 @@ import (
 
 	"dspk/export"
 	"dspk/pipeline"
-	"dspk/probe"
 )
 
 // SortWriter writes the folder of a whole sort ([pipeline.Pipeline.Sort]):
@@ -31,11 +29,7 @@ const SortKind = "sort"
 // CreateSort reserves the sort folder out (refusing an existing one
 // unless opt.Overwrite) and returns the writer that fills it.
 func CreateSort(out string, opt Options) (*SortWriter, error) {
-	kind := opt.Kind
-	if kind == "" {
-		kind = SortKind
-	}
-	od, err := export.CreateOutputDir(out, export.OutputOptions{Kind: kind, Overwrite: opt.Overwrite, Inputs: opt.Inputs, Context: opt.Context})
+	od, err := createDir(out, opt, SortKind)
 	if err != nil {
 		return nil, err
 	}
@@ -87,14 +81,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 			tind[k*C+c] = int64(c)
 		}
 	}
-	cm := make([]int32, C)
-	pos := make([]float32, 2*C)
-	sh := make([]int32, C)
-	for i := range cm {
-		cm[i] = int32(pr.ChanMap[i])
-		pos[2*i], pos[2*i+1] = float32(pr.X[i]), float32(pr.Y[i])
-		sh[i] = int32(pr.Shank[i])
-	}
+	cm, pos, sh := channelArrays(pr)
 	dense, inv, err := pipeline.WhiteningMatrices(info.Whitening)
 	if err != nil {
 		return err
@@ -138,12 +125,8 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 		}
 	}
 	rec := info.Recording
-	in := pipeline.InputProvenance(rec, w.opt.DatPath)
-	files, dtype := in["files"].([]string), in["dtype"].(string)
-	if err := export.WriteParamsPy(w.od.Path("params.py"), export.ParamsPy{
-		DatPath: files, NChannelsDat: rec.Channels(), DType: dtype,
-		SampleRate: rec.SampleRate(), HPFiltered: false,
-	}); err != nil {
+	files, dtype, err := writeParamsPy(w.od.Path("params.py"), rec, w.opt.DatPath)
+	if err != nil {
 		return err
 	}
 	ops, err := opsDict(info, files, dtype)
@@ -170,11 +153,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if err := export.WritePickledDictNPY(w.od.Path(OpsFile), ops); err != nil {
 		return err
 	}
-	var pj bytes.Buffer
-	if err := probe.WriteProbeInterface(&pj, pr); err != nil {
-		return err
-	}
-	if err := writeFile(w.od.Path("probe.json"), pj.Bytes()); err != nil {
+	if err := writeProbeJSON(w.od.Path("probe.json"), pr); err != nil {
 		return err
 	}
 	prov := pipeline.Provenance(info, r.Summary)

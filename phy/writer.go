@@ -89,15 +89,21 @@ func (w *Writer) Clusters() int { return w.clusters }
 // Create reserves the output folder out (refusing an existing one unless
 // opt.Overwrite) and returns the writer that fills it.
 func Create(out string, opt Options) (*Writer, error) {
-	kind := opt.Kind
-	if kind == "" {
-		kind = Kind
-	}
-	od, err := export.CreateOutputDir(out, export.OutputOptions{Kind: kind, Overwrite: opt.Overwrite, Inputs: opt.Inputs, Context: opt.Context})
+	od, err := createDir(out, opt, Kind)
 	if err != nil {
 		return nil, err
 	}
 	return &Writer{od: od, opt: opt}, nil
+}
+
+// createDir reserves the output folder out for a folder of opt.Kind, or
+// of kind where opt.Kind is empty (refusing an existing one unless
+// opt.Overwrite).
+func createDir(out string, opt Options, kind string) (*export.OutputDir, error) {
+	if opt.Kind != "" {
+		kind = opt.Kind
+	}
+	return export.CreateOutputDir(out, export.OutputOptions{Kind: kind, Overwrite: opt.Overwrite, Inputs: opt.Inputs, Context: opt.Context})
 }
 
 // Close closes any open file and, unless End succeeded, removes the
@@ -174,14 +180,7 @@ func (w *Writer) Begin(info *pipeline.RunInfo) error {
 	}
 
 	C := pr.Len()
-	cm := make([]int32, C)
-	pos := make([]float32, 2*C)
-	sh := make([]int32, C)
-	for i := range cm {
-		cm[i] = int32(pr.ChanMap[i])
-		pos[2*i], pos[2*i+1] = float32(pr.X[i]), float32(pr.Y[i])
-		sh[i] = int32(pr.Shank[i])
-	}
+	cm, pos, sh := channelArrays(pr)
 	dense, inv, err := pipeline.WhiteningMatrices(info.Whitening)
 	if err != nil {
 		return err
@@ -204,22 +203,14 @@ func (w *Writer) Begin(info *pipeline.RunInfo) error {
 		}
 	}
 	rec := info.Recording
-	in := pipeline.InputProvenance(rec, w.opt.DatPath)
-	err = export.WriteParamsPy(w.od.Path("params.py"), export.ParamsPy{
-		DatPath: in["files"].([]string), NChannelsDat: rec.Channels(), DType: in["dtype"].(string),
-		SampleRate: rec.SampleRate(), HPFiltered: false,
-	})
+	files, dtype, err := writeParamsPy(w.od.Path("params.py"), rec, w.opt.DatPath)
 	if err != nil {
 		return err
 	}
-	if err := writeOps(w.od.Path(OpsFile), info, in["files"].([]string), in["dtype"].(string)); err != nil {
+	if err := writeOps(w.od.Path(OpsFile), info, files, dtype); err != nil {
 		return err
 	}
-	var pj bytes.Buffer
-	if err := probe.WriteProbeInterface(&pj, pr); err != nil {
-		return err
-	}
-	return writeFile(w.od.Path("probe.json"), pj.Bytes())
+	return writeProbeJSON(w.od.Path("probe.json"), pr)
 }
 
 // Window streams the spikes of one window to the per-spike arrays and
@@ -525,4 +516,40 @@ func writeFile(path string, b []byte) error {
 		return fmt.Errorf("phy: %w", err)
 	}
 	return nil
+}
+
+// channelArrays returns the probe's arrays of a Phy folder:
+// channel_map.npy, channel_positions.npy (x, y a row) and
+// channel_shanks.npy.
+func channelArrays(pr *probe.Probe) (cm []int32, pos []float32, sh []int32) {
+	C := pr.Len()
+	cm, pos, sh = make([]int32, C), make([]float32, 2*C), make([]int32, C)
+	for i := range cm {
+		cm[i] = int32(pr.ChanMap[i])
+		pos[2*i], pos[2*i+1] = float32(pr.X[i]), float32(pr.Y[i])
+		sh[i] = int32(pr.Shank[i])
+	}
+	return cm, pos, sh
+}
+
+// writeParamsPy writes the params.py of rec (read from the raw data file
+// datPath, if not empty) to path and returns the data files and dtype it
+// names.
+func writeParamsPy(path string, rec recording.Recording, datPath string) (files []string, dtype string, err error) {
+	in := pipeline.InputProvenance(rec, datPath)
+	files, dtype = in["files"].([]string), in["dtype"].(string)
+	err = export.WriteParamsPy(path, export.ParamsPy{
+		DatPath: files, NChannelsDat: rec.Channels(), DType: dtype,
+		SampleRate: rec.SampleRate(), HPFiltered: false,
+	})
+	return files, dtype, err
+}
+
+// writeProbeJSON writes pr to path as a ProbeInterface file.
+func writeProbeJSON(path string, pr *probe.Probe) error {
+	var pj bytes.Buffer
+	if err := probe.WriteProbeInterface(&pj, pr); err != nil {
+		return err
+	}
+	return writeFile(path, pj.Bytes())
 }

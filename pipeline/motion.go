@@ -78,6 +78,22 @@ func (p *Pipeline) WindowTimes() []float64 {
 // nblocks > 0 (nil before, or with nblocks 0).
 func (p *Pipeline) Motion() *motion.Estimate { return p.drift }
 
+// estimateAndCorrect estimates the motion (the pass of
+// [Pipeline.EstimateMotion]), keeps the estimate for [Pipeline.Motion] and
+// corrects every later whitened window by it; it returns the function
+// that stops the correction.
+func (p *Pipeline) estimateAndCorrect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates) (stop func(), err error) {
+	est, err := p.EstimateMotion(ctx, w, tm)
+	if err != nil {
+		return nil, err
+	}
+	if stop, err = p.startCorrection(est); err != nil {
+		return nil, err
+	}
+	p.drift = est
+	return stop, nil
+}
+
 // startCorrection corrects every later whitened window of the pipeline
 // by est, where the window lives (on a GPU with no copy to the host), and
 // returns the function that stops it and frees the corrector.

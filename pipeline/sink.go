@@ -195,16 +195,11 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		// The motion pass on uncorrected windows, then every later pass on
 		// corrected ones; templates learned here are learned again from
 		// corrected windows, as Kilosort4's second pass does (§4).
-		est, err := p.EstimateMotion(ctx, w, tm)
-		if err != nil {
-			return nil, err
-		}
-		stop, err := p.startCorrection(est)
+		stop, err := p.estimateAndCorrect(ctx, w, tm)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		p.drift = est
 		if opt.Templates == nil {
 			if tm, sum.Clips, err = p.LearnTemplates(ctx, w); err != nil {
 				return nil, err

@@ -154,16 +154,11 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 		// (template learning again, detection, matching) on windows
 		// corrected for it, as Kilosort4 does (kilosort4-sort.md §2).
 		t0 = time.Now()
-		est, err := p.EstimateMotion(ctx, w, tm)
-		if err != nil {
-			return nil, err
-		}
-		stop, err := p.startCorrection(est)
+		stop, err := p.estimateAndCorrect(ctx, w, tm)
 		if err != nil {
 			return nil, err
 		}
 		defer stop()
-		p.drift = est
 		stage("motion", t0, p.sched.Windows, "windows")
 		t0 = time.Now()
 		if tm, clips, err = p.LearnTemplates(ctx, w); err != nil {

@@ -165,11 +165,7 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 	// A folder of an older key (other inputs or settings) is replaced.
 	_, statErr := os.Stat(r.Out)
 	overwrite := statErr == nil
-	var inputs []string
-	for _, a := range r.Files {
-		inputs = append(inputs, recordingFiles(a, rec)...)
-	}
-	inputs = append(inputs, in.inputFiles(df.templates)...)
+	inputs := in.runInputs(r.Files, rec, df.templates)
 	if r.Step == stepMerge {
 		device = "cpu" // the merge only reads and writes files
 	}

@@ -87,6 +87,29 @@ func (f *inputFlags) inputFiles(extra ...string) []string {
 	return files
 }
 
+// runInputs lists every file a run reads: the files of the recording rec
+// opened from paths, the probe file, if -probe names one, and extra. The
+// run's output folder may not replace any of them.
+func (f *inputFlags) runInputs(paths []string, rec recording.Recording, extra ...string) []string {
+	var files []string
+	for _, p := range paths {
+		files = append(files, recordingFiles(p, rec)...)
+	}
+	return append(files, f.inputFiles(extra...)...)
+}
+
+// checkRunArgs checks the arguments of a command that reads one recording
+// and writes the folder out: a recording path, and -o.
+func checkRunArgs(cmd string, args []string, out string) error {
+	if len(args) < 1 {
+		return usagef("%s takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)", cmd)
+	}
+	if out == "" {
+		return usagef("-o DIR is required")
+	}
+	return nil
+}
+
 // printWarnings writes each warning on its own line of w.
 func printWarnings(w io.Writer, warnings []string) {
 	for _, s := range warnings {

@@ -33,11 +33,8 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 			var df detectFlags
 			df.register(fs)
 			return func(args []string) error {
-				if len(args) < 1 {
-					return usagef("detect takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
-				}
-				if df.out == "" {
-					return usagef("-o DIR is required")
+				if err := checkRunArgs("detect", args, df.out); err != nil {
+					return err
 				}
 				setOutput(df.out)
 				// The device opens (on a GPU: driver, context, libraries)
@@ -59,11 +56,7 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 					return err
 				}
 				printWarnings(cmdErr, in.warnings)
-				var inputs []string
-				for _, a := range args {
-					inputs = append(inputs, recordingFiles(a, rec)...)
-				}
-				inputs = append(inputs, in.inputFiles(df.templates)...)
+				inputs := in.runInputs(args, rec, df.templates)
 				sum, k, err := runDetect(cmdCtx, rec, pr, &pf, &df, inputs, in.warnings, cmdErr)
 				if err != nil {
 					return err

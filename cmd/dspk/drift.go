@@ -31,11 +31,8 @@ dspk compare -truth sim1/truth drift1`,
 			var f driftFlags
 			f.register(fs)
 			return func(args []string) error {
-				if len(args) < 1 {
-					return usagef("drift takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
-				}
-				if f.out == "" {
-					return usagef("-o DIR is required")
+				if err := checkRunArgs("drift", args, f.out); err != nil {
+					return err
 				}
 				if f.motion.nblocks < 1 {
 					return usagef("drift needs -nblocks of at least 1 (1: one rigid shift per window)")
@@ -47,11 +44,7 @@ dspk compare -truth sim1/truth drift1`,
 				}
 				defer rec.Close()
 				printWarnings(cmdErr, in.warnings)
-				var inputs []string
-				for _, a := range args {
-					inputs = append(inputs, recordingFiles(a, rec)...)
-				}
-				inputs = append(inputs, in.inputFiles("")...)
+				inputs := in.runInputs(args, rec)
 				d, sum, err := runDrift(cmdCtx, rec, pr, &pf, &f, inputs, in.warnings, cmdErr)
 				if err != nil {
 					return err

@@ -104,11 +104,7 @@ func writeDriftPlot(path string, d *driftTable, title string) error {
 	p.Legend.Top = true
 	p.Legend.Left = true
 	for j := range d.B {
-		xys := make(plotter.XYs, d.W)
-		for w := range d.W {
-			xys[w] = plotter.XY{X: d.Times[w], Y: -d.Dshift[w*d.B+j]}
-		}
-		l, err := plotter.NewLine(xys)
+		l, err := d.blockLine(j)
 		if err != nil {
 			return fmt.Errorf("drift plot: %w", err)
 		}
@@ -124,6 +120,21 @@ func writeDriftPlot(path string, d *driftTable, title string) error {
 	}
 	img := vgimg.NewWith(vgimg.UseWH(10*vg.Inch, 5*vg.Inch), vgimg.UseDPI(100))
 	p.Draw(draw.New(img))
+	return writePNG(path, img)
+}
+
+// blockLine is the line of block j's estimated displacement (−dshift,
+// µm) against time.
+func (d *driftTable) blockLine(j int) (*plotter.Line, error) {
+	xy := make(plotter.XYs, d.W)
+	for w := range d.W {
+		xy[w] = plotter.XY{X: d.Times[w], Y: -d.Dshift[w*d.B+j]}
+	}
+	return plotter.NewLine(xy)
+}
+
+// writePNG writes img to a new file at path as a PNG.
+func writePNG(path string, img *vgimg.Canvas) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err

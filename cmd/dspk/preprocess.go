@@ -38,11 +38,8 @@ dspk preprocess -save-data -o pre run_g0_t0.imec0.ap.bin   # also temp_wh.dat + 
 			save := fs.Bool("save-data", false, "also write the whitened recording as int16 ×200 (temp_wh.dat) and params.py")
 			overwrite := fs.Bool("overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 			return func(args []string) error {
-				if len(args) < 1 {
-					return usagef("preprocess takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
-				}
-				if *out == "" {
-					return usagef("-o DIR is required")
+				if err := checkRunArgs("preprocess", args, *out); err != nil {
+					return err
 				}
 				setOutput(*out)
 				rec, pr, err := in.open(args...)

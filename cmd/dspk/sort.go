@@ -31,11 +31,8 @@ dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 			var sf sortFlags
 			sf.register(fs)
 			return func(args []string) error {
-				if len(args) < 1 {
-					return usagef("sort takes a recording path (or the files of one SpikeGLX run, or - to read their paths from standard input)")
-				}
-				if sf.out == "" {
-					return usagef("-o DIR is required")
+				if err := checkRunArgs("sort", args, sf.out); err != nil {
+					return err
 				}
 				if sf.motion.nblocks < 0 {
 					return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
@@ -50,11 +47,7 @@ dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 					return err
 				}
 				printWarnings(cmdErr, in.warnings)
-				var inputs []string
-				for _, a := range args {
-					inputs = append(inputs, recordingFiles(a, rec)...)
-				}
-				inputs = append(inputs, in.inputFiles()...)
+				inputs := in.runInputs(args, rec)
 				t0 := time.Now()
 				res, err := runSort(cmdCtx, rec, pr, &pf, &sf, inputs, in.warnings, cmdErr)
 				if err != nil {

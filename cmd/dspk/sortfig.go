@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"os"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -134,15 +133,7 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 	}
 	ap.Draw(draw.Crop(dc, 0, aw-W, top, 0))
 	cp.Draw(draw.Crop(dc, aw, 0, top, -vg.Inch/3))
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
+	return writePNG(path, img)
 }
 
 // motionPanel plots the estimated displacement −dshift of each block
@@ -153,11 +144,7 @@ func motionPanel(d *driftTable) (*plot.Plot, error) {
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "−dshift (µm)"
 	for j := range d.B {
-		xy := make(plotter.XYs, d.W)
-		for w := range d.W {
-			xy[w] = plotter.XY{X: d.Times[w], Y: -d.Dshift[w*d.B+j]}
-		}
-		l, err := plotter.NewLine(xy)
+		l, err := d.blockLine(j)
 		if err != nil {
 			return nil, err
 		}
