@@ -1,6 +1,7 @@
 // Command dspk reads extracellular recordings, preprocesses them as
-// Kilosort4 does and detects spikes with Kilosort4's universal-template
-// method, on the CPU or an NVIDIA GPU.
+// Kilosort4 does, detects spikes with Kilosort4's universal-template
+// method, corrects probe motion and sorts the spikes into units, on the
+// CPU or an NVIDIA GPU.
 //
 // Usage:
 //
@@ -13,7 +14,10 @@
 //	simulate    write a synthetic SpikeGLX recording with ground truth
 //	preprocess  compute the whitening matrix (and optionally write whitened data)
 //	detect      detect spikes and write a Phy/SpikeInterface-readable folder
-//	compare     match detections against ground truth
+//	drift       estimate the probe's motion
+//	sort        Kilosort4's whole sort into units, in a Phy/SpikeInterface folder
+//	batch       plan and run many recordings locally or on SLURM (plan, run, slurm, status)
+//	compare     score spikes, units or a motion estimate against ground truth
 //	plot        redraw the drift raster of a detect folder
 //	bench       measure the ops on this machine
 //	version     print the version
