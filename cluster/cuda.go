@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -83,8 +84,13 @@ func newCUDAClusterer(dev *compute.Device, prm *Params) (*cudaClusterer, error) 
 
 // devGroup is a group clustered on the device.
 type devGroup struct {
-	w    *groupWork
+	w *groupWork
+	// x holds the group's rows while they go to the device; in (nil in
+	// the kernel tests, which set x) builds them from the spikes' float32
+	// features when they are needed, so that the host holds the float64
+	// rows of all groups only once, during the upload.
 	x    []float64
+	in   *Input
 	n, d int
 	land []int32
 	g    *graph
@@ -98,14 +104,15 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 	var dg []*devGroup
 	var mu sync.Mutex
 	parallel(work, prm.Workers, func(w *groupWork) {
-		x, n, d := w.features(in)
-		if n < prm.MinGroup {
+		if len(w.spikes) < prm.MinGroup {
+			x, n, d := w.features(in)
 			w.labels, w.nclu = clusterGroup(x, n, d, prm)
 			w.setMeans(x, d)
 			return
 		}
+		w.ichan = unionChannels(in, w.units)
 		mu.Lock()
-		dg = append(dg, &devGroup{w: w, x: x, n: n, d: d})
+		dg = append(dg, &devGroup{w: w, in: in, n: len(w.spikes), d: len(w.ichan) * in.P})
 		mu.Unlock()
 	})
 	if len(dg) == 0 {
@@ -124,9 +131,14 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 	parallel(work, prm.Workers, func(w *groupWork) {
 		for _, g := range dg {
 			if g.w == w {
+				x := g.x
+				if x == nil {
+					x = groupFeatures(in, w.spikes, w.ichan)
+				}
 				dl, K := relabel(g.g, w.labels, prm.InitLabels, prm.Lambda)
-				w.labels, w.nclu = splitGroup(g.x, g.n, g.d, g.g, w.labels, dl, K, prm)
-				w.setMeans(g.x, g.d)
+				w.labels, w.nclu = splitGroup(x, g.n, g.d, g.g, w.labels, dl, K, prm)
+				w.setMeans(x, g.d)
+				g.x = nil
 			}
 		}
 	})
@@ -202,6 +214,14 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 	t0 := time.Now()
 	if err = o.upload(dX, x); err != nil {
 		return err
+	}
+	// The device has the rows: the host's copy goes (the splits build
+	// the rows of a group with in again).
+	x, lay.x = nil, nil
+	for _, g := range dg {
+		if g.in != nil {
+			g.x = nil
+		}
 	}
 	if err = o.upload(dMeta, meta); err != nil {
 		return err
@@ -368,14 +388,42 @@ func newLayout(dg []*devGroup, prm *Params) (*layout, error) {
 	if nX >= 1<<31 || l.nSpk*cudaKMax >= 1<<31 {
 		return nil, fmt.Errorf("cluster: %d feature values of %d spikes on the device, above the kernels' 2³¹", nX, l.nSpk)
 	}
-	// The groups' rows move into one slice (the host keeps them for the
-	// splits and means): no second copy.
-	l.x = make([]float64, 0, nX)
-	for _, g := range dg {
-		o := len(l.x)
-		l.x = append(l.x, g.x...)
-		g.x = l.x[o:len(l.x):len(l.x)]
+	// The groups' rows are built (or moved) into one slice: no second
+	// copy. A group with in drops its rows after the upload (runOn) and
+	// builds them again for its splits.
+	l.x = make([]float64, nX)
+	var todo []int
+	for i, g := range dg {
+		o := int(l.meta[i*metaLen+metaX])
+		dst := l.x[o : o+g.n*g.d : o+g.n*g.d]
+		if g.in == nil {
+			copy(dst, g.x)
+			g.x = dst
+		} else {
+			todo = append(todo, i)
+		}
 	}
+	fill := make(chan int)
+	var wg sync.WaitGroup
+	workers := prm.Workers
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	for range min(workers, len(todo)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range fill {
+				g, o := dg[i], int(l.meta[i*metaLen+metaX])
+				groupFeaturesInto(l.x[o:o+g.n*g.d], g.in, g.w.spikes, g.w.ichan)
+			}
+		}()
+	}
+	for _, i := range todo {
+		fill <- i
+	}
+	close(fill)
+	wg.Wait()
 	return l, nil
 }
 
