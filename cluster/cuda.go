@@ -4,7 +4,6 @@ import (
 	_ "embed"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"time"
 
@@ -85,10 +84,10 @@ func newCUDAClusterer(dev *compute.Device, prm *Params) (*cudaClusterer, error) 
 // devGroup is a group clustered on the device.
 type devGroup struct {
 	w *groupWork
-	// x holds the group's rows while they go to the device; in (nil in
-	// the kernel tests, which set x) builds them from the spikes' float32
-	// features when they are needed, so that the host holds the float64
-	// rows of all groups only once, during the upload.
+	// x holds the group's rows (the kernel tests set it); with in (the
+	// clusterer's groups) they are built from the spikes' float32
+	// features when needed, for the upload and for the splits, one group
+	// per worker: the host never holds the float64 rows of all groups.
 	x    []float64
 	in   *Input
 	n, d int
@@ -172,7 +171,7 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes) (err error) {
 	G := len(dg)
 	meta, land, x := lay.meta, lay.land, lay.x
-	nSpk, nX, nLand, maxN, maxS := lay.nSpk, len(lay.x), len(lay.land), lay.maxN, lay.maxS
+	nSpk, nX, nLand, maxN, maxS := lay.nSpk, lay.nX, len(lay.land), lay.maxN, lay.maxS
 	K, Q := prm.InitLabels, prm.Candidates
 	nblk := (maxN + scoreBlockCUDA - 1) / scoreBlockCUDA
 	var mems []compute.Mem
@@ -212,15 +211,25 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 		}
 	}
 	t0 := time.Now()
-	if err = o.upload(dX, x); err != nil {
-		return err
-	}
-	// The device has the rows: the host's copy goes (the splits build
-	// the rows of a group with in again).
-	x, lay.x = nil, nil
-	for _, g := range dg {
-		if g.in != nil {
-			g.x = nil
+	if x != nil {
+		if err = o.upload(dX, x); err != nil {
+			return err
+		}
+	} else {
+		// One group's float64 rows at a time, built from the float32
+		// features into a reused buffer, to their place on the device.
+		var buf []float64
+		for i, g := range dg {
+			rows := g.x
+			if g.in != nil {
+				buf = growF(buf, g.n*g.d)
+				clear(buf)
+				groupFeaturesInto(buf, g.in, g.w.spikes, g.w.ichan)
+				rows = buf
+			}
+			if err = o.upload(dX.Add(8*int(meta[i*metaLen+metaX])), rows); err != nil {
+				return err
+			}
 		}
 	}
 	if err = o.upload(dMeta, meta); err != nil {
@@ -365,8 +374,9 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 
 // layout is the device groups laid end to end, as the kernels read them.
 type layout struct {
-	meta, land       []int32 // [G·metaLen], landmarks
-	x                []float64
+	meta, land       []int32   // [G·metaLen], landmarks
+	x                []float64 // the rows, nil where runOn builds them per group
+	nX               int       // feature values of all groups
 	nSpk, maxN, maxS int
 }
 
@@ -388,42 +398,22 @@ func newLayout(dg []*devGroup, prm *Params) (*layout, error) {
 	if nX >= 1<<31 || l.nSpk*cudaKMax >= 1<<31 {
 		return nil, fmt.Errorf("cluster: %d feature values of %d spikes on the device, above the kernels' 2³¹", nX, l.nSpk)
 	}
-	// The groups' rows are built (or moved) into one slice: no second
-	// copy. A group with in drops its rows after the upload (runOn) and
-	// builds them again for its splits.
-	l.x = make([]float64, nX)
-	var todo []int
-	for i, g := range dg {
-		o := int(l.meta[i*metaLen+metaX])
-		dst := l.x[o : o+g.n*g.d : o+g.n*g.d]
-		if g.in == nil {
-			copy(dst, g.x)
-			g.x = dst
-		} else {
-			todo = append(todo, i)
+	l.nX = nX
+	// Groups with in (the clusterer's) build their rows group by group
+	// as runOn uploads them: the host never holds the float64 rows of
+	// all groups. Groups with rows (the kernel tests') move them into
+	// one slice, as the kernels read it.
+	for _, g := range dg {
+		if g.in != nil {
+			return l, nil
 		}
 	}
-	fill := make(chan int)
-	var wg sync.WaitGroup
-	workers := prm.Workers
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
+	l.x = make([]float64, 0, nX)
+	for _, g := range dg {
+		o := len(l.x)
+		l.x = append(l.x, g.x...)
+		g.x = l.x[o:len(l.x):len(l.x)]
 	}
-	for range min(workers, len(todo)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range fill {
-				g, o := dg[i], int(l.meta[i*metaLen+metaX])
-				groupFeaturesInto(l.x[o:o+g.n*g.d], g.in, g.w.spikes, g.w.ichan)
-			}
-		}()
-	}
-	for _, i := range todo {
-		fill <- i
-	}
-	close(fill)
-	wg.Wait()
 	return l, nil
 }
 
