@@ -308,13 +308,20 @@ func unionChannels(in *Input, units []int32) []int32 {
 // float64: each spike's features written at its unit's channel positions
 // in ichan, zeros elsewhere, channel-major ([n][len(ichan)][P]).
 func groupFeatures(in *Input, spikes, ichan []int32) []float64 {
+	x := make([]float64, len(spikes)*len(ichan)*in.P)
+	groupFeaturesInto(x, in, spikes, ichan)
+	return x
+}
+
+// groupFeaturesInto writes the group's Xd (as [groupFeatures]) into x,
+// which holds len(spikes)·len(ichan)·P zeros.
+func groupFeaturesInto(x []float64, in *Input, spikes, ichan []int32) {
 	pos := make([]int, in.C)
 	for j, ch := range ichan {
 		pos[ch] = j
 	}
 	P, NC := in.P, in.NC
 	d := len(ichan) * P
-	x := make([]float64, len(spikes)*d)
 	for r, i := range spikes {
 		u := int(in.Unit[i])
 		row := x[r*d : (r+1)*d]
@@ -326,7 +333,6 @@ func groupFeatures(in *Input, spikes, ichan []int32) []float64 {
 			}
 		}
 	}
-	return x
 }
 
 // clusterGroup clusters one group's n rows of x (d features): one cluster

@@ -83,8 +83,13 @@ func newCUDAClusterer(dev *compute.Device, prm *Params) (*cudaClusterer, error) 
 
 // devGroup is a group clustered on the device.
 type devGroup struct {
-	w    *groupWork
+	w *groupWork
+	// x holds the group's rows (the kernel tests set it); with in (the
+	// clusterer's groups) they are built from the spikes' float32
+	// features when needed, for the upload and for the splits, one group
+	// per worker: the host never holds the float64 rows of all groups.
 	x    []float64
+	in   *Input
 	n, d int
 	land []int32
 	g    *graph
@@ -98,14 +103,15 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 	var dg []*devGroup
 	var mu sync.Mutex
 	parallel(work, prm.Workers, func(w *groupWork) {
-		x, n, d := w.features(in)
-		if n < prm.MinGroup {
+		if len(w.spikes) < prm.MinGroup {
+			x, n, d := w.features(in)
 			w.labels, w.nclu = clusterGroup(x, n, d, prm)
 			w.setMeans(x, d)
 			return
 		}
+		w.ichan = unionChannels(in, w.units)
 		mu.Lock()
-		dg = append(dg, &devGroup{w: w, x: x, n: n, d: d})
+		dg = append(dg, &devGroup{w: w, in: in, n: len(w.spikes), d: len(w.ichan) * in.P})
 		mu.Unlock()
 	})
 	if len(dg) == 0 {
@@ -124,9 +130,14 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 	parallel(work, prm.Workers, func(w *groupWork) {
 		for _, g := range dg {
 			if g.w == w {
+				x := g.x
+				if x == nil {
+					x = groupFeatures(in, w.spikes, w.ichan)
+				}
 				dl, K := relabel(g.g, w.labels, prm.InitLabels, prm.Lambda)
-				w.labels, w.nclu = splitGroup(g.x, g.n, g.d, g.g, w.labels, dl, K, prm)
-				w.setMeans(g.x, g.d)
+				w.labels, w.nclu = splitGroup(x, g.n, g.d, g.g, w.labels, dl, K, prm)
+				w.setMeans(x, g.d)
+				g.x = nil
 			}
 		}
 	})
@@ -160,7 +171,7 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes) (err error) {
 	G := len(dg)
 	meta, land, x := lay.meta, lay.land, lay.x
-	nSpk, nX, nLand, maxN, maxS := lay.nSpk, len(lay.x), len(lay.land), lay.maxN, lay.maxS
+	nSpk, nX, nLand, maxN, maxS := lay.nSpk, lay.nX, len(lay.land), lay.maxN, lay.maxS
 	K, Q := prm.InitLabels, prm.Candidates
 	nblk := (maxN + scoreBlockCUDA - 1) / scoreBlockCUDA
 	var mems []compute.Mem
@@ -200,8 +211,26 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 		}
 	}
 	t0 := time.Now()
-	if err = o.upload(dX, x); err != nil {
-		return err
+	if x != nil {
+		if err = o.upload(dX, x); err != nil {
+			return err
+		}
+	} else {
+		// One group's float64 rows at a time, built from the float32
+		// features into a reused buffer, to their place on the device.
+		var buf []float64
+		for i, g := range dg {
+			rows := g.x
+			if g.in != nil {
+				buf = growF(buf, g.n*g.d)
+				clear(buf)
+				groupFeaturesInto(buf, g.in, g.w.spikes, g.w.ichan)
+				rows = buf
+			}
+			if err = o.upload(dX.Add(8*int(meta[i*metaLen+metaX])), rows); err != nil {
+				return err
+			}
+		}
 	}
 	if err = o.upload(dMeta, meta); err != nil {
 		return err
@@ -345,8 +374,9 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 
 // layout is the device groups laid end to end, as the kernels read them.
 type layout struct {
-	meta, land       []int32 // [G·metaLen], landmarks
-	x                []float64
+	meta, land       []int32   // [G·metaLen], landmarks
+	x                []float64 // the rows, nil where runOn builds them per group
+	nX               int       // feature values of all groups
 	nSpk, maxN, maxS int
 }
 
@@ -368,8 +398,16 @@ func newLayout(dg []*devGroup, prm *Params) (*layout, error) {
 	if nX >= 1<<31 || l.nSpk*cudaKMax >= 1<<31 {
 		return nil, fmt.Errorf("cluster: %d feature values of %d spikes on the device, above the kernels' 2³¹", nX, l.nSpk)
 	}
-	// The groups' rows move into one slice (the host keeps them for the
-	// splits and means): no second copy.
+	l.nX = nX
+	// Groups with in (the clusterer's) build their rows group by group
+	// as runOn uploads them: the host never holds the float64 rows of
+	// all groups. Groups with rows (the kernel tests') move them into
+	// one slice, as the kernels read it.
+	for _, g := range dg {
+		if g.in != nil {
+			return l, nil
+		}
+	}
 	l.x = make([]float64, 0, nX)
 	for _, g := range dg {
 		o := len(l.x)

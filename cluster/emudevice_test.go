@@ -24,11 +24,14 @@ type emuOps struct {
 }
 
 func (o *emuOps) buf(p compute.Ptr, bytes int) []byte {
-	b, ok := o.mem[p]
-	if !ok || bytes > len(b) {
+	// Buffers start at multiples of 2⁴⁰ (alloc): p may point inside one.
+	base := p &^ (1<<40 - 1)
+	off := int(p - base)
+	b, ok := o.mem[base]
+	if !ok || off+bytes > len(b) {
 		o.t.Fatalf("emulated device: %d bytes at %#x (allocated %d, %v)", bytes, p, len(b), ok)
 	}
-	return b[:bytes]
+	return b[off : off+bytes]
 }
 
 func (o *emuOps) alloc(bytes int) (compute.Mem, error) {

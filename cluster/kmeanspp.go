@@ -303,16 +303,21 @@ func sortByDist(ord []int32, dist []float64) {
 	}
 }
 
+// growF returns s resized to n, reallocated (with room to double) when
+// its capacity is short: the per-anchor tables grow every round, and
+// exact-size allocations made a new one each time. Callers write every
+// value they read.
 func growF(s []float64, n int) []float64 {
 	if cap(s) < n {
-		return make([]float64, n)
+		return make([]float64, n, max(n, 2*cap(s)))
 	}
 	return s[:n]
 }
 
+// growI is growF for int32.
 func growI(s []int32, n int) []int32 {
 	if cap(s) < n {
-		return make([]int32, n)
+		return make([]int32, n, max(n, 2*cap(s)))
 	}
 	return s[:n]
 }

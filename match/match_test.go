@@ -137,6 +137,24 @@ func TestMatchReuse(t *testing.T) {
 	if second.Len() == 0 {
 		t.Fatal("second window: no spikes")
 	}
+	// Close drops the window scratch; the channels still answer.
+	var chans []int32
+	var best []int
+	for u := range a.tm.N {
+		chans, best = append(chans, m.Channels(u)...), append(best, m.BestChannel(u))
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if m.b != nil || m.xres != nil || m.s != nil {
+		t.Fatal("Close kept the window scratch")
+	}
+	for u := range a.tm.N {
+		if fmt.Sprint(m.Channels(u)) != fmt.Sprint(chans[u*prm.NearestChans:(u+1)*prm.NearestChans]) || m.BestChannel(u) != best[u] {
+			t.Fatalf("template %d: channels %v best %d after Close, %v %d before", u, m.Channels(u), m.BestChannel(u),
+				chans[u*prm.NearestChans:(u+1)*prm.NearestChans], best[u])
+		}
+	}
 }
 
 func TestMatchDropsNegativeTroughs(t *testing.T) {

@@ -78,9 +78,13 @@ func (m *Matcher) appendDevice(dst *Spikes, ownStart int64) {
 	})
 }
 
-// Close frees the device memory of the CUDA back end; on the CPU it does
-// nothing. The matcher cannot be used afterwards.
+// Close frees the device memory of the CUDA back end and the CPU back
+// end's window scratch. Channels and BestChannel still answer; matching
+// cannot be used afterwards.
 func (m *Matcher) Close() error {
+	// The CPU back end's window scratch (projections, residual) goes;
+	// Channels and BestChannel still answer.
+	m.b, m.s, m.sbar, m.su, m.dirty, m.xres = nil, nil, nil, nil, nil, nil
 	if m.gpu == nil {
 		return nil
 	}

@@ -250,6 +250,12 @@ func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, erro
 	if err != nil {
 		return nil, err
 	}
+	// The matcher's window buffers (the CPU's projections, the GPU's
+	// device memory) are not needed by the host stages; its channels
+	// still answer.
+	if err := m.Close(); err != nil {
+		return nil, fmt.Errorf("%s: matching: %w", name, err)
+	}
 	res.Matched = ms.Len()
 	stage("matching", t0, res.Matched, "spikes")
 	if res.Matched < MinSortSpikes {
