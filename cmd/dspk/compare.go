@@ -26,11 +26,12 @@ dspk detect -o det1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth det1
 dspk compare -json -truth sim1/truth det1
 dspk compare -truth sim1/truth -units sort1
+dspk compare -truth sort-cpu sort-gpu      # two sorts: units of one against the other
 dspk drift -o drift1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth drift1`,
 		writesNothing: true,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			truthDir := fs.String("truth", "", "ground-truth folder written by dspk simulate (required)")
+			truthDir := fs.String("truth", "", "ground-truth folder written by dspk simulate, or a sort folder to score another sort's units against (required)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 			opt := compare.DefaultOptions()
 			fs.Int64Var(&opt.MaxLag, "max-lag", opt.MaxLag, "largest time difference in samples")

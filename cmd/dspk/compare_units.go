@@ -5,8 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"dspk/compare"
 	"dspk/sim"
@@ -56,7 +59,7 @@ func (u *unitFlags) run(truthDir, dir string, asJSON bool) error {
 	if !(*u.well > 0 && *u.well <= 1) {
 		return fmt.Errorf("compare: -well-detected %g must be in (0, 1]", *u.well)
 	}
-	truth, err := sim.ReadTruthDir(truthDir)
+	ref, fs, samples, err := readReference(truthDir)
 	if err != nil {
 		return err
 	}
@@ -64,39 +67,103 @@ func (u *unitFlags) run(truthDir, dir string, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	fs := truth.Config.SampleRate
 	opt := compare.DefaultUnitOptions(fs)
 	opt.Delta = int64(*u.deltaTime / 1000 * fs)
 	opt.WellDetected = *u.well
-	ids := make([]int32, truth.Units())
-	for i := range ids {
-		ids[i] = int32(i)
-	}
-	r, err := compare.MatchUnits(compare.Sorting{Times: truth.SpikeTimes, Labels: truth.SpikeClusters, Units: ids}, so, opt)
+	r, err := compare.MatchUnits(ref, so, opt)
 	if err != nil {
 		return fmt.Errorf("compare: %s against %s: %w", dir, truthDir, err)
 	}
 	var warnings []string
-	if start, end, ok := detectionRange(dir, so.Times); ok {
-		lo, hi := max(start, 0), min(end, truth.Samples)
-		union := max(end, truth.Samples) - min(start, 0)
+	if start, end, ok := detectionRange(dir, so.Times); ok && samples > 0 {
+		lo, hi := max(start, 0), min(end, samples)
+		union := max(end, samples) - min(start, 0)
 		if union > 0 && float64(max(hi-lo, 0)) < RangeOverlapWarn*float64(union) {
 			warnings = append(warnings, fmt.Sprintf("the truth in %s covers %.3f–%.3f s but the units in %s cover %.3f–%.3f s; "+
-				"spikes outside the common range count against accuracy", truthDir, 0.0, float64(truth.Samples)/fs, dir,
+				"spikes outside the common range count against accuracy", truthDir, 0.0, float64(samples)/fs, dir,
 				float64(start)/fs, float64(end)/fs))
 		}
 	}
+	agree := spikeAgreement(r)
 	printWarnings(cmdErr, warnings)
 	if asJSON {
 		enc := json.NewEncoder(cmdOut)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			*compare.UnitReport
-			Warnings []string `json:"warnings,omitempty"`
-		}{r, warnings})
+			Agreement float64  `json:"spike_agreement"`
+			Warnings  []string `json:"warnings,omitempty"`
+		}{r, agree, warnings})
 	}
 	printUnitReport(cmdOut, r)
+	fmt.Fprintf(cmdOut, "\n%.4f of the %s's spikes are in the corresponding units\n", agree, map[bool]string{true: "reference sort", false: "truth"}[ref.Units == nil])
 	return nil
+}
+
+// spikeAgreement is the fraction of the reference's spikes that the
+// one-to-one assignment of r pairs with a spike of the corresponding
+// sorted unit: ΣTP / Σspikes over the reference units. Two sorts of one
+// recording (the CPU's and the GPU's, two seeds) agree spike for spike
+// at 1.
+func spikeAgreement(r *compare.UnitReport) float64 {
+	var tp, n int64
+	for _, u := range r.Truth {
+		tp += u.TP
+		n += int64(u.Spikes)
+	}
+	if n == 0 {
+		return 0
+	}
+	return float64(tp) / float64(n)
+}
+
+// readReference reads what -truth names: a simulator's truth folder, or
+// another sort folder (spike_times.npy and spike_clusters.npy without the
+// truth's truth.json, its sample rate from params.py), whose units then take the truth's place. It
+// returns the reference's spikes, the sample rate and the recording's
+// length in samples (0 when a sort folder does not say).
+func readReference(dir string) (compare.Sorting, float64, int64, error) {
+	_, noTruth := os.Stat(filepath.Join(dir, "truth.json"))
+	if _, err := os.Stat(filepath.Join(dir, "spike_clusters.npy")); err == nil && noTruth != nil {
+		so, err := readSorting(dir)
+		if err != nil {
+			return compare.Sorting{}, 0, 0, err
+		}
+		fs, err := paramsSampleRate(filepath.Join(dir, "params.py"))
+		if err != nil {
+			return compare.Sorting{}, 0, 0, err
+		}
+		return so, fs, 0, nil
+	}
+	truth, err := sim.ReadTruthDir(dir)
+	if err != nil {
+		return compare.Sorting{}, 0, 0, err
+	}
+	ids := make([]int32, truth.Units())
+	for i := range ids {
+		ids[i] = int32(i)
+	}
+	return compare.Sorting{Times: truth.SpikeTimes, Labels: truth.SpikeClusters, Units: ids}, truth.Config.SampleRate, truth.Samples, nil
+}
+
+// paramsSampleRate reads the sample_rate line of a Phy params.py.
+func paramsSampleRate(path string) (float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("compare: a sort folder given as -truth needs its params.py: %w", err)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "sample_rate" {
+			continue
+		}
+		fs, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(fs > 0) || math.IsInf(fs, 0) {
+			return 0, fmt.Errorf("%s:%d: sample_rate %q is not a positive number", path, i+1, strings.TrimSpace(v))
+		}
+		return fs, nil
+	}
+	return 0, fmt.Errorf("%s: no sample_rate line", path)
 }
 
 // readSorting reads spike_times.npy and spike_clusters.npy of a folder.

@@ -37,6 +37,11 @@ func TestCompareUnits(t *testing.T) {
 		if err := export.WriteNPYFile(filepath.Join(d, "spike_clusters.npy"), []int{len(labels)}, labels); err != nil {
 			t.Fatal(err)
 		}
+		if name == "perfect" {
+			if err := os.WriteFile(filepath.Join(d, "params.py"), []byte("dat_path = 'x.bin'\nsample_rate = 30000.0\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		if marker {
 			if err := os.WriteFile(filepath.Join(d, sortMarker), []byte("cluster_id\tKSLabel\n"), 0o644); err != nil {
 				t.Fatal(err)
@@ -87,6 +92,26 @@ func TestCompareUnits(t *testing.T) {
 	if r := score(write("split", split, true)); r.WellDetected != 3 || r.Redundant != 1 || r.Truth[0].Accuracy != float64(n0-n0/4)/float64(n0) {
 		t.Errorf("split (%d spikes of unit 0): %+v", n0, r)
 	}
+	// Two sorts: the perfect one as the reference of the split one.
+	code, stdout, stderr := dspk(t, "compare", "-json", "-truth", perfect, filepath.Join(dir, "split"))
+	var two struct {
+		NTruth    int     `json:"n_truth_units"`
+		Redundant int     `json:"redundant"`
+		Agreement float64 `json:"spike_agreement"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &two); code != 0 || err != nil {
+		t.Fatalf("two sorts: exit %d, %v, %s", code, err, stderr)
+	}
+	if want := float64(len(split)-n0/4) / float64(len(split)); two.NTruth != 4 || two.Redundant != 1 || two.Agreement != want {
+		t.Errorf("two sorts: %+v, want agreement %v", two, want)
+	}
+	if code, stdout, _ := dspk(t, "compare", "-truth", perfect, perfect); code != 0 || !strings.Contains(stdout, "1.0000 of the reference sort's spikes") {
+		t.Errorf("a sort against itself: exit %d\n%s", code, stdout)
+	}
+	// A reference sort without params.py is refused by name.
+	if code, _, stderr := dspk(t, "compare", "-truth", filepath.Join(dir, "split"), perfect); code != 1 || !strings.Contains(stderr, "params.py") {
+		t.Errorf("reference without params.py: exit %d, %s", code, stderr)
+	}
 	// Without the marker: -units turns unit scoring on; without it the
 	// spike comparison runs and wants spike_positions.npy.
 	plain := write("plain", relabel, false)
@@ -101,7 +126,7 @@ func TestCompareUnits(t *testing.T) {
 		t.Errorf("-units=false: exit %d, %s", code, stderr)
 	}
 	// The text report lists every truth unit.
-	code, stdout, _ := dspk(t, "compare", "-truth", truthDir, perfect)
+	code, stdout, _ = dspk(t, "compare", "-truth", truthDir, perfect)
 	if code != 0 || !strings.Contains(stdout, "well detected    4") || strings.Count(stdout, "\n") < 14 {
 		t.Errorf("text report: exit %d\n%s", code, stdout)
 	}
