@@ -24,8 +24,10 @@ const stepSort = "sort"
 var sortNotPlanned = map[string]bool{"o": true, "device": true, "overwrite": true}
 
 // sortRefused are the flags of batch plan that a sort plan refuses, with
-// why (detect's own flags).
+// why (detect's own flags, and time shards).
 var sortRefused = map[string]string{
+	"shard-length": "a sort is never split in time: clustering, the CCG merges and the drift estimate need every spike of the recording " +
+		"(docs/cluster-running.md, \"Sort: what shards exactly\"); each sort row is a whole recording",
 	"threshold": "sort's detection threshold is -Th_universal; use -Th_universal",
 	"templates": "sort learns its universal templates from the recording (dspk sort has no -templates)",
 }
