@@ -18,8 +18,8 @@ import (
 // gets (stored in the plan's args); a sort row gets these but
 // detectOnlyFlags, and the flags of sortPlanFlags.
 var planPassFlags = map[string]bool{
-	"probe": true, "channels": true, "rate": true, "dtype": true, "scale": true, "strict-size": true,
-	"tmin": true, "tmax": true, "invert": true, "no-car": true, "highpass": true, "batch": true, "nskip": true,
+	"probe": true, "channels": true, "rate": true, "dtype": true, "scale": true, "strict-size": true, "force-dtype": true,
+	"car-groups": true, "tmin": true, "tmax": true, "invert": true, "no-car": true, "highpass": true, "batch": true, "nskip": true,
 	"th-single-ch": true, "nearest_chans": true, "nearest_templates": true, "groups": true,
 	"threshold": true, "templates": true,
 }
@@ -38,8 +38,8 @@ dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 			in.register(fs)
 			var pf pipelineFlags
 			pf.register(fs)
-			fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
-			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates)")
+			fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal; -kind detect only: sort's is -Th_universal)")
+			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates; -kind detect only)")
 			out := fs.String("o", "", "output root (required): the outputs mirror the input folders below it")
 			planPath := fs.String("plan", "", "plan file to write (default OUTROOT/plan.json)")
 			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never; detect only)")

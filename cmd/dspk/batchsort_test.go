@@ -227,6 +227,14 @@ func TestBatchSortRefusals(t *testing.T) {
 	if r := pl.Rows[0]; len(pl.Rows) != 1 || r.Seconds != 9 || r.Step != stepSort {
 		t.Errorf("rows %+v", pl.Rows)
 	}
+	// Flags of the recording and the CAR reach the rows (in name order).
+	out3 := filepath.Join(dir, "out3")
+	if code, _, stderr := dspk(t, "batch", "plan", "-o", out3, "-kind", "sort", "-force-dtype", "-groups", "-car-groups", in); code != 0 {
+		t.Fatalf("batch plan: %d %s", code, stderr)
+	}
+	if pl3, err := readPlan(filepath.Join(out3, "plan.json")); err != nil || !slices.Equal(pl3.Args, []string{"-car-groups=true", "-force-dtype=true", "-groups=true"}) {
+		t.Errorf("args %v, %v", pl3, err)
+	}
 	b, _ := os.ReadFile(plan)
 	for _, c := range []struct {
 		edit func(m map[string]any)
