@@ -52,11 +52,16 @@ func sortPlanFlags(fs *flag.FlagSet) (*sortFlags, map[string]bool) {
 }
 
 // sortOnlyReasons says of each sort-only flag why a detect plan refuses
-// it.
+// it. The motion flags are detect's too, but a detect plan's rows do not
+// correct motion: its time shards would need a global drift estimate.
 func sortOnlyReasons(only map[string]bool) map[string]string {
+	motion := map[string]bool{"nblocks": true, "sig_interp": true, "binning_depth": true, "correction": true}
 	why := map[string]string{}
 	for name := range only {
 		why[name] = "it is a flag of sort (plan with -kind sort)"
+		if motion[name] {
+			why[name] = "a detect plan's rows do not correct motion (dspk detect -nblocks does; plan with -kind sort to sort with it)"
+		}
 	}
 	return why
 }

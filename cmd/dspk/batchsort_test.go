@@ -201,6 +201,7 @@ func TestBatchSortRefusals(t *testing.T) {
 		{[]string{"-kind", "sort", "-nblocks", "-1"}, "-nblocks -1: must be 0"},
 		{[]string{"-Th_learned", "7"}, "-Th_learned does not apply to -kind detect: it is a flag of sort (plan with -kind sort)"},
 		{[]string{"-kind", "detect", "-pc-overwrite"}, "-pc-overwrite does not apply to -kind detect"},
+		{[]string{"-nblocks", "1"}, "-nblocks does not apply to -kind detect: a detect plan's rows do not correct motion"},
 		{[]string{"-kind", "drift"}, `-kind "drift": detect or sort`},
 	} {
 		args := append(append([]string{"batch", "plan", "-o", out}, c.args...), in)
