@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,6 +71,16 @@ func TestBatchSort(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "sort ") || !strings.Contains(stdout, "2 rows; plan written") {
 		t.Errorf("printed plan:\n%s", stdout)
+	}
+
+	// SLURM: one array of both rows, its limits from the sort estimates.
+	scripts, err := writeSlurm(pl, slurmOptions{gpus: true, exe: "/opt/dspk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantMiB := int64(math.Ceil(1.5 * float64(pl.Rows[0].EstMemBytes) / (1 << 20)))
+	if len(scripts) != 1 || !slices.Equal(scripts[0].rows, []int{0, 1}) || scripts[0].time != "0:10:00" || scripts[0].memMiB != wantMiB {
+		t.Errorf("slurm scripts %+v, want one of rows 0,1, 0:10:00 and %d MiB", scripts, wantMiB)
 	}
 
 	code, stdout, stderr = dspk(t, "batch", "run", "-devices", "cpu,cpu", plan)
