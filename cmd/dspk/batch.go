@@ -15,8 +15,8 @@ import (
 )
 
 // planPassFlags are the flags of batch plan that every row's detect
-// gets (stored in the plan's args); a sort row gets these but
-// detectOnlyFlags, and the flags of sortPlanFlags.
+// gets (stored in the plan's args); a sort row gets these but those of
+// sortRefused, and the flags sortPlanFlags adds ([passFlag]).
 var planPassFlags = map[string]bool{
 	"probe": true, "channels": true, "rate": true, "dtype": true, "scale": true, "strict-size": true, "force-dtype": true,
 	"car-groups": true, "tmin": true, "tmax": true, "invert": true, "no-car": true, "highpass": true, "batch": true, "nskip": true,
