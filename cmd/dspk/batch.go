@@ -15,10 +15,11 @@ import (
 )
 
 // planPassFlags are the flags of batch plan that every row's detect
-// gets (stored in the plan's args).
+// gets (stored in the plan's args); a sort row gets these but those of
+// sortRefused, and the flags sortPlanFlags adds ([passFlag]).
 var planPassFlags = map[string]bool{
-	"probe": true, "channels": true, "rate": true, "dtype": true, "scale": true, "strict-size": true,
-	"tmin": true, "tmax": true, "invert": true, "no-car": true, "highpass": true, "batch": true, "nskip": true,
+	"probe": true, "channels": true, "rate": true, "dtype": true, "scale": true, "strict-size": true, "force-dtype": true,
+	"car-groups": true, "tmin": true, "tmax": true, "invert": true, "no-car": true, "highpass": true, "batch": true, "nskip": true,
 	"th-single-ch": true, "nearest_chans": true, "nearest_templates": true, "groups": true,
 	"threshold": true, "templates": true,
 }
@@ -26,22 +27,24 @@ var planPassFlags = map[string]bool{
 func init() {
 	register(&command{
 		name:  "batch plan",
-		short: "find the recordings under folders and plan one detect job per probe stream and time shard",
+		short: "find the recordings under folders and plan one detect (or sort) job per probe stream and time shard",
 		usage: "DIR...",
 		example: `dspk batch plan -o /scratch/out /data/2026-12-01 /data/2026-12-02
 dspk batch plan -o out -shard-length 30m -threshold 8 sessions/
-dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
+dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/
+dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			var in inputFlags
 			in.register(fs)
 			var pf pipelineFlags
 			pf.register(fs)
-			fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
-			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates)")
+			fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal; -kind detect only: sort's is -Th_universal)")
+			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates; -kind detect only)")
 			out := fs.String("o", "", "output root (required): the outputs mirror the input folders below it")
 			planPath := fs.String("plan", "", "plan file to write (default OUTROOT/plan.json)")
-			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never)")
-			kind := fs.String("kind", "detect", "what each row runs: detect")
+			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never; detect only)")
+			kind := fs.String("kind", "detect", "what each row runs: detect, or sort (the whole sort of a probe stream in one row, never split in time)")
+			sf, sortOnly := sortPlanFlags(fs)
 			estDev := fs.String("estimate-for", "cuda", "device kind the time estimates assume: cpu or cuda")
 			return func(args []string) error {
 				if len(args) == 0 {
@@ -50,8 +53,24 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 				if *out == "" {
 					return usagef("-o OUTROOT is required")
 				}
-				if *kind != "detect" {
-					return usagef("-kind %q: only detect is supported (sort will add its own global and merge steps)", *kind)
+				given := map[string]bool{}
+				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+				shardSeconds := shard.Seconds()
+				switch *kind {
+				case "detect":
+					if err := refuseGiven(given, sortOnlyReasons(sortOnly), "-kind detect"); err != nil {
+						return err
+					}
+				case "sort":
+					if err := refuseGiven(given, sortRefused, "-kind sort"); err != nil {
+						return err
+					}
+					if sf.motion.nblocks < 0 {
+						return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
+					}
+					shardSeconds = 0
+				default:
+					return usagef("-kind %q: detect or sort", *kind)
 				}
 				if *estDev != "cpu" && *estDev != "cuda" {
 					return usagef("-estimate-for %q: cpu or cuda", *estDev)
@@ -61,7 +80,7 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 				}
 				var pass []string
 				fs.Visit(func(f *flag.Flag) {
-					if planPassFlags[f.Name] {
+					if passFlag(*kind, f.Name, sortOnly) {
 						v := f.Value.String()
 						if f.Name == "probe" || f.Name == "templates" {
 							v = absFileArg(v)
@@ -69,7 +88,7 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 						pass = append(pass, "-"+f.Name+"="+v)
 					}
 				})
-				pl, err := makePlan(args, *out, pass, shard.Seconds(), &in, &pf, *estDev == "cuda")
+				pl, err := makePlan(args, *out, *kind, pass, shardSeconds, &in, &pf, *estDev == "cuda")
 				if err != nil {
 					return err
 				}
@@ -127,8 +146,9 @@ dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/`,
 	})
 }
 
-// makePlan finds the recordings under inputs and plans their rows.
-func makePlan(inputs []string, out string, args []string, shardSeconds float64, in *inputFlags, pf *pipelineFlags, gpu bool) (*Plan, error) {
+// makePlan finds the recordings under inputs and plans their rows of
+// kind ("detect" or "sort"; a sort row is always a whole recording).
+func makePlan(inputs []string, out, kind string, args []string, shardSeconds float64, in *inputFlags, pf *pipelineFlags, gpu bool) (*Plan, error) {
 	if err := checkOutRoot(out, inputs); err != nil {
 		return nil, err
 	}
@@ -137,7 +157,7 @@ func makePlan(inputs []string, out string, args []string, shardSeconds float64, 
 	if err != nil {
 		return nil, err
 	}
-	pl := &Plan{Format: planFormat, Kind: "detect", OutRoot: pipeline.AbsPath(out), Args: args, ShardSeconds: shardSeconds}
+	pl := &Plan{Format: planFormat, Kind: kind, OutRoot: pipeline.AbsPath(out), Args: args, ShardSeconds: shardSeconds}
 	for _, i := range inputs {
 		pl.Inputs = append(pl.Inputs, pipeline.AbsPath(i))
 	}
@@ -191,6 +211,13 @@ func makePlan(inputs []string, out string, args []string, shardSeconds float64, 
 			Windows: [2]int{0, sched.Windows}, Seconds: seconds, Channels: channels, Bytes: size, Out: final, Step: stepDetect}
 		est := func(r *Row, secs float64) {
 			r.EstSeconds, r.EstMemBytes = estimate(secs, channels, fs, cfg.BatchSize, cfg.NT, gpu)
+		}
+		if kind == "sort" {
+			row.Step = stepSort
+			row.EstSeconds, row.EstMemBytes = estimateSort(seconds, channels, fs, cfg.BatchSize, cfg.NT, gpu)
+			row.ID = len(pl.Rows)
+			pl.Rows = append(pl.Rows, row)
+			continue
 		}
 		perWin := math.MaxInt
 		if shardSeconds > 0 {

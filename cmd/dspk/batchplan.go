@@ -28,13 +28,20 @@ const (
 	stepMerge  = "merge"  // the shards' spikes into one folder
 )
 
+// planSteps are the steps of the rows of each kind of plan.
+var planSteps = map[string]map[string]bool{
+	"detect": {stepDetect: true, stepGlobal: true, stepShard: true, stepMerge: true},
+	"sort":   {stepSort: true},
+}
+
 // Plan is a batch plan: what to run, row by row, and where the results go.
 // Rows of phase 0 need nothing; a row of phase p > 0 needs the rows of
 // its Needs (all of a lower phase) to be done.
 type Plan struct {
 	Format string `json:"format"`
-	// Kind is the command the plan runs: "detect" (a "sort" kind adds
-	// its own global and merge steps).
+	// Kind is the command the plan runs: "detect" (rows of steps detect,
+	// global, shard and merge) or "sort" (rows of step sort, each a whole
+	// recording).
 	Kind string `json:"kind"`
 	// OutRoot is the folder the outputs mirror the inputs in.
 	OutRoot string `json:"out_root"`
@@ -295,12 +302,16 @@ func readPlan(path string) (*Plan, error) {
 	if pl.Format != planFormat {
 		return nil, fmt.Errorf("batch: %s: format %q, want %q (write it with dspk batch plan)", path, pl.Format, planFormat)
 	}
-	if pl.Kind != "detect" {
-		return nil, fmt.Errorf("batch: %s: kind %q is not supported (detect)", path, pl.Kind)
+	steps := planSteps[pl.Kind]
+	if steps == nil {
+		return nil, fmt.Errorf("batch: %s: kind %q is not supported (detect or sort)", path, pl.Kind)
 	}
 	for i, r := range pl.Rows {
 		if r.ID != i {
 			return nil, fmt.Errorf("batch: %s: row %d has id %d", path, i, r.ID)
+		}
+		if !steps[r.Step] {
+			return nil, fmt.Errorf("batch: %s: row %d has step %q, not one of a %s plan", path, i, r.Step, pl.Kind)
 		}
 		for _, n := range r.Needs {
 			if n < 0 || n >= len(pl.Rows) || pl.Rows[n].Phase >= r.Phase {

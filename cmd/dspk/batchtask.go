@@ -94,25 +94,37 @@ func writeMark(dir string, pl *Plan, r *Row, device string) error {
 // rowFlags parses the plan's flags (and the row's stream) as detect
 // would.
 func rowFlags(pl *Plan, r *Row) (*inputFlags, *pipelineFlags, *detectFlags, error) {
+	var in inputFlags
+	var pf pipelineFlags
+	var df detectFlags
+	err := parseRowArgs(pl, r, func(fs *flag.FlagSet) {
+		in.register(fs)
+		pf.register(fs)
+		df.register(fs)
+	})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return &in, &pf, &df, nil
+}
+
+// parseRowArgs parses the plan's flags and the row's stream on a flag
+// set that register fills.
+func parseRowArgs(pl *Plan, r *Row, register func(fs *flag.FlagSet)) error {
 	fs := flag.NewFlagSet("dspk batch task", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	var in inputFlags
-	in.register(fs)
-	var pf pipelineFlags
-	pf.register(fs)
-	var df detectFlags
-	df.register(fs)
+	register(fs)
 	args := append([]string(nil), pl.Args...)
 	if r.Stream != "" {
 		args = append(args, "-stream", r.Stream)
 	}
 	if err := fs.Parse(args); err != nil {
-		return nil, nil, nil, fmt.Errorf("batch: the plan's flags %q: %w", pl.Args, err)
+		return fmt.Errorf("batch: the plan's flags %q: %w", pl.Args, err)
 	}
 	if fs.NArg() != 0 {
-		return nil, nil, nil, fmt.Errorf("batch: the plan's flags %q hold arguments %q", pl.Args, fs.Args())
+		return fmt.Errorf("batch: the plan's flags %q hold arguments %q", pl.Args, fs.Args())
 	}
-	return &in, &pf, &df, nil
+	return nil
 }
 
 // devices keeps the compute devices a process has opened, so that a
@@ -151,6 +163,9 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 		if !rowDone(pl, &pl.Rows[n]) {
 			return false, fmt.Errorf("batch: row %d (%s %s %s) needs row %d (%s), which is not done", r.ID, r.Step, r.Recording, r.Probe, n, pl.Rows[n].Step)
 		}
+	}
+	if r.Step == stepSort {
+		return runSortRow(ctx, pl, r, device, devs, log)
 	}
 	in, pf, df, err := rowFlags(pl, r)
 	if err != nil {

@@ -49,7 +49,7 @@ dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 				printWarnings(cmdErr, in.warnings)
 				inputs := in.runInputs(args, rec)
 				t0 := time.Now()
-				res, err := runSort(cmdCtx, rec, pr, &pf, &sf, inputs, in.warnings, cmdErr)
+				res, err := runSort(cmdCtx, rec, pr, &pf, &sf, inputs, in.warnings, cmdErr, sortHooks{})
 				if err != nil {
 					return err
 				}
@@ -104,17 +104,41 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.opt.PCOverwrite, "pc-overwrite", false, "PC-feature channels as Kilosort4 chooses them (the last unit sharing a template wins)")
 }
 
-// runSort opens the device, reserves the folder sf.out, runs the sort and
-// writes the folder with its summary figure. The passes' warnings go to
-// log.
+// sortHooks let a caller that runs many sorts in one process (a batch
+// worker) share its open device and add to the folder; the zero value is
+// what dspk sort uses.
+type sortHooks struct {
+	// dev is an open device to run on (sf.device is then ignored); the
+	// caller closes it. Nil: runSort opens sf.device and closes it.
+	dev *compute.Device
+	// check, if set, is called with the pipeline before the folder is
+	// reserved; an error stops the sort.
+	check func(p *pipeline.Pipeline) error
+	// extra, if set, is called with the temporary folder after every
+	// result file is written and before the folder is committed.
+	extra func(dir string) error
+	// progress, if set, receives the passes' progress instead of
+	// standard error's bar.
+	progress func(pass string, done, total int)
+}
+
+// runSort opens the device (or uses h.dev), reserves the folder sf.out,
+// runs the sort and writes the folder with its summary figure. The
+// passes' warnings go to log.
 func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, sf *sortFlags,
-	inputs, warnings []string, log io.Writer) (*pipeline.SortResult, error) {
-	dev, reason, err := compute.Open(sf.device)
-	if err != nil {
-		return nil, err
+	inputs, warnings []string, log io.Writer, h sortHooks) (*pipeline.SortResult, error) {
+	dev := h.dev
+	if dev == nil {
+		d, reason, err := compute.Open(sf.device)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Close()
+		dev = d
+		fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
+	} else {
+		fmt.Fprintf(log, "device: %s\n", dev)
 	}
-	defer dev.Close()
-	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
 	cfg := pf.config()
 	cfg.ThUniversal = sf.thUniversal
 	cfg.Seed = sf.seed
@@ -124,6 +148,11 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 		return nil, err
 	}
 	defer p.Close() // before dev.Close
+	if h.check != nil {
+		if err := h.check(p); err != nil {
+			return nil, err
+		}
+	}
 	opt := sf.opt
 	opt.Cluster.XCenters = sf.xCenters
 	var res *pipeline.SortResult
@@ -135,14 +164,24 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 					return err
 				}
 			}
-			return drawSortSummary(filepath.Join(dir, sortSummaryFile), res)
+			if err := drawSortSummary(filepath.Join(dir, sortSummaryFile), res); err != nil {
+				return err
+			}
+			if h.extra != nil {
+				return h.extra(dir)
+			}
+			return nil
 		}})
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
 	opt.Device = dev.String()
-	p.Progress = trackProgress(newBar())
+	bar := h.progress
+	if bar == nil {
+		bar = newBar()
+	}
+	p.Progress = trackProgress(bar)
 	opt.Stage = func(s string) {
 		setStage(s)
 		fmt.Fprintf(log, "%s…\n", s)

@@ -17,15 +17,22 @@ import (
 // first 32 NP1 sites into dir and returns the .bin path.
 func sortRecording(t *testing.T, dir string) string {
 	t.Helper()
+	return sortRecordingOf(t, dir, "s_g0_t0", 5)
+}
+
+// sortRecordingOf is sortRecording with the file's base name and the
+// simulation's seed.
+func sortRecordingOf(t *testing.T, dir, base string, seed uint64) string {
+	t.Helper()
 	p := probe.NP1()
 	const n = 32
 	p.Name = "np1-" + strconv.Itoa(n)
 	p.X, p.Y, p.Shank, p.ChanMap = p.X[:n], p.Y[:n], p.Shank[:n], p.ChanMap[:n]
 	p.NChanFile = n + 1
 	cfg := sim.DefaultConfig()
-	cfg.Seconds, cfg.Units, cfg.Seed, cfg.Probe = 10, 8, 5, p
+	cfg.Seconds, cfg.Units, cfg.Seed, cfg.Probe = 10, 8, seed, p
 	cfg.RateMin, cfg.RateMax = 20, 40
-	bin, _, err := sim.WriteSpikeGLX(dir, "s_g0_t0", cfg)
+	bin, _, err := sim.WriteSpikeGLX(dir, base, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
