@@ -25,6 +25,7 @@ type Matcher struct {
 	tm      Templates
 	chans   [][]int32   // support channels per template
 	coef    [][]float32 // [support channel][P] per template
+	proj    []projRows  // the rows and float64 coefficients of the projection per template
 	nm      []float64   // ‖U_u‖²
 	best    []int32     // best channel per template
 	icc     []int32     // [C][NearestChans]
@@ -45,8 +46,10 @@ type Matcher struct {
 	xres   []float32 // the residual [C][T]
 	found  []spike
 	round  []spike
-	sc     []float64 // running-maximum scratch
-	spans  [][2]int  // column intervals to score
+	sc     []float64   // running-maximum scratch
+	spans  [][2]int    // column intervals to score
+	ws     [][]float64 // the other score workers' best scores
+	wsu    [][]int32   // and their templates
 	rounds int
 }
 
@@ -80,6 +83,10 @@ func NewMatcher(dev *compute.Device, tm Templates, x, y []float64, prm Params) (
 	m := &Matcher{prm: prm, n: tm.N, c: tm.C, p: tm.P, nt: prm.NT, tm: tm,
 		workers: max(1, runtime.GOMAXPROCS(0))}
 	m.chans, m.coef, m.nm, m.best = support(&tm)
+	m.proj = make([]projRows, tm.N)
+	for u := range m.proj {
+		m.proj[u] = newProjRows(m.chans[u], m.coef[u], tm.P)
+	}
 	m.icc = nearest(x, y, prm.NearestChans)
 	m.nbr, m.kc = pairs(&tm, m.chans, basisLags(tm.WPCA, tm.P, prm.NT), prm.NT)
 	m.ut = timeTemplates(&tm, m.chans, prm.NT)
@@ -179,7 +186,6 @@ func (m *Matcher) project(x []float32, T int) {
 			defer wg.Done()
 			cor := m.bank.Correlator()
 			bc := make([]float32, C*P*chunkCols)
-			acc := make([]float64, chunkCols)
 			for ch := range next {
 				e0 := ch * chunkCols
 				w := min(chunkCols, T-e0)
@@ -200,21 +206,7 @@ func (m *Matcher) project(x []float32, T int) {
 					cor.Correlate(bc[pend*P*w:(pend+1)*P*w], x[pend*T:(pend+1)*T], nil, nil, e0, w)
 				}
 				for u := range m.n {
-					a := acc[:w]
-					clear(a)
-					for i, c := range m.chans[u] {
-						for p := range P {
-							cf := float64(m.coef[u][i*P+p])
-							row := bc[(int(c)*P+p)*w : (int(c)*P+p+1)*w]
-							for t, v := range row {
-								a[t] += cf * float64(v)
-							}
-						}
-					}
-					out := m.b[u*T+e0 : u*T+e0+w]
-					for t, v := range a {
-						out[t] = float32(v)
-					}
+					project(m.b[u*T+e0:u*T+e0+w], bc[:C*P*w], m.proj[u], w)
 				}
 			}
 		}()
@@ -248,19 +240,68 @@ func (m *Matcher) score(T int, mark []bool) {
 			}
 		}
 	}
-	for u := range m.n {
+	cols := 0
+	for _, sp := range m.spans {
+		cols += sp[1] - sp[0]
+	}
+	// Templates are split into consecutive ranges, one per worker; each
+	// range's best score and first maximiser per column, merged in range
+	// order with a strict comparison, are the sequential scan's (the
+	// maximum, ties to the lowest template).
+	nw := min(m.workers, m.n/scoreMinTemplates)
+	if nw <= 1 || cols*m.n < scoreMinWork {
+		m.scoreRange(T, 0, m.n, m.s, m.su)
+		return
+	}
+	if len(m.ws) < nw-1 || len(m.ws[0]) != T {
+		m.ws, m.wsu = make([][]float64, nw-1), make([][]int32, nw-1)
+		for i := range m.ws {
+			m.ws[i], m.wsu[i] = make([]float64, T), make([]int32, T)
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < nw; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, su := m.ws[w-1], m.wsu[w-1]
+			for _, sp := range m.spans {
+				clear(s[sp[0]:sp[1]])
+				clear(su[sp[0]:sp[1]])
+			}
+			m.scoreRange(T, w*m.n/nw, (w+1)*m.n/nw, s, su)
+		}()
+	}
+	m.scoreRange(T, 0, m.n/nw, m.s, m.su)
+	wg.Wait()
+	for w := 1; w < nw; w++ {
+		s, su := m.ws[w-1], m.wsu[w-1]
+		for _, sp := range m.spans {
+			for t := sp[0]; t < sp[1]; t++ {
+				if s[t] > m.s[t] {
+					m.s[t], m.su[t] = s[t], su[t]
+				}
+			}
+		}
+	}
+}
+
+// Work below which score runs on one goroutine: templates per worker and
+// template-columns in all.
+const (
+	scoreMinTemplates = 16
+	scoreMinWork      = 1 << 20
+)
+
+// scoreRange scores templates [u0, u1) over m.spans into s and su: where
+// max(B[u,t],0)²/‖U_u‖² beats s[t], it and u replace them (the first
+// maximiser keeps a tie).
+func (m *Matcher) scoreRange(T, u0, u1 int, s []float64, su []int32) {
+	for u := u0; u < u1; u++ {
 		row := m.b[u*T : (u+1)*T]
 		inv := 1 / m.nm[u]
 		for _, sp := range m.spans {
-			for t := sp[0]; t < sp[1]; t++ {
-				v := float64(row[t])
-				if v <= 0 {
-					continue
-				}
-				if sc := v * v * inv; sc > m.s[t] {
-					m.s[t], m.su[t] = sc, int32(u)
-				}
-			}
+			scoreRow(row, s, su, sp[0], sp[1], inv, int32(u))
 		}
 	}
 }
