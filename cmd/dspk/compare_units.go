@@ -95,8 +95,12 @@ func (u *unitFlags) run(truthDir, dir string, asJSON bool) error {
 			Warnings  []string `json:"warnings,omitempty"`
 		}{r, agree, warnings})
 	}
-	printUnitReport(cmdOut, r)
-	fmt.Fprintf(cmdOut, "\n%.4f of the %s's spikes are in the corresponding units\n", agree, map[bool]string{true: "reference sort", false: "truth"}[ref.Units == nil])
+	ref1 := "truth"
+	if ref.Units == nil {
+		ref1 = "reference sort"
+	}
+	printUnitReport(cmdOut, r, ref1)
+	fmt.Fprintf(cmdOut, "\n%.4f of the %s's spikes are in the corresponding units\n", agree, ref1)
 	return nil
 }
 
@@ -201,8 +205,13 @@ func readSorting(dir string) (compare.Sorting, error) {
 	return compare.Sorting{Times: times, Labels: labels}, nil
 }
 
-func printUnitReport(w io.Writer, r *compare.UnitReport) {
+// printUnitReport writes r as a table; ref names what the units were
+// scored against ("truth", or "reference sort" for two sorts).
+func printUnitReport(w io.Writer, r *compare.UnitReport, ref string) {
 	o := r.Options
+	if ref != "truth" {
+		fmt.Fprintf(w, "scored against a %s: its units take the truth's place below\n", ref)
+	}
 	fmt.Fprintf(w, "truth units      %d\n", r.NTruth)
 	fmt.Fprintf(w, "sorted units     %d\n", r.NSorted)
 	fmt.Fprintf(w, "well detected    %d (accuracy ≥ %.2f, spikes within ±%d samples)\n", r.WellDetected, o.WellDetected, o.Delta)
