@@ -98,14 +98,20 @@ func (p *Pipeline) estimateAndCorrect(ctx context.Context, w *linalg.Whitening, 
 // by est, where the window lives (on a GPU with no copy to the host), and
 // returns the function that stops it and frees the corrector.
 func (p *Pipeline) startCorrection(est *motion.Estimate) (stop func(), err error) {
+	rule, _ := parseRule(p.cfg.Correction)
+	if p.cfg.Correction == CorrectionAuto {
+		rule = autoRule(est)
+	}
+	return p.correctWith(est, rule)
+}
+
+// correctWith is startCorrection with the rule given: it keeps est and
+// rule as the run's ([Pipeline.Motion], [Pipeline.CorrectionRule]).
+func (p *Pipeline) correctWith(est *motion.Estimate, rule motion.Rule) (stop func(), err error) {
 	x := make([]float64, p.probe.Len())
 	y := make([]float64, p.probe.Len())
 	for i := range x {
 		x[i], y[i] = float64(p.probe.X[i]), float64(p.probe.Y[i])
-	}
-	rule, _ := parseRule(p.cfg.Correction)
-	if p.cfg.Correction == CorrectionAuto {
-		rule = autoRule(est)
 	}
 	p.rule = rule
 	k, err := motion.NewCorrectorRule(p.dev, x, y, p.MotionParams(), est, rule)

@@ -42,8 +42,8 @@ dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates; -kind detect only)")
 			out := fs.String("o", "", "output root (required): the outputs mirror the input folders below it")
 			planPath := fs.String("plan", "", "plan file to write (default OUTROOT/plan.json)")
-			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never; detect only)")
-			kind := fs.String("kind", "detect", "what each row runs: detect, or sort (the whole sort of a probe stream in one row, never split in time)")
+			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never; -kind sort: only when given)")
+			kind := fs.String("kind", "detect", "what each row runs: detect, or sort (the whole sort of a probe stream: one row, or with -shard-length global, shard and merge rows)")
 			sf, sortOnly := sortPlanFlags(fs)
 			estDev := fs.String("estimate-for", "cuda", "device kind the time estimates assume: cpu or cuda")
 			return func(args []string) error {
@@ -68,7 +68,9 @@ dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 					if sf.motion.nblocks < 0 {
 						return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
 					}
-					shardSeconds = 0
+					if !given["shard-length"] {
+						shardSeconds = 0 // a sort plans whole rows unless told
+					}
 				default:
 					return usagef("-kind %q: detect or sort", *kind)
 				}
@@ -147,7 +149,8 @@ dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 }
 
 // makePlan finds the recordings under inputs and plans their rows of
-// kind ("detect" or "sort"; a sort row is always a whole recording).
+// kind ("detect" or "sort"), splitting those longer than shardSeconds
+// (0: none) into a global step, time shards and a merge.
 func makePlan(inputs []string, out, kind string, args []string, shardSeconds float64, in *inputFlags, pf *pipelineFlags, gpu bool) (*Plan, error) {
 	if err := checkOutRoot(out, inputs); err != nil {
 		return nil, err
@@ -212,18 +215,26 @@ func makePlan(inputs []string, out, kind string, args []string, shardSeconds flo
 		est := func(r *Row, secs float64) {
 			r.EstSeconds, r.EstMemBytes = estimate(secs, channels, fs, cfg.BatchSize, cfg.NT, gpu)
 		}
+		perWin := math.MaxInt
+		if shardSeconds > 0 {
+			perWin = max(1, int(shardSeconds*fs)/cfg.BatchSize)
+		}
+		whole := shardSeconds <= 0 || seconds <= shardSeconds || sched.Windows <= perWin
 		if kind == "sort" {
+			if !whole {
+				planSortShards(pl, row, shardRanges(sched.Windows, perWin), filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf), fs, size,
+					func(wr [2]int) float64 {
+						return float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / fs
+					}, cfg.BatchSize, cfg.NT, gpu)
+				continue
+			}
 			row.Step = stepSort
 			row.EstSeconds, row.EstMemBytes = estimateSort(seconds, channels, fs, cfg.BatchSize, cfg.NT, gpu)
 			row.ID = len(pl.Rows)
 			pl.Rows = append(pl.Rows, row)
 			continue
 		}
-		perWin := math.MaxInt
-		if shardSeconds > 0 {
-			perWin = max(1, int(shardSeconds*fs)/cfg.BatchSize)
-		}
-		if shardSeconds <= 0 || seconds <= shardSeconds || sched.Windows <= perWin {
+		if whole {
 			est(&row, seconds)
 			row.ID = len(pl.Rows)
 			pl.Rows = append(pl.Rows, row)

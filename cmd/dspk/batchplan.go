@@ -31,7 +31,7 @@ const (
 // planSteps are the steps of the rows of each kind of plan.
 var planSteps = map[string]map[string]bool{
 	"detect": {stepDetect: true, stepGlobal: true, stepShard: true, stepMerge: true},
-	"sort":   {stepSort: true},
+	"sort":   {stepSort: true, stepSortGlobal: true, stepSortShard: true, stepSortMerge: true},
 }
 
 // Plan is a batch plan: what to run, row by row, and where the results go.
@@ -41,7 +41,8 @@ type Plan struct {
 	Format string `json:"format"`
 	// Kind is the command the plan runs: "detect" (rows of steps detect,
 	// global, shard and merge) or "sort" (rows of step sort, each a whole
-	// recording).
+	// recording, or of steps sort-global, sort-shard and sort-merge for a
+	// sort split in time).
 	Kind string `json:"kind"`
 	// OutRoot is the folder the outputs mirror the inputs in.
 	OutRoot string `json:"out_root"`

@@ -13,9 +13,9 @@ import (
 	"dspk/pipeline"
 )
 
-// stepSort is the step of a sort plan's rows: the whole sort of one
-// recording, never split in time (clustering, the CCG merges and the
-// drift estimate need every spike of the recording).
+// stepSort is the step of a sort plan's rows of a whole recording: the
+// sort of one recording in one process (a plan with -shard-length splits
+// longer ones into the steps of batchsortshard.go).
 const stepSort = "sort"
 
 // sortNotPlanned are the flags of sort that batch plan does not take:
@@ -24,10 +24,8 @@ const stepSort = "sort"
 var sortNotPlanned = map[string]bool{"o": true, "device": true, "overwrite": true}
 
 // sortRefused are the flags of batch plan that a sort plan refuses, with
-// why (detect's own flags, and time shards).
+// why (detect's own flags).
 var sortRefused = map[string]string{
-	"shard-length": "a sort is never split in time: clustering, the CCG merges and the drift estimate need every spike of the recording " +
-		"(docs/cluster-running.md, \"Sort: what shards exactly\"); each sort row is a whole recording",
 	"threshold": "sort's detection threshold is -Th_universal; use -Th_universal",
 	"templates": "sort learns its universal templates from the recording (dspk sort has no -templates)",
 }

@@ -205,8 +205,6 @@ func TestBatchSortRefusals(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-kind", "sort", "-shard-length", "1h"}, "-shard-length does not apply to -kind sort: a sort is never split in time"},
-		{[]string{"-kind", "sort", "-shard-length", "0"}, "-shard-length does not apply to -kind sort"},
 		{[]string{"-kind", "sort", "-threshold", "8"}, "-threshold does not apply to -kind sort: sort's detection threshold is -Th_universal; use -Th_universal"},
 		{[]string{"-kind", "sort", "-templates", in}, "-templates does not apply to -kind sort: sort learns its universal templates"},
 		{[]string{"-kind", "sort", "-nblocks", "-1"}, "-nblocks -1: must be 0"},

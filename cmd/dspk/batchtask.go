@@ -164,8 +164,11 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 			return false, fmt.Errorf("batch: row %d (%s %s %s) needs row %d (%s), which is not done", r.ID, r.Step, r.Recording, r.Probe, n, pl.Rows[n].Step)
 		}
 	}
-	if r.Step == stepSort {
+	switch r.Step {
+	case stepSort:
 		return runSortRow(ctx, pl, r, device, devs, log)
+	case stepSortGlobal, stepSortShard, stepSortMerge:
+		return runSortStep(ctx, pl, r, device, devs, log)
 	}
 	in, pf, df, err := rowFlags(pl, r)
 	if err != nil {

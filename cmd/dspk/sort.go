@@ -120,6 +120,9 @@ type sortHooks struct {
 	// progress, if set, receives the passes' progress instead of
 	// standard error's bar.
 	progress func(pass string, done, total int)
+	// sort, if set, computes the result instead of p.Sort (the merge of
+	// a sort split in time).
+	sort func(ctx context.Context, p *pipeline.Pipeline, opt pipeline.SortOptions) (*pipeline.SortResult, error)
 }
 
 // runSort opens the device (or uses h.dev), reserves the folder sf.out,
@@ -139,11 +142,7 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	} else {
 		fmt.Fprintf(log, "device: %s\n", dev)
 	}
-	cfg := pf.config()
-	cfg.ThUniversal = sf.thUniversal
-	cfg.Seed = sf.seed
-	sf.motion.apply(&cfg)
-	p, err := pipeline.New(dev, rec, pr, cfg)
+	p, err := pipeline.New(dev, rec, pr, sortConfig(pf, sf))
 	if err != nil {
 		return nil, err
 	}
@@ -153,8 +152,7 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 			return nil, err
 		}
 	}
-	opt := sf.opt
-	opt.Cluster.XCenters = sf.xCenters
+	opt := sortOptions(sf)
 	var res *pipeline.SortResult
 	w, err := phy.CreateSort(sf.out, phy.Options{Overwrite: sf.overwrite, DatPath: datPath(rec), Context: ctx,
 		Inputs: inputs, Warnings: warnings,
@@ -186,7 +184,11 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 		setStage(s)
 		fmt.Fprintf(log, "%s…\n", s)
 	}
-	res, err = p.Sort(ctx, opt)
+	if h.sort != nil {
+		res, err = h.sort(ctx, p, opt)
+	} else {
+		res, err = p.Sort(ctx, opt)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -197,6 +199,23 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	if err := w.Write(res); err != nil {
 		return nil, err
 	}
-	printWarnings(log, p.Warnings())
+	printWarnings(log, res.Summary.Warnings)
 	return res, nil
+}
+
+// sortConfig is the pipeline configuration of a sort with the flags pf
+// and sf.
+func sortConfig(pf *pipelineFlags, sf *sortFlags) pipeline.Config {
+	cfg := pf.config()
+	cfg.ThUniversal = sf.thUniversal
+	cfg.Seed = sf.seed
+	sf.motion.apply(&cfg)
+	return cfg
+}
+
+// sortOptions is the sort's settings of the flags sf.
+func sortOptions(sf *sortFlags) pipeline.SortOptions {
+	opt := sf.opt
+	opt.Cluster.XCenters = sf.xCenters
+	return opt
 }

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"dspk/export"
+	"dspk/pipeline"
+)
+
+// The steps of a sort split in time: the global step (everything up to
+// the learned templates), the shards (learned-template matching over a
+// range of windows) and the merge (the final clustering, curation and
+// the sort folder).
+const (
+	stepSortGlobal = "sort-global"
+	stepSortShard  = "sort-shard"
+	stepSortMerge  = "sort-merge"
+)
+
+// The shares of a sort's time the estimates give its steps: the global
+// step runs the whitening, template and motion passes, detection and the
+// first clustering; a shard matches its windows; the merge clusters and
+// curates every spike.
+const (
+	sortGlobalShare = 0.6
+	sortShardShare  = 0.25
+	sortMergeShare  = 0.25
+)
+
+// planSortShards appends the rows of a sort of row's recording split
+// into the window ranges ranges: a global row (phase 0), a shard row per
+// range (phase 1) writing under scratch, and the merge row (phase 2)
+// writing the sort folder row.Out. fs is the sample rate, size the data
+// size and the rest what [estimateSort] takes.
+func planSortShards(pl *Plan, row Row, ranges [][2]int, scratch string, fs float64, size int64, windowSeconds func(wr [2]int) float64,
+	batch, nt int, gpu bool) {
+	seconds := row.Seconds
+	est := func(r *Row, secs, share float64) {
+		t, mem := estimateSort(secs, row.Channels, fs, batch, nt, gpu)
+		r.EstSeconds, r.EstMemBytes = 60+(t-60)*share, mem
+	}
+	g := row
+	g.Step, g.Out, g.Windows = stepSortGlobal, filepath.Join(scratch, "sort-global"), [2]int{0, 0}
+	est(&g, seconds, sortGlobalShare)
+	g.ID = len(pl.Rows)
+	pl.Rows = append(pl.Rows, g)
+	merge := row
+	merge.Step, merge.Phase, merge.Global, merge.Shards = stepSortMerge, 2, g.Out, len(ranges)
+	for k, wr := range ranges {
+		s := row
+		s.Step, s.Phase, s.Shard, s.Shards, s.Windows = stepSortShard, 1, k, len(ranges), wr
+		s.Out = filepath.Join(scratch, fmt.Sprintf("sort-shard-%03d", k))
+		s.Global, s.Needs = g.Out, []int{g.ID}
+		s.Seconds = windowSeconds(wr)
+		s.Bytes = int64(float64(size) * s.Seconds / seconds)
+		est(&s, s.Seconds, sortShardShare)
+		s.ID = len(pl.Rows)
+		pl.Rows = append(pl.Rows, s)
+		merge.Parts = append(merge.Parts, s.Out)
+		merge.Needs = append(merge.Needs, s.ID)
+	}
+	merge.Needs = append([]int{g.ID}, merge.Needs...)
+	est(&merge, seconds, sortMergeShare)
+	merge.ID = len(pl.Rows)
+	pl.Rows = append(pl.Rows, merge)
+}
+
+// runSortStep runs row r, a step of a sort split in time, on device
+// (opened through devs). The global and shard steps write their results
+// into scratch folders (committed whole, with the row's batch.json); the
+// merge writes the sort folder with dspk sort's writer.
+func runSortStep(ctx context.Context, pl *Plan, r *Row, device string, devs devices, log io.Writer) (bool, error) {
+	if r.Step == stepSortMerge {
+		return runSortMerge(ctx, pl, r, device, devs, log)
+	}
+	in, pf, sf, err := rowSortFlags(pl, r)
+	if err != nil {
+		return false, err
+	}
+	rec, pr, err := in.open(r.Files...)
+	if err != nil {
+		return false, err
+	}
+	defer rec.Close()
+	if err := pf.check(pr, nil); err != nil {
+		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
+	}
+	dev, err := devs.get(device)
+	if err != nil {
+		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
+	}
+	cfg := sortConfig(pf, sf)
+	p, err := pipeline.New(dev, rec, pr, cfg)
+	if err != nil {
+		return false, err
+	}
+	defer p.Close()
+	if got := p.Schedule().Windows; got != r.Total {
+		return false, fmt.Errorf("batch: row %d: %s has %d windows now, the plan says %d; plan again", r.ID, rec.Name(), got, r.Total)
+	}
+	p.Progress = trackProgress(progressLines(log, progressInterval, time.Now))
+	opt := sortOptions(sf)
+	opt.Device = dev.String()
+	opt.Stage = func(s string) { fmt.Fprintf(log, "row %d: %s…\n", r.ID, s) }
+	// A folder of an older key (other inputs or settings) is replaced.
+	_, statErr := os.Stat(r.Out)
+	fmt.Fprintf(log, "row %d: %s %s %s windows %d-%d of %d on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe,
+		r.Windows[0], r.Windows[1], r.Total, dev, r.Out)
+	od, err := export.CreateOutputDir(r.Out, export.OutputOptions{Kind: "batch-" + r.Step, Overwrite: statErr == nil,
+		Inputs: in.runInputs(r.Files, rec), Context: ctx})
+	if err != nil {
+		return false, err
+	}
+	defer od.Abort()
+	switch r.Step {
+	case stepSortGlobal:
+		g, err := p.SortGlobal(ctx, opt)
+		if err != nil {
+			return false, err
+		}
+		if err := saveSortGlobal(od.Dir(), g, r.Total); err != nil {
+			return false, err
+		}
+	case stepSortShard:
+		g, err := loadSortGlobal(r.Global, r.Total, cfg.NT)
+		if err != nil {
+			return false, err
+		}
+		t0 := time.Now()
+		ms, err := p.MatchWindows(ctx, g, opt, r.Windows[0], r.Windows[1])
+		if err != nil {
+			return false, err
+		}
+		secs := time.Since(t0).Seconds()
+		if err := saveSortShard(od.Dir(), ms, r.Windows[0], r.Windows[1], r.Total, cfg.NearestChans, g.Templates.P, secs); err != nil {
+			return false, err
+		}
+	default:
+		return false, fmt.Errorf("batch: row %d: unknown step %q", r.ID, r.Step)
+	}
+	if err := testPause(ctx, r.ID); err != nil {
+		return false, err
+	}
+	if err := writeMark(od.Dir(), pl, r, dev.String()); err != nil {
+		return false, err
+	}
+	return true, od.Commit()
+}
+
+// runSortMerge runs the merge row r: the shards' spikes in window order
+// are finished (final clustering, curation) with the global step's
+// results on device, and the sort folder is written as dspk sort writes
+// it, with the row's batch.json.
+func runSortMerge(ctx context.Context, pl *Plan, r *Row, device string, devs devices, log io.Writer) (bool, error) {
+	in, pf, sf, err := rowSortFlags(pl, r)
+	if err != nil {
+		return false, err
+	}
+	rec, pr, err := in.open(r.Files...)
+	if err != nil {
+		return false, err
+	}
+	defer rec.Close()
+	if err := pf.check(pr, nil); err != nil {
+		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
+	}
+	dev, err := devs.get(device)
+	if err != nil {
+		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
+	}
+	_, statErr := os.Stat(r.Out)
+	sf.out, sf.device, sf.overwrite = r.Out, device, statErr == nil
+	devName := dev.String()
+	h := sortHooks{
+		dev: dev,
+		check: func(p *pipeline.Pipeline) error {
+			if got := p.Schedule().Windows; got != r.Total {
+				return fmt.Errorf("batch: row %d: %s has %d windows now, the plan says %d; plan again", r.ID, rec.Name(), got, r.Total)
+			}
+			return nil
+		},
+		extra: func(dir string) error {
+			if err := testPause(ctx, r.ID); err != nil {
+				return err
+			}
+			return writeMark(dir, pl, r, devName)
+		},
+		progress: progressLines(log, progressInterval, time.Now),
+		sort: func(ctx context.Context, p *pipeline.Pipeline, opt pipeline.SortOptions) (*pipeline.SortResult, error) {
+			g, err := loadSortGlobal(r.Global, r.Total, p.Config().NT)
+			if err != nil {
+				return nil, err
+			}
+			ms, secs, err := loadSortShards(r.Parts, r.Total, p.Config().NearestChans, g.Templates.P)
+			if err != nil {
+				return nil, err
+			}
+			return p.SortFinish(ctx, g, opt, ms, secs)
+		},
+	}
+	printWarnings(log, in.warnings)
+	fmt.Fprintf(log, "row %d: %s %s %s, %d shards, on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe, len(r.Parts), dev, r.Out)
+	_, err = runSort(ctx, rec, pr, pf, sf, in.runInputs(r.Files, rec), in.warnings, log, h)
+	return err == nil, err
+}

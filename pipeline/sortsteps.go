@@ -1,0 +1,400 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"dspk/cluster"
+	"dspk/curate"
+	"dspk/detect"
+	"dspk/linalg"
+	"dspk/match"
+	"dspk/motion"
+	"dspk/recording"
+)
+
+// SortGlobal is what the whole recording decides for a sort: everything
+// [Pipeline.Sort] computes before learned-template matching. Matching
+// any range of windows with it gives, window for window, the spikes of
+// one matching pass over the whole recording, and [Pipeline.SortFinish]
+// turns the spikes of every window into the sort's result.
+type SortGlobal struct {
+	// Whitening is the whitening operator of the whole recording.
+	Whitening *linalg.Whitening
+	// Universal are the universal templates detection used (learned
+	// again from corrected windows with motion correction),
+	// UniversalSource says where they came from and Clips is the number
+	// of clips they were learned from.
+	Universal       *detect.Templates
+	UniversalSource string
+	Clips           int
+	// Motion is the motion estimate (nil with nblocks 0) and Correction
+	// the rule that corrects the windows by it (the auto rule's choice;
+	// "" without motion).
+	Motion     *motion.Estimate
+	Correction string
+	// Templates are the learned templates the matching uses.
+	Templates match.Templates
+	// Detected is the number of spikes of universal detection and Work
+	// its work counts; Clusters0 and Groups0 describe the first
+	// clustering.
+	Detected  int
+	Work      detect.Stats
+	Clusters0 int
+	Groups0   []cluster.Group
+	// Stages are the stages run so far, in order, with their times.
+	Stages []StageTime
+	// Warnings are the pipeline's warnings after these stages.
+	Warnings []string
+}
+
+// SortGlobal runs the stages of [Pipeline.Sort] that need the whole
+// recording, up to and including the learned templates: whitening,
+// universal templates, with nblocks > 0 the motion pass and the
+// templates learned again from corrected windows, universal detection,
+// the first clustering and its post-processing. The windows are no
+// longer corrected when it returns.
+func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal, error) {
+	name := p.rec.Name()
+	g := &SortGlobal{}
+	stage := func(s string, t0 time.Time, n int, what string) {
+		g.Stages = append(g.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
+	}
+	t0 := time.Now()
+	w, _, err := p.Whitening(ctx)
+	if err != nil {
+		return nil, err
+	}
+	g.Whitening = w
+	stage("whitening", t0, len(p.StatWindows()), "windows")
+	t0 = time.Now()
+	tm, clips, err := p.LearnTemplates(ctx, w)
+	if err != nil {
+		return nil, err
+	}
+	stage("templates", t0, clips, "clips")
+	if clips < detect.FewClips {
+		p.warnings = append(p.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
+			"(Kilosort4's runs on large probes have thousands)", name, clips))
+	}
+	g.UniversalSource = "learned from the data"
+	p.drift = nil
+	if p.cfg.NBlocks > 0 {
+		// The motion pass on uncorrected windows; every later pass
+		// (template learning again, detection, matching) on windows
+		// corrected for it, as Kilosort4 does (kilosort4-sort.md §2).
+		t0 = time.Now()
+		stop, err := p.estimateAndCorrect(ctx, w, tm)
+		if err != nil {
+			return nil, err
+		}
+		defer stop()
+		stage("motion", t0, p.sched.Windows, "windows")
+		t0 = time.Now()
+		if tm, clips, err = p.LearnTemplates(ctx, w); err != nil {
+			return nil, err
+		}
+		g.UniversalSource = "learned from the drift-corrected data"
+		stage("templates corrected", t0, clips, "clips")
+		g.Motion, g.Correction = p.drift, p.rule.String()
+	}
+	g.Universal, g.Clips = tm, clips
+	grid, err := p.Grid()
+	if err != nil {
+		return nil, err
+	}
+
+	// Universal detection: the compact table of what the first
+	// clustering reads (centre and features per spike, in file order).
+	t0 = time.Now()
+	var centre []int32
+	var feat []float32
+	g.Work, err = p.Detect(ctx, w, tm, func(_ recording.Window, s *detect.Spikes) error {
+		centre = append(centre, s.Center...)
+		feat = append(feat, s.Features...)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	g.Detected = len(centre)
+	stage("detection", t0, g.Detected, "spikes")
+	if g.Detected < MinSortSpikes {
+		return nil, fmt.Errorf("%s: detection found %d spikes above Th_universal = %g; a sort needs at least %d "+
+			"(the clustering's initialisation draws 100 per round): use a longer recording or a lower -Th_universal",
+			name, g.Detected, p.cfg.ThUniversal, MinSortSpikes)
+	}
+
+	// First clustering: units are the template centres.
+	if err := announce(ctx, opt, "clustering spikes"); err != nil {
+		return nil, err
+	}
+	t0 = time.Now()
+	C, P := p.probe.Len(), tm.P
+	cl, err := cluster.NewClusterer(p.dev, opt.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	in := &cluster.Input{NC: grid.NC, P: P, C: C, ChanX: p.probe.X, ChanY: p.probe.Y,
+		UnitX: grid.X, UnitY: grid.Y, UnitChans: grid.IC, Unit: centre, Features: feat}
+	r0, err := cl.Cluster(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: first clustering of %d spikes: %w", name, g.Detected, err)
+	}
+	centre, feat, in = nil, nil, nil
+	g.Clusters0, g.Groups0 = r0.N, r0.Groups
+	stage("clustering spikes", t0, r0.N, "clusters")
+
+	t0 = time.Now()
+	u, n := cluster.PostprocessTemplates(r0.Wall, r0.Counts, C, tm)
+	r0 = nil
+	g.Templates = match.Templates{N: n, C: C, P: P, U: transposePC(u, n, P, C), WPCA: tm.WPCA}
+	stage("learned templates", t0, n, "templates")
+	g.Warnings = p.Warnings()
+	return g, nil
+}
+
+// announce starts a host stage of a sort: the window passes check ctx
+// themselves, the host stages only before they start.
+func announce(ctx context.Context, opt SortOptions, s string) error {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	if opt.Stage != nil {
+		opt.Stage(s)
+	}
+	return nil
+}
+
+// checkSortGlobal refuses global results that do not fit the pipeline.
+func (p *Pipeline) checkSortGlobal(g *SortGlobal) error {
+	name, C := p.rec.Name(), p.probe.Len()
+	switch {
+	case g.Whitening == nil || g.Universal == nil:
+		return fmt.Errorf("%s: sort's global results without whitening or universal templates", name)
+	case g.Whitening.C != C:
+		return fmt.Errorf("%s: whitening of %d channels for a probe of %d sites", name, g.Whitening.C, C)
+	case g.Universal.NT != p.cfg.NT:
+		return fmt.Errorf("%s: universal templates of %d samples, the run uses nt = %d", name, g.Universal.NT, p.cfg.NT)
+	case g.Templates.C != C || g.Templates.P != g.Universal.P:
+		return fmt.Errorf("%s: learned templates of %d channels and %d PCs, want %d and %d", name, g.Templates.C, g.Templates.P, C, g.Universal.P)
+	case (g.Motion != nil) != (p.cfg.NBlocks > 0):
+		return fmt.Errorf("%s: sort's global results with motion estimate %v for nblocks %d", name, g.Motion != nil, p.cfg.NBlocks)
+	case g.Motion != nil && g.Motion.Windows != p.sched.Windows:
+		return fmt.Errorf("%s: motion estimate of %d windows for a schedule of %d", name, g.Motion.Windows, p.sched.Windows)
+	}
+	return nil
+}
+
+// MatchWindows runs learned-template matching over windows [first, end)
+// of the schedule with the global results g (nothing is re-estimated):
+// the windows are whitened by g's operator and corrected by its motion
+// estimate with its rule, and the matcher is built from its learned
+// templates on p's device. The spikes come in file order; matching the
+// windows of a partition of the schedule separately and concatenating
+// the spikes in window order gives those of one pass over all of them.
+func (p *Pipeline) MatchWindows(ctx context.Context, g *SortGlobal, opt SortOptions, first, end int) (*match.Spikes, error) {
+	if first < 0 || end > p.sched.Windows || first >= end {
+		return nil, fmt.Errorf("%s: window range [%d, %d) outside the schedule's %d windows", p.rec.Name(), first, end, p.sched.Windows)
+	}
+	ms, _, err := p.matchRange(ctx, g, opt, first, end)
+	return ms, err
+}
+
+// matchRange is MatchWindows; it also returns the learned templates'
+// feature channels and best channels (from the matcher).
+func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, opt SortOptions, first, end int) (*match.Spikes, *templateChans, error) {
+	if err := p.checkSortGlobal(g); err != nil {
+		return nil, nil, err
+	}
+	name := p.rec.Name()
+	if g.Motion != nil {
+		stop, err := p.restoreCorrection(g.Motion, g.Correction)
+		if err != nil {
+			return nil, nil, err
+		}
+		defer stop()
+	}
+	m, err := match.NewMatcher(p.dev, g.Templates, p.probe.X, p.probe.Y, p.matchParams(opt))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: learned templates: %w", name, err)
+	}
+	defer m.Close()
+	ch := channelsOf(m, g.Templates.N, p)
+	var windows []int
+	if first != 0 || end != p.sched.Windows {
+		for i := first; i < end; i++ {
+			windows = append(windows, i)
+		}
+	}
+	ms := &match.Spikes{}
+	if err := p.matchWindows(ctx, windows, g.Whitening, m, ms); err != nil {
+		return nil, nil, err
+	}
+	// The matcher's window buffers (the CPU's projections, the GPU's
+	// device memory) are not needed by the host stages.
+	if err := m.Close(); err != nil {
+		return nil, nil, fmt.Errorf("%s: matching: %w", name, err)
+	}
+	return ms, ch, nil
+}
+
+// matchParams returns opt's matching settings with NT, NT0Min and
+// NearestChans of the configuration.
+func (p *Pipeline) matchParams(opt SortOptions) match.Params {
+	prm := p.DetectParams()
+	mp := opt.Match
+	mp.NT, mp.NT0Min, mp.NearestChans = prm.NT, prm.NT0Min, p.cfg.NearestChans
+	return mp
+}
+
+// templateChans are the learned templates' feature channels and best
+// channels, as the matcher chooses them.
+type templateChans struct {
+	ch   *curate.Channels
+	best []int
+}
+
+// channelsOf returns the feature and best channels of m's n templates.
+func channelsOf(m *match.Matcher, n int, p *Pipeline) *templateChans {
+	tc := &templateChans{ch: &curate.Channels{Chans: make([][]int32, n), X: p.probe.X, Y: p.probe.Y}, best: make([]int, n)}
+	for k := range n {
+		tc.ch.Chans[k] = append([]int32(nil), m.Channels(k)...)
+		tc.best[k] = m.BestChannel(k)
+	}
+	return tc
+}
+
+// restoreCorrection corrects every later whitened window by est with the
+// rule named rule (as [Pipeline.SortGlobal] chose it) and returns the
+// function that stops it.
+func (p *Pipeline) restoreCorrection(est *motion.Estimate, rule string) (stop func(), err error) {
+	r, ok := parseRule(rule)
+	if !ok || rule == "" || rule == CorrectionAuto {
+		return nil, fmt.Errorf("%s: correction rule %q: want one of %s but %s", p.rec.Name(), rule, ruleNames(), CorrectionAuto)
+	}
+	stop, err = p.correctWith(est, r)
+	if err != nil {
+		return nil, err
+	}
+	p.drift = est
+	return stop, nil
+}
+
+// SortFinish runs the stages of [Pipeline.Sort] after the matching on
+// the spikes ms of every window in file order (the concatenated
+// [Pipeline.MatchWindows] of a partition of the schedule), which took
+// matchSeconds: the final clustering, curation and the removal of spikes
+// shifted outside the recording. The result's times are g's stages,
+// the matching's and its own; its warnings g's and the pipeline's new
+// ones.
+func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, ms *match.Spikes, matchSeconds float64) (*SortResult, error) {
+	if err := p.checkSortGlobal(g); err != nil {
+		return nil, err
+	}
+	// The feature channels come from a matcher on the host: they depend
+	// on the templates and the probe only.
+	m, err := match.NewMatcher(nil, g.Templates, p.probe.X, p.probe.Y, p.matchParams(opt))
+	if err != nil {
+		return nil, fmt.Errorf("%s: learned templates: %w", p.rec.Name(), err)
+	}
+	ch := channelsOf(m, g.Templates.N, p)
+	if err := m.Close(); err != nil {
+		return nil, err
+	}
+	before := matchSeconds
+	for _, s := range g.Stages {
+		before += s.Seconds
+	}
+	return p.sortFinish(ctx, g, opt, ms, matchSeconds, time.Now().Add(-time.Duration(before*float64(time.Second))), ch)
+}
+
+// sortFinish is SortFinish with the sort's start time and the learned
+// templates' channels.
+func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, ms *match.Spikes, matchSeconds float64,
+	start time.Time, tc *templateChans) (*SortResult, error) {
+	name := p.rec.Name()
+	res := &SortResult{Params: opt, Detected: g.Detected, Clusters0: g.Clusters0, Groups0: g.Groups0,
+		Learned: g.Templates.N, Templates: g.Templates, Channels: tc.ch, Correction: g.Correction}
+	res.Stages = append(res.Stages, g.Stages...)
+	stage := func(s string, t0 time.Time, n int, what string) {
+		res.Stages = append(res.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
+	}
+	grid, err := p.Grid()
+	if err != nil {
+		return nil, err
+	}
+	prm := p.DetectParams()
+	res.Info = &RunInfo{Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
+		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid, Templates: g.Universal,
+		TemplatesSource: g.UniversalSource, Clips: g.Clips, Whitening: g.Whitening, Device: opt.Device}
+	if g.Motion != nil {
+		res.Info.Motion, res.Info.WindowTimes = g.Motion, p.WindowTimes()
+	}
+	sum := &Summary{Windows: p.sched.Windows, Samples: p.sched.End - p.sched.Start, Clips: g.Clips,
+		Work: g.Work, Centres: grid.F()}
+	mp := p.matchParams(opt)
+	res.Matched = ms.Len()
+	res.Stages = append(res.Stages, StageTime{Name: "matching", Seconds: matchSeconds, Count: res.Matched, What: "spikes"})
+	if res.Matched < MinSortSpikes {
+		return nil, fmt.Errorf("%s: learned-template matching found %d spikes above Th_learned = %g; a sort needs at least %d: "+
+			"lower -Th_learned or use a longer recording", name, res.Matched, mp.ThLearned, MinSortSpikes)
+	}
+	n, C, P := g.Templates.N, g.Templates.C, g.Templates.P
+
+	// Final clustering: units are the learned templates at their best
+	// channels.
+	if err := announce(ctx, opt, "clustering templates"); err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	cl, err := cluster.NewClusterer(p.dev, opt.Cluster)
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	ux, uy := make([]float64, n), make([]float64, n)
+	uch := make([]int32, 0, n*mp.NearestChans)
+	for k := range n {
+		b := tc.best[k]
+		ux[k], uy[k] = p.probe.X[b], p.probe.Y[b]
+		uch = append(uch, tc.ch.Chans[k]...)
+	}
+	in := &cluster.Input{NC: mp.NearestChans, P: P, C: C, ChanX: p.probe.X, ChanY: p.probe.Y,
+		UnitX: ux, UnitY: uy, UnitChans: uch, Unit: ms.Template, Features: ms.Features}
+	r1, err := cl.Cluster(in)
+	if err != nil {
+		return nil, fmt.Errorf("%s: final clustering of %d spikes: %w", name, res.Matched, err)
+	}
+	res.Clusters1, res.Groups1 = r1.N, r1.Groups
+	stage("clustering templates", t0, r1.N, "clusters")
+
+	// Curation.
+	if err := announce(ctx, opt, "curation"); err != nil {
+		return nil, err
+	}
+	t0 = time.Now()
+	cp := opt.Curate
+	cp.FS = p.rec.SampleRate()
+	sp := &curate.Spikes{NC: mp.NearestChans, P: P, Time: ms.Sample, Template: ms.Template,
+		Cluster: r1.Labels, Amp: ms.Amplitude, Features: ms.Features}
+	res.Curated = curate.Run(sp, &curate.Units{N: r1.N, C: C, P: P, W: r1.Wall}, curate.NewBasis(g.Universal.WPCA, P, prm.NT),
+		tc.ch, cp, opt.PCOverwrite)
+	res.Outside = dropOutside(res.Curated, p.rec.Samples())
+	stage("curation", t0, res.Curated.Units.N, "units")
+
+	sum.Spikes = res.Curated.Spikes.Len()
+	sum.Wall = time.Since(start)
+	sum.WallSeconds = sum.Wall.Seconds()
+	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
+	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
+	sum.PassSeconds = map[string]float64{}
+	for _, s := range res.Stages {
+		sum.PassSeconds[s.Name] = s.Seconds
+	}
+	sum.Warnings = append(append([]string(nil), g.Warnings...), p.warningsAfter(g.Warnings)...)
+	res.Summary = sum
+	return res, nil
+}
