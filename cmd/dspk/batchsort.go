@@ -10,7 +10,10 @@ import (
 	"slices"
 	"time"
 
+	"dspk/compute"
 	"dspk/pipeline"
+	"dspk/probe"
+	"dspk/recording"
 )
 
 // stepSort is the step of a sort plan's rows of a whole recording: the
@@ -127,38 +130,64 @@ func rowSortFlags(pl *Plan, r *Row) (*inputFlags, *pipelineFlags, *sortFlags, er
 	return &in, &pf, &sf, nil
 }
 
-// runSortRow runs the sort row r on device (opened through devs): the
-// folder of dspk sort with the plan's flags, which holds the row's
-// batch.json and is committed only when whole.
-func runSortRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, log io.Writer) (bool, error) {
+// sortRow is what every sort step of a plan row opens: the plan's flags,
+// the recording (closed by close) and the device (the worker's).
+type sortRow struct {
+	in  *inputFlags
+	pf  *pipelineFlags
+	sf  *sortFlags
+	rec recording.Recording
+	pr  *probe.Probe
+	dev *compute.Device
+}
+
+// openSortRow parses the plan's flags for row r, opens its recording and
+// checks the probe, and gets device through devs. Errors name the row.
+func openSortRow(pl *Plan, r *Row, device string, devs devices) (*sortRow, error) {
 	in, pf, sf, err := rowSortFlags(pl, r)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
 	rec, pr, err := in.open(r.Files...)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	defer rec.Close()
 	if err := pf.check(pr, nil); err != nil {
-		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
+		rec.Close()
+		return nil, fmt.Errorf("batch: row %d: %w", r.ID, err)
 	}
 	dev, err := devs.get(device)
 	if err != nil {
-		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
+		rec.Close()
+		return nil, fmt.Errorf("batch: row %d: %w", r.ID, err)
 	}
-	// A folder of an older key (other inputs or settings) is replaced.
+	return &sortRow{in: in, pf: pf, sf: sf, rec: rec, pr: pr, dev: dev}, nil
+}
+
+// close closes the row's recording (the device stays the worker's).
+func (s *sortRow) close() { s.rec.Close() }
+
+// checkWindows refuses a recording whose schedule no longer has the
+// plan's window count.
+func (s *sortRow) checkWindows(r *Row, got int) error {
+	if got != r.Total {
+		return fmt.Errorf("batch: row %d: %s has %d windows now, the plan says %d; plan again", r.ID, s.rec.Name(), got, r.Total)
+	}
+	return nil
+}
+
+// writeSort runs dspk sort's runSort for row r into r.Out (replacing a
+// folder of an older key) with the row's hooks — its device, the window
+// check, the done-mark written before the folder is committed, progress
+// lines on log — and sort (nil: the whole sort) as the hooks' sort.
+func (s *sortRow) writeSort(ctx context.Context, pl *Plan, r *Row, device string, log io.Writer,
+	sort func(context.Context, *pipeline.Pipeline, pipeline.SortOptions) (*pipeline.SortResult, error)) error {
 	_, statErr := os.Stat(r.Out)
-	sf.out, sf.device, sf.overwrite = r.Out, device, statErr == nil
-	devName := dev.String()
+	s.sf.out, s.sf.device, s.sf.overwrite = r.Out, device, statErr == nil
+	devName := s.dev.String()
 	h := sortHooks{
-		dev: dev,
-		check: func(p *pipeline.Pipeline) error {
-			if got := p.Schedule().Windows; got != r.Total {
-				return fmt.Errorf("batch: row %d: %s has %d windows now, the plan says %d; plan again", r.ID, rec.Name(), got, r.Total)
-			}
-			return nil
-		},
+		dev:   s.dev,
+		check: func(p *pipeline.Pipeline) error { return s.checkWindows(r, p.Schedule().Windows) },
 		extra: func(dir string) error {
 			if err := testPause(ctx, r.ID); err != nil {
 				return err
@@ -166,9 +195,23 @@ func runSortRow(ctx context.Context, pl *Plan, r *Row, device string, devs devic
 			return writeMark(dir, pl, r, devName)
 		},
 		progress: progressLines(log, progressInterval, time.Now),
+		sort:     sort,
 	}
-	printWarnings(log, in.warnings)
-	fmt.Fprintf(log, "row %d: %s %s %s, %d windows, on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe, r.Total, dev, r.Out)
-	_, err = runSort(ctx, rec, pr, pf, sf, in.runInputs(r.Files, rec), in.warnings, log, h)
+	printWarnings(log, s.in.warnings)
+	_, err := runSort(ctx, s.rec, s.pr, s.pf, s.sf, s.in.runInputs(r.Files, s.rec), s.in.warnings, log, h)
+	return err
+}
+
+// runSortRow runs the sort row r on device (opened through devs): the
+// folder of dspk sort with the plan's flags, which holds the row's
+// batch.json and is committed only when whole.
+func runSortRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, log io.Writer) (bool, error) {
+	s, err := openSortRow(pl, r, device, devs)
+	if err != nil {
+		return false, err
+	}
+	defer s.close()
+	fmt.Fprintf(log, "row %d: %s %s %s, %d windows, on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe, r.Total, s.dev, r.Out)
+	err = s.writeSort(ctx, pl, r, device, log, nil)
 	return err == nil, err
 }

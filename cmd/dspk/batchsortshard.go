@@ -78,30 +78,20 @@ func runSortStep(ctx context.Context, pl *Plan, r *Row, device string, devs devi
 	if r.Step == stepSortMerge {
 		return runSortMerge(ctx, pl, r, device, devs, log)
 	}
-	in, pf, sf, err := rowSortFlags(pl, r)
+	s, err := openSortRow(pl, r, device, devs)
 	if err != nil {
 		return false, err
 	}
-	rec, pr, err := in.open(r.Files...)
-	if err != nil {
-		return false, err
-	}
-	defer rec.Close()
-	if err := pf.check(pr, nil); err != nil {
-		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
-	}
-	dev, err := devs.get(device)
-	if err != nil {
-		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
-	}
-	cfg := sortConfig(pf, sf)
-	p, err := pipeline.New(dev, rec, pr, cfg)
+	defer s.close()
+	in, sf, rec, dev := s.in, s.sf, s.rec, s.dev
+	cfg := sortConfig(s.pf, sf)
+	p, err := pipeline.New(dev, rec, s.pr, cfg)
 	if err != nil {
 		return false, err
 	}
 	defer p.Close()
-	if got := p.Schedule().Windows; got != r.Total {
-		return false, fmt.Errorf("batch: row %d: %s has %d windows now, the plan says %d; plan again", r.ID, rec.Name(), got, r.Total)
+	if err := s.checkWindows(r, p.Schedule().Windows); err != nil {
+		return false, err
 	}
 	p.Progress = trackProgress(progressLines(log, progressInterval, time.Now))
 	opt := sortOptions(sf)
@@ -157,54 +147,22 @@ func runSortStep(ctx context.Context, pl *Plan, r *Row, device string, devs devi
 // results on device, and the sort folder is written as dspk sort writes
 // it, with the row's batch.json.
 func runSortMerge(ctx context.Context, pl *Plan, r *Row, device string, devs devices, log io.Writer) (bool, error) {
-	in, pf, sf, err := rowSortFlags(pl, r)
+	s, err := openSortRow(pl, r, device, devs)
 	if err != nil {
 		return false, err
 	}
-	rec, pr, err := in.open(r.Files...)
-	if err != nil {
-		return false, err
-	}
-	defer rec.Close()
-	if err := pf.check(pr, nil); err != nil {
-		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
-	}
-	dev, err := devs.get(device)
-	if err != nil {
-		return false, fmt.Errorf("batch: row %d: %w", r.ID, err)
-	}
-	_, statErr := os.Stat(r.Out)
-	sf.out, sf.device, sf.overwrite = r.Out, device, statErr == nil
-	devName := dev.String()
-	h := sortHooks{
-		dev: dev,
-		check: func(p *pipeline.Pipeline) error {
-			if got := p.Schedule().Windows; got != r.Total {
-				return fmt.Errorf("batch: row %d: %s has %d windows now, the plan says %d; plan again", r.ID, rec.Name(), got, r.Total)
-			}
-			return nil
-		},
-		extra: func(dir string) error {
-			if err := testPause(ctx, r.ID); err != nil {
-				return err
-			}
-			return writeMark(dir, pl, r, devName)
-		},
-		progress: progressLines(log, progressInterval, time.Now),
-		sort: func(ctx context.Context, p *pipeline.Pipeline, opt pipeline.SortOptions) (*pipeline.SortResult, error) {
-			g, err := loadSortGlobal(r.Global, r.Total, p.Config().NT)
-			if err != nil {
-				return nil, err
-			}
-			ms, secs, err := loadSortShards(r.Parts, r.Total, p.Config().NearestChans, g.Templates.P)
-			if err != nil {
-				return nil, err
-			}
-			return p.SortFinish(ctx, g, opt, ms, secs)
-		},
-	}
-	printWarnings(log, in.warnings)
-	fmt.Fprintf(log, "row %d: %s %s %s, %d shards, on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe, len(r.Parts), dev, r.Out)
-	_, err = runSort(ctx, rec, pr, pf, sf, in.runInputs(r.Files, rec), in.warnings, log, h)
+	defer s.close()
+	fmt.Fprintf(log, "row %d: %s %s %s, %d shards, on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe, len(r.Parts), s.dev, r.Out)
+	err = s.writeSort(ctx, pl, r, device, log, func(ctx context.Context, p *pipeline.Pipeline, opt pipeline.SortOptions) (*pipeline.SortResult, error) {
+		g, err := loadSortGlobal(r.Global, r.Total, p.Config().NT)
+		if err != nil {
+			return nil, err
+		}
+		ms, secs, err := loadSortShards(r.Parts, r.Total, p.Config().NearestChans, g.Templates.P)
+		if err != nil {
+			return nil, err
+		}
+		return p.SortFinish(ctx, g, opt, ms, secs)
+	})
 	return err == nil, err
 }
