@@ -311,7 +311,37 @@ func TestBatchRunRetries(t *testing.T) {
 		t.Fatalf("%d rows, want global, 3 shards, merge", len(pl.Rows))
 	}
 	victim := &pl.Rows[2]
-	t.Setenv("DSPK_BATCH_TEST_PAUSE", "2:60")
+	code, stdout, stderr := killRowMidWrite(t, plan, victim.Out, "2:60", "spike_times.npy")
+	if code != 1 || !strings.Contains(stderr, "row 2 (shard") || !strings.Contains(stderr, "row 4 (merge sim imec0): skipped") {
+		t.Errorf("killed run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, row := range []*Row{victim, &pl.Rows[4]} {
+		if _, err := os.Stat(row.Out); err == nil {
+			t.Errorf("%s exists after its row failed", row.Out)
+		}
+	}
+	code, stdout, stderr = dspk(t, "batch", "run", "-devices", "cpu", plan)
+	if code != 0 || !strings.Contains(stdout, "2 rows ran, 3 were done already") {
+		t.Fatalf("rerun: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, f := range goldenArrays {
+		a, _ := os.ReadFile(filepath.Join(goldenWant, "default", f))
+		b, _ := os.ReadFile(filepath.Join(pl.Rows[4].Out, f))
+		if len(a) == 0 || !bytes.Equal(a, b) {
+			t.Errorf("%s of the merged shards differs from the golden result", f)
+		}
+	}
+}
+
+// killRowMidWrite runs `dspk batch run -devices cpu PLAN` with the row
+// numbered in pause held after its last file (pause is
+// DSPK_BATCH_TEST_PAUSE, "row:seconds"), waits until that row's temporary
+// folder holds marker and its lock, SIGKILLs the worker named in the lock,
+// and returns what the batch run then reported.
+func killRowMidWrite(t *testing.T, plan, out, pause, marker string) (code int, stdout, stderr string) {
+	t.Helper()
+	t.Setenv("DSPK_BATCH_TEST_PAUSE", pause)
+	defer t.Setenv("DSPK_BATCH_TEST_PAUSE", "")
 	type result struct {
 		code           int
 		stdout, stderr string
@@ -322,12 +352,12 @@ func TestBatchRunRetries(t *testing.T) {
 		done <- result{code, stdout, stderr}
 	}()
 	var lock string
-	for deadline := time.Now().Add(60 * time.Second); lock == "" || !tmpHas(victim.Out, "spike_times.npy"); {
+	for deadline := time.Now().Add(60 * time.Second); lock == "" || !tmpHas(out, marker); {
 		if time.Now().After(deadline) {
-			t.Fatal("the shard never started writing")
+			t.Fatalf("the row writing %s never started writing", out)
 		}
 		time.Sleep(50 * time.Millisecond)
-		m, _ := filepath.Glob(filepath.Join(filepath.Dir(victim.Out), "."+filepath.Base(victim.Out)+".tmp-*", export.LockName))
+		m, _ := filepath.Glob(filepath.Join(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*", export.LockName))
 		if len(m) > 0 {
 			lock = m[0]
 		}
@@ -344,24 +374,5 @@ func TestBatchRunRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := <-done
-	if r.code != 1 || !strings.Contains(r.stderr, "row 2 (shard") || !strings.Contains(r.stderr, "row 4 (merge sim imec0): skipped") {
-		t.Errorf("killed run: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
-	}
-	for _, row := range []*Row{victim, &pl.Rows[4]} {
-		if _, err := os.Stat(row.Out); err == nil {
-			t.Errorf("%s exists after its row failed", row.Out)
-		}
-	}
-	t.Setenv("DSPK_BATCH_TEST_PAUSE", "")
-	code, stdout, stderr := dspk(t, "batch", "run", "-devices", "cpu", plan)
-	if code != 0 || !strings.Contains(stdout, "2 rows ran, 3 were done already") {
-		t.Fatalf("rerun: exit %d\n%s\n%s", code, stdout, stderr)
-	}
-	for _, f := range goldenArrays {
-		a, _ := os.ReadFile(filepath.Join(goldenWant, "default", f))
-		b, _ := os.ReadFile(filepath.Join(pl.Rows[4].Out, f))
-		if len(a) == 0 || !bytes.Equal(a, b) {
-			t.Errorf("%s of the merged shards differs from the golden result", f)
-		}
-	}
+	return r.code, r.stdout, r.stderr
 }

@@ -8,11 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
-
-	"dspk/export"
 )
 
 // batchSortFlags are the sort flags of the batch sort test: not the
@@ -140,37 +136,9 @@ func TestBatchSort(t *testing.T) {
 	if err := os.RemoveAll(victim.Out); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("DSPK_BATCH_TEST_PAUSE", "1:60")
-	done := make(chan [3]string, 1)
-	go func() {
-		code, stdout, stderr := dspk(t, "batch", "run", "-devices", "cpu", plan)
-		done <- [3]string{strconv.Itoa(code), stdout, stderr}
-	}()
-	var lock string
-	for deadline := time.Now().Add(60 * time.Second); lock == "" || !tmpHas(victim.Out, "sort_summary.png"); {
-		if time.Now().After(deadline) {
-			t.Fatal("the sort row never started writing")
-		}
-		time.Sleep(50 * time.Millisecond)
-		m, _ := filepath.Glob(filepath.Join(filepath.Dir(victim.Out), "."+filepath.Base(victim.Out)+".tmp-*", export.LockName))
-		if len(m) > 0 {
-			lock = m[0]
-		}
-	}
-	lb, err := os.ReadFile(lock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pid, err := strconv.Atoi(strings.SplitN(string(lb), "\n", 2)[0])
-	if err != nil || pid == os.Getpid() {
-		t.Fatalf("lock %q: pid %d, %v", lb, pid, err)
-	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	r := <-done
-	if r[0] != "1" || !strings.Contains(r[2], "row 1 (sort") || !strings.Contains(r[1], "0 rows ran, 1 were done already, 1 failed") {
-		t.Errorf("killed run: exit %s\n%s\n%s", r[0], r[1], r[2])
+	kcode, kout, kerr := killRowMidWrite(t, plan, victim.Out, "1:60", "sort_summary.png")
+	if kcode != 1 || !strings.Contains(kerr, "row 1 (sort") || !strings.Contains(kout, "0 rows ran, 1 were done already, 1 failed") {
+		t.Errorf("killed run: exit %d\n%s\n%s", kcode, kout, kerr)
 	}
 	if _, err := os.Stat(victim.Out); err == nil {
 		t.Errorf("%s exists after its row was killed", victim.Out)
@@ -179,7 +147,6 @@ func TestBatchSort(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "2 rows: 1 done, 0 missing, 1 writing") {
 		t.Errorf("status after the kill: %d\n%s", code, stdout)
 	}
-	t.Setenv("DSPK_BATCH_TEST_PAUSE", "")
 	code, stdout, stderr = dspk(t, "batch", "run", "-devices", "cpu", plan)
 	if code != 0 || !strings.Contains(stdout, "1 rows ran, 1 were done already") {
 		t.Fatalf("rerun: exit %d\n%s\n%s", code, stdout, stderr)
