@@ -29,6 +29,9 @@
 // (the run stops within 0.5 s at any point, removes its temporary output,
 // leaves an -overwrite target as it was and says so; a second signal
 // exits at once).
+//
+// DSPK_CPUPROFILE=FILE writes a Go CPU profile of the command to FILE,
+// for `go tool pprof`.
 package main
 
 import (
@@ -38,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -73,9 +77,36 @@ func register(c *command) { commands = append(commands, c) }
 func main() {
 	inMain = true
 	ctx, stop := signalContext(os.Stderr)
+	stopProfile := startCPUProfile(os.Getenv("DSPK_CPUPROFILE"), os.Stderr)
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stopProfile()
 	stop()
 	os.Exit(code)
+}
+
+// startCPUProfile writes a Go CPU profile of the whole command to path
+// (DSPK_CPUPROFILE; empty: none) and returns the function that ends it. A
+// profile that cannot be started is reported and the command runs without.
+func startCPUProfile(path string, stderr io.Writer) func() {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "dspk: warning: DSPK_CPUPROFILE: %v\n", err)
+		return func() {}
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		fmt.Fprintf(stderr, "dspk: warning: DSPK_CPUPROFILE: %v\n", err)
+		f.Close()
+		return func() {}
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			fmt.Fprintf(stderr, "dspk: warning: DSPK_CPUPROFILE: %v\n", err)
+		}
+	}
 }
 
 // run executes dspk with args and returns the exit status.
