@@ -10,8 +10,12 @@ import (
 // spikes, d = 90 (15 channels × 6 PCs), from 12 Gaussian clusters of
 // unequal sizes, unit variance, means about sep apart (the noise alone
 // puts two spikes of one cluster √180 ≈ 13.4 apart).
-func np1Group(sep float64) ([]float64, int, int) {
-	const n, d = 6000, 90
+func np1Group(sep float64) ([]float64, int, int) { return np1GroupN(sep, 6000) }
+
+// np1GroupN is np1Group with n spikes: a 60-s NP1 recording of 600 units
+// gives groups of about a thousand.
+func np1GroupN(sep float64, n int) ([]float64, int, int) {
+	const d = 90
 	rng := rand.New(rand.NewPCG(1, 1))
 	means := gaussMeans(rng, 12, d, sep)
 	x := make([]float64, n*d)
@@ -55,6 +59,16 @@ func BenchmarkGroup(b *testing.B) {
 			b.ReportMetric(21.6e9*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
+	// A small group (n = 1000), as a 60-s recording of a dense probe
+	// gives: each anchor holds few spikes, so laying out its candidates
+	// costs as much as scoring them.
+	xm, nm, _ := np1GroupN(25, 1000)
+	b.Run("kmeanspp/n=1000", func(b *testing.B) {
+		for b.Loop() {
+			kmeansPP(xm, nm, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed))
+		}
+		b.ReportMetric(3.6e9*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+	})
 	g := buildGraph(x, n, d, land, prm.ClusterNeighbors)
 	c0 := kmeansPP(x, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed))
 	b.Run("assign", func(b *testing.B) {

@@ -305,6 +305,13 @@ func TestKmeansPPMatchesReference(t *testing.T) {
 		}
 		useDots512 = vec
 		testKmeansPP(t)
+		if vec {
+			for _, layout := range []int{1, 2} {
+				scoreLayout = layout
+				testKmeansPP(t)
+			}
+			scoreLayout = 0
+		}
 	}
 }
 

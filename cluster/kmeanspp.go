@@ -166,6 +166,8 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 	var dist []float64 // [anchors][nCand] ‖x_q − a‖
 	var order []int32  // [anchors][nCand] candidates by distance
 	var sorted []float64
+	var lim, maxLim []float64 // per spike: 2·√w_i + margin; per anchor: the largest
+	var cnt []int32           // per anchor: candidates within maxLim
 	var ws vecWork
 	for j := 0; j < nInit; j++ {
 		for i := range w {
@@ -213,6 +215,19 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 			}
 			ws.nq8 = nq8
 		}
+		// Each spike's bound, and per anchor the largest bound of its
+		// spikes: only the candidates nearer the anchor than that can
+		// improve any of them, so only those are sorted.
+		lim = growF(lim, n)
+		maxLim = growF(maxLim, na)
+		clear(maxLim)
+		for i := 0; i < n; i++ {
+			l := 2*math.Sqrt(w[i]) + margin
+			lim[i] = l
+			r := slot[anchor[i]] - 1
+			maxLim[r] = max(maxLim[r], l)
+		}
+		cnt = growI(cnt, na)
 		for r, a := range anchors {
 			row := dist[r*nq : (r+1)*nq]
 			switch {
@@ -235,17 +250,24 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 					row[b] = math.Sqrt(sqDist(x[int(a-1)*d:int(a)*d], cx[b*d:(b+1)*d]))
 				}
 			}
+			// The candidates within the anchor's largest bound, nearest
+			// first: every spike's own list is a prefix of them.
 			ord := order[r*nq : (r+1)*nq]
-			for b := range ord {
-				ord[b] = int32(b)
+			k := 0
+			for b, v := range row {
+				if v < maxLim[r] {
+					ord[k] = int32(b)
+					k++
+				}
 			}
-			sortByDist(ord, row)
-			for b, o := range ord {
+			cnt[r] = int32(k)
+			sortByDist(ord[:k], row)
+			for b, o := range ord[:k] {
 				sorted[r*nq+b] = row[o]
 			}
 		}
-		rd := &roundData{x: x, d: d, nq: nq, cx: cx, vq: vq, e: e, w: w, margin: margin,
-			slot: slot, anchor: anchor, order: order, sorted: sorted, score: score, blk: blk}
+		rd := &roundData{x: x, d: d, nq: nq, cx: cx, vq: vq, e: e, lim: lim,
+			slot: slot, anchor: anchor, order: order, sorted: sorted, cnt: cnt, score: score, blk: blk}
 		if useDots512 {
 			rd.scoreVec(&ws)
 		} else {
@@ -260,7 +282,7 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 		xq := cx[best*d : (best+1)*d]
 		for i := 0; i < n; i++ {
 			r := int(slot[anchor[i]] - 1)
-			if dist[r*nq+best] >= 2*math.Sqrt(w[i])+margin {
+			if dist[r*nq+best] >= lim[i] {
 				continue
 			}
 			gi := 2*dot(x[i*d:(i+1)*d], xq) - vq[best]
@@ -327,12 +349,13 @@ type roundData struct {
 	x      []float64 // [n·d] rows
 	d, nq  int
 	cx, vq []float64 // candidate rows and squared norms
-	e, w   []float64 // per spike: best gain so far, weight
-	margin float64
-	slot   []int32 // anchor → row of order/sorted + 1
+	e      []float64 // per spike: best gain so far
+	lim    []float64 // per spike: 2·√w_i + margin, the pruning bound
+	slot   []int32   // anchor → row of order/sorted + 1
 	anchor []int32
-	order  []int32   // [anchors][nq] candidates by distance from the anchor
+	order  []int32   // [anchors][nq] candidates by distance from the anchor, the first cnt in use
 	sorted []float64 // [anchors][nq] those distances
+	cnt    []int32   // [anchors] candidates within the anchor's largest bound
 	score  []float64 // [nq] out: Σ_i max(δ_iq, 0), blocked (scoreBlock)
 	blk    []float64 // [nq] the current block's partial sums
 }
@@ -356,8 +379,7 @@ func (rd *roundData) flush() {
 // may improve it, and the anchor's row.
 func (rd *roundData) prefix(i int) (m, r int) {
 	r = int(rd.slot[rd.anchor[i]] - 1)
-	lim := 2*math.Sqrt(rd.w[i]) + rd.margin
-	return searchBelow(rd.sorted[r*rd.nq:(r+1)*rd.nq], lim), r
+	return searchBelow(rd.sorted[r*rd.nq:r*rd.nq+int(rd.cnt[r])], rd.lim[i]), r
 }
 
 // scoreScalar scores the candidates spike by spike, four candidates at a
@@ -403,6 +425,11 @@ func (rd *roundData) scoreScalar() {
 // multiple of scoreBlock).
 const vecChunk = 16 * scoreBlock
 
+// scoreLayout makes scoreVec lay out every anchor's candidates (1) or
+// score every spike against all candidates (2) instead of choosing by
+// cost (0); tests set it to check both ways against the reference.
+var scoreLayout = 0
+
 // vecWork is scoreVec's scratch, kept across rounds.
 type vecWork struct {
 	m, byAnchor, start []int32
@@ -410,6 +437,8 @@ type vecWork struct {
 	acc2               []float64
 	trAll              []float64 // the round's candidates, d × nq8
 	nq8                int
+	full               []bool  // per spike of the chunk: scored against every candidate
+	fullList           []int32 // those spikes
 }
 
 // scoreVec scores the candidates with the vector kernel dotsT: per chunk
@@ -430,6 +459,9 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 	ws.tr = growF(ws.tr, d*nq8)
 	ws.acc = growF(ws.acc, nq8)
 	ws.acc2 = growF(ws.acc2, nq8)
+	if len(ws.full) < vecChunk {
+		ws.full = make([]bool, vecChunk)
+	}
 	rows := make([]int32, vecChunk) // anchor row per spike of the chunk
 	for i0 := 0; i0 < n; i0 += vecChunk {
 		i1 := min(n, i0+vecChunk)
@@ -452,28 +484,44 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 				pos[r]++
 			}
 		}
+		full := ws.fullList[:0]
 		for r := 0; r < na; r++ {
 			list := ws.byAnchor[ws.start[r]:ws.start[r+1]]
 			if len(list) == 0 {
 				continue
 			}
-			mMax := int32(0)
+			mMax, mSum := int32(0), 0
 			for _, i := range list {
-				mMax = max(mMax, ws.m[int(i)-i0])
+				m := ws.m[int(i)-i0]
+				mMax = max(mMax, m)
+				mSum += int(m)
 			}
 			m8 := (int(mMax) + 7) / 8 * 8
+			// Laying out the anchor's nearest candidates costs d·m8
+			// scalar moves; scoring its spikes against all candidates in
+			// place costs d·nq8/8 vector steps each. Few spikes per
+			// anchor (small groups) score against all.
+			all := len(list)*(d*nq8/8+nq) < d*m8+len(list)*d*m8/8+mSum
+			if scoreLayout != 0 {
+				all = scoreLayout == 2
+			}
+			if all {
+				for _, i := range list {
+					ws.full[int(i)-i0] = true
+				}
+				full = append(full, list...)
+				continue
+			}
 			ord := rd.order[r*nq : (r+1)*nq]
 			tr := ws.tr[:d*m8]
+			use := ord[:mMax]
 			for t := 0; t < d; t++ {
 				src := ws.trAll[t*ws.nq8 : (t+1)*ws.nq8]
 				dst := tr[t*m8 : (t+1)*m8]
-				for b := range dst {
-					if b < int(mMax) {
-						dst[b] = src[ord[b]]
-					} else {
-						dst[b] = 0
-					}
+				for b, o := range use {
+					dst[b] = src[o]
 				}
+				clear(dst[len(use):])
 			}
 			terms := func(i int32, acc []float64) {
 				m := int(ws.m[int(i)-i0])
@@ -498,12 +546,44 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 				terms(i, ws.acc)
 			}
 		}
+		// The spikes scored against every candidate: the terms of the
+		// candidates beyond a spike's bound are ≤ 0 (see kmeansPP), so
+		// they add nothing and the sums are the same.
+		allTerms := func(i int32, acc []float64) {
+			row := ws.delta[(int(i)-i0)*nq : (int(i)-i0)*nq+nq]
+			ei := rd.e[i]
+			for b := range row {
+				row[b] = 2*acc[b] - rd.vq[b] - ei
+			}
+		}
+		p := 0
+		for ; p+2 <= len(full); p += 2 {
+			i, k := full[p], full[p+1]
+			dots2T(ws.acc, ws.acc2, rd.x[int(i)*d:(int(i)+1)*d], rd.x[int(k)*d:(int(k)+1)*d], ws.trAll, nq8, nq8)
+			allTerms(i, ws.acc)
+			allTerms(k, ws.acc2)
+		}
+		if p < len(full) {
+			i := full[p]
+			dotsT(ws.acc, rd.x[int(i)*d:(int(i)+1)*d], ws.trAll, nq8, nq8)
+			allTerms(i, ws.acc)
+		}
+		ws.fullList = full
 		for i := i0; i < i1; i++ {
 			if i%scoreBlock == 0 && i > 0 {
 				rd.flush()
 			}
 			m := int(ws.m[i-i0])
 			if m == 0 {
+				continue
+			}
+			if ws.full[i-i0] {
+				ws.full[i-i0] = false
+				for b, dl := range ws.delta[(i-i0)*nq : (i-i0)*nq+nq] {
+					if dl > 0 {
+						rd.blk[b] += dl
+					}
+				}
 				continue
 			}
 			r := int(rows[i-i0])
