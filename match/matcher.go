@@ -2,7 +2,6 @@ package match
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 
@@ -27,6 +26,7 @@ type Matcher struct {
 	coef    [][]float32 // [support channel][P] per template
 	proj    []projRows  // the rows and float64 coefficients of the projection per template
 	nm      []float64   // ‖U_u‖²
+	inv     []float64   // 1/‖U_u‖²
 	best    []int32     // best channel per template
 	icc     []int32     // [C][NearestChans]
 	nbr     [][]int32   // templates sharing a channel with u
@@ -83,6 +83,10 @@ func NewMatcher(dev *compute.Device, tm Templates, x, y []float64, prm Params) (
 	m := &Matcher{prm: prm, n: tm.N, c: tm.C, p: tm.P, nt: prm.NT, tm: tm,
 		workers: max(1, runtime.GOMAXPROCS(0))}
 	m.chans, m.coef, m.nm, m.best = support(&tm)
+	m.inv = make([]float64, len(m.nm))
+	for u, v := range m.nm {
+		m.inv[u] = 1 / v
+	}
 	m.proj = make([]projRows, tm.N)
 	for u := range m.proj {
 		m.proj[u] = newProjRows(m.chans[u], m.coef[u], tm.P)
@@ -296,46 +300,79 @@ const (
 // scoreRange scores templates [u0, u1) over m.spans into s and su: where
 // max(B[u,t],0)²/‖U_u‖² beats s[t], it and u replace them (the first
 // maximiser keeps a tie).
+//
+// The columns go in blocks of scoreCols, every template over one block
+// before the next, so that block's s and su stay in the first-level cache
+// while the rows of B stream past; each column still sees the templates
+// in order.
 func (m *Matcher) scoreRange(T, u0, u1 int, s []float64, su []int32) {
-	for u := u0; u < u1; u++ {
-		row := m.b[u*T : (u+1)*T]
-		inv := 1 / m.nm[u]
-		for _, sp := range m.spans {
-			scoreRow(row, s, su, sp[0], sp[1], inv, int32(u))
+	for _, sp := range m.spans {
+		for lo := sp[0]; lo < sp[1]; lo += scoreCols {
+			hi := min(lo+scoreCols, sp[1])
+			for u := u0; u < u1; u++ {
+				scoreRow(m.b[u*T:(u+1)*T], s, su, lo, hi, m.inv[u], int32(u))
+			}
 		}
 	}
 }
 
+// scoreCols is the column block of scoreRange: its s and su (12 bytes a
+// column) fit the first-level cache with room for the rows.
+const scoreCols = 1024
+
 // runningMax sets sbar[t] = max of s over |t'−t| ≤ nt (within the window).
-func (m *Matcher) runningMax(T int) {
+func (m *Matcher) runningMax(T int) { m.runningMaxRange(T, 0, T) }
+
+// runningMaxRange sets sbar[t] for t in [lo, hi) to the max of s over
+// |t'−t| ≤ nt within the window. Scores are never NaN nor −0 (they start
+// at +0 and only grow through ordered comparisons), so a plain comparison
+// is the maximum.
+func (m *Matcher) runningMaxRange(T, lo, hi int) {
 	nt := m.nt
 	// Block maxima from the left and right (van Herk / Gil–Werman) over
-	// blocks of 2nt+1 columns: max over [t−nt, t+nt] = max(right[t−nt],
-	// left[t+nt]) where left/right are prefix/suffix maxima within blocks.
+	// blocks of 2nt+1 columns from base: max over [t−nt, t+nt] =
+	// max(right[t−nt], left[t+nt]) where left/right are prefix/suffix
+	// maxima within blocks.
 	w := 2*nt + 1
+	base, end := max(0, lo-nt), min(T, hi+nt)
 	left, right := m.scratch(T)
-	for b0 := 0; b0 < T; b0 += w {
-		b1 := min(T, b0+w)
-		left[b0] = m.s[b0]
+	for b0 := base; b0 < end; b0 += w {
+		b1 := min(end, b0+w)
+		v := m.s[b0]
+		left[b0] = v
 		for t := b0 + 1; t < b1; t++ {
-			left[t] = math.Max(left[t-1], m.s[t])
+			if x := m.s[t]; x > v {
+				v = x
+			}
+			left[t] = v
 		}
-		right[b1-1] = m.s[b1-1]
+		v = m.s[b1-1]
+		right[b1-1] = v
 		for t := b1 - 2; t >= b0; t-- {
-			right[t] = math.Max(right[t+1], m.s[t])
+			if x := m.s[t]; x > v {
+				v = x
+			}
+			right[t] = v
 		}
 	}
-	for t := range T {
-		lo, hi := max(0, t-nt), min(T-1, t+nt)
-		m.sbar[t] = math.Max(right[lo], left[hi])
-		if lo/w == hi/w {
-			// The range lies inside one block: scan it (only near the ends).
-			v := m.s[lo]
-			for i := lo + 1; i <= hi; i++ {
-				v = math.Max(v, m.s[i])
+	for t := lo; t < hi; t++ {
+		l, h := max(0, t-nt), min(T-1, t+nt)
+		if (l-base)/w == (h-base)/w {
+			// The range lies inside one block: scan it.
+			v := m.s[l]
+			for i := l + 1; i <= h; i++ {
+				if x := m.s[i]; x > v {
+					v = x
+				}
 			}
 			m.sbar[t] = v
+			continue
 		}
+		v := right[l]
+		if x := left[h]; x > v {
+			v = x
+		}
+		m.sbar[t] = v
 	}
 }
 

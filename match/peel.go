@@ -17,8 +17,8 @@ func (m *Matcher) peel(T, owned int) {
 	m.found = m.found[:0]
 	m.score(T, nil)
 	m.rounds = 0
+	m.runningMax(T)
 	for m.rounds < m.prm.MaxPeels {
-		m.runningMax(T)
 		m.round = m.round[:0]
 		for t := nt; t < nt+owned; t++ {
 			sb := m.sbar[t]
@@ -37,10 +37,7 @@ func (m *Matcher) peel(T, owned int) {
 			a := float32(sp.a)
 			for i, v := range m.nbr[sp.u] {
 				k := m.kc[sp.u][i*L : (i+1)*L]
-				row := m.b[int(v)*T+sp.t-(nt-1) : int(v)*T+sp.t+nt]
-				for d, kv := range k {
-					row[d] -= a * kv
-				}
+				subScaled(m.b[int(v)*T+sp.t-(nt-1):int(v)*T+sp.t+nt], k, a)
 			}
 			for t := sp.t - (nt - 1); t <= sp.t+nt-1; t++ {
 				m.dirty[t] = true
@@ -48,6 +45,19 @@ func (m *Matcher) peel(T, owned int) {
 		}
 		m.found = append(m.found, m.round...)
 		m.score(T, m.dirty)
+		// s changed only in the marked columns: the running maximum only
+		// within nt of them.
+		for t := 0; t < T; {
+			if !m.dirty[t] {
+				t++
+				continue
+			}
+			lo := t
+			for t < T && m.dirty[t] {
+				t++
+			}
+			m.runningMaxRange(T, max(0, lo-nt), min(T, t+nt))
+		}
 	}
 	sort.SliceStable(m.found, func(i, j int) bool {
 		a, b := m.found[i], m.found[j]
@@ -120,5 +130,15 @@ func (m *Matcher) appendFound(dst *Spikes, ownStart int64, feat func(f []float32
 		dst.Amplitude = append(dst.Amplitude, float32(sp.q))
 		dst.Coef = append(dst.Coef, float32(sp.a))
 		dst.Features = feat(dst.Features, i, sp)
+	}
+}
+
+// subScaledGo sets row[d] −= a·k[d] for d < len(k), in float32 (the
+// product rounded, then subtracted): the subtraction of a found spike
+// from B that the kernels reproduce bit for bit.
+func subScaledGo(row, k []float32, a float32) {
+	row = row[:len(k)]
+	for d, kv := range k {
+		row[d] -= a * kv
 	}
 }

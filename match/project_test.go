@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestProjectBitIdentical checks project (the AVX2 kernel where the CPU
-// has it) against projectGo and both against a float64 reference of the
+// TestProjectBitIdentical checks project (the AVX-512 or AVX2 kernel
+// where the CPU has it) against projectGo and both against a float64 reference of the
 // sum, on random blocks of odd sizes, with NaN-poisoned outputs.
 func TestProjectBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, uint64(len(t.Name()))))
@@ -58,8 +58,8 @@ func TestProjectBitIdentical(t *testing.T) {
 	}
 }
 
-// TestScoreRowBitIdentical checks scoreRow (the AVX2 kernel where the CPU
-// has it) against scoreRowGo on random rows with negative, zero, NaN and
+// TestScoreRowBitIdentical checks scoreRow (the AVX-512 or AVX2 kernel
+// where the CPU has it) against scoreRowGo on random rows with negative, zero, NaN and
 // infinite values, ties and odd spans.
 func TestScoreRowBitIdentical(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 3))
@@ -98,6 +98,46 @@ func TestScoreRowBitIdentical(t *testing.T) {
 			if math.Float64bits(s1[i]) != math.Float64bits(s2[i]) || su1[i] != su2[i] {
 				t.Fatalf("trial %d [%d, %d) inv %g: column %d (v %g, s %g): kernel (%g, %d), Go (%g, %d)",
 					trial, lo, hi, inv, i, row[i], s0[i], s1[i], su1[i], s2[i], su2[i])
+			}
+		}
+	}
+}
+
+// TestSubScaledBitIdentical checks subScaled (the AVX2 kernel where the
+// CPU has it) against the product rounded to float32 and then subtracted,
+// on odd lengths with NaN, infinite and zero values.
+func TestSubScaledBitIdentical(t *testing.T) {
+	rng := rand.New(rand.NewPCG(12, 4))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), 1e-45, 3e38}
+	for trial := range 300 {
+		n := rng.IntN(140)
+		k := make([]float32, n)
+		row := make([]float32, n+rng.IntN(3))
+		for i := range row {
+			row[i] = float32(rng.NormFloat64() * 100)
+			if i < n {
+				k[i] = float32(rng.NormFloat64())
+				if rng.IntN(8) == 0 {
+					k[i] = special[rng.IntN(len(special))]
+				}
+			}
+			if rng.IntN(8) == 0 {
+				row[i] = special[rng.IntN(len(special))]
+			}
+		}
+		a := float32(rng.NormFloat64() * 3)
+		if trial%10 == 0 {
+			a = special[rng.IntN(len(special))]
+		}
+		got := append([]float32(nil), row...)
+		subScaled(got, k, a)
+		for i := range row {
+			want := row[i]
+			if i < n {
+				want = row[i] - float32(a*k[i])
+			}
+			if math.Float32bits(got[i]) != math.Float32bits(want) && !(math.IsNaN(float64(got[i])) && math.IsNaN(float64(want))) {
+				t.Fatalf("trial %d (n %d, a %g): element %d: %g, want %g", trial, n, a, i, got[i], want)
 			}
 		}
 	}

@@ -44,3 +44,35 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func scoreAVX512(row *float32, s *float64, su *int32, n int, inv float64, u int32)
+//
+// scoreAVX2 eight columns at a time (n a multiple of 8), the two
+// comparisons as masks and s and su written through them.
+TEXT ·scoreAVX512(SB), NOSPLIT, $0-44
+	MOVQ         row+0(FP), SI
+	MOVQ         s+8(FP), DI
+	MOVQ         su+16(FP), R8
+	MOVQ         n+24(FP), CX
+	VBROADCASTSD inv+32(FP), Z0
+	MOVL         u+40(FP), DX
+	VPBROADCASTD DX, Y7
+	VXORPD       Z6, Z6, Z6      // zero
+	XORQ         AX, AX
+
+loop512:
+	CMPQ      AX, CX
+	JGE       done512
+	VCVTPS2PD (SI)(AX*4), Z1       // v
+	VCMPPD    $0x1e, Z6, Z1, K1    // v > 0 (GT_OQ)
+	VMULPD    Z1, Z1, Z2           // v·v
+	VMULPD    Z0, Z2, Z2           // (v·v)·inv
+	VCMPPD    $0x1e, (DI)(AX*8), Z2, K1, K2 // v > 0 and sc > s (GT_OQ)
+	VMOVUPD   Z2, K2, (DI)(AX*8)   // s = sc where both
+	VMOVDQU32 Y7, K2, (R8)(AX*4)   // su = u there
+	ADDQ      $8, AX
+	JMP       loop512
+
+done512:
+	VZEROUPPER
+	RET
