@@ -2,6 +2,7 @@ package match
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"dspk/internal/gputest"
@@ -9,12 +10,23 @@ import (
 
 // np1Problem is an NP1-sized window: 384 channels, 60 122 columns, N
 // templates on 15 neighbouring channels each, spikes planted spikes.
-func np1Problem(seed uint64, N, spikes int) problem {
+func np1Problem(seed uint64, N, spikes int) problem { return np1ProblemOrdered(seed, N, spikes, false) }
+
+// np1ProblemOrdered is np1Problem with the templates numbered along the
+// probe when ordered is set, as the sort's clustering numbers its units.
+func np1ProblemOrdered(seed uint64, N, spikes int, ordered bool) problem {
 	const C, P, T, nt = 384, 6, 60122, 61
 	r := rand.New(rand.NewPCG(seed, 2))
 	tm := Templates{N: N, C: C, P: P, U: make([]float32, N*C*P), WPCA: basis(r, P, nt)}
+	first := make([]int, N)
+	for u := range first {
+		first[u] = r.IntN(C - 15)
+	}
+	if ordered {
+		slices.Sort(first)
+	}
 	for u := range N {
-		c0 := r.IntN(C - 15)
+		c0 := first[u]
 		for c := c0; c < c0+15; c++ {
 			for p := range P {
 				tm.U[(u*C+c)*P+p] = float32(r.NormFloat64() * 10)
@@ -40,16 +52,17 @@ func np1Problem(seed uint64, N, spikes int) problem {
 // C·P·T·nt·2 = 16.9 GFLOP dense (less with FFT); projection N·15·P·T·2 =
 // 2.7 GFLOP; bytes: the window (92 MB) and B (60 MB) once.
 //
-// The dense case is a window of a 600-unit recording: 600 templates and
-// 9000 planted spikes (the ladder-dense preset matches about 9500 spikes
-// per 2-s window with 540 templates).
+// The dense case is a window of a 600-unit recording: 600 templates
+// numbered along the probe, as the sort numbers them, and 9000 planted
+// spikes (the ladder-dense preset matches about 9500 spikes per 2-s
+// window with 540 templates).
 func BenchmarkMatchNP1(b *testing.B) {
 	for _, c := range []struct {
 		name      string
 		n, spikes int
 	}{{"250", 250, 2000}, {"dense", 600, 9000}} {
 		b.Run(c.name, func(b *testing.B) {
-			pr := np1Problem(1, c.n, c.spikes)
+			pr := np1ProblemOrdered(1, c.n, c.spikes, c.name == "dense")
 			m, err := NewMatcher(nil, pr.tm, pr.x, pr.y, DefaultParams())
 			if err != nil {
 				b.Fatal(err)

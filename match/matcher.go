@@ -2,8 +2,10 @@ package match
 
 import (
 	"fmt"
+	"math/bits"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"dspk/compute"
 	"dspk/detect"
@@ -30,6 +32,8 @@ type Matcher struct {
 	best    []int32     // best channel per template
 	icc     []int32     // [C][NearestChans]
 	nbr     [][]int32   // templates sharing a channel with u
+	nbrMask []uint64    // per template: the score groups holding its neighbours
+	gsize   int         // templates per score group
 	kc      [][]float32 // [neighbour][2nt−1] per template
 	ut      [][]float32 // [support channel][nt] per template
 	used    []bool      // channels some template uses
@@ -48,8 +52,9 @@ type Matcher struct {
 	round  []spike
 	sc     []float64   // running-maximum scratch
 	spans  [][2]int    // column intervals to score
-	ws     [][]float64 // the other score workers' best scores
-	wsu    [][]int32   // and their templates
+	gs     [][]float64 // per template group: best score per column
+	gsu    [][]int32   // and its template
+	gspans [][][2]int  // per template group: column intervals to rescore
 	rounds int
 }
 
@@ -94,6 +99,15 @@ func NewMatcher(dev *compute.Device, tm Templates, x, y []float64, prm Params) (
 	m.icc = nearest(x, y, prm.NearestChans)
 	m.nbr, m.kc = pairs(&tm, m.chans, basisLags(tm.WPCA, tm.P, prm.NT), prm.NT)
 	m.ut = timeTemplates(&tm, m.chans, prm.NT)
+	// At most 64 score groups (one bit each in nbrMask), of at least 32
+	// templates.
+	m.gsize = max(32, (tm.N+63)/64)
+	m.nbrMask = make([]uint64, tm.N)
+	for u, vs := range m.nbr {
+		for _, v := range vs {
+			m.nbrMask[u] |= 1 << (int(v) / m.gsize)
+		}
+	}
 	m.used = make([]bool, tm.C)
 	for _, cs := range m.chans {
 		for _, c := range cs {
@@ -171,6 +185,11 @@ func (m *Matcher) grow(T int) {
 	m.s, m.sbar = make([]float64, T), make([]float64, T)
 	m.su, m.dirty = make([]int32, T), make([]bool, T)
 	m.xres = make([]float32, m.c*T)
+	G := (m.n + m.gsize - 1) / m.gsize
+	m.gs, m.gsu, m.gspans = make([][]float64, G), make([][]int32, G), make([][][2]int, G)
+	for g := range G {
+		m.gs[g], m.gsu[g] = make([]float64, T), make([]int32, T)
+	}
 }
 
 // project sets B[u,t] = Σ_{c,p} U[u,c,p]·Bc[c,p,t], with Bc the window's
@@ -219,94 +238,121 @@ func (m *Matcher) project(x []float32, T int) {
 }
 
 // score recomputes the best score s(t) = max_u max(B[u,t],0)²/‖U_u‖² and
-// its first maximiser for the columns where mark is true (every column
-// when mark is nil), within [nt, T−nt); other columns score 0.
-func (m *Matcher) score(T int, mark []bool) {
-	nt := m.nt
-	// The marked columns as half-open intervals.
+// its first maximiser: over every column in [nt, T−nt) when round is nil,
+// else over the columns within nt−1 of a spike of round (the columns whose
+// B that round's subtractions changed; those outside [nt, T−nt) score 0).
+//
+// The templates go in groups of m.gsize consecutive indices, each keeping
+// its own best score and first maximiser per column (gs, gsu): a spike of
+// template u changes B only for u's neighbours (nbr), so only the groups
+// holding one of them (nbrMask) are rescored on its columns, and a
+// column's s and su are then the groups' in group order with a strict
+// comparison: the maximum, ties to the lowest template, as a scan of every
+// template gives.
+func (m *Matcher) score(T int, round []spike) {
+	nt, G := m.nt, len(m.gs)
+	// Each group's column intervals to rescore, and their union.
+	for g := range G {
+		m.gspans[g] = m.gspans[g][:0]
+	}
 	m.spans = m.spans[:0]
-	if mark == nil {
+	if round == nil {
 		clear(m.s)
+		clear(m.su)
+		for g := range G {
+			m.gspans[g] = append(m.gspans[g], [2]int{nt, T - nt})
+		}
 		m.spans = append(m.spans, [2]int{nt, T - nt})
 	} else {
-		for t := 0; t < T; {
-			if !mark[t] {
-				t++
+		for _, sp := range round {
+			lo, hi := sp.t-(nt-1), sp.t+nt
+			for t := lo; t < hi; t++ {
+				if t < nt || t >= T-nt {
+					m.s[t], m.su[t] = 0, 0
+				}
+			}
+			lo, hi = max(lo, nt), min(hi, T-nt)
+			if lo >= hi {
 				continue
 			}
-			lo := t
-			for t < T && mark[t] {
-				m.s[t], m.su[t] = 0, 0
-				t++
-			}
-			if lo, hi := max(lo, nt), min(t, T-nt); lo < hi {
-				m.spans = append(m.spans, [2]int{lo, hi})
+			m.spans = addSpan(m.spans, lo, hi)
+			for mask := m.nbrMask[sp.u]; mask != 0; mask &= mask - 1 {
+				g := bits.TrailingZeros64(mask)
+				m.gspans[g] = addSpan(m.gspans[g], lo, hi)
 			}
 		}
 	}
-	cols := 0
+	work := 0
+	for g := range G {
+		for _, sp := range m.gspans[g] {
+			work += (sp[1] - sp[0]) * m.gsize
+		}
+	}
+	nw := min(m.workers, G)
+	if nw <= 1 || work < scoreMinWork {
+		for g := range G {
+			m.scoreGroup(T, g)
+		}
+	} else {
+		var next atomic.Int32
+		var wg sync.WaitGroup
+		for range nw {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for g := int(next.Add(1) - 1); g < G; g = int(next.Add(1) - 1) {
+					m.scoreGroup(T, g)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	// Group by group over blocks of columns, so that each group's scores
+	// are read in order and the block's s and su stay in cache.
 	for _, sp := range m.spans {
-		cols += sp[1] - sp[0]
-	}
-	// Templates are split into consecutive ranges, one per worker; each
-	// range's best score and first maximiser per column, merged in range
-	// order with a strict comparison, are the sequential scan's (the
-	// maximum, ties to the lowest template).
-	nw := min(m.workers, m.n/scoreMinTemplates)
-	if nw <= 1 || cols*m.n < scoreMinWork {
-		m.scoreRange(T, 0, m.n, m.s, m.su)
-		return
-	}
-	if len(m.ws) < nw-1 || len(m.ws[0]) != T {
-		m.ws, m.wsu = make([][]float64, nw-1), make([][]int32, nw-1)
-		for i := range m.ws {
-			m.ws[i], m.wsu[i] = make([]float64, T), make([]int32, T)
-		}
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < nw; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			s, su := m.ws[w-1], m.wsu[w-1]
-			for _, sp := range m.spans {
-				clear(s[sp[0]:sp[1]])
-				clear(su[sp[0]:sp[1]])
-			}
-			m.scoreRange(T, w*m.n/nw, (w+1)*m.n/nw, s, su)
-		}()
-	}
-	m.scoreRange(T, 0, m.n/nw, m.s, m.su)
-	wg.Wait()
-	for w := 1; w < nw; w++ {
-		s, su := m.ws[w-1], m.wsu[w-1]
-		for _, sp := range m.spans {
-			for t := sp[0]; t < sp[1]; t++ {
-				if s[t] > m.s[t] {
-					m.s[t], m.su[t] = s[t], su[t]
+		clear(m.s[sp[0]:sp[1]])
+		clear(m.su[sp[0]:sp[1]])
+		for lo := sp[0]; lo < sp[1]; lo += scoreCols {
+			hi := min(lo+scoreCols, sp[1])
+			s, su := m.s[lo:hi], m.su[lo:hi]
+			for g := range G {
+				gs, gsu := m.gs[g][lo:hi], m.gsu[g][lo:hi]
+				for i, v := range gs {
+					if v > s[i] {
+						s[i], su[i] = v, gsu[i]
+					}
 				}
 			}
 		}
 	}
 }
 
-// Work below which score runs on one goroutine: templates per worker and
-// template-columns in all.
-const (
-	scoreMinTemplates = 16
-	scoreMinWork      = 1 << 20
-)
+// addSpan adds [lo, hi) to spans, which are sorted and disjoint with lo
+// not below the last one's start (spikes come in column order): it
+// extends the last interval where they overlap or touch.
+func addSpan(spans [][2]int, lo, hi int) [][2]int {
+	if n := len(spans); n > 0 && lo <= spans[n-1][1] {
+		spans[n-1][1] = max(spans[n-1][1], hi)
+		return spans
+	}
+	return append(spans, [2]int{lo, hi})
+}
 
-// scoreRange scores templates [u0, u1) over m.spans into s and su: where
-// max(B[u,t],0)²/‖U_u‖² beats s[t], it and u replace them (the first
-// maximiser keeps a tie).
-//
-// The columns go in blocks of scoreCols, every template over one block
-// before the next, so that block's s and su stay in the first-level cache
-// while the rows of B stream past; each column still sees the templates
-// in order.
-func (m *Matcher) scoreRange(T, u0, u1 int, s []float64, su []int32) {
-	for _, sp := range m.spans {
+// Work below which score runs on one goroutine (template-columns).
+const scoreMinWork = 1 << 20
+
+// scoreGroup rescores group g's templates over its intervals into gs[g]
+// and gsu[g]: where max(B[u,t],0)²/‖U_u‖² beats the group's best so far,
+// it and u replace them (the first maximiser keeps a tie). The columns go
+// in blocks of scoreCols, every template over one block before the next,
+// so that block's scores stay in the first-level cache while the rows of
+// B stream past; each column still sees the templates in order.
+func (m *Matcher) scoreGroup(T, g int) {
+	u0, u1 := g*m.gsize, min(m.n, (g+1)*m.gsize)
+	s, su := m.gs[g], m.gsu[g]
+	for _, sp := range m.gspans[g] {
+		clear(s[sp[0]:sp[1]])
+		clear(su[sp[0]:sp[1]])
 		for lo := sp[0]; lo < sp[1]; lo += scoreCols {
 			hi := min(lo+scoreCols, sp[1])
 			for u := u0; u < u1; u++ {
@@ -316,7 +362,7 @@ func (m *Matcher) scoreRange(T, u0, u1 int, s []float64, su []int32) {
 	}
 }
 
-// scoreCols is the column block of scoreRange: its s and su (12 bytes a
+// scoreCols is the column block of scoreGroup: its scores (12 bytes a
 // column) fit the first-level cache with room for the rows.
 const scoreCols = 1024
 

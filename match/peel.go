@@ -44,7 +44,7 @@ func (m *Matcher) peel(T, owned int) {
 			}
 		}
 		m.found = append(m.found, m.round...)
-		m.score(T, m.dirty)
+		m.score(T, m.round)
 		// s changed only in the marked columns: the running maximum only
 		// within nt of them.
 		for t := 0; t < T; {
