@@ -1,10 +1,12 @@
 package cluster
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"dspk/compute"
@@ -231,11 +233,16 @@ func (c *Clusterer) Cluster(in *Input) (*Result, error) {
 	return collect(work, in), nil
 }
 
-// parallel calls f on every group, workers (0: GOMAXPROCS) at a time.
+// parallel calls f on every group, workers (0: GOMAXPROCS) at a time,
+// the largest groups first so that no large group is left running alone
+// at the end (each group's result is its own, so the order changes
+// nothing else).
 func parallel(work []*groupWork, workers int, f func(*groupWork)) {
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
+	work = slices.Clone(work)
+	slices.SortStableFunc(work, func(a, b *groupWork) int { return cmp.Compare(len(b.spikes), len(a.spikes)) })
 	next := make(chan *groupWork)
 	var wg sync.WaitGroup
 	for range min(workers, len(work)) {

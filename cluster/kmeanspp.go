@@ -501,7 +501,7 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 			// scalar moves; scoring its spikes against all candidates in
 			// place costs d·nq8/8 vector steps each. Few spikes per
 			// anchor (small groups) score against all.
-			all := len(list)*(d*nq8/8+nq) < d*m8+len(list)*d*m8/8+mSum
+			all := len(list)*(d*nq8/8+nq) < 2*d*m8+len(list)*d*m8/8+mSum
 			if scoreLayout != 0 {
 				all = scoreLayout == 2
 			}
