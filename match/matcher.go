@@ -48,6 +48,7 @@ type Matcher struct {
 	sbar   []float64 // running maximum of s over ±nt
 	dirty  []bool    // columns whose B changed in the last round
 	xres   []float32 // the residual [C][T]
+	feat   []float32 // the found spikes' features [found][NearestChans·P]
 	found  []spike
 	round  []spike
 	sc     []float64   // running-maximum scratch
@@ -308,23 +309,32 @@ func (m *Matcher) score(T int, round []spike) {
 		wg.Wait()
 	}
 	// Group by group over blocks of columns, so that each group's scores
-	// are read in order and the block's s and su stay in cache.
+	// are read in order and the block's s and su stay in cache; each span
+	// split between workers.
+	cols := 0
 	for _, sp := range m.spans {
-		clear(m.s[sp[0]:sp[1]])
-		clear(m.su[sp[0]:sp[1]])
-		for lo := sp[0]; lo < sp[1]; lo += scoreCols {
-			hi := min(lo+scoreCols, sp[1])
-			s, su := m.s[lo:hi], m.su[lo:hi]
-			for g := range G {
-				gs, gsu := m.gs[g][lo:hi], m.gsu[g][lo:hi]
-				for i, v := range gs {
-					if v > s[i] {
-						s[i], su[i] = v, gsu[i]
+		cols += sp[1] - sp[0]
+	}
+	m.split(cols*G, func(w, nw int) {
+		for _, sp := range m.spans {
+			n := sp[1] - sp[0]
+			a, b := sp[0]+w*n/nw, sp[0]+(w+1)*n/nw
+			clear(m.s[a:b])
+			clear(m.su[a:b])
+			for lo := a; lo < b; lo += scoreCols {
+				hi := min(lo+scoreCols, b)
+				s, su := m.s[lo:hi], m.su[lo:hi]
+				for g := range G {
+					gs, gsu := m.gs[g][lo:hi], m.gsu[g][lo:hi]
+					for i, v := range gs {
+						if v > s[i] {
+							s[i], su[i] = v, gsu[i]
+						}
 					}
 				}
 			}
 		}
-	}
+	})
 }
 
 // addSpan adds [lo, hi) to spans, which are sorted and disjoint with lo

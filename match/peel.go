@@ -2,7 +2,9 @@ package match
 
 import (
 	"math"
+	"slices"
 	"sort"
+	"sync"
 )
 
 // peel runs the matching rounds on B: each round finds the columns in
@@ -33,16 +35,28 @@ func (m *Matcher) peel(T, owned int) {
 		}
 		m.rounds++
 		clear(m.dirty)
+		work := 0
 		for _, sp := range m.round {
-			a := float32(sp.a)
-			for i, v := range m.nbr[sp.u] {
-				k := m.kc[sp.u][i*L : (i+1)*L]
-				subScaled(m.b[int(v)*T+sp.t-(nt-1):int(v)*T+sp.t+nt], k, a)
-			}
+			work += len(m.nbr[sp.u]) * L
 			for t := sp.t - (nt - 1); t <= sp.t+nt-1; t++ {
 				m.dirty[t] = true
 			}
 		}
+		// The subtractions, the templates' rows split between workers:
+		// each row still takes its spikes in order.
+		m.split(work, func(w, nw int) {
+			v0, v1 := int32(w*m.n/nw), int32((w+1)*m.n/nw)
+			for _, sp := range m.round {
+				a := float32(sp.a)
+				for i, v := range m.nbr[sp.u] {
+					if v < v0 || v >= v1 {
+						continue
+					}
+					k := m.kc[sp.u][i*L : (i+1)*L]
+					subScaled(m.b[int(v)*T+sp.t-(nt-1):int(v)*T+sp.t+nt], k, a)
+				}
+			}
+		})
 		m.found = append(m.found, m.round...)
 		m.score(T, m.round)
 		// s changed only in the marked columns: the running maximum only
@@ -70,42 +84,87 @@ func (m *Matcher) peel(T, owned int) {
 
 // residual sets xres = x minus every found spike's fitted template
 // a·ũ_u on the template's channels, columns t−nt/2 … t+nt/2.
+// The channels are split between workers; each channel still takes its
+// spikes in order.
 func (m *Matcher) residual(x []float32, T int) {
 	nt, h := m.nt, m.nt/2
 	copy(m.xres, x)
+	work := 0
 	for _, sp := range m.found {
-		a := float32(sp.a)
-		for i, c := range m.chans[sp.u] {
-			ut := m.ut[sp.u][i*nt : (i+1)*nt]
-			row := m.xres[int(c)*T+sp.t-h : int(c)*T+sp.t-h+nt]
-			for j, v := range ut {
-				row[j] -= a * v
+		work += len(m.chans[sp.u]) * nt
+	}
+	m.split(work, func(w, nw int) {
+		c0, c1 := int32(w*m.c/nw), int32((w+1)*m.c/nw)
+		for _, sp := range m.found {
+			a := float32(sp.a)
+			for i, c := range m.chans[sp.u] {
+				if c < c0 || c >= c1 {
+					continue
+				}
+				subScaled(m.xres[int(c)*T+sp.t-h:int(c)*T+sp.t-h+nt], m.ut[sp.u][i*nt:(i+1)*nt], a)
 			}
 		}
-	}
+	})
 }
 
 // features appends the found spikes to dst with their features: the PCA
 // projection of the residual at the spike on its template's feature
 // channels, plus the spike's own fitted template there.
+//
+// The features are computed first, the spikes split between workers.
 func (m *Matcher) features(dst *Spikes, T int, ownStart int64) {
 	nt, h, P, C := m.nt, m.nt/2, m.p, m.c
-	m.appendFound(dst, ownStart, func(f []float32, _ int, sp spike) []float32 {
-		for _, c := range m.Channels(int(sp.u)) {
-			seg := m.xres[int(c)*T+sp.t-h : int(c)*T+sp.t-h+nt]
-			for p := range P {
-				var s float64
-				w := m.tm.WPCA[p*nt : (p+1)*nt]
-				for j, v := range seg {
-					s += float64(v) * float64(w[j])
+	nf := m.prm.NearestChans * P
+	if need := len(m.found) * nf; cap(m.feat) < need {
+		m.feat = make([]float32, need)
+	}
+	m.feat = m.feat[:len(m.found)*nf]
+	m.split(len(m.found)*nf*nt, func(w, nw int) {
+		for i := w * len(m.found) / nw; i < (w+1)*len(m.found)/nw; i++ {
+			sp := m.found[i]
+			f := m.feat[i*nf : i*nf]
+			for _, c := range m.Channels(int(sp.u)) {
+				seg := m.xres[int(c)*T+sp.t-h : int(c)*T+sp.t-h+nt]
+				for p := range P {
+					var s float64
+					w := m.tm.WPCA[p*nt : (p+1)*nt]
+					for j, v := range seg {
+						s += float64(v) * float64(w[j])
+					}
+					s += sp.a * float64(m.tm.U[(int(sp.u)*C+int(c))*P+p])
+					f = append(f, float32(s))
 				}
-				s += sp.a * float64(m.tm.U[(int(sp.u)*C+int(c))*P+p])
-				f = append(f, float32(s))
 			}
 		}
-		return f
+	})
+	m.appendFound(dst, ownStart, func(f []float32, i int, _ spike) []float32 {
+		return append(f, m.feat[i*nf:(i+1)*nf]...)
 	})
 }
+
+// split runs f(w, nw) for w < nw on nw goroutines (this one among them),
+// nw up to the matcher's workers when work (in multiply-adds) is worth
+// it, else f(0, 1) here.
+func (m *Matcher) split(work int, f func(w, nw int)) {
+	nw := m.workers
+	if nw <= 1 || work < splitMinWork {
+		f(0, 1)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < nw; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(w, nw)
+		}()
+	}
+	f(0, nw)
+	wg.Wait()
+}
+
+// splitMinWork is the work below which split does not start goroutines.
+const splitMinWork = 1 << 16
 
 // appendFound appends the spikes of m.found to dst, dropping those whose
 // trough falls before sample 0; feat appends the features of spike i of
@@ -120,6 +179,7 @@ func (m *Matcher) appendFound(dst *Spikes, ownStart int64, feat func(f []float32
 		panic("match: appending spikes with different channels or features per spike")
 	}
 	shift := int64(h - m.prm.NT0Min)
+	dst.Features = slices.Grow(dst.Features, len(m.found)*nc*P)
 	for i, sp := range m.found {
 		trough := ownStart + int64(sp.t-nt) - shift
 		if trough < 0 {
