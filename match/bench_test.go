@@ -18,15 +18,21 @@ func np1ProblemOrdered(seed uint64, N, spikes int, ordered bool) problem {
 	const C, P, T, nt = 384, 6, 60122, 61
 	r := rand.New(rand.NewPCG(seed, 2))
 	tm := Templates{N: N, C: C, P: P, U: make([]float32, N*C*P), WPCA: basis(r, P, nt)}
-	first := make([]int, N)
-	for u := range first {
-		first[u] = r.IntN(C - 15)
-	}
+	var first []int // ordered: every template's first channel, drawn first
 	if ordered {
+		first = make([]int, N)
+		for u := range first {
+			first[u] = r.IntN(C - 15)
+		}
 		slices.Sort(first)
 	}
 	for u := range N {
-		c0 := first[u]
+		var c0 int
+		if ordered {
+			c0 = first[u]
+		} else {
+			c0 = r.IntN(C - 15)
+		}
 		for c := c0; c < c0+15; c++ {
 			for p := range P {
 				tm.U[(u*C+c)*P+p] = float32(r.NormFloat64() * 10)
