@@ -11,3 +11,15 @@ func dotsTGo(acc, x, tr []float64, ld, m int) {
 		acc[b] = s
 	}
 }
+
+// termsAccGo is the Go reference of termsAcc: blk[q] += max((2·acc[q] −
+// vq[q]) − e, 0) for q < len(blk), a NaN term adding 0 — what adding the
+// term only where it is > 0 gives, since blk is never −0.
+func termsAccGo(blk, acc, vq []float64, e float64) {
+	acc, vq = acc[:len(blk)], vq[:len(blk)]
+	for q := range blk {
+		if dl := 2*acc[q] - vq[q] - e; dl > 0 {
+			blk[q] += dl
+		}
+	}
+}

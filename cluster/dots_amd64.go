@@ -51,3 +51,21 @@ func dots2T(acc0, acc1, x0, x1, tr []float64, ld, m int) {
 	dotsTGo(acc0, x0, tr, ld, m)
 	dotsTGo(acc1, x1, tr, ld, m)
 }
+
+//go:noescape
+func termsAccAVX512(blk, acc, vq *float64, e float64, n int)
+
+// termsAcc adds each candidate's term max((2·acc[q] − vq[q]) − e, 0) into
+// blk[q] for q < len(blk) (a multiple of 8 where the kernel runs): the
+// sums of termsAccGo bit for bit.
+func termsAcc(blk, acc, vq []float64, e float64) {
+	n := len(blk)
+	if len(acc) < n || len(vq) < n {
+		panic("cluster: termsAcc: bad sizes")
+	}
+	if useDots512 && n%8 == 0 && n > 0 {
+		termsAccAVX512(&blk[0], &acc[0], &vq[0], e, n)
+		return
+	}
+	termsAccGo(blk, acc, vq, e)
+}

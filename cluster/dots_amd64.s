@@ -225,3 +225,35 @@ pair8T:
 pairDone:
 	VZEROUPPER
 	RET
+
+// func termsAccAVX512(blk, acc, vq *float64, e float64, n int)
+//
+// blk[q] += max((2·acc[q] − vq[q]) − e, 0) for q < n (a multiple of 8):
+// the term as termsAccGo computes it (2·acc exact, then the two
+// subtractions in order), VMAXPD with the zero as its second source so
+// that a NaN term gives 0, and blk + 0 = blk since blk is never −0.
+TEXT ·termsAccAVX512(SB), NOSPLIT, $0-40
+	MOVQ         blk+0(FP), DI
+	MOVQ         acc+8(FP), SI
+	MOVQ         vq+16(FP), DX
+	VBROADCASTSD e+24(FP), Z0
+	MOVQ         n+32(FP), CX
+	VPXORQ       Z1, Z1, Z1
+	XORQ         AX, AX
+
+terms8:
+	CMPQ    AX, CX
+	JGE     termsDone
+	VMOVUPD (SI)(AX*8), Z2
+	VADDPD  Z2, Z2, Z2           // 2·acc
+	VSUBPD  (DX)(AX*8), Z2, Z2   // − vq
+	VSUBPD  Z0, Z2, Z2           // − e
+	VMAXPD  Z1, Z2, Z2           // Z2 > 0 ? Z2 : 0 (NaN: 0)
+	VADDPD  (DI)(AX*8), Z2, Z2   // + blk
+	VMOVUPD Z2, (DI)(AX*8)
+	ADDQ    $8, AX
+	JMP     terms8
+
+termsDone:
+	VZEROUPPER
+	RET

@@ -14,3 +14,6 @@ func dots2T(acc0, acc1, x0, x1, tr []float64, ld, m int) {
 	dotsTGo(acc0, x0, tr, ld, m)
 	dotsTGo(acc1, x1, tr, ld, m)
 }
+
+// termsAcc adds each candidate's term into blk (see termsAccGo).
+func termsAcc(blk, acc, vq []float64, e float64) { termsAccGo(blk, acc, vq, e) }

@@ -234,6 +234,12 @@ func TestAssignMatchesDense(t *testing.T) {
 // in blocks of scoreBlock spikes (each block summed in order, then the
 // block sums in order), first argmax, update. The draws come from the same sampler.
 func refKmeansPP(x []float64, n, d, nInit, nCand int, seed int64) []int32 {
+	return refKmeansPPTrace(x, n, d, nInit, nCand, seed, nil)
+}
+
+// refKmeansPPTrace is refKmeansPP calling trace with every round's
+// candidate scores.
+func refKmeansPPTrace(x []float64, n, d, nInit, nCand int, seed int64, trace func(j int, score []float64)) []int32 {
 	rng := initRNG(seed)
 	nrm := func(i int) float64 {
 		s := 0.0
@@ -277,6 +283,9 @@ func refKmeansPP(x []float64, n, d, nInit, nCand int, seed int64) []int32 {
 				score[a] += s
 			}
 		}
+		if trace != nil {
+			trace(j, score)
+		}
 		best := 0
 		for a := range score {
 			if score[a] > score[best] {
@@ -306,7 +315,7 @@ func TestKmeansPPMatchesReference(t *testing.T) {
 		useDots512 = vec
 		testKmeansPP(t)
 		if vec {
-			for _, layout := range []int{1, 2} {
+			for _, layout := range []int{1, 2, 3} {
 				scoreLayout = layout
 				testKmeansPP(t)
 			}
@@ -321,8 +330,7 @@ func testKmeansPP(t *testing.T) {
 		{1, 1, 3, 1}, {5, 3, 4, 100}, {257, 13, 20, 7}, {400, 2, 80, 100}, {301, 9, 30, 33}, {4500, 3, 6, 20}, {8193, 2, 3, 9},
 	} {
 		x := randRows(rng, c.n, c.d, 0)
-		got := kmeansPP(x, c.n, c.d, c.nInit, c.nCand, initRNG(5))
-		want := refKmeansPP(x, c.n, c.d, c.nInit, c.nCand, 5)
+		got, want := tracedKmeansPP(t, x, c.n, c.d, c.nInit, c.nCand)
 		if !slices.Equal(got, want) {
 			t.Errorf("%+v: labels differ from the reference", c)
 		}
@@ -341,8 +349,7 @@ func testKmeansPP(t *testing.T) {
 				}
 			}
 		}
-		got := kmeansPP(x, c.n, c.d, 40, 100, initRNG(5))
-		want := refKmeansPP(x, c.n, c.d, 40, 100, 5)
+		got, want := tracedKmeansPP(t, x, c.n, c.d, 40, 100)
 		if !slices.Equal(got, want) {
 			t.Errorf("clustered %+v: labels differ from the reference", c)
 		}
@@ -351,6 +358,31 @@ func testKmeansPP(t *testing.T) {
 	if got := kmeansPP(make([]float64, 30), 10, 3, 5, 4, initRNG(5)); slices.Max(got) != 0 {
 		t.Errorf("zero features gave labels %v", got)
 	}
+}
+
+// tracedKmeansPP runs kmeansPP and the dense reference (seed 5) and
+// fails t where any round's candidate scores differ in a bit; it returns
+// both label sets.
+func tracedKmeansPP(t *testing.T, x []float64, n, d, nInit, nCand int) (got, want []int32) {
+	t.Helper()
+	var gs, ws [][]float64
+	kmeansTrace = func(_ int, score []float64) { gs = append(gs, slices.Clone(score)) }
+	got = kmeansPP(x, n, d, nInit, nCand, initRNG(5))
+	kmeansTrace = nil
+	want = refKmeansPPTrace(x, n, d, nInit, nCand, 5, func(_ int, score []float64) { ws = append(ws, slices.Clone(score)) })
+	if len(gs) != len(ws) {
+		t.Errorf("n %d d %d: %d rounds, reference %d", n, d, len(gs), len(ws))
+		return got, want
+	}
+	for j := range gs {
+		for a := range ws[j] {
+			if math.Float64bits(gs[j][a]) != math.Float64bits(ws[j][a]) {
+				t.Errorf("n %d d %d (layout %d): round %d candidate %d: score %v, reference %v", n, d, scoreLayout, j, a, gs[j][a], ws[j][a])
+				return got, want
+			}
+		}
+	}
+	return got, want
 }
 
 // TestSampleWeighted checks the sampler's law on a small case against the

@@ -160,8 +160,8 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 	cx := make([]float64, nCand*d) // candidate rows
 	vq := make([]float64, nCand)
 	score := make([]float64, nCand)
-	blk := make([]float64, nCand)
-	slot := make([]int32, n+1) // anchor → row of dist/order + 1
+	blk := make([]float64, (nCand+7)/8*8) // padded for termsAcc
+	slot := make([]int32, n+1)            // anchor → row of dist/order + 1
 	var anchors []int32
 	var dist []float64 // [anchors][nCand] ‖x_q − a‖
 	var order []int32  // [anchors][nCand] candidates by distance
@@ -272,6 +272,9 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 			rd.scoreVec(&ws)
 		} else {
 			rd.scoreScalar()
+		}
+		if kmeansTrace != nil {
+			kmeansTrace(j, score[:nq])
 		}
 		best := 0
 		for a := 1; a < nq; a++ {
@@ -425,9 +428,13 @@ func (rd *roundData) scoreScalar() {
 // multiple of scoreBlock).
 const vecChunk = 16 * scoreBlock
 
-// scoreLayout makes scoreVec lay out every anchor's candidates (1) or
-// score every spike against all candidates (2) instead of choosing by
-// cost (0); tests set it to check both ways against the reference.
+// kmeansTrace, when set (tests), receives every round's candidate scores.
+var kmeansTrace func(j int, score []float64)
+
+// scoreLayout makes scoreVec lay out every anchor's candidates (1),
+// score every anchor's spikes against all candidates (2) or score whole
+// chunks densely in spike order (3) instead of choosing by cost (0);
+// tests set it to check every way against the reference.
 var scoreLayout = 0
 
 // vecWork is scoreVec's scratch, kept across rounds.
@@ -437,8 +444,9 @@ type vecWork struct {
 	acc2               []float64
 	trAll              []float64 // the round's candidates, d × nq8
 	nq8                int
-	full               []bool  // per spike of the chunk: scored against every candidate
-	fullList           []int32 // those spikes
+	vq8                []float64 // the candidates' squared norms, zero-padded to nq8
+	full               []bool    // per spike of the chunk: scored against every candidate
+	fullList           []int32   // those spikes
 }
 
 // scoreVec scores the candidates with the vector kernel dotsT: per chunk
@@ -463,15 +471,38 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 		ws.full = make([]bool, vecChunk)
 	}
 	rows := make([]int32, vecChunk) // anchor row per spike of the chunk
+	// The candidates' squared norms padded with zeros to nq8, and the
+	// padding of the block sums cleared: the dense chunks' kernel works on
+	// whole vectors (a padded candidate's term is max(−e_i, 0) = 0).
+	ws.vq8 = growF(ws.vq8, nq8)
+	copy(ws.vq8, rd.vq[:nq])
+	clear(ws.vq8[nq:])
+	clear(rd.blk[nq:nq8])
+	curBlk := 0 // the spike block whose sums rd.blk holds
 	for i0 := 0; i0 < n; i0 += vecChunk {
 		i1 := min(n, i0+vecChunk)
 		clear(ws.start)
+		sumM, nz := 0, 0
 		for i := i0; i < i1; i++ {
 			m, r := rd.prefix(i)
 			ws.m[i-i0], rows[i-i0] = int32(m), int32(r)
 			if m > 0 {
 				ws.start[r+1]++
+				sumM += m
+				nz++
 			}
+		}
+		// Where the pruning leaves most candidates (overlapping clusters),
+		// the chunk's spikes are scored against all of them in spike
+		// order and their terms summed at once; the extra terms are ≤ 0
+		// and add nothing.
+		dense := 2*sumM >= nz*nq
+		if scoreLayout != 0 {
+			dense = scoreLayout == 3
+		}
+		if dense {
+			curBlk = rd.denseChunk(ws, i0, i1, curBlk)
+			continue
 		}
 		for r := 0; r < na; r++ {
 			ws.start[r+1] += ws.start[r]
@@ -570,8 +601,9 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 		}
 		ws.fullList = full
 		for i := i0; i < i1; i++ {
-			if i%scoreBlock == 0 && i > 0 {
+			if i/scoreBlock != curBlk {
 				rd.flush()
+				curBlk = i / scoreBlock
 			}
 			m := int(ws.m[i-i0])
 			if m == 0 {
@@ -596,4 +628,39 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 		}
 	}
 	rd.flush()
+}
+
+// denseChunk scores the spikes [i0, i1) with a candidate list (ws.m > 0)
+// against all candidates, two at a time (dots2T on the round's transposed
+// candidates), and adds max(δ, 0) of each into the block sums in spike
+// order (termsAcc), flushing them where a spike starts a new block as the
+// other path does. It returns the block the sums then hold.
+func (rd *roundData) denseChunk(ws *vecWork, i0, i1, curBlk int) int {
+	d, nq8 := rd.d, ws.nq8
+	add := func(i int, acc []float64) {
+		if i/scoreBlock != curBlk {
+			rd.flush()
+			curBlk = i / scoreBlock
+		}
+		termsAcc(rd.blk[:nq8], acc[:nq8], ws.vq8[:nq8], rd.e[i])
+	}
+	pend := -1
+	for i := i0; i < i1; i++ {
+		if ws.m[i-i0] == 0 {
+			continue
+		}
+		if pend < 0 {
+			pend = i
+			continue
+		}
+		dots2T(ws.acc, ws.acc2, rd.x[pend*d:(pend+1)*d], rd.x[i*d:(i+1)*d], ws.trAll, nq8, nq8)
+		add(pend, ws.acc)
+		add(i, ws.acc2)
+		pend = -1
+	}
+	if pend >= 0 {
+		dotsT(ws.acc, rd.x[pend*d:(pend+1)*d], ws.trAll, nq8, nq8)
+		add(pend, ws.acc)
+	}
+	return curBlk
 }
