@@ -69,3 +69,35 @@ func termsAcc(blk, acc, vq []float64, e float64) {
 	}
 	termsAccGo(blk, acc, vq, e)
 }
+
+//go:noescape
+func dots4TAVX512(acc *[4]*float64, x *[4]*float64, tr *float64, d, ld, m int)
+
+// dots4T is dotsT for four rows x[0…3] (of equal length) at once; where
+// the CPU has AVX-512 each load of tr serves all four.
+func dots4T(acc [4][]float64, x [4][]float64, tr []float64, ld, m int) {
+	d := len(x[0])
+	if m == 0 || d == 0 {
+		for k := range acc {
+			clear(acc[k][:m])
+		}
+		return
+	}
+	if m%8 != 0 || m > ld || len(tr) < (d-1)*ld+m {
+		panic("cluster: dots4T: bad sizes")
+	}
+	for k := range 4 {
+		if len(x[k]) != d || len(acc[k]) < m {
+			panic("cluster: dots4T: bad sizes")
+		}
+	}
+	if useDots512 {
+		pa := [4]*float64{&acc[0][0], &acc[1][0], &acc[2][0], &acc[3][0]}
+		px := [4]*float64{&x[0][0], &x[1][0], &x[2][0], &x[3][0]}
+		dots4TAVX512(&pa, &px, &tr[0], d, ld, m)
+		return
+	}
+	for k := range 4 {
+		dotsTGo(acc[k], x[k], tr, ld, m)
+	}
+}

@@ -257,3 +257,155 @@ terms8:
 termsDone:
 	VZEROUPPER
 	RET
+
+// func dots4TAVX512(acc *[4]*float64, x *[4]*float64, tr *float64, d, ld, m int)
+//
+// dotsTAVX512 for four rows x[0…3] against the same tr at once, each tr
+// vector loaded once for all four (half the loads of the two-row kernel
+// per product, so that a tr larger than L1 streams from L2 within its
+// bandwidth): acc[k][b] = Σ_t x[k][t]·tr[t·ld+b] for b < m, each sum from 0
+// in the order t = 0 … d−1, each product rounded and then added. Four
+// vectors of eight sums per row at once, then single vectors.
+TEXT ·dots4TAVX512(SB), NOSPLIT, $0-48
+	MOVQ acc+0(FP), AX
+	MOVQ 0(AX), DI               // acc[0]
+	MOVQ 8(AX), R9               // acc[1]
+	MOVQ 16(AX), R14             // acc[2]
+	MOVQ 24(AX), R15             // acc[3]
+	MOVQ x+8(FP), AX
+	MOVQ 0(AX), SI               // x[0]
+	MOVQ 8(AX), R12              // x[1]
+	MOVQ 16(AX), R10             // x[2]
+	MOVQ 24(AX), DX              // x[3]
+	MOVQ tr+16(FP), R8
+	MOVQ ld+32(FP), R11
+	MOVQ m+40(FP), CX
+	SHLQ $3, R11                 // ld in bytes
+	XORQ AX, AX                  // b
+
+quad32:
+	MOVQ   CX, BX
+	SUBQ   AX, BX
+	CMPQ   BX, $32
+	JLT    quad8
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z1, Z1, Z1
+	VPXORQ Z2, Z2, Z2
+	VPXORQ Z3, Z3, Z3
+	VPXORQ Z16, Z16, Z16
+	VPXORQ Z17, Z17, Z17
+	VPXORQ Z18, Z18, Z18
+	VPXORQ Z19, Z19, Z19
+	VPXORQ Z20, Z20, Z20
+	VPXORQ Z21, Z21, Z21
+	VPXORQ Z22, Z22, Z22
+	VPXORQ Z23, Z23, Z23
+	VPXORQ Z24, Z24, Z24
+	VPXORQ Z25, Z25, Z25
+	VPXORQ Z26, Z26, Z26
+	VPXORQ Z27, Z27, Z27
+	LEAQ   (R8)(AX*8), R13       // &tr[b]
+	XORQ   BX, BX                // t
+
+quad32T:
+	VMOVUPD      (R13), Z10
+	VMOVUPD      64(R13), Z11
+	VMOVUPD      128(R13), Z12
+	VMOVUPD      192(R13), Z13
+	VBROADCASTSD (SI)(BX*8), Z4
+	VBROADCASTSD (R12)(BX*8), Z5
+	VMULPD       Z10, Z4, Z8
+	VMULPD       Z11, Z4, Z9
+	VMULPD       Z12, Z4, Z14
+	VMULPD       Z13, Z4, Z15
+	VMULPD       Z10, Z5, Z28
+	VMULPD       Z11, Z5, Z29
+	VMULPD       Z12, Z5, Z30
+	VMULPD       Z13, Z5, Z31
+	VADDPD       Z8, Z0, Z0
+	VADDPD       Z9, Z1, Z1
+	VADDPD       Z14, Z2, Z2
+	VADDPD       Z15, Z3, Z3
+	VADDPD       Z28, Z16, Z16
+	VADDPD       Z29, Z17, Z17
+	VADDPD       Z30, Z18, Z18
+	VADDPD       Z31, Z19, Z19
+	VBROADCASTSD (R10)(BX*8), Z6
+	VBROADCASTSD (DX)(BX*8), Z7
+	VMULPD       Z10, Z6, Z8
+	VMULPD       Z11, Z6, Z9
+	VMULPD       Z12, Z6, Z14
+	VMULPD       Z13, Z6, Z15
+	VMULPD       Z10, Z7, Z28
+	VMULPD       Z11, Z7, Z29
+	VMULPD       Z12, Z7, Z30
+	VMULPD       Z13, Z7, Z31
+	VADDPD       Z8, Z20, Z20
+	VADDPD       Z9, Z21, Z21
+	VADDPD       Z14, Z22, Z22
+	VADDPD       Z15, Z23, Z23
+	VADDPD       Z28, Z24, Z24
+	VADDPD       Z29, Z25, Z25
+	VADDPD       Z30, Z26, Z26
+	VADDPD       Z31, Z27, Z27
+	ADDQ         R11, R13
+	INCQ         BX
+	CMPQ         BX, d+24(FP)
+	JLT          quad32T
+	VMOVUPD      Z0, (DI)(AX*8)
+	VMOVUPD      Z1, 64(DI)(AX*8)
+	VMOVUPD      Z2, 128(DI)(AX*8)
+	VMOVUPD      Z3, 192(DI)(AX*8)
+	VMOVUPD      Z16, (R9)(AX*8)
+	VMOVUPD      Z17, 64(R9)(AX*8)
+	VMOVUPD      Z18, 128(R9)(AX*8)
+	VMOVUPD      Z19, 192(R9)(AX*8)
+	VMOVUPD      Z20, (R14)(AX*8)
+	VMOVUPD      Z21, 64(R14)(AX*8)
+	VMOVUPD      Z22, 128(R14)(AX*8)
+	VMOVUPD      Z23, 192(R14)(AX*8)
+	VMOVUPD      Z24, (R15)(AX*8)
+	VMOVUPD      Z25, 64(R15)(AX*8)
+	VMOVUPD      Z26, 128(R15)(AX*8)
+	VMOVUPD      Z27, 192(R15)(AX*8)
+	ADDQ         $32, AX
+	JMP          quad32
+
+quad8:
+	CMPQ   AX, CX
+	JGE    quadDone
+	VPXORQ Z0, Z0, Z0
+	VPXORQ Z16, Z16, Z16
+	VPXORQ Z20, Z20, Z20
+	VPXORQ Z24, Z24, Z24
+	LEAQ   (R8)(AX*8), R13
+	XORQ   BX, BX
+
+quad8T:
+	VMOVUPD      (R13), Z10
+	VBROADCASTSD (SI)(BX*8), Z4
+	VBROADCASTSD (R12)(BX*8), Z5
+	VBROADCASTSD (R10)(BX*8), Z6
+	VBROADCASTSD (DX)(BX*8), Z7
+	VMULPD       Z10, Z4, Z8
+	VMULPD       Z10, Z5, Z9
+	VMULPD       Z10, Z6, Z14
+	VMULPD       Z10, Z7, Z15
+	VADDPD       Z8, Z0, Z0
+	VADDPD       Z9, Z16, Z16
+	VADDPD       Z14, Z20, Z20
+	VADDPD       Z15, Z24, Z24
+	ADDQ         R11, R13
+	INCQ         BX
+	CMPQ         BX, d+24(FP)
+	JLT          quad8T
+	VMOVUPD      Z0, (DI)(AX*8)
+	VMOVUPD      Z16, (R9)(AX*8)
+	VMOVUPD      Z20, (R14)(AX*8)
+	VMOVUPD      Z24, (R15)(AX*8)
+	ADDQ         $8, AX
+	JMP          quad8
+
+quadDone:
+	VZEROUPPER
+	RET

@@ -17,3 +17,10 @@ func dots2T(acc0, acc1, x0, x1, tr []float64, ld, m int) {
 
 // termsAcc adds each candidate's term into blk (see termsAccGo).
 func termsAcc(blk, acc, vq []float64, e float64) { termsAccGo(blk, acc, vq, e) }
+
+// dots4T is dotsT for four rows at once.
+func dots4T(acc [4][]float64, x [4][]float64, tr []float64, ld, m int) {
+	for k := range 4 {
+		dotsTGo(acc[k], x[k], tr, ld, m)
+	}
+}

@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// TestDotsTMatchesDot checks the kernel (AVX-512 where present) and its Go
-// reference against dot, bit for bit, on float32 values widened: odd
+// TestDotsTMatchesDot checks the kernels of one, two and four rows
+// (AVX-512 where present) and their Go reference against dot, bit for bit, on float32 values widened: odd
 // lengths, strides above m, NaN-poisoned outputs (written below m, left
 // alone above).
 func TestDotsTMatchesDot(t *testing.T) {
@@ -31,10 +31,24 @@ func TestDotsTMatchesDot(t *testing.T) {
 			}
 			dotsT(acc, x, tr, c.ld, c.m)
 			dots2T(acc1, acc2, x, x1, tr, c.ld, c.m)
+			var xs, as [4][]float64
+			for k := range 4 {
+				xs[k] = randRows(rng, 1, c.d, 0)
+				as[k] = make([]float64, c.m+3)
+				for i := range as[k] {
+					as[k][i] = math.NaN()
+				}
+			}
+			dots4T(as, xs, tr, c.ld, c.m)
 			col := make([]float64, c.d)
 			for b := 0; b < c.m; b++ {
 				for t := range col {
 					col[t] = tr[t*c.ld+b]
+				}
+				for k := range 4 {
+					if w := dot(xs[k], col); math.Float64bits(as[k][b]) != math.Float64bits(w) {
+						t.Fatalf("vector %v %+v: quad %d [%d] = %v, want %v", useDots512, c, k, b, as[k][b], w)
+					}
 				}
 				want, want1 := dot(x, col), dot(x1, col)
 				if math.Float64bits(acc[b]) != math.Float64bits(want) {
@@ -45,7 +59,8 @@ func TestDotsTMatchesDot(t *testing.T) {
 				}
 			}
 			for b := c.m; b < len(acc); b++ {
-				if !math.IsNaN(acc[b]) || !math.IsNaN(acc1[b]) || !math.IsNaN(acc2[b]) {
+				if !math.IsNaN(acc[b]) || !math.IsNaN(acc1[b]) || !math.IsNaN(acc2[b]) ||
+					!math.IsNaN(as[0][b]) || !math.IsNaN(as[1][b]) || !math.IsNaN(as[2][b]) || !math.IsNaN(as[3][b]) {
 					t.Fatalf("vector %v %+v: [%d] written", useDots512, c, b)
 				}
 			}

@@ -444,9 +444,10 @@ type vecWork struct {
 	acc2               []float64
 	trAll              []float64 // the round's candidates, d × nq8
 	nq8                int
-	vq8                []float64 // the candidates' squared norms, zero-padded to nq8
-	full               []bool    // per spike of the chunk: scored against every candidate
-	fullList           []int32   // those spikes
+	vq8                []float64    // the candidates' squared norms, zero-padded to nq8
+	acc4               [4][]float64 // dots4T's four rows of sums
+	full               []bool       // per spike of the chunk: scored against every candidate
+	fullList           []int32      // those spikes
 }
 
 // scoreVec scores the candidates with the vector kernel dotsT: per chunk
@@ -467,6 +468,9 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 	ws.tr = growF(ws.tr, d*nq8)
 	ws.acc = growF(ws.acc, nq8)
 	ws.acc2 = growF(ws.acc2, nq8)
+	for k := range ws.acc4 {
+		ws.acc4[k] = growF(ws.acc4[k], nq8)
+	}
 	if len(ws.full) < vecChunk {
 		ws.full = make([]bool, vecChunk)
 	}
@@ -562,8 +566,20 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 					row[b] = 2*acc[b] - rd.vq[ord[b]] - ei
 				}
 			}
-			// Two spikes at a time share the loads of tr.
+			// Four, then two spikes at a time share the loads of tr.
 			p := 0
+			for ; p+4 <= len(list); p += 4 {
+				var xs [4][]float64
+				mq := int32(0)
+				for k, i := range list[p : p+4] {
+					xs[k] = rd.x[int(i)*d : (int(i)+1)*d]
+					mq = max(mq, ws.m[int(i)-i0])
+				}
+				dots4T(ws.acc4, xs, tr, m8, (int(mq)+7)/8*8)
+				for k, i := range list[p : p+4] {
+					terms(i, ws.acc4[k])
+				}
+			}
 			for ; p+2 <= len(list); p += 2 {
 				i, k := list[p], list[p+1]
 				mm := (int(max(ws.m[int(i)-i0], ws.m[int(k)-i0])) + 7) / 8 * 8
@@ -588,6 +604,16 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 			}
 		}
 		p := 0
+		for ; p+4 <= len(full); p += 4 {
+			var xs [4][]float64
+			for k, i := range full[p : p+4] {
+				xs[k] = rd.x[int(i)*d : (int(i)+1)*d]
+			}
+			dots4T(ws.acc4, xs, ws.trAll, nq8, nq8)
+			for k, i := range full[p : p+4] {
+				allTerms(i, ws.acc4[k])
+			}
+		}
 		for ; p+2 <= len(full); p += 2 {
 			i, k := full[p], full[p+1]
 			dots2T(ws.acc, ws.acc2, rd.x[int(i)*d:(int(i)+1)*d], rd.x[int(k)*d:(int(k)+1)*d], ws.trAll, nq8, nq8)
@@ -631,7 +657,7 @@ func (rd *roundData) scoreVec(ws *vecWork) {
 }
 
 // denseChunk scores the spikes [i0, i1) with a candidate list (ws.m > 0)
-// against all candidates, two at a time (dots2T on the round's transposed
+// against all candidates, four at a time (dots4T on the round's transposed
 // candidates), and adds max(δ, 0) of each into the block sums in spike
 // order (termsAcc), flushing them where a spike starts a new block as the
 // other path does. It returns the block the sums then hold.
@@ -644,23 +670,29 @@ func (rd *roundData) denseChunk(ws *vecWork, i0, i1, curBlk int) int {
 		}
 		termsAcc(rd.blk[:nq8], acc[:nq8], ws.vq8[:nq8], rd.e[i])
 	}
-	pend := -1
+	var pend [4]int
+	np := 0
 	for i := i0; i < i1; i++ {
 		if ws.m[i-i0] == 0 {
 			continue
 		}
-		if pend < 0 {
-			pend = i
+		pend[np] = i
+		if np++; np < 4 {
 			continue
 		}
-		dots2T(ws.acc, ws.acc2, rd.x[pend*d:(pend+1)*d], rd.x[i*d:(i+1)*d], ws.trAll, nq8, nq8)
-		add(pend, ws.acc)
-		add(i, ws.acc2)
-		pend = -1
+		var xs [4][]float64
+		for k, j := range pend {
+			xs[k] = rd.x[j*d : (j+1)*d]
+		}
+		dots4T(ws.acc4, xs, ws.trAll, nq8, nq8)
+		for k, j := range pend {
+			add(j, ws.acc4[k])
+		}
+		np = 0
 	}
-	if pend >= 0 {
-		dotsT(ws.acc, rd.x[pend*d:(pend+1)*d], ws.trAll, nq8, nq8)
-		add(pend, ws.acc)
+	for _, j := range pend[:np] {
+		dotsT(ws.acc, rd.x[j*d:(j+1)*d], ws.trAll, nq8, nq8)
+		add(j, ws.acc)
 	}
 	return curBlk
 }
