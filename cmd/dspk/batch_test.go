@@ -137,21 +137,8 @@ func TestBatchShardsExactNP1(t *testing.T) {
 func shardsExact(t *testing.T, dir, in string, flags []string, shard string, per int) {
 	useTestBinaryForTasks(t)
 	out := filepath.Join(dir, "out")
-	args := append([]string{"batch", "plan", "-o", out, "-shard-length", shard}, flags...)
-	code, stdout, stderr := dspk(t, append(args, in)...)
-	if code != 0 {
-		t.Fatalf("batch plan: %d %s", code, stderr)
-	}
-	plan := filepath.Join(out, "plan.json")
-	pl, err := readPlan(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var steps []string
-	for _, r := range pl.Rows {
-		steps = append(steps, r.Step)
-	}
-	if !slices.Equal(steps, []string{"global", "shard", "shard", "shard", "merge"}) {
+	plan, pl, stdout := planBatch(t, out, append(append([]string{"-shard-length", shard}, flags...), in)...)
+	if steps := rowSteps(pl); !slices.Equal(steps, []string{"global", "shard", "shard", "shard", "merge"}) {
 		t.Fatalf("plan steps %v, want global, 3 shards, merge:\n%s", steps, stdout)
 	}
 	for k, r := range pl.Rows[1:4] {
@@ -160,12 +147,12 @@ func shardsExact(t *testing.T, dir, in string, flags []string, shard string, per
 		}
 	}
 	single := filepath.Join(dir, "single")
-	args = append([]string{"detect", "-device", "cpu", "-o", single}, flags...)
+	args := append([]string{"detect", "-device", "cpu", "-o", single}, flags...)
 	if code, _, stderr := dspk(t, append(args, pl.Rows[0].Files...)...); code != 0 {
 		t.Fatalf("detect: %d %s", code, stderr)
 	}
 	merged := pl.Rows[4].Out
-	code, stdout, stderr = dspk(t, "batch", "run", "-devices", "cpu,cpu", plan)
+	code, stdout, stderr := dspk(t, "batch", "run", "-devices", "cpu,cpu", plan)
 	if code != 0 {
 		t.Fatalf("batch run: %d %s %s", code, stdout, stderr)
 	}
@@ -299,14 +286,7 @@ func TestBatchRunRetries(t *testing.T) {
 	dir := t.TempDir()
 	bin := copyRec(t, dir, nil)
 	out := filepath.Join(dir, "out")
-	if code, _, stderr := dspk(t, "batch", "plan", "-o", out, "-shard-length", "1.5s", filepath.Dir(bin)); code != 0 {
-		t.Fatalf("batch plan: %d %s", code, stderr)
-	}
-	plan := filepath.Join(out, "plan.json")
-	pl, err := readPlan(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, pl, _ := planBatch(t, out, "-shard-length", "1.5s", filepath.Dir(bin))
 	if len(pl.Rows) != 5 || pl.Rows[2].Step != stepShard {
 		t.Fatalf("%d rows, want global, 3 shards, merge", len(pl.Rows))
 	}
@@ -375,4 +355,30 @@ func killRowMidWrite(t *testing.T, plan, out, pause, marker string) (code int, s
 	}
 	r := <-done
 	return r.code, r.stdout, r.stderr
+}
+
+// planBatch runs `dspk batch plan -o OUT ARGS…`, fails t unless it exits 0,
+// and returns the plan's path, the plan read back and what the command
+// printed.
+func planBatch(t *testing.T, out string, args ...string) (plan string, pl *Plan, stdout string) {
+	t.Helper()
+	code, stdout, stderr := dspk(t, append([]string{"batch", "plan", "-o", out}, args...)...)
+	if code != 0 {
+		t.Fatalf("batch plan: %d %s", code, stderr)
+	}
+	plan = filepath.Join(out, "plan.json")
+	pl, err := readPlan(plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan, pl, stdout
+}
+
+// rowSteps lists the step of every row of pl.
+func rowSteps(pl *Plan) []string {
+	var steps []string
+	for _, r := range pl.Rows {
+		steps = append(steps, r.Step)
+	}
+	return steps
 }

@@ -36,16 +36,7 @@ func TestBatchSort(t *testing.T) {
 		bins = append(bins, sortRecordingOf(t, d, name+"_g0_t0", uint64(5+i)))
 	}
 	out := filepath.Join(dir, "out")
-	args := append([]string{"batch", "plan", "-o", out, "-kind", "sort", "-estimate-for", "cpu"}, batchSortFlags...)
-	code, stdout, stderr := dspk(t, append(args, in)...)
-	if code != 0 {
-		t.Fatalf("batch plan: %d %s", code, stderr)
-	}
-	plan := filepath.Join(out, "plan.json")
-	pl, err := readPlan(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, pl, stdout := planBatch(t, out, append(append([]string{"-kind", "sort", "-estimate-for", "cpu"}, batchSortFlags...), in)...)
 	if pl.Kind != "sort" || pl.ShardSeconds != 0 || len(pl.Rows) != 2 {
 		t.Fatalf("plan kind %q, shard_seconds %g, %d rows; want sort, 0, 2:\n%s", pl.Kind, pl.ShardSeconds, len(pl.Rows), stdout)
 	}
@@ -79,7 +70,7 @@ func TestBatchSort(t *testing.T) {
 		t.Errorf("slurm scripts %+v, want one of rows 0,1, 0:10:00 and %d MiB", scripts, wantMiB)
 	}
 
-	code, stdout, stderr = dspk(t, "batch", "run", "-devices", "cpu,cpu", plan)
+	code, stdout, stderr := dspk(t, "batch", "run", "-devices", "cpu,cpu", plan)
 	if code != 0 || !strings.Contains(stdout, "2 rows ran, 0 were done already") {
 		t.Fatalf("batch run: %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -190,14 +181,7 @@ func TestBatchSortRefusals(t *testing.T) {
 		}
 	}
 	// Sort's flags that are also detect's (the pipeline's) plan either kind.
-	if code, _, stderr := dspk(t, "batch", "plan", "-o", out, "-kind", "sort", "-Th_universal", "8", "-nskip", "5", "-tmax", "9", in); code != 0 {
-		t.Fatalf("batch plan -kind sort: %d %s", code, stderr)
-	}
-	plan := filepath.Join(out, "plan.json")
-	pl, err := readPlan(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
+	plan, pl, _ := planBatch(t, out, "-kind", "sort", "-Th_universal", "8", "-nskip", "5", "-tmax", "9", in)
 	if !slices.Equal(pl.Args, []string{"-Th_universal=8", "-nskip=5", "-tmax=9"}) {
 		t.Errorf("args %q", pl.Args)
 	}
@@ -206,11 +190,8 @@ func TestBatchSortRefusals(t *testing.T) {
 	}
 	// Flags of the recording and the CAR reach the rows (in name order).
 	out3 := filepath.Join(dir, "out3")
-	if code, _, stderr := dspk(t, "batch", "plan", "-o", out3, "-kind", "sort", "-force-dtype", "-groups", "-car-groups", in); code != 0 {
-		t.Fatalf("batch plan: %d %s", code, stderr)
-	}
-	if pl3, err := readPlan(filepath.Join(out3, "plan.json")); err != nil || !slices.Equal(pl3.Args, []string{"-car-groups=true", "-force-dtype=true", "-groups=true"}) {
-		t.Errorf("args %v, %v", pl3, err)
+	if _, pl3, _ := planBatch(t, out3, "-kind", "sort", "-force-dtype", "-groups", "-car-groups", in); !slices.Equal(pl3.Args, []string{"-car-groups=true", "-force-dtype=true", "-groups=true"}) {
+		t.Errorf("args %v", pl3.Args)
 	}
 	b, _ := os.ReadFile(plan)
 	for _, c := range []struct {

@@ -52,20 +52,8 @@ func sortShardsExact(t *testing.T, device, devices, nblocks string) {
 	bin := sortRecordingOf(t, in, "rec_g0_t0", 11)
 	flags := []string{"-Th_learned", "7", "-nblocks", nblocks}
 	out := filepath.Join(dir, "out")
-	args := append([]string{"batch", "plan", "-o", out, "-kind", "sort", "-shard-length", "4s", "-estimate-for", "cpu"}, flags...)
-	code, stdout, stderr := dspk(t, append(args, in)...)
-	if code != 0 {
-		t.Fatalf("batch plan: %d %s", code, stderr)
-	}
-	plan := filepath.Join(out, "plan.json")
-	pl, err := readPlan(plan)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var steps []string
-	for _, r := range pl.Rows {
-		steps = append(steps, r.Step)
-	}
+	plan, pl, stdout := planBatch(t, out, append(append([]string{"-kind", "sort", "-shard-length", "4s", "-estimate-for", "cpu"}, flags...), in)...)
+	steps := rowSteps(pl)
 	want := []string{stepSortGlobal, stepSortShard, stepSortShard, stepSortShard, stepSortMerge}
 	if !slices.Equal(steps, want) || pl.ShardSeconds != 4 {
 		t.Fatalf("steps %v, shard_seconds %g; want %v, 4:\n%s", steps, pl.ShardSeconds, want, stdout)
@@ -88,7 +76,7 @@ func sortShardsExact(t *testing.T, device, devices, nblocks string) {
 		}
 	}
 
-	code, stdout, stderr = dspk(t, "batch", "run", "-devices", devices, plan)
+	code, stdout, stderr := dspk(t, "batch", "run", "-devices", devices, plan)
 	if code != 0 || !strings.Contains(stdout, "5 rows ran, 0 were done already") {
 		t.Fatalf("batch run: %d\n%s\n%s", code, stdout, stderr)
 	}
