@@ -3,7 +3,9 @@ package cluster
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sync"
 
 	"dspk/detect"
 	"dspk/kilosort"
@@ -246,20 +248,47 @@ func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, 
 	})
 	sim := make([]float64, n)
 	cand := make([]int, 0, n)
-	utu := make([]float64, P*P)
+	// Each template's norm, kept current as merges change the base.
+	nrm := make([]float64, n)
+	for k := range nrm {
+		nrm[k] = norm(k)
+	}
+	// The similarities to a base are split between the workers (each
+	// value its own, so the split changes nothing).
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/64))
+	utus := make([][]float64, workers)
+	for i := range utus {
+		utus[i] = make([]float64, P*P)
+	}
 	for _, k := range order {
 		if !alive[k] {
 			continue
 		}
 		for {
-			nk := norm(k)
+			nk := nrm[k]
 			ck := chans(k)
-			for j := 0; j < n; j++ {
-				sim[j] = 0
-				if j == k || !alive[j] {
-					continue
+			simRange := func(j0, j1 int, utu []float64) {
+				for j := j0; j < j1; j++ {
+					sim[j] = 0
+					if j == k || !alive[j] {
+						continue
+					}
+					sim[j] = pairSim(w[k*P*C:(k+1)*P*C], w[j*P*C:(j+1)*P*C], nk, nrm[j], ck, C, P, ww, utu)
 				}
-				sim[j] = pairSim(w[k*P*C:(k+1)*P*C], w[j*P*C:(j+1)*P*C], nk, norm(j), ck, C, P, ww, utu)
+			}
+			if workers == 1 {
+				simRange(0, n, utus[0])
+			} else {
+				var wg sync.WaitGroup
+				for i := 1; i < workers; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						simRange(i*n/workers, (i+1)*n/workers, utus[i])
+					}()
+				}
+				simRange(0, n/workers, utus[0])
+				wg.Wait()
 			}
 			cand = cand[:0]
 			for j := 0; j < n; j++ {
@@ -281,13 +310,14 @@ func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, 
 				if sim[j] < r {
 					break
 				}
-				nj := norm(j)
+				nj := nrm[j]
 				if math.Abs(2*(nk-nj)/(nk+nj)) < tol {
 					tot := cnt[k] + cnt[j]
 					for i := k * P * C; i < (k+1)*P*C; i++ {
 						w[i] = (cnt[k]*w[i] + cnt[j]*w[i-k*P*C+j*P*C]) / tot
 					}
 					clear(w[j*P*C : (j+1)*P*C])
+					nrm[k], nrm[j] = norm(k), 0
 					cnt[k] = tot
 					alive[j] = false
 					merged = true
