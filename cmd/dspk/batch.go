@@ -222,7 +222,7 @@ func makePlan(inputs []string, out, kind string, args []string, shardSeconds flo
 		whole := shardSeconds <= 0 || seconds <= shardSeconds || sched.Windows <= perWin
 		if kind == "sort" {
 			if !whole {
-				planSortShards(pl, row, shardRanges(sched.Windows, perWin), filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf), fs, size,
+				planSortShards(pl, row, shardRanges(sched.Windows, perWin), filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf), fs,
 					func(wr [2]int) float64 {
 						return float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / fs
 					}, cfg.BatchSize, cfg.NT, gpu)
@@ -240,36 +240,59 @@ func makePlan(inputs []string, out, kind string, args []string, shardSeconds flo
 			pl.Rows = append(pl.Rows, row)
 			continue
 		}
-		scratch := filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf)
-		g := row
-		g.Step, g.Out, g.Windows = stepGlobal, filepath.Join(scratch, "global"), [2]int{0, 0}
-		// The global passes read one window in NSkip.
-		est(&g, seconds/float64(cfg.NSkip)*2)
-		g.ID = len(pl.Rows)
-		pl.Rows = append(pl.Rows, g)
-		ranges := shardRanges(sched.Windows, perWin)
-		merge := row
-		merge.Step, merge.Phase, merge.Global, merge.Shards = stepMerge, 2, g.Out, len(ranges)
-		for k, wr := range ranges {
-			s := row
-			s.Step, s.Phase, s.Shard, s.Shards, s.Windows = stepShard, 1, k, len(ranges), wr
-			s.Out = filepath.Join(scratch, fmt.Sprintf("shard-%03d", k))
-			s.Global, s.Needs = g.Out, []int{g.ID}
-			s.Seconds = float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / fs
-			s.Bytes = int64(float64(size) * s.Seconds / seconds)
-			est(&s, s.Seconds)
-			s.ID = len(pl.Rows)
-			pl.Rows = append(pl.Rows, s)
-			merge.Parts = append(merge.Parts, s.Out)
-			merge.Needs = append(merge.Needs, s.ID)
-		}
-		merge.Needs = append([]int{g.ID}, merge.Needs...)
-		// The merge reads the shards' spikes, not the recording.
-		merge.EstSeconds, merge.EstMemBytes = 30+seconds/2000, 2<<30
-		merge.ID = len(pl.Rows)
-		pl.Rows = append(pl.Rows, merge)
+		appendSplit(pl, row, shardRanges(sched.Windows, perWin), filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf), "",
+			[3]string{stepGlobal, stepShard, stepMerge},
+			func(wr [2]int) float64 {
+				return float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / fs
+			},
+			func(r *Row) {
+				switch r.Step {
+				case stepGlobal:
+					// The global passes read one window in NSkip.
+					est(r, seconds/float64(cfg.NSkip)*2)
+				case stepShard:
+					est(r, r.Seconds)
+				default:
+					// The merge reads the shards' spikes, not the recording.
+					r.EstSeconds, r.EstMemBytes = 30+seconds/2000, 2<<30
+				}
+			})
 	}
 	return pl, nil
+}
+
+// appendSplit appends to pl the rows of row's recording split in time into
+// the window ranges: a global row (phase 0) writing scratch/PREFIXglobal,
+// a shard row per range (phase 1) writing scratch/PREFIXshard-NNN, and
+// the merge row (phase 2) writing row.Out, which needs them all. steps
+// are the three rows' steps, windowSeconds a range's length in seconds and
+// est sets a row's estimates (its Step and Seconds say which row it is).
+func appendSplit(pl *Plan, row Row, ranges [][2]int, scratch, prefix string, steps [3]string,
+	windowSeconds func(wr [2]int) float64, est func(r *Row)) {
+	g := row
+	g.Step, g.Out, g.Windows = steps[0], filepath.Join(scratch, prefix+"global"), [2]int{0, 0}
+	est(&g)
+	g.ID = len(pl.Rows)
+	pl.Rows = append(pl.Rows, g)
+	merge := row
+	merge.Step, merge.Phase, merge.Global, merge.Shards = steps[2], 2, g.Out, len(ranges)
+	for k, wr := range ranges {
+		s := row
+		s.Step, s.Phase, s.Shard, s.Shards, s.Windows = steps[1], 1, k, len(ranges), wr
+		s.Out = filepath.Join(scratch, fmt.Sprintf("%sshard-%03d", prefix, k))
+		s.Global, s.Needs = g.Out, []int{g.ID}
+		s.Seconds = windowSeconds(wr)
+		s.Bytes = int64(float64(row.Bytes) * s.Seconds / row.Seconds)
+		est(&s)
+		s.ID = len(pl.Rows)
+		pl.Rows = append(pl.Rows, s)
+		merge.Parts = append(merge.Parts, s.Out)
+		merge.Needs = append(merge.Needs, s.ID)
+	}
+	merge.Needs = append([]int{g.ID}, merge.Needs...)
+	est(&merge)
+	merge.ID = len(pl.Rows)
+	pl.Rows = append(pl.Rows, merge)
 }
 
 // absFileArg makes a flag value that names a file (or FILE:N, a probe

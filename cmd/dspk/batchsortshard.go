@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"dspk/export"
@@ -35,39 +34,22 @@ const (
 // planSortShards appends the rows of a sort of row's recording split
 // into the window ranges ranges: a global row (phase 0), a shard row per
 // range (phase 1) writing under scratch, and the merge row (phase 2)
-// writing the sort folder row.Out. fs is the sample rate, size the data
-// size and the rest what [estimateSort] takes.
-func planSortShards(pl *Plan, row Row, ranges [][2]int, scratch string, fs float64, size int64, windowSeconds func(wr [2]int) float64,
+// writing the sort folder row.Out (appendSplit). fs is the sample rate
+// and the rest what [estimateSort] takes.
+func planSortShards(pl *Plan, row Row, ranges [][2]int, scratch string, fs float64, windowSeconds func(wr [2]int) float64,
 	batch, nt int, gpu bool) {
-	seconds := row.Seconds
-	est := func(r *Row, secs, share float64) {
-		t, mem := estimateSort(secs, row.Channels, fs, batch, nt, gpu)
-		r.EstSeconds, r.EstMemBytes = 60+(t-60)*share, mem
-	}
-	g := row
-	g.Step, g.Out, g.Windows = stepSortGlobal, filepath.Join(scratch, "sort-global"), [2]int{0, 0}
-	est(&g, seconds, sortGlobalShare)
-	g.ID = len(pl.Rows)
-	pl.Rows = append(pl.Rows, g)
-	merge := row
-	merge.Step, merge.Phase, merge.Global, merge.Shards = stepSortMerge, 2, g.Out, len(ranges)
-	for k, wr := range ranges {
-		s := row
-		s.Step, s.Phase, s.Shard, s.Shards, s.Windows = stepSortShard, 1, k, len(ranges), wr
-		s.Out = filepath.Join(scratch, fmt.Sprintf("sort-shard-%03d", k))
-		s.Global, s.Needs = g.Out, []int{g.ID}
-		s.Seconds = windowSeconds(wr)
-		s.Bytes = int64(float64(size) * s.Seconds / seconds)
-		est(&s, s.Seconds, sortShardShare)
-		s.ID = len(pl.Rows)
-		pl.Rows = append(pl.Rows, s)
-		merge.Parts = append(merge.Parts, s.Out)
-		merge.Needs = append(merge.Needs, s.ID)
-	}
-	merge.Needs = append([]int{g.ID}, merge.Needs...)
-	est(&merge, seconds, sortMergeShare)
-	merge.ID = len(pl.Rows)
-	pl.Rows = append(pl.Rows, merge)
+	appendSplit(pl, row, ranges, scratch, "sort-", [3]string{stepSortGlobal, stepSortShard, stepSortMerge}, windowSeconds,
+		func(r *Row) {
+			secs, share := row.Seconds, sortGlobalShare
+			switch r.Step {
+			case stepSortShard:
+				secs, share = r.Seconds, sortShardShare
+			case stepSortMerge:
+				share = sortMergeShare
+			}
+			t, mem := estimateSort(secs, row.Channels, fs, batch, nt, gpu)
+			r.EstSeconds, r.EstMemBytes = 60+(t-60)*share, mem
+		})
 }
 
 // runSortStep runs row r, a step of a sort split in time, on device
