@@ -42,21 +42,21 @@ type Matcher struct {
 	gpu     *cudaMatcher // the CUDA back end, nil on the CPU
 
 	// per-window buffers, grown to the window's length
-	b      []float32 // [N][T]
-	s      []float64 // best score per column
-	su     []int32   // its template
-	sbar   []float64 // running maximum of s over ±nt
-	dirty  []bool    // columns whose B changed in the last round
-	xres   []float32 // the residual [C][T]
-	feat   []float32 // the found spikes' features [found][NearestChans·P]
-	found  []spike
-	round  []spike
-	sc     []float64   // running-maximum scratch
-	spans  [][2]int    // column intervals to score
-	gs     [][]float64 // per template group: best score per column
-	gsu    [][]int32   // and its template
-	gspans [][][2]int  // per template group: column intervals to rescore
-	rounds int
+	b       []float32 // [N][T]
+	s       []float64 // best score per column
+	su      []int32   // its template
+	sbar    []float64 // running maximum of s over ±nt
+	xres    []float32 // the residual [C][T]
+	feat    []float32 // the found spikes' features [found][NearestChans·P]
+	found   []spike
+	round   []spike
+	sc      []float64   // running-maximum scratch
+	spans   [][2]int    // column intervals to score
+	changed [][2]int    // column intervals whose B the last round changed
+	gs      [][]float64 // per template group: best score per column
+	gsu     [][]int32   // and its template
+	gspans  [][][2]int  // per template group: column intervals to rescore
+	rounds  int
 }
 
 // spike is one detection of a round: column, template, coefficient and
@@ -184,7 +184,7 @@ func (m *Matcher) grow(T int) {
 	}
 	m.b = make([]float32, m.n*T)
 	m.s, m.sbar = make([]float64, T), make([]float64, T)
-	m.su, m.dirty = make([]int32, T), make([]bool, T)
+	m.su = make([]int32, T)
 	m.xres = make([]float32, m.c*T)
 	G := (m.n + m.gsize - 1) / m.gsize
 	m.gs, m.gsu, m.gspans = make([][]float64, G), make([][]int32, G), make([][][2]int, G)
@@ -256,7 +256,7 @@ func (m *Matcher) score(T int, round []spike) {
 	for g := range G {
 		m.gspans[g] = m.gspans[g][:0]
 	}
-	m.spans = m.spans[:0]
+	m.spans, m.changed = m.spans[:0], m.changed[:0]
 	if round == nil {
 		clear(m.s)
 		clear(m.su)
@@ -267,6 +267,7 @@ func (m *Matcher) score(T int, round []spike) {
 	} else {
 		for _, sp := range round {
 			lo, hi := sp.t-(nt-1), sp.t+nt
+			m.changed = addSpan(m.changed, lo, hi)
 			for t := lo; t < hi; t++ {
 				if t < nt || t >= T-nt {
 					m.s[t], m.su[t] = 0, 0

@@ -34,13 +34,9 @@ func (m *Matcher) peel(T, owned int) {
 			break
 		}
 		m.rounds++
-		clear(m.dirty)
 		work := 0
 		for _, sp := range m.round {
 			work += len(m.nbr[sp.u]) * L
-			for t := sp.t - (nt - 1); t <= sp.t+nt-1; t++ {
-				m.dirty[t] = true
-			}
 		}
 		// The subtractions, the templates' rows split between workers:
 		// each row still takes its spikes in order.
@@ -59,18 +55,10 @@ func (m *Matcher) peel(T, owned int) {
 		})
 		m.found = append(m.found, m.round...)
 		m.score(T, m.round)
-		// s changed only in the marked columns: the running maximum only
+		// s changed only in the round's columns: the running maximum only
 		// within nt of them.
-		for t := 0; t < T; {
-			if !m.dirty[t] {
-				t++
-				continue
-			}
-			lo := t
-			for t < T && m.dirty[t] {
-				t++
-			}
-			m.runningMaxRange(T, max(0, lo-nt), min(T, t+nt))
+		for _, sp := range m.changed {
+			m.runningMaxRange(T, max(0, sp[0]-nt), min(T, sp[1]+nt))
 		}
 	}
 	sort.SliceStable(m.found, func(i, j int) bool {

@@ -84,7 +84,7 @@ func (m *Matcher) appendDevice(dst *Spikes, ownStart int64) {
 func (m *Matcher) Close() error {
 	// The CPU back end's window scratch (projections, residual) goes;
 	// Channels and BestChannel still answer.
-	m.b, m.s, m.sbar, m.su, m.dirty, m.xres = nil, nil, nil, nil, nil, nil
+	m.b, m.s, m.sbar, m.su, m.xres = nil, nil, nil, nil, nil
 	m.gs, m.gsu = nil, nil
 	if m.gpu == nil {
 		return nil
