@@ -103,21 +103,67 @@ func KMeans(x []float32, n, d, k int, opt KMeansOptions) (KMeansResult, error) {
 	if opt.Tol <= 0 {
 		opt.Tol = DefaultKMeansTol
 	}
-	w := newKMWork(x, n, d, k)
-	tol := opt.Tol * w.meanVariance()
+	tol := opt.Tol * (&kmWork{x: x, n: n, d: d}).meanVariance()
+	// The runs are independent but for the random stream they share, and
+	// a run draws the same number of values whatever the data (one IntN,
+	// then Float64s: kmDraws), so the stream is drawn first, run by run in
+	// the order a sequential loop would draw it, and the runs then go
+	// concurrently, each with its own scratch: every run's result, and so
+	// the winner, is what the sequential loop gives. Points are split
+	// into few blocks when n is small (templates are learned from a few
+	// thousand clips), so the runs are what keeps the cores busy.
 	rng := rand.New(rand.NewPCG(opt.Seed, 0x6b6d65616e73))
-
-	var best KMeansResult
+	draws := make([]kmDraws, opt.NInit)
+	trials := kmTrials(k)
+	for run := range draws {
+		draws[run].first = rng.IntN(n)
+		draws[run].u = make([]float64, (k-1)*trials)
+		for i := range draws[run].u {
+			draws[run].u[i] = rng.Float64()
+		}
+	}
+	results := make([]KMeansResult, opt.NInit)
+	sem := make(chan struct{}, max(1, min(opt.NInit, runtime.GOMAXPROCS(0))))
+	var wg sync.WaitGroup
 	for run := range opt.NInit {
-		centers := w.seedPlusPlus(rng)
-		labels, iter := w.lloyd(centers, opt.MaxIter, tol)
-		inertia := w.inertia(centers, labels)
-		if run == 0 || inertia < best.Inertia {
-			best = KMeansResult{Centers: centers, Labels: labels, Inertia: inertia, Iter: iter, Run: run}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			w := newKMWork(x, n, d, k)
+			centers := w.seedPlusPlus(&draws[run])
+			labels, iter := w.lloyd(centers, opt.MaxIter, tol)
+			results[run] = KMeansResult{Centers: centers, Labels: labels, Inertia: w.inertia(centers, labels), Iter: iter, Run: run}
+		}()
+	}
+	wg.Wait()
+	best := results[0]
+	for _, r := range results[1:] {
+		if r.Inertia < best.Inertia {
+			best = r
 		}
 	}
 	return best, nil
 }
+
+// kmDraws is one run's share of the random stream: the index of the
+// first centre, then the uniform draws of the seeding's trials in the
+// order they are used.
+type kmDraws struct {
+	first int
+	u     []float64
+}
+
+// next returns the next uniform draw.
+func (r *kmDraws) next() float64 {
+	v := r.u[0]
+	r.u = r.u[1:]
+	return v
+}
+
+// kmTrials is the number of candidates greedy k-means++ draws for each
+// centre after the first (sklearn's 2 + ⌊ln k⌋).
+func kmTrials(k int) int { return 2 + int(math.Log(float64(k))) }
 
 // kmWork holds the data and scratch of one KMeans call.
 type kmWork struct {
@@ -244,10 +290,10 @@ func sqDist32(x []float32, c []float64) float64 {
 }
 
 // seedPlusPlus picks k initial centres by greedy k-means++.
-func (w *kmWork) seedPlusPlus(rng *rand.Rand) []float64 {
+func (w *kmWork) seedPlusPlus(rng *kmDraws) []float64 {
 	n, d, k := w.n, w.d, w.k
 	centers := make([]float64, k*d)
-	first := rng.IntN(n)
+	first := rng.first
 	w.point(first, centers[:d])
 	closest := make([]float64, n)
 	w.blocks(func(b int, row []float64) {
@@ -259,7 +305,7 @@ func (w *kmWork) seedPlusPlus(rng *rand.Rand) []float64 {
 		w.parts[b].pot = pot
 	})
 	pot := w.sumPot()
-	trials := 2 + int(math.Log(float64(k)))
+	trials := kmTrials(k)
 	cum := make([]float64, n)
 	cand := make([]float64, d)
 	bestDist := make([]float64, n)
@@ -272,7 +318,7 @@ func (w *kmWork) seedPlusPlus(rng *rand.Rand) []float64 {
 		}
 		bestID, bestPot := -1, 0.0
 		for range trials {
-			r := rng.Float64() * pot
+			r := rng.next() * pot
 			id := sort.SearchFloat64s(cum, r) // first i with cum[i] >= r
 			id = min(id, n-1)
 			w.point(id, cand)
