@@ -42,40 +42,69 @@ func newRailCounter(rows []int) *railCounter {
 // add counts the owned samples of a raw window (dst[t*C+c] as
 // [recording.ReadWindow] fills it), spread over the cores: a window is
 // 23 M samples for Neuropixels, and the count runs on the host while the
-// device works.
+// device works. Each part first takes every file column's smallest and
+// largest value in one contiguous sweep (no per-site gather, so it runs
+// at memory speed); only columns whose extremes touch a rail are swept
+// again to count their rail samples, which real recordings rarely need.
 func (r *railCounter) add(win recording.Window, data []int16, c, pad int) {
 	n := win.Owned()
 	parts := max(1, min(runtime.GOMAXPROCS(0), n/4096))
-	counts := make([][]int64, parts)
 	los, his := make([][]int16, parts), make([][]int16, parts)
+	counts := make([][]int64, parts)
 	var wg sync.WaitGroup
 	for p := range parts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			local := make([]int64, len(r.rows))
-			lo, hi := slices.Clone(r.lo), slices.Clone(r.hi)
-			for t := pad + p*n/parts; t < pad+(p+1)*n/parts; t++ {
-				row := data[t*c : (t+1)*c]
-				for i, f := range r.rows {
-					v := row[f]
-					if v == 32767 || v == -32768 {
-						local[i]++
-					}
-					lo[i], hi[i] = min(lo[i], v), max(hi[i], v)
+			t0, t1 := pad+p*n/parts, pad+(p+1)*n/parts
+			lo, hi := make([]int16, c), make([]int16, c)
+			for j := range c {
+				lo[j], hi[j] = 32767, -32768
+			}
+			for t := t0; t < t1; t++ {
+				colExtremes(data[t*c:(t+1)*c], lo, hi)
+			}
+			var railed []int
+			for j := range c {
+				if lo[j] == -32768 || hi[j] == 32767 {
+					railed = append(railed, j)
 				}
 			}
-			counts[p], los[p], his[p] = local, lo, hi
+			var cnt []int64
+			if len(railed) > 0 {
+				cnt = make([]int64, c)
+				for t := t0; t < t1; t++ {
+					row := data[t*c : (t+1)*c]
+					for _, j := range railed {
+						if v := row[j]; v == 32767 || v == -32768 {
+							cnt[j]++
+						}
+					}
+				}
+			}
+			los[p], his[p], counts[p] = lo, hi, cnt
 		}()
 	}
 	wg.Wait()
-	for p, local := range counts {
-		for i, k := range local {
-			r.rails[i] += k
-			r.lo[i], r.hi[i] = min(r.lo[i], los[p][i]), max(r.hi[i], his[p][i])
+	for p := range parts {
+		for i, f := range r.rows {
+			r.lo[i], r.hi[i] = min(r.lo[i], los[p][f]), max(r.hi[i], his[p][f])
+			if counts[p] != nil {
+				r.rails[i] += counts[p][f]
+			}
 		}
 	}
 	r.samples += int64(n)
+}
+
+// colExtremes lowers lo and raises hi, element by element, to row's
+// values.
+func colExtremes(row, lo, hi []int16) {
+	lo, hi = lo[:len(row)], hi[:len(row)]
+	for j, v := range row {
+		lo[j] = min(lo[j], v)
+		hi[j] = max(hi[j], v)
+	}
 }
 
 // flatWarnings describes the sites whose values never changed: all of
