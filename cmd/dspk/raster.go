@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/palette"
@@ -70,27 +71,46 @@ func readRaster(dir string) (*rasterData, error) {
 		return nil, fmt.Errorf("%s: no sample rate or threshold", pj)
 	}
 	d := &rasterData{fs: prov.Input.SampleRate, threshold: prov.Config.Th, seconds: prov.Summary.Seconds}
+	// The four arrays are read concurrently: decoding them is most of
+	// the time before the drawing, and the raster is on the critical path
+	// at the end of a detect run.
 	var pos, chpos []float32
-	for _, f := range []struct {
+	var errs [4]error
+	var wg sync.WaitGroup
+	for i, f := range []struct {
 		name string
 		dst  *[]float32
 	}{
 		{"spike_positions.npy", &pos}, {"amplitudes.npy", &d.amp}, {"channel_positions.npy", &chpos},
 	} {
-		a, err := readNPY(filepath.Join(dir, f.name))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a, err := readNPY(filepath.Join(dir, f.name))
+			if err == nil {
+				*f.dst, err = a.Float32()
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		a, err := readNPY(filepath.Join(dir, "spike_times.npy"))
 		if err == nil {
-			*f.dst, err = a.Float32()
+			d.times, err = a.Int64()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", filepath.Join(dir, f.name), err)
+			errs[3] = fmt.Errorf("%s: %w", filepath.Join(dir, "spike_times.npy"), err)
 		}
-	}
-	a, err := readNPY(filepath.Join(dir, "spike_times.npy"))
-	if err == nil {
-		d.times, err = a.Int64()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "spike_times.npy"), err)
+	}()
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	n := len(d.times)
 	if len(pos) != 2*n || len(d.amp) != n {
