@@ -108,6 +108,9 @@ type Summary struct {
 	TimesRealTime float64 `json:"times_real_time"`
 	// PassSeconds holds the wall time of each pass.
 	PassSeconds map[string]float64 `json:"pass_seconds"`
+	// PassWaits holds, per pass, the seconds its window loop waited for
+	// the loader, the uploads and the results ([Pipeline.Waits]).
+	PassWaits map[string]map[string]float64 `json:"pass_waits,omitempty"`
 	// Clips is the number of clips templates were learned from.
 	Clips int `json:"template_clips,omitempty"`
 	// Centres is the number of template centres of the grid.
@@ -246,6 +249,14 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	sum.PassSeconds = map[string]float64{}
 	for k, v := range p.Timings {
 		sum.PassSeconds[k] = v.Seconds()
+	}
+	sum.PassWaits = map[string]map[string]float64{}
+	for pass, ws := range p.Waits {
+		m := map[string]float64{}
+		for k, v := range ws {
+			m[k] = v.Seconds()
+		}
+		sum.PassWaits[pass] = m
 	}
 	sum.Warnings = p.Warnings()
 	if err := ctx.Err(); err != nil {
