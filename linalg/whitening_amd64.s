@@ -2,14 +2,27 @@
 
 #include "textflag.h"
 
+// ENTRY(skip, bcast) starts term BX of a sum: past a ±0 weight it jumps to
+// skip; otherwise R13 = &src[index[BX]·T + t0 + AX] and bcast holds the
+// weight in every lane.
+#define ENTRY(skip, bcast) \
+	MOVL         (R9)(BX*4), R13 \
+	TESTL        $0x7fffffff, R13 \
+	JZ           skip \
+	MOVLQSX      (R8)(BX*4), R13 \
+	IMULQ        R11, R13 \
+	ADDQ         SI, R13 \
+	LEAQ         (R13)(AX*4), R13 \
+	VBROADCASTSS (R9)(BX*4), bcast
+
 // func combineAVX512(d, src *float32, index *int32, val *float32, K, T, t0, L int)
 //
 // d[t] = Σ_j val[j]·src[index[j]·T+t0+t] for t < L, each sum from 0 in the
 // order j = 0 … K−1, each product rounded and then added, terms with
 // val[j] = ±0 skipped (gonum's axpy returns at once for alpha = 0): exactly
-// the sequence of gonum axpy calls of Whitening.applyRow. Four vectors of
-// sixteen samples are summed at once, then single vectors, then a masked
-// tail; K ≥ 1.
+// the sequence of gonum axpy calls of Whitening.applyRow. Eight vectors
+// of sixteen samples are summed at once, then four, then single vectors,
+// then a masked tail; K ≥ 1.
 TEXT ·combineAVX512(SB), NOSPLIT, $0-64
 	MOVQ d+0(FP), DI
 	MOVQ src+8(FP), SI
@@ -42,14 +55,7 @@ comb128:
 	XORQ   BX, BX
 
 comb128J:
-	MOVL         (R9)(BX*4), R13
-	TESTL        $0x7fffffff, R13
-	JZ           comb128JNext
-	MOVLQSX      (R8)(BX*4), R13
-	IMULQ        R11, R13
-	ADDQ         SI, R13
-	LEAQ         (R13)(AX*4), R13
-	VBROADCASTSS (R9)(BX*4), Z4
+	ENTRY(comb128JNext, Z4)
 	VMULPS       (R13), Z4, Z5
 	VADDPS       Z5, Z16, Z16
 	VMULPS       64(R13), Z4, Z6
@@ -94,14 +100,7 @@ comb64:
 	XORQ   BX, BX
 
 comb64J:
-	MOVL         (R9)(BX*4), R13
-	TESTL        $0x7fffffff, R13
-	JZ           comb64JNext
-	MOVLQSX      (R8)(BX*4), R13
-	IMULQ        R11, R13
-	ADDQ         SI, R13
-	LEAQ         (R13)(AX*4), R13
-	VBROADCASTSS (R9)(BX*4), Z4
+	ENTRY(comb64JNext, Z4)
 	VMULPS       (R13), Z4, Z5
 	VADDPS       Z5, Z0, Z0
 	VMULPS       64(R13), Z4, Z6
@@ -143,14 +142,7 @@ comb16Go:
 	XORQ   BX, BX
 
 comb16J:
-	MOVL         (R9)(BX*4), R13
-	TESTL        $0x7fffffff, R13
-	JZ           comb16JNext
-	MOVLQSX      (R8)(BX*4), R13
-	IMULQ        R11, R13
-	ADDQ         SI, R13
-	LEAQ         (R13)(AX*4), R13
-	VBROADCASTSS (R9)(BX*4), Z4
+	ENTRY(comb16JNext, Z4)
 	VMOVUPS.Z    (R13), K1, Z5
 	VMULPS       Z5, Z4, Z5
 	VADDPS       Z5, Z0, Z0
@@ -209,14 +201,7 @@ comb2x32:
 	XORQ   BX, BX
 
 comb2x32J:
-	MOVL         (R9)(BX*4), R13
-	TESTL        $0x7fffffff, R13
-	JZ           comb2x32JNext
-	MOVLQSX      (R8)(BX*4), R13
-	IMULQ        R11, R13
-	ADDQ         SI, R13
-	LEAQ         (R13)(AX*4), R13
-	VBROADCASTSS (R9)(BX*4), Y4
+	ENTRY(comb2x32JNext, Y4)
 	VMULPS       (R13), Y4, Y5
 	VADDPS       Y5, Y0, Y0
 	VMULPS       32(R13), Y4, Y6
@@ -253,14 +238,7 @@ comb2x8Go:
 	XORQ   BX, BX
 
 comb2x8J:
-	MOVL         (R9)(BX*4), R13
-	TESTL        $0x7fffffff, R13
-	JZ           comb2x8JNext
-	MOVLQSX      (R8)(BX*4), R13
-	IMULQ        R11, R13
-	ADDQ         SI, R13
-	LEAQ         (R13)(AX*4), R13
-	VBROADCASTSS (R9)(BX*4), Y4
+	ENTRY(comb2x8JNext, Y4)
 	VMASKMOVPS   (R13), Y15, Y5
 	VMULPS       Y5, Y4, Y5
 	VADDPS       Y5, Y0, Y0
