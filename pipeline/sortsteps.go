@@ -108,24 +108,9 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 	// Universal detection: the compact table of what the first
 	// clustering reads (centre and features per spike, in file order).
 	t0 = time.Now()
-	// The motion pass detected nearly as many spikes (the same data before
-	// correction): the table is reserved for that many and 1/16 more, so
-	// that it is not copied as it grows (on a 10-minute 600-unit recording
-	// the features alone are 0.7 GB).
-	hint := 0
-	if p.drift != nil {
-		for _, k := range p.drift.Spikes {
-			hint += k
-		}
-		hint += hint / 16
-	}
 	var centre []int32
 	var feat []float32
 	g.Work, err = p.Detect(ctx, w, tm, func(_ recording.Window, s *detect.Spikes) error {
-		if centre == nil && hint > 0 && s.Len() > 0 {
-			centre = make([]int32, 0, hint)
-			feat = make([]float32, 0, hint*(len(s.Features)/s.Len()))
-		}
 		centre = append(centre, s.Center...)
 		feat = append(feat, s.Features...)
 		return nil
