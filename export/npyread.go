@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 )
 
@@ -53,12 +54,53 @@ const maxNPYElements = 1 << 40
 // needs. A payload shorter than that is an error giving the byte counts;
 // bytes after it are not read.
 func ReadNPY(r io.Reader) (*NPY, error) {
+	return readNPY(r, -1)
+}
+
+// ReadNPYFile is [ReadNPY] of the file at path. Knowing the file's size,
+// it allocates the payload once, at its size, and refuses a shape the
+// file is too short for before allocating anything; errors name path.
+func ReadNPYFile(path string) (*NPY, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// The header is read unbuffered (three small reads), so that the
+	// file's offset is where the payload starts.
+	cr := &countingReader{r: f}
+	a, err := readNPY(cr, st.Size())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return a, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// readNPY is ReadNPY; size ≥ 0 is the whole file's size when r is a
+// countingReader at its start, so that the payload's room is known.
+func readNPY(r io.Reader, size int64) (*NPY, error) {
 	descr, fortran, shape, err := ReadNPYHeader(r)
 	if err != nil {
 		return nil, err
 	}
 	a := &NPY{Descr: descr, Fortran: fortran, Shape: shape}
-	_, size, err := npyKind(descr)
+	_, item, err := npyKind(descr)
 	if err != nil {
 		return nil, err
 	}
@@ -68,15 +110,28 @@ func ReadNPY(r io.Reader) (*NPY, error) {
 			return nil, fmt.Errorf("npy: negative dimension in shape %s", a.ShapeString())
 		}
 	}
-	if n > maxNPYElements/size {
+	if n > maxNPYElements/item {
 		return nil, fmt.Errorf("npy: shape %s is too large", a.ShapeString())
+	}
+	want := n * item
+	truncated := func(m int64) error {
+		return fmt.Errorf("npy: truncated: %d bytes of data for a %s %s array of %d bytes", m, a.ShapeString(), descr, want)
+	}
+	if cr, ok := r.(*countingReader); ok && size >= 0 {
+		if room := size - cr.n; room < int64(want) {
+			return nil, truncated(max(room, 0))
+		}
+		a.Data = make([]byte, want)
+		if m, err := io.ReadFull(r, a.Data); err != nil {
+			return nil, truncated(int64(m))
+		}
+		return a, nil
 	}
 	// A buffer that grows as data arrive: a lying shape costs only the
 	// bytes present.
-	want := n * size
 	var buf bytes.Buffer
 	if m, err := io.CopyN(&buf, r, int64(want)); err != nil {
-		return nil, fmt.Errorf("npy: truncated: %d bytes of data for a %s %s array of %d bytes", m, a.ShapeString(), descr, want)
+		return nil, truncated(m)
 	}
 	a.Data = buf.Bytes()
 	return a, nil
@@ -107,9 +162,13 @@ func (a *NPY) order() binary.ByteOrder {
 	return binary.LittleEndian
 }
 
+// inOrder reports that element e of the C-ordered array is stored at
+// index e (C order, or fewer than two dimensions).
+func (a *NPY) inOrder() bool { return !a.Fortran || len(a.Shape) < 2 }
+
 // index returns the storage index of element e of the C-ordered array.
 func (a *NPY) index(e int) int {
-	if !a.Fortran || len(a.Shape) < 2 {
+	if a.inOrder() {
 		return e
 	}
 	// e's C-order coordinates, then its Fortran-order offset.
@@ -155,6 +214,15 @@ func (a *NPY) Float64() ([]float64, error) {
 // Float32 returns the elements in C order as float32s (see Float64;
 // float64 values are rounded).
 func (a *NPY) Float32() ([]float32, error) {
+	if kind, size, err := npyKind(a.Descr); err == nil && kind == 'f' && size == 4 && a.inOrder() {
+		// float32 as stored: decoded directly, without the float64 copy.
+		o := a.order()
+		out := make([]float32, a.Len())
+		for e := range out {
+			out[e] = math.Float32frombits(o.Uint32(a.Data[4*e:]))
+		}
+		return out, nil
+	}
 	v, err := a.Float64()
 	if err != nil {
 		return nil, err
@@ -178,6 +246,12 @@ func (a *NPY) Int64() ([]int64, error) {
 	}
 	o := a.order()
 	out := make([]int64, a.Len())
+	if kind == 'i' && size == 8 && a.inOrder() {
+		for e := range out {
+			out[e] = int64(o.Uint64(a.Data[8*e:]))
+		}
+		return out, nil
+	}
 	for e := range out {
 		p := a.Data[a.index(e)*size:]
 		if kind == 'u' && size == 8 && o.Uint64(p) > math.MaxInt64 {

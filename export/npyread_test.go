@@ -3,7 +3,13 @@ package export
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
 	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -112,6 +118,129 @@ func TestReadNPYBroken(t *testing.T) {
 	} {
 		if _, err := ReadNPY(bytes.NewReader(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one containing %q", err, c.want)
+		}
+	}
+}
+
+// TestReadNPYFile checks that ReadNPYFile reads what ReadNPY reads, with
+// bytes after the payload left alone, and that its errors (those of
+// TestReadNPYBroken, and a missing file) name the file.
+func TestReadNPYFile(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 7, 100003} {
+		v := make([]float64, n)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+		}
+		var b bytes.Buffer
+		if err := WriteNPY(&b, []int{n}, v); err != nil {
+			t.Fatal(err)
+		}
+		b.WriteString("trailing bytes")
+		path := filepath.Join(dir, fmt.Sprintf("a%d.npy", n))
+		if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want, err := ReadNPY(bytes.NewReader(b.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadNPYFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Descr != want.Descr || got.Fortran != want.Fortran || !slices.Equal(got.Shape, want.Shape) ||
+			!bytes.Equal(got.Data, want.Data) || len(got.Data) != 8*n {
+			t.Errorf("n=%d: ReadNPYFile %s %v, %d bytes; ReadNPY %s %v, %d bytes", n, got.Descr, got.Shape, len(got.Data),
+				want.Descr, want.Shape, len(want.Data))
+		}
+	}
+	for i, c := range []struct {
+		file []byte
+		want string
+	}{
+		{npyFile("<f4", false, "(3,)", make([]byte, 11)), "truncated: 11 bytes of data for a (3,) <f4 array of 12 bytes"},
+		{npyFile("<f4", false, "(1000000000,)", nil), "truncated: 0 bytes"},
+		{npyFile("<f4", false, "(1000000000000,)", nil), "too large"},
+		{npyFile("<c8", false, "(1,)", make([]byte, 8)), "unsupported dtype"},
+		{[]byte("\x93NUMPZ\x01\x00\x00\x00"), "not a .npy file"},
+		{[]byte("\x93NUM"), "reading preamble"},
+	} {
+		path := filepath.Join(dir, fmt.Sprintf("bad%d.npy", i))
+		if err := os.WriteFile(path, c.file, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := ReadNPYFile(path)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: error %v, want one naming the file and containing %q", path, err, c.want)
+		}
+	}
+	if _, err := ReadNPYFile(filepath.Join(dir, "missing.npy")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: error %v, want fs.ErrNotExist", err)
+	}
+}
+
+// TestNPYDirectDecode checks the direct paths of Float32 (float32 data)
+// and Int64 (int64 data) against the element-by-element conversion, in
+// both byte orders and both layouts, on random values with NaN and ±Inf.
+func TestNPYDirectDecode(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, o := range []struct {
+		c  byte
+		bo binary.ByteOrder
+	}{{'<', binary.LittleEndian}, {'>', binary.BigEndian}} {
+		for _, sh := range []struct {
+			shape   string
+			dims    []int
+			fortran bool
+		}{{"(7,)", []int{7}, false}, {"(3, 5)", []int{3, 5}, false}, {"(3, 5)", []int{3, 5}, true}, {"(0,)", []int{0}, false}} {
+			n := 1
+			for _, d := range sh.dims {
+				n *= d
+			}
+			f := make([]byte, 4*n)
+			g := make([]byte, 8*n)
+			for i := range n {
+				v := float32(rng.NormFloat64())
+				switch i % 5 {
+				case 3:
+					v = float32(math.NaN())
+				case 4:
+					v = float32(math.Inf(1 - 2*(i%2)))
+				}
+				o.bo.PutUint32(f[4*i:], math.Float32bits(v))
+				o.bo.PutUint64(g[8*i:], uint64(rng.Int64()-rng.Int64()))
+			}
+			fa, err := ReadNPY(bytes.NewReader(npyFile(string(o.c)+"f4", sh.fortran, sh.shape, f)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fa.Float32()
+			if err != nil {
+				t.Fatal(err)
+			}
+			ia, err := ReadNPY(bytes.NewReader(npyFile(string(o.c)+"i8", sh.fortran, sh.shape, g)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotI, err := ia.Int64()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != n || len(gotI) != n {
+				t.Fatalf("%c %s: %d and %d elements, want %d", o.c, sh.shape, len(got), len(gotI), n)
+			}
+			for e := range n {
+				p := fa.index(e)
+				want := math.Float32frombits(o.bo.Uint32(f[4*p:]))
+				if math.Float32bits(got[e]) != math.Float32bits(want) && !(want != want && got[e] != got[e]) {
+					t.Errorf("%c %s fortran %v: Float32[%d] = %v, want %v", o.c, sh.shape, sh.fortran, e, got[e], want)
+				}
+				if wantI := int64(o.bo.Uint64(g[8*ia.index(e):])); gotI[e] != wantI {
+					t.Errorf("%c %s fortran %v: Int64[%d] = %d, want %d", o.c, sh.shape, sh.fortran, e, gotI[e], wantI)
+				}
+			}
 		}
 	}
 }

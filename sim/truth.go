@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -502,14 +501,9 @@ func (t *Truth) readExtras(dir string) error {
 // and its shape into *shape.
 func readNPYShape(dir, name string, dims int, shape *[]int, data *[]float64) error {
 	path := filepath.Join(dir, name)
-	f, err := os.Open(path)
+	a, err := export.ReadNPYFile(path)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
-	}
-	defer f.Close()
-	a, err := export.ReadNPY(bufio.NewReader(f))
-	if err != nil {
-		return fmt.Errorf("sim: %s: %w", path, err)
 	}
 	if len(a.Shape) != dims || a.Descr != "<f8" || a.Fortran && dims > 1 {
 		return fmt.Errorf("sim: %s: %s array of shape %v (Fortran %v), want <f8 of rank %d in C order", path, a.Descr, a.Shape, a.Fortran, dims)
@@ -527,14 +521,9 @@ func readNPYShape(dir, name string, dims int, shape *[]int, data *[]float64) err
 // want and its dtype the one ptr's element type is written as.
 func readNPY(dir, name string, want []int, ptr any) error {
 	path := filepath.Join(dir, name)
-	f, err := os.Open(path)
+	a, err := export.ReadNPYFile(path)
 	if err != nil {
 		return fmt.Errorf("sim: %w", err)
-	}
-	defer f.Close()
-	a, err := export.ReadNPY(bufio.NewReader(f))
-	if err != nil {
-		return fmt.Errorf("sim: %s: %w", path, err)
 	}
 	if !slices.Equal(a.Shape, want) {
 		return fmt.Errorf("sim: %s: shape %v, want %v", path, a.Shape, want)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -110,14 +109,9 @@ func saveSortGlobal(dir string, g *pipeline.SortGlobal, windows int) error {
 // shape (-1 in shape takes any length).
 func readNPYOf(dir, name, descr string, shape ...int) (*export.NPY, error) {
 	path := filepath.Join(dir, name)
-	f, err := os.Open(path)
+	a, err := export.ReadNPYFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("batch: %w", err)
-	}
-	defer f.Close()
-	a, err := export.ReadNPY(bufio.NewReaderSize(f, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("batch: %s: %w", path, err)
 	}
 	ok := a.Descr == descr && !a.Fortran && len(a.Shape) == len(shape)
 	for i := 0; ok && i < len(shape); i++ {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -236,16 +235,7 @@ func readDetections(dir string) (compare.Spikes, error) {
 
 // readNPY reads the .npy array at path.
 func readNPY(path string) (*export.NPY, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	a, err := export.ReadNPY(bufio.NewReader(f))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return a, nil
+	return export.ReadNPYFile(path)
 }
 
 func printReport(w io.Writer, r compare.Report) {
