@@ -102,20 +102,25 @@ func TestReadNPY(t *testing.T) {
 	}
 }
 
-// TestReadNPYBroken checks the errors of truncated payloads and
-// unsupported dtypes.
+// brokenNPY are broken .npy files and a part of the error each must give:
+// truncated payloads, lying shapes, unsupported dtypes, a wrong magic and
+// a truncated preamble.
+var brokenNPY = []struct {
+	file []byte
+	want string
+}{
+	{npyFile("<f4", false, "(3,)", make([]byte, 11)), "truncated: 11 bytes of data for a (3,) <f4 array of 12 bytes"},
+	{npyFile("<f4", false, "(1000000000,)", nil), "truncated: 0 bytes"},
+	{npyFile("<f4", false, "(1000000000000,)", nil), "too large"},
+	{npyFile("<c8", false, "(1,)", make([]byte, 8)), "unsupported dtype"},
+	{npyFile("|i4", false, "(1,)", make([]byte, 4)), "unsupported dtype"},
+	{[]byte("\x93NUMPZ\x01\x00\x00\x00"), "not a .npy file"},
+	{[]byte("\x93NUM"), "reading preamble"},
+}
+
+// TestReadNPYBroken checks the errors of brokenNPY.
 func TestReadNPYBroken(t *testing.T) {
-	for _, c := range []struct {
-		file []byte
-		want string
-	}{
-		{npyFile("<f4", false, "(3,)", make([]byte, 11)), "truncated: 11 bytes of data for a (3,) <f4 array of 12 bytes"},
-		{npyFile("<f4", false, "(1000000000,)", nil), "truncated: 0 bytes"},
-		{npyFile("<f4", false, "(1000000000000,)", nil), "too large"},
-		{npyFile("<c8", false, "(1,)", make([]byte, 8)), "unsupported dtype"},
-		{npyFile("|i4", false, "(1,)", make([]byte, 4)), "unsupported dtype"},
-		{[]byte("\x93NUMPZ\x01\x00\x00\x00"), "not a .npy file"},
-	} {
+	for _, c := range brokenNPY {
 		if _, err := ReadNPY(bytes.NewReader(c.file)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("error %v, want one containing %q", err, c.want)
 		}
@@ -124,7 +129,7 @@ func TestReadNPYBroken(t *testing.T) {
 
 // TestReadNPYFile checks that ReadNPYFile reads what ReadNPY reads, with
 // bytes after the payload left alone, and that its errors (those of
-// TestReadNPYBroken, and a missing file) name the file.
+// brokenNPY, and a missing file) name the file.
 func TestReadNPYFile(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -156,17 +161,7 @@ func TestReadNPYFile(t *testing.T) {
 				want.Descr, want.Shape, len(want.Data))
 		}
 	}
-	for i, c := range []struct {
-		file []byte
-		want string
-	}{
-		{npyFile("<f4", false, "(3,)", make([]byte, 11)), "truncated: 11 bytes of data for a (3,) <f4 array of 12 bytes"},
-		{npyFile("<f4", false, "(1000000000,)", nil), "truncated: 0 bytes"},
-		{npyFile("<f4", false, "(1000000000000,)", nil), "too large"},
-		{npyFile("<c8", false, "(1,)", make([]byte, 8)), "unsupported dtype"},
-		{[]byte("\x93NUMPZ\x01\x00\x00\x00"), "not a .npy file"},
-		{[]byte("\x93NUM"), "reading preamble"},
-	} {
+	for i, c := range brokenNPY {
 		path := filepath.Join(dir, fmt.Sprintf("bad%d.npy", i))
 		if err := os.WriteFile(path, c.file, 0o644); err != nil {
 			t.Fatal(err)
