@@ -71,9 +71,14 @@ func ReadNPYFile(path string) (*NPY, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	// The header is read unbuffered (three small reads), so that the
-	// file's offset is where the payload starts.
+	// file's offset is where the payload starts. Only a regular file's
+	// size is known (a pipe's is 0): others are read as ReadNPY reads.
+	size := int64(-1)
+	if st.Mode().IsRegular() {
+		size = st.Size()
+	}
 	cr := &countingReader{r: f}
-	a, err := readNPY(cr, st.Size())
+	a, err := readNPY(cr, size)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
