@@ -36,9 +36,10 @@ type Pipeline struct {
 	bufs  []*compute.HostMem // the loader's buffers, reused by every pass
 	white *linalg.Whitening  // set on pre
 
-	// Progress, if set, is called after each window of a pass with the
-	// pass name ("whitening", "templates", "detection"), the windows done
-	// and the windows of the pass.
+	// Progress, if set, is called when a pass of windows starts (done 0)
+	// and after each of its windows with the pass name ("whitening",
+	// "templates", "detection", "matching", …), the windows done and the
+	// windows of the pass.
 	Progress func(pass string, done, total int)
 
 	// Timings records the wall time of each pass that has run.
@@ -281,6 +282,11 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		total = p.sched.Windows
 	}
 	done := 0
+	if p.Progress != nil && total > 0 {
+		// The pass's start, so that its rate is not measured from the
+		// end of the one before (the clusterings run between them).
+		p.Progress(pass, 0, total)
+	}
 	waits := p.Waits[pass]
 	if waits == nil {
 		waits = map[string]time.Duration{}

@@ -93,6 +93,25 @@ func TestProgressLines(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+
+	// A pass that announces its start (0 done) after work without
+	// windows is timed from then, not from the last pass's end.
+	b.Reset()
+	now = now.Add(100 * time.Second)
+	f("matching", 0, 12)
+	for i := 1; i <= 12; i++ {
+		now = now.Add(2 * time.Second)
+		f("matching", i, 12)
+	}
+	got = strings.Split(strings.TrimSpace(b.String()), "\n")
+	want = []string{
+		"matching: 5/12 windows (41%), 0.50 windows/s, ETA 14s",
+		"matching: 10/12 windows (83%), 0.50 windows/s, ETA 4s",
+		"matching: 12/12 windows in 24s",
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 // TestSimulateModes checks that simulate writes its files and folders

@@ -56,20 +56,25 @@ func terminalBar(f *os.File) func(pass string, done, total int) {
 //	detection: 12/31 windows (39%), 0.41 windows/s, ETA 46s
 //
 // and one line when it completes ("detection: 31/31 windows in 1m15s").
-// A pass is taken to start when the previous one's last window ended;
-// now is the clock.
+// A pass starts with its call for 0 windows done; a pass whose first call
+// is for a window done is taken to have started when the previous call
+// came. now is the clock.
 func progressLines(w io.Writer, interval time.Duration, now func() time.Time) func(pass string, done, total int) {
 	var cur string
-	// A pass starts when the previous one's last window ended (or when
-	// the callback is made, for the first pass).
 	prev := now()
 	var t0, last time.Time
 	return func(pass string, done, total int) {
 		t := now()
 		if pass != cur {
+			if done == 0 {
+				prev = t
+			}
 			cur, t0, last = pass, prev, prev
 		}
 		prev = t
+		if done == 0 && total > 0 {
+			return // a start: nothing done to report
+		}
 		if done >= total {
 			fmt.Fprintf(w, "%s: %d/%d windows in %s\n", pass, done, total, roundDur(t.Sub(t0)))
 			return
