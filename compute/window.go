@@ -56,7 +56,8 @@ type Window struct {
 // channels per stored sample on d, allocating its buffers (on a CUDA
 // device: two raw buffers of T·NChanFile int16 and C·T float32 of device
 // memory, a copy stream and two events; the pinned host copy of the
-// working array comes with the first Data). It panics unless C, T and NChanFile are positive.
+// working array comes with the first Data). It panics unless C, T and
+// NChanFile are positive.
 func (d *Device) NewWindow(C, T, NChanFile int) (*Window, error) {
 	if C < 1 || T < 1 || NChanFile < 1 {
 		panic(fmt.Sprintf("compute: NewWindow(%d, %d, %d): sizes must be positive", C, T, NChanFile))

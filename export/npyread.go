@@ -54,7 +54,7 @@ const maxNPYElements = 1 << 40
 // needs. A payload shorter than that is an error giving the byte counts;
 // bytes after it are not read.
 func ReadNPY(r io.Reader) (*NPY, error) {
-	return readNPY(r, -1)
+	return readNPY(r, nil)
 }
 
 // ReadNPYFile is [ReadNPY] of the file at path. Knowing the file's size,
@@ -73,12 +73,12 @@ func ReadNPYFile(path string) (*NPY, error) {
 	// The header is read unbuffered (three small reads), so that the
 	// file's offset is where the payload starts. Only a regular file's
 	// size is known (a pipe's is 0): others are read as ReadNPY reads.
-	size := int64(-1)
-	if st.Mode().IsRegular() {
-		size = st.Size()
-	}
 	cr := &countingReader{r: f}
-	a, err := readNPY(cr, size)
+	var room func() int64
+	if st.Mode().IsRegular() {
+		room = func() int64 { return st.Size() - cr.n }
+	}
+	a, err := readNPY(cr, room)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -97,9 +97,9 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// readNPY is ReadNPY; size ≥ 0 is the whole file's size when r is a
-// countingReader at its start, so that the payload's room is known.
-func readNPY(r io.Reader, size int64) (*NPY, error) {
+// readNPY is ReadNPY; room, if not nil, gives the bytes left in r once
+// the header is read, so that the payload is allocated once, at its size.
+func readNPY(r io.Reader, room func() int64) (*NPY, error) {
 	descr, fortran, shape, err := ReadNPYHeader(r)
 	if err != nil {
 		return nil, err
@@ -122,9 +122,9 @@ func readNPY(r io.Reader, size int64) (*NPY, error) {
 	truncated := func(m int64) error {
 		return fmt.Errorf("npy: truncated: %d bytes of data for a %s %s array of %d bytes", m, a.ShapeString(), descr, want)
 	}
-	if cr, ok := r.(*countingReader); ok && size >= 0 {
-		if room := size - cr.n; room < int64(want) {
-			return nil, truncated(max(room, 0))
+	if room != nil {
+		if left := room(); left < int64(want) {
+			return nil, truncated(max(left, 0))
 		}
 		a.Data = make([]byte, want)
 		if m, err := io.ReadFull(r, a.Data); err != nil {
