@@ -31,6 +31,10 @@ type Params struct {
 	CCGThreshold float64
 	// RThresh is the least template similarity of a merge candidate (0.5).
 	RThresh float64
+	// SameWaveform is the least template similarity at which two units of
+	// one amplitude are one waveform and merge without the correlogram
+	// test ([Merge]; dspk's rule, 0.99; 0 leaves Kilosort4's merges alone).
+	SameWaveform float64
 	// DuplicateSpikeMs is the least time between kept spikes of a cluster
 	// (duplicate_spike_ms, 0.25).
 	DuplicateSpikeMs float64
@@ -40,9 +44,10 @@ type Params struct {
 	PositionLimit float64
 }
 
-// DefaultParams returns Kilosort4's defaults at 30 kHz.
+// DefaultParams returns Kilosort4's defaults at 30 kHz, and dspk's
+// same-waveform merge at 0.99.
 func DefaultParams() Params {
-	return Params{FS: 30000, ACGThreshold: 0.2, CCGThreshold: 0.25, RThresh: 0.5, DuplicateSpikeMs: 0.25, PositionLimit: 100}
+	return Params{FS: 30000, ACGThreshold: 0.2, CCGThreshold: 0.25, RThresh: 0.5, SameWaveform: 0.99, DuplicateSpikeMs: 0.25, PositionLimit: 100}
 }
 
 // DuplicateSpikeBins returns ⌊DuplicateSpikeMs·FS/1000⌋ (7 at 30 kHz).

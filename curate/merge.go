@@ -2,6 +2,7 @@ package curate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -125,25 +126,59 @@ type MergeStep struct {
 	// Similarity is the normalised cross-correlation that made From a
 	// candidate.
 	Similarity float64
+	// SameWaveform marks a merge of the same-waveform rule (no
+	// correlogram test); false for Kilosort4's correlogram merges.
+	SameWaveform bool
 }
 
-// Merge runs Kilosort4's correlogram merges (merging_function, mode
-// 'ccg', kilosort4-sort.md §7.2) on clusters u (labels s.Cluster in
-// 0…u.N−1) and returns the surviving units. It rewrites s: merged spikes
-// get their new label, shifted times and features, every label is
-// renumbered 0…N−1, and the rows are sorted by [Spikes.SortByTime].
+// sameAmplitudeTol is the largest relative difference of two template
+// norms, |2(‖a‖ − ‖b‖)/(‖a‖ + ‖b‖)|, that the same-waveform rule takes
+// for one amplitude: half of the 0.2 of Kilosort4's merge of the first
+// clustering's templates (kilosort4-sort.md §5.9).
+const sameAmplitudeTol = 0.1
+
+// sameAmplitude reports whether templates a and b have norms within
+// sameAmplitudeTol of each other.
+func sameAmplitude(a, b []float32) bool {
+	na, nb := 0.0, 0.0
+	for i, v := range a {
+		na += float64(v) * float64(v)
+		nb += float64(b[i]) * float64(b[i])
+	}
+	na, nb = math.Sqrt(na), math.Sqrt(nb)
+	return na+nb > 0 && math.Abs(2*(na-nb)/(na+nb)) < sameAmplitudeTol
+}
+
+// Merge runs the merges of the final clustering's units u (labels
+// s.Cluster in 0…u.N−1) and returns the surviving units. It rewrites s:
+// merged spikes get their new label, shifted times and features, every
+// label is renumbered 0…N−1, and the rows are sorted by
+// [Spikes.SortByTime].
 //
-// Bases are the clusters whose autocorrelogram passes [Refract] (judged
-// once, on the input), taken by decreasing spike count (ties: higher label
-// first). For a base k, every unit j is scored by the maximum over lags of
-// the normalised cross-correlation with k; candidates with score ≥
-// p.RThresh are tried by decreasing score (ties: higher label first), and
-// the first whose correlogram with k is cross-refractory
-// ([Metrics.CrossRefractory], p.CCGThreshold) merges into k: its spikes
-// move by the lag difference (times and features, and its template, shifted
-// through wPCA), the templates are averaged weighted by spike count, and
-// the base is examined again. Shifted times may fall outside the
-// recording, as in Kilosort4.
+// First, with p.SameWaveform > 0, the same-waveform rule (dspk's; see
+// docs/sort.md): every unit, by decreasing spike count (ties: higher label
+// first), absorbs each unit whose template matches its own with
+// similarity ≥ p.SameWaveform at the best lag and whose template norm is
+// within 10 % of its own, whatever the correlograms say. Such pairs are
+// one waveform that the final clustering cut in two (by the spikes'
+// alignment, one sample apart): a few spikes of colliding neighbours
+// matched into both halves spoil the correlogram test below, and nothing
+// in the waveforms tells the halves apart.
+//
+// Then Kilosort4's correlogram merges (merging_function, mode 'ccg',
+// kilosort4-sort.md §7.2). Bases are the clusters whose autocorrelogram
+// passes [Refract] (judged once, on the units the first step leaves),
+// taken by decreasing spike count (ties: higher label first). For a base
+// k, every unit j is scored by the maximum over lags of the normalised
+// cross-correlation with k; candidates with score ≥ p.RThresh are tried by
+// decreasing score (ties: higher label first), and the first whose
+// correlogram with k is cross-refractory ([Metrics.CrossRefractory],
+// p.CCGThreshold) merges into k.
+//
+// A merge moves j's spikes by the lag difference (times and features, and
+// its template, shifted through wPCA), averages the templates weighted by
+// spike count, and examines the base again. Shifted times may fall outside
+// the recording, as in Kilosort4.
 func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 	s.check()
 	u.check()
@@ -188,61 +223,95 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 		return t
 	}
 	fm := s.NC * s.P
+	phase1 := false // the same-waveform merges are running
+	// join merges j into k: j's spikes move by the lag difference (times
+	// and features, and its template, shifted through wPCA) and the
+	// templates are averaged weighted by spike count.
+	join := func(k, j int) {
+		delta := lag[k] - lag[j]
+		if delta != 0 {
+			S, ok := shifts[delta]
+			if !ok {
+				S = bs.shiftMatrix(delta)
+				shifts[delta] = S
+			}
+			for _, r := range members[j] {
+				s.Time[r] -= int64(delta)
+				applyShift(s.Features[r*fm:(r+1)*fm], S, P, tmp)
+			}
+			applyShift(W[j*m:(j+1)*m], S, P, tmp)
+		}
+		nk, nj := float64(count[k]), float64(count[j])
+		for i := range m {
+			W[k*m+i] = float32((nk*float64(W[k*m+i]) + nj*float64(W[j*m+i])) / (nk + nj))
+			W[j*m+i] = 0
+		}
+		for _, r := range members[j] {
+			s.Cluster[r] = int32(k)
+		}
+		members[k] = append(members[k], members[j]...)
+		members[j] = nil
+		count[k] += count[j]
+		count[j] = 0
+		alive[j] = false
+		w[k], sup[k] = normalise(W[k*m:(k+1)*m], C, P)
+		w[j], sup[j] = normalise(W[j*m:(j+1)*m], C, P)
+		for _, ch := range sup[k] {
+			site[ch] = append(site[ch], k) // repeats are skipped by scoreAll
+		}
+		steps = append(steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: c[j], SameWaveform: phase1})
+	}
+	// examine merges into base k, again after every merge (its template
+	// changed), the candidates by decreasing similarity down to least;
+	// accept decides each.
+	examine := func(k int, least float64, accept func(j int) bool) {
+		for {
+			bs.scoreAll(w, sup, site, k, c, lag, M, mark)
+			c[k] = 0
+			merged := false
+			for _, j := range descending(N, func(j int) float64 { return c[j] }) {
+				if !(c[j] >= least) {
+					break
+				}
+				if accept(j) {
+					join(k, j)
+					merged = true
+					break
+				}
+			}
+			if !merged {
+				return
+			}
+		}
+	}
+	// One waveform cut in two: every unit, by decreasing spike count,
+	// absorbs the units whose templates match its own (similarity ≥
+	// p.SameWaveform) at the same amplitude, whatever their correlograms.
+	if p.SameWaveform > 0 {
+		phase1 = true
+		for _, k := range bases {
+			if alive[k] && count[k] > 0 {
+				examine(k, p.SameWaveform, func(j int) bool {
+					return count[j] > 0 && sameAmplitude(W[k*m:(k+1)*m], W[j*m:(j+1)*m])
+				})
+			}
+		}
+		if len(steps) > 0 {
+			// Kilosort4's merges then run on these units: the bases judged
+			// on their trains, in the order of their counts now.
+			good, _ = Refract(s.Cluster, Seconds(s.Time, p.FS), p)
+			good = append(good, make([]bool, N-len(good))...)
+			bases = descending(N, func(k int) float64 { return float64(count[k]) })
+		}
+		phase1 = false
+	}
 	for _, k := range bases {
 		if !good[k] || !alive[k] {
 			continue
 		}
-		for {
-			bs.scoreAll(w, sup, site, k, c, lag, M, mark)
-			lk := lag[k]
-			c[k] = 0
-			merged := false
-			for _, j := range descending(N, func(j int) float64 { return c[j] }) {
-				if !(c[j] >= p.RThresh) {
-					break
-				}
-				if !PairMetrics(trainOf(k), trainOf(j)).CrossRefractory(p.CCGThreshold) {
-					continue
-				}
-				delta := lk - lag[j]
-				if delta != 0 {
-					S, ok := shifts[delta]
-					if !ok {
-						S = bs.shiftMatrix(delta)
-						shifts[delta] = S
-					}
-					for _, r := range members[j] {
-						s.Time[r] -= int64(delta)
-						applyShift(s.Features[r*fm:(r+1)*fm], S, P, tmp)
-					}
-					applyShift(W[j*m:(j+1)*m], S, P, tmp)
-				}
-				nk, nj := float64(count[k]), float64(count[j])
-				for i := range m {
-					W[k*m+i] = float32((nk*float64(W[k*m+i]) + nj*float64(W[j*m+i])) / (nk + nj))
-					W[j*m+i] = 0
-				}
-				for _, r := range members[j] {
-					s.Cluster[r] = int32(k)
-				}
-				members[k] = append(members[k], members[j]...)
-				members[j] = nil
-				count[k] += count[j]
-				count[j] = 0
-				alive[j] = false
-				w[k], sup[k] = normalise(W[k*m:(k+1)*m], C, P)
-				w[j], sup[j] = normalise(W[j*m:(j+1)*m], C, P)
-				for _, ch := range sup[k] {
-					site[ch] = append(site[ch], k) // repeats are skipped by scoreAll
-				}
-				steps = append(steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: c[j]})
-				merged = true
-				break
-			}
-			if !merged {
-				break
-			}
-		}
+		examine(k, p.RThresh, func(j int) bool {
+			return PairMetrics(trainOf(k), trainOf(j)).CrossRefractory(p.CCGThreshold)
+		})
 	}
 	newID := make([]int32, N)
 	var old []int

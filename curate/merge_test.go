@@ -136,32 +136,38 @@ func refMerge(s0 *Spikes, u0 *Units, wpca []float32, nt int, prm Params) (*Spike
 		return t
 	}
 	count := func(k int) int { return len(train(k)) }
-	good := make([]bool, N)
-	for k := range N {
-		tr := train(k)
-		if len(tr) > 10 && tr[len(tr)-1] > tr[0] {
-			r12, q12, _, _, _ := refMetrics(refCCG(tr, tr), len(tr), len(tr), tr[len(tr)-1]-tr[0])
-			good[k] = r12 < prm.ACGThreshold && q12 < 0.2
-		}
-	}
-	// Bases: decreasing count, ties by higher label.
-	bases := make([]int, N)
-	cnt0 := make([]int, N)
-	for k := range N {
-		bases[k] = k
-		cnt0[k] = count(k)
-	}
-	sort.Slice(bases, func(a, b int) bool {
-		if cnt0[bases[a]] != cnt0[bases[b]] {
-			return cnt0[bases[a]] > cnt0[bases[b]]
-		}
-		return bases[a] > bases[b]
-	})
 	dead := make([]bool, N)
-	for _, k := range bases {
-		if !good[k] || dead[k] {
-			continue
+	judge := func() (good []bool, bases []int) {
+		good = make([]bool, N)
+		cnt := make([]int, N)
+		for k := range N {
+			tr := train(k)
+			cnt[k] = len(tr)
+			if len(tr) > 10 && tr[len(tr)-1] > tr[0] {
+				r12, q12, _, _, _ := refMetrics(refCCG(tr, tr), len(tr), len(tr), tr[len(tr)-1]-tr[0])
+				good[k] = r12 < prm.ACGThreshold && q12 < 0.2
+			}
+			bases = append(bases, k)
 		}
+		// Bases: decreasing count, ties by higher label.
+		sort.Slice(bases, func(a, b int) bool {
+			if cnt[bases[a]] != cnt[bases[b]] {
+				return cnt[bases[a]] > cnt[bases[b]]
+			}
+			return bases[a] > bases[b]
+		})
+		return good, bases
+	}
+	norm := func(w []float32) float64 {
+		e := 0.0
+		for _, v := range w {
+			e += float64(v) * float64(v)
+		}
+		return math.Sqrt(e)
+	}
+	// examine merges into k the first candidate (by decreasing similarity
+	// ≥ least, ties by higher label) that ok accepts, until none is.
+	examine := func(k int, least float64, ok func(j int) bool) {
 	again:
 		cs := make([]float64, N)
 		ls := make([]int, N)
@@ -181,13 +187,10 @@ func refMerge(s0 *Spikes, u0 *Units, wpca []float32, nt int, prm Params) (*Spike
 			return cand[a] > cand[b]
 		})
 		for _, j := range cand {
-			if cs[j] < prm.RThresh {
+			if cs[j] < least {
 				break
 			}
-			t1, t2 := train(k), train(j)
-			T := math.Max(t1[len(t1)-1], t2[len(t2)-1]) - math.Min(t1[0], t2[0])
-			r12, q12, _, _, _ := refMetrics(refCCG(t1, t2), len(t1), len(t2), T)
-			if !(r12 < prm.CCGThreshold && q12 < 0.05) {
+			if !ok(j) {
 				continue
 			}
 			d := lk - ls[j]
@@ -213,6 +216,29 @@ func refMerge(s0 *Spikes, u0 *Units, wpca []float32, nt int, prm Params) (*Spike
 			dead[j] = true
 			goto again
 		}
+	}
+	good, bases := judge()
+	if prm.SameWaveform > 0 {
+		for _, k := range bases {
+			if !dead[k] && count(k) > 0 {
+				examine(k, prm.SameWaveform, func(j int) bool {
+					a, b := norm(W[k]), norm(W[j])
+					return count(j) > 0 && math.Abs(2*(a-b)/(a+b)) < 0.1
+				})
+			}
+		}
+		good, bases = judge()
+	}
+	for _, k := range bases {
+		if !good[k] || dead[k] {
+			continue
+		}
+		examine(k, prm.RThresh, func(j int) bool {
+			t1, t2 := train(k), train(j)
+			T := math.Max(t1[len(t1)-1], t2[len(t2)-1]) - math.Min(t1[0], t2[0])
+			r12, q12, _, _, _ := refMetrics(refCCG(t1, t2), len(t1), len(t2), T)
+			return r12 < prm.CCGThreshold && q12 < 0.05
+		})
 	}
 	id := make([]int32, N)
 	var Wout [][]float32
@@ -357,48 +383,65 @@ func abs(x int) int {
 }
 
 func TestMergeMatchesReference(t *testing.T) {
-	for seed := range uint64(4) {
+	sameMerges := 0
+	for run := range uint64(8) {
+		seed := run % 4
+		prm := DefaultParams()
+		if run >= 4 {
+			prm.SameWaveform = 0 // Kilosort4's merges alone
+		}
 		rng := rand.New(rand.NewPCG(seed, 11))
 		P, nt := 5, 21
 		if seed >= 2 {
 			P, nt = 13, 15 // nearly complete basis: delayed copies keep their lag
 		}
 		sc := mergeScene(rng, 5+int(seed), 7, P, nt, 4, false)
-		prm := DefaultParams()
 		ref, refW := refMerge(sc.s, sc.u, sc.wpca, sc.nt, prm)
 		s := &Spikes{NC: sc.s.NC, P: sc.s.P, Time: slices.Clone(sc.s.Time), Template: slices.Clone(sc.s.Template),
 			Cluster: slices.Clone(sc.s.Cluster), Features: slices.Clone(sc.s.Features)}
 		res := Merge(s, sc.u, NewBasis(sc.wpca, P, nt), prm)
 		if res.Units.N != len(refW) {
-			t.Fatalf("seed %d: %d units, reference %d (merges %+v)", seed, res.Units.N, len(refW), res.Merges)
+			t.Fatalf("seed %d (same-waveform %g): %d units, reference %d (merges %+v)", seed, prm.SameWaveform, res.Units.N, len(refW), res.Merges)
 		}
-		t.Logf("seed %d: %d clusters → %d units, merges %+v", seed, sc.u.N, res.Units.N, res.Merges)
+		t.Logf("seed %d (same-waveform %g): %d clusters → %d units, merges %+v", seed, prm.SameWaveform, sc.u.N, res.Units.N, res.Merges)
+		for _, m := range res.Merges {
+			if m.SameWaveform {
+				if prm.SameWaveform == 0 {
+					t.Fatalf("seed %d: a same-waveform merge with the rule off: %+v", seed, m)
+				}
+				sameMerges++
+			}
+		}
 		if len(res.Merges) == 0 {
-			t.Fatalf("seed %d: no merges; the scene should have some", seed)
+			t.Fatalf("seed %d (same-waveform %g): no merges; the scene should have some", seed, prm.SameWaveform)
 		}
 		if !slices.Equal(s.Time, ref.Time) || !slices.Equal(s.Cluster, ref.Cluster) || !slices.Equal(s.Template, ref.Template) {
-			t.Fatalf("seed %d: spikes differ from the reference", seed)
+			t.Fatalf("seed %d (same-waveform %g): spikes differ from the reference", seed, prm.SameWaveform)
 		}
 		for i, v := range s.Features {
 			if math.Abs(float64(v-ref.Features[i])) > 1e-5 {
-				t.Fatalf("seed %d: feature %d: %g, reference %g", seed, i, v, ref.Features[i])
+				t.Fatalf("seed %d (same-waveform %g): feature %d: %g, reference %g", seed, prm.SameWaveform, i, v, ref.Features[i])
 			}
 		}
 		m := sc.u.C * sc.u.P
 		for k, w := range refW {
 			for i, v := range w {
 				if g := res.Units.W[k*m+i]; math.Abs(float64(g-v)) > 1e-5 {
-					t.Fatalf("seed %d: unit %d value %d: %g, reference %g", seed, k, i, g, v)
+					t.Fatalf("seed %d (same-waveform %g): unit %d value %d: %g, reference %g", seed, prm.SameWaveform, k, i, g, v)
 				}
 			}
 		}
 	}
+	if sameMerges == 0 {
+		t.Fatal("no same-waveform merge in any scene: the rule is untested")
+	}
 }
 
-// TestMergeJoinsSplitNeuron: a refractory neuron split over two clusters
-// whose templates differ by a 2-sample delay merges into one cluster whose
-// spike times are the true ones; a second neuron with the same waveform but
-// an independent train stays apart.
+// TestMergeJoinsSplitNeuron: under Kilosort4's rule alone, a refractory
+// neuron split over two clusters whose templates differ by a 2-sample
+// delay merges into one cluster whose spike times are the true ones; a
+// second neuron with the same waveform but an independent train stays
+// apart (its correlogram is not refractory).
 func TestMergeJoinsSplitNeuron(t *testing.T) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	C, P, nt, NC := 4, 21, 21, 4
@@ -440,7 +483,9 @@ func TestMergeJoinsSplitNeuron(t *testing.T) {
 		add(2, t)
 	}
 	ch := &Channels{Chans: [][]int32{{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}}, X: make([]float64, C), Y: []float64{0, 20, 40, 60}}
-	res := Merge(s, u, NewBasis(wpca, P, nt), DefaultParams())
+	prm := DefaultParams()
+	prm.SameWaveform = 0
+	res := Merge(s, u, NewBasis(wpca, P, nt), prm)
 	if res.Units.N != 2 || len(res.Merges) != 1 || res.Merges[0] != (MergeStep{Into: 0, From: 1, Shift: 2, Similarity: res.Merges[0].Similarity}) {
 		t.Fatalf("units %d, merges %+v", res.Units.N, res.Merges)
 	}
@@ -469,19 +514,29 @@ func TestMergeJoinsSplitNeuron(t *testing.T) {
 func TestMergeSmallInputs(t *testing.T) {
 	wpca := orthoBasis(rand.New(rand.NewPCG(1, 1)), 3, 7)
 	bs := NewBasis(wpca, 3, 7)
-	// No spikes, two identical units: nothing is good, nothing merges.
+	// No spikes, two identical units: nothing is good, and units without
+	// spikes are no waveform: nothing merges.
 	u := &Units{N: 2, C: 2, P: 3, W: []float32{1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0}}
 	s := &Spikes{NC: 1, P: 3}
 	if r := Merge(s, u, bs, DefaultParams()); r.Units.N != 2 || len(r.Merges) != 0 {
 		t.Fatalf("empty: %+v", r)
 	}
-	// One spike; then 12 spikes at one time (span 0): no crash, no merge.
+	// One spike; then 12 spikes at one time (span 0): no crash; the two
+	// identical units merge by the same-waveform rule alone.
 	for _, n := range []int{1, 12} {
-		s := &Spikes{NC: 1, P: 3, Time: make([]int64, n), Template: make([]int32, n), Cluster: make([]int32, n),
-			Features: make([]float32, 3*n)}
-		s.Cluster[0] = 1
-		if r := Merge(s, u, bs, DefaultParams()); r.Units.N != 2 {
-			t.Fatalf("%d spikes: %+v", n, r)
+		for _, same := range []float64{0, 0.99} {
+			s := &Spikes{NC: 1, P: 3, Time: make([]int64, n), Template: make([]int32, n), Cluster: make([]int32, n),
+				Features: make([]float32, 3*n)}
+			s.Cluster[0] = 1
+			prm := DefaultParams()
+			prm.SameWaveform = same
+			want := 2
+			if same > 0 && n > 1 {
+				want = 1
+			}
+			if r := Merge(s, u, bs, prm); r.Units.N != want {
+				t.Fatalf("%d spikes, same-waveform %g: %d units, want %d (%+v)", n, same, r.Units.N, want, r.Merges)
+			}
 		}
 	}
 }
@@ -494,4 +549,106 @@ func TestSortByTimeStable(t *testing.T) {
 		!slices.Equal(s.Features, []float32{1, 4, 2, 0, 3}) {
 		t.Fatalf("order %v", s.Cluster)
 	}
+}
+
+// TestMergeSameWaveform is the case the same-waveform rule is for: one
+// refractory neuron cut into two clusters whose templates are one sample
+// apart, each also holding a few spikes of a colliding neighbour 16–25
+// samples from one of the neuron's (what matching does on a collision).
+// Those cross pairs spoil the correlogram test, so Kilosort4's rule alone
+// keeps the halves apart; the rule joins them at the neuron's true times.
+// A unit of the same waveform at 1.5× the amplitude and a unit of another
+// waveform stay apart either way.
+func TestMergeSameWaveform(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	C, P, nt, NC := 4, 21, 21, 4
+	wpca := orthoBasis(rng, P, nt)
+	wave := func(c, t int) float64 {
+		x := float64(t-7) / 2
+		return -math.Exp(-float64(c*c)/3) * (math.Exp(-x*x) - 0.3*math.Exp(-(x-3)*(x-3)/4))
+	}
+	other := func(c, t int) float64 { return wave(3-c, t) }
+	type unit struct {
+		delay int
+		gain  float64
+		f     func(c, t int) float64
+	}
+	units := []unit{{0, 1, wave}, {1, 1, wave}, {0, 1.5, wave}, {0, 1, other}}
+	u := &Units{N: len(units), C: C, P: P, W: make([]float32, len(units)*C*P)}
+	for k, un := range units {
+		for c := range C {
+			for p := range P {
+				var s float64
+				for tt := range nt {
+					s += un.gain * un.f(c, min(max(tt-un.delay, 0), nt-1)) * float64(wpca[p*nt+tt])
+				}
+				u.W[(k*C+c)*P+p] = float32(s)
+			}
+		}
+	}
+	build := func() (*Spikes, []int64) {
+		rng := rand.New(rand.NewPCG(33, 34))
+		s := &Spikes{NC: NC, P: P}
+		add := func(k int, t int64) {
+			s.Time = append(s.Time, t-int64(units[k].delay))
+			s.Template = append(s.Template, int32(k))
+			s.Cluster = append(s.Cluster, int32(k))
+			s.Features = append(s.Features, u.W[k*C*P:(k+1)*C*P]...)
+		}
+		var want []int64
+		for _, t := range refractoryTrain(rng, 12, 300, 60) {
+			k := rng.IntN(2)
+			add(k, t)
+			want = append(want, t)
+			if rng.IntN(60) == 0 { // a colliding neighbour's spike, matched into a half
+				add(rng.IntN(2), t+16+int64(rng.IntN(10)))
+			}
+		}
+		for _, k := range []int{2, 3} {
+			for _, t := range refractoryTrain(rng, 10, 300, 60) {
+				add(k, t)
+			}
+		}
+		return s, want
+	}
+	s, _ := build()
+	prm := DefaultParams()
+	prm.SameWaveform = 0
+	if m := PairMetrics(Seconds(timesOf(s, 0), prm.FS), Seconds(timesOf(s, 1), prm.FS)); m.CrossRefractory(prm.CCGThreshold) {
+		t.Fatalf("the halves' correlogram passes (%+v): the scene does not test the rule", m)
+	}
+	if r := Merge(s, u, NewBasis(wpca, P, nt), prm); r.Units.N != 4 {
+		t.Fatalf("Kilosort4's rule alone: %d units, merges %+v", r.Units.N, r.Merges)
+	}
+	s, want := build()
+	res := Merge(s, u, NewBasis(wpca, P, nt), DefaultParams())
+	m := res.Merges
+	if res.Units.N != 3 || len(m) != 1 || !m[0].SameWaveform || m[0].Into+m[0].From != 1 ||
+		m[0].Shift != units[m[0].From].delay-units[m[0].Into].delay {
+		t.Fatalf("units %d, merges %+v", res.Units.N, m)
+	}
+	// The merged unit (label 0 after renumbering) holds every spike of
+	// the neuron at its time in the base's alignment.
+	got := map[int64]bool{}
+	for i, c := range s.Cluster {
+		if c == 0 {
+			got[s.Time[i]] = true
+		}
+	}
+	for _, tw := range want {
+		if !got[tw-int64(units[m[0].Into].delay)] {
+			t.Fatalf("the neuron's spike at %d is not in the merged unit at its true time", tw)
+		}
+	}
+}
+
+// timesOf returns the times of cluster k's spikes.
+func timesOf(s *Spikes, k int32) []int64 {
+	var t []int64
+	for i, c := range s.Cluster {
+		if c == k {
+			t = append(t, s.Time[i])
+		}
+	}
+	return t
 }

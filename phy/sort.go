@@ -158,10 +158,16 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	}
 	prov := pipeline.Provenance(info, r.Summary)
 	prov["kind"] = "sort"
+	same := 0
+	for _, m := range cr.Merges {
+		if m.SameWaveform {
+			same++
+		}
+	}
 	prov["sort"] = map[string]any{
 		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned,
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": good, "spikes": n,
-		"merges": len(cr.Merges), "dropped_outside_recording": r.Outside,
+		"merges": len(cr.Merges), "same_waveform_merges": same, "dropped_outside_recording": r.Outside,
 		"matching": mp, "clustering": clp, "curation": cp, "pc_overwrite": r.Params.PCOverwrite,
 		"nblocks": info.Config.NBlocks, "drift_correction_used": r.Correction,
 	}

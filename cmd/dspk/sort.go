@@ -85,7 +85,8 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	c := pipeline.DefaultConfig()
 	f.opt = d
 	fs.StringVar(&f.out, "o", "", "output folder (required)")
-	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N (matching and clustering run on the CPU)")
+	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N (the window passes and both clusterings run there;\n"+
+		"template learning and curation on the CPU)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 	fs.Float64Var(&f.thUniversal, "Th_universal", c.ThUniversal, "detection threshold of the universal templates in whitened SD")
 	fs.Uint64Var(&f.seed, "seed", c.Seed, "seed of template learning (k-means)")
@@ -99,6 +100,9 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.xCenters, "x_centers", 0, "number of x centres of the clustering groups (0: from the channels' x histogram)")
 	fs.Float64Var(&f.opt.Curate.ACGThreshold, "acg_threshold", d.Curate.ACGThreshold, "a unit is good when its autocorrelogram's refractory ratio is below this")
 	fs.Float64Var(&f.opt.Curate.CCGThreshold, "ccg_threshold", d.Curate.CCGThreshold, "two units merge when their cross-correlogram's refractory ratio is below this")
+	fs.Float64Var(&f.opt.Curate.SameWaveform, "same-waveform", d.Curate.SameWaveform,
+		"units whose templates correlate at least this much at one amplitude are one waveform cut in two:\n"+
+			"they merge before Kilosort4's correlogram merges, without its test (0: Kilosort4's merges alone; docs/sort.md)")
 	fs.Float64Var(&f.opt.Curate.DuplicateSpikeMs, "duplicate_spike_ms", d.Curate.DuplicateSpikeMs, "least time in ms between two spikes of a unit (closer ones are duplicates)")
 	fs.Float64Var(&f.opt.Curate.PositionLimit, "position_limit", d.Curate.PositionLimit, "µm from the best channel of the channels that place a spike")
 	fs.BoolVar(&f.opt.PCOverwrite, "pc-overwrite", false, "PC-feature channels as Kilosort4 chooses them (the last unit sharing a template wins)")
