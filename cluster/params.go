@@ -54,6 +54,9 @@ func DefaultParams() Params {
 	}
 }
 
+// Validate reports the first setting out of range.
+func (p *Params) Validate() error { return p.check() }
+
 // check reports the first setting out of range.
 func (p *Params) check() error {
 	switch {

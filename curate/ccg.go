@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -48,6 +49,29 @@ type Params struct {
 // same-waveform merge at 0.99.
 func DefaultParams() Params {
 	return Params{FS: 30000, ACGThreshold: 0.2, CCGThreshold: 0.25, RThresh: 0.5, SameWaveform: 0.99, DuplicateSpikeMs: 0.25, PositionLimit: 100}
+}
+
+// Validate reports the first setting that cannot work, under the flag
+// name of dspk sort.
+func (p Params) Validate() error {
+	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+	switch {
+	case !(p.FS > 0) || !finite(p.FS):
+		return fmt.Errorf("curate: sample rate %g Hz must be positive and finite", p.FS)
+	case !(p.ACGThreshold >= 0) || !finite(p.ACGThreshold):
+		return fmt.Errorf("curate: acg_threshold = %g must be 0 or more and finite", p.ACGThreshold)
+	case !(p.CCGThreshold >= 0) || !finite(p.CCGThreshold):
+		return fmt.Errorf("curate: ccg_threshold = %g must be 0 or more and finite", p.CCGThreshold)
+	case !(p.RThresh >= 0 && p.RThresh <= 1):
+		return fmt.Errorf("curate: merge similarity r_thresh = %g must be in [0, 1]", p.RThresh)
+	case !(p.SameWaveform >= 0 && p.SameWaveform <= 1):
+		return fmt.Errorf("curate: same-waveform = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", p.SameWaveform)
+	case !(p.DuplicateSpikeMs >= 0) || !finite(p.DuplicateSpikeMs):
+		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", p.DuplicateSpikeMs)
+	case !(p.PositionLimit > 0) || !finite(p.PositionLimit):
+		return fmt.Errorf("curate: position_limit = %g µm must be positive and finite", p.PositionLimit)
+	}
+	return nil
 }
 
 // DuplicateSpikeBins returns ⌊DuplicateSpikeMs·FS/1000⌋ (7 at 30 kHz).

@@ -246,3 +246,31 @@ func TestCrossRefractoryNeedsOverlap(t *testing.T) {
 		t.Errorf("10-Hz neuron split in time: %+v, want Q12 ≥ 0.3", m)
 	}
 }
+
+func TestParamsValidate(t *testing.T) {
+	if err := DefaultParams().Validate(); err != nil {
+		t.Fatalf("defaults refused: %v", err)
+	}
+	nan := math.NaN()
+	for name, edit := range map[string]func(p *Params){
+		"fs 0":             func(p *Params) { p.FS = 0 },
+		"acg NaN":          func(p *Params) { p.ACGThreshold = nan },
+		"ccg negative":     func(p *Params) { p.CCGThreshold = -0.1 },
+		"r_thresh 1.5":     func(p *Params) { p.RThresh = 1.5 },
+		"same-waveform 2":  func(p *Params) { p.SameWaveform = 2 },
+		"same-waveform -1": func(p *Params) { p.SameWaveform = -1 },
+		"duplicate Inf":    func(p *Params) { p.DuplicateSpikeMs = math.Inf(1) },
+		"position 0":       func(p *Params) { p.PositionLimit = 0 },
+	} {
+		p := DefaultParams()
+		edit(&p)
+		if err := p.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	p := DefaultParams()
+	p.SameWaveform, p.DuplicateSpikeMs = 0, 0 // both turn a step off
+	if err := p.Validate(); err != nil {
+		t.Errorf("rules off refused: %v", err)
+	}
+}

@@ -44,6 +44,25 @@ func DefaultSortOptions() SortOptions {
 	return SortOptions{Match: match.DefaultParams(), Cluster: cluster.DefaultParams(), Curate: curate.DefaultParams()}
 }
 
+// Validate reports the first setting of o that cannot work, before any
+// work is done: Th_learned and max_peels (the other matching settings come
+// from the configuration), the clustering's and the curation's (whose
+// sample rate is the recording's).
+func (o SortOptions) Validate() error {
+	m := match.DefaultParams()
+	m.ThLearned, m.MaxPeels = o.Match.ThLearned, o.Match.MaxPeels
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	c := o.Cluster
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	cu := o.Curate
+	cu.FS = 1
+	return cu.Validate()
+}
+
 // StageTime is the wall time of one stage of a sort and what it produced.
 type StageTime struct {
 	// Name is the stage: whitening, templates, motion and templates

@@ -56,6 +56,9 @@ type SortGlobal struct {
 // the first clustering and its post-processing. The windows are no
 // longer corrected when it returns.
 func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
 	name := p.rec.Name()
 	g := &SortGlobal{}
 	stage := func(s string, t0 time.Time, n int, what string) {
@@ -291,6 +294,9 @@ func (p *Pipeline) restoreCorrection(est *motion.Estimate, rule string) (stop fu
 // the matching's and its own; its warnings g's and the pipeline's new
 // ones.
 func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, ms *match.Spikes, matchSeconds float64) (*SortResult, error) {
+	if err := opt.Validate(); err != nil {
+		return nil, err
+	}
 	if err := p.checkSortGlobal(g); err != nil {
 		return nil, err
 	}

@@ -68,6 +68,9 @@ dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 					if sf.motion.nblocks < 0 {
 						return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
 					}
+					if err := sf.opt.Validate(); err != nil {
+						return usagef("%v", err)
+					}
 					if !given["shard-length"] {
 						shardSeconds = 0 // a sort plans whole rows unless told
 					}

@@ -231,6 +231,18 @@ func TestCommandLineBadInput(t *testing.T) {
 		{name: "compare truth missing", args: func(e *env) []string {
 			return []string{"compare", "-truth", filepath.Join(e.dir, "none"), e.dir}
 		}, code: 1, want: "none"},
+		// sort: settings refused before any work
+		{name: "sort Th_learned negative", args: sortArgs("-Th_learned", "-5"), code: 2, want: "Th_learned = -5 must be positive"},
+		{name: "sort max_peels 0", args: sortArgs("-max_peels", "0"), code: 2, want: "max_peels = 0"},
+		{name: "sort cluster_neighbors 0", args: sortArgs("-cluster_neighbors", "0"), code: 2, want: "cluster_neighbors 0"},
+		{name: "sort acg_threshold NaN", args: sortArgs("-acg_threshold", "NaN"), code: 2, want: "acg_threshold = NaN"},
+		{name: "sort ccg_threshold Inf", args: sortArgs("-ccg_threshold", "Inf"), code: 2, want: "ccg_threshold = +Inf"},
+		{name: "sort duplicate_spike_ms -1", args: sortArgs("-duplicate_spike_ms", "-1"), code: 2, want: "duplicate_spike_ms = -1"},
+		{name: "sort position_limit 0", args: sortArgs("-position_limit", "0"), code: 2, want: "position_limit = 0"},
+		{name: "sort same-waveform 2", args: sortArgs("-same-waveform", "2"), code: 2, want: "same-waveform = 2 must be in [0, 1]"},
+		{name: "batch plan sort same-waveform -1", args: func(e *env) []string {
+			return []string{"batch", "plan", "-kind", "sort", "-same-waveform", "-1", "-o", e.out, e.dir}
+		}, code: 2, want: "same-waveform = -1"},
 		// demo and info
 		{name: "demo into existing results", setup: func(t *testing.T, e *env) { os.MkdirAll(filepath.Join(e.dir, "d", "sim"), 0o755) }, args: func(e *env) []string {
 			return []string{"demo", "-o", filepath.Join(e.dir, "d")}
@@ -271,6 +283,14 @@ func TestCommandLineBadInput(t *testing.T) {
 func detectArgs(extra ...string) func(e *env) []string {
 	return func(e *env) []string {
 		return append(append([]string{"detect", "-device", "cpu", "-o", e.out}, extra...), e.bin)
+	}
+}
+
+// sortArgs returns the arguments of a CPU sort of the case's recording
+// into its output with extra flags.
+func sortArgs(extra ...string) func(e *env) []string {
+	return func(e *env) []string {
+		return append(append([]string{"sort", "-device", "cpu", "-o", e.out}, extra...), e.bin)
 	}
 }
 

@@ -37,6 +37,9 @@ dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 				if sf.motion.nblocks < 0 {
 					return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
 				}
+				if err := sf.opt.Validate(); err != nil {
+					return usagef("%v", err)
+				}
 				setOutput(sf.out)
 				rec, pr, err := in.open(args...)
 				if err != nil {
