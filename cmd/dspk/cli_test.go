@@ -240,6 +240,7 @@ func TestCommandLineBadInput(t *testing.T) {
 		{name: "sort duplicate_spike_ms -1", args: sortArgs("-duplicate_spike_ms", "-1"), code: 2, want: "duplicate_spike_ms = -1"},
 		{name: "sort position_limit 0", args: sortArgs("-position_limit", "0"), code: 2, want: "position_limit = 0"},
 		{name: "sort same-waveform 2", args: sortArgs("-same-waveform", "2"), code: 2, want: "same-waveform = 2 must be in [0, 1]"},
+		{name: "sort x_centers beyond the probe", args: sortArgs("-x_centers", "9"), code: 2, want: "-x_centers 9: the sites of probe"},
 		{name: "batch plan sort same-waveform -1", args: func(e *env) []string {
 			return []string{"batch", "plan", "-kind", "sort", "-same-waveform", "-1", "-o", e.out, e.dir}
 		}, code: 2, want: "same-waveform = -1"},

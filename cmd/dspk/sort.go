@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"dspk/compute"
@@ -137,6 +138,9 @@ type sortHooks struct {
 // passes' warnings go to log.
 func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, sf *sortFlags,
 	inputs, warnings []string, log io.Writer, h sortHooks) (*pipeline.SortResult, error) {
+	if err := sf.checkProbe(pr); err != nil {
+		return nil, err
+	}
 	dev := h.dev
 	if dev == nil {
 		d, reason, err := compute.Open(sf.device)
@@ -208,6 +212,17 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	}
 	printWarnings(log, res.Summary.Warnings)
 	return res, nil
+}
+
+// checkProbe refuses settings that the probe pr cannot honour:
+// -x_centers beyond the number of distinct x positions of its sites
+// (k-means would place centres on the same x, and groups would be empty).
+func (f *sortFlags) checkProbe(pr *probe.Probe) error {
+	if xs := slices.Compact(slices.Sorted(slices.Values(pr.X))); f.xCenters > len(xs) {
+		return usagef("-x_centers %d: the sites of probe %s lie at %d distinct x positions; give at most %d (0: from the channels' x histogram)",
+			f.xCenters, pr.Name, len(xs), len(xs))
+	}
+	return nil
 }
 
 // sortConfig is the pipeline configuration of a sort with the flags pf
