@@ -101,7 +101,7 @@ func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Conf
 			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.BatchSize, cfg.BatchSize+cfg.NT)
 	}
 	if err := checkMotion(pr, cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
+		return nil, fmt.Errorf("%s: %w (with nblocks 0, sort and detect run without motion correction)", rec.Name(), err)
 	}
 	if dev == nil {
 		if dev, _, err = compute.Open("cpu"); err != nil {

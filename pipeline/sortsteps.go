@@ -245,11 +245,13 @@ func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, opt SortOption
 }
 
 // matchParams returns opt's matching settings with NT, NT0Min and
-// NearestChans of the configuration.
+// NearestChans of the configuration, the last at most the probe's
+// channels as detection takes it (a tetrode's 4 with the default 10; a
+// larger -nearest_chans given on the command line is refused there).
 func (p *Pipeline) matchParams(opt SortOptions) match.Params {
 	prm := p.DetectParams()
 	mp := opt.Match
-	mp.NT, mp.NT0Min, mp.NearestChans = prm.NT, prm.NT0Min, p.cfg.NearestChans
+	mp.NT, mp.NT0Min, mp.NearestChans = prm.NT, prm.NT0Min, min(p.cfg.NearestChans, p.probe.Len())
 	return mp
 }
 
