@@ -2,9 +2,12 @@ package curate
 
 import (
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // PCFeatures returns Phy's PC features of the spikes (pc_features.npy,
@@ -25,7 +28,9 @@ import (
 // behaviour). Without it only cluster k's own spikes are rewritten with
 // row k, so every spike's features sit on its cluster's channels. A
 // cluster without spikes gets channels 0…NC−1. Clusters are
-// 0…nClusters−1; PCFeatures panics on a label outside that range.
+// 0…nClusters−1; PCFeatures panics on a label outside that range. The
+// clusters are shared among GOMAXPROCS goroutines; the result does not
+// depend on their number.
 func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) (feat []float32, ind []uint32) {
 	s.check()
 	NC, P := s.NC, s.P
@@ -49,78 +54,43 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 			nch = max(nch, int(c)+1)
 		}
 	}
-	slot := make([]int, nch) // channel → position in the union, then in the row; −1 elsewhere
-	for c := range slot {
-		slot[c] = -1
-	}
 	feat = make([]float32, s.Len()*m)
 	ind = make([]uint32, nClusters*NC)
-	for k := range nClusters {
-		row := ind[k*NC : (k+1)*NC]
-		if len(byCluster[k]) == 0 {
-			for j := range row {
-				row[j] = uint32(j)
-			}
-			continue
-		}
-		var tmpl []int32
-		for _, i := range byCluster[k] {
-			tmpl = append(tmpl, s.Template[i])
-		}
-		slices.Sort(tmpl)
-		tmpl = slices.Compact(tmpl)
-		var union []int32
-		var spikes []int
-		for _, u := range tmpl {
-			union = append(union, ch.Chans[u]...)
-			spikes = append(spikes, byTemplate[u]...)
-		}
-		slices.Sort(union)
-		union = slices.Compact(union)
-		for j, c := range union {
-			slot[c] = j
-		}
-		mean := make([]float64, len(union)*P)
-		for _, i := range spikes {
-			for r, c := range ch.Chans[s.Template[i]] {
-				j := slot[c]
-				for p := range P {
-					mean[j*P+p] += float64(s.Features[i*m+r*P+p])
-				}
-			}
-		}
-		norm := make([]float64, len(union))
-		for j := range union {
-			var ss float64
-			for _, v := range mean[j*P : (j+1)*P] {
-				v /= float64(len(spikes))
-				ss += v * v
-			}
-			norm[j] = ss
-		}
-		order := make([]int, len(union))
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortStableFunc(order, func(a, b int) int {
-			switch {
-			case norm[a] > norm[b]:
-				return -1
-			case norm[a] < norm[b]:
-				return 1
-			}
-			return 0
-		})
-		for _, c := range union {
+	// The rows are independent: clusters go to workers, each with its own
+	// channel map. The rewrites are too, but with kilosortOverwrite a
+	// template's spikes take the last cluster's row, so they follow in
+	// cluster order there.
+	var spikesOf [][]int // with kilosortOverwrite: the spikes of each cluster's templates
+	if kilosortOverwrite {
+		spikesOf = make([][]int, nClusters)
+	}
+	newSlot := func() []int { // channel → position; −1 elsewhere
+		slot := make([]int, nch)
+		for c := range slot {
 			slot[c] = -1
 		}
-		for j := range row {
-			row[j] = uint32(union[order[min(j, len(order)-1)]])
-			slot[row[j]] = j
+		return slot
+	}
+	parallelEach(nClusters, func() func(k int) {
+		slot := newSlot()
+		return func(k int) {
+			sp := pcRow(s, ch, byTemplate, byCluster[k], ind[k*NC:(k+1)*NC], slot)
+			if spikesOf != nil {
+				spikesOf[k] = sp
+			}
 		}
-		targets := spikes
-		if !kilosortOverwrite {
-			targets = byCluster[k]
+	})
+	write := func(k int, slot []int) {
+		row := ind[k*NC : (k+1)*NC]
+		if len(byCluster[k]) == 0 {
+			return
+		}
+		for j, c := range row {
+			slot[c] = j
+		}
+		targets := byCluster[k]
+		if kilosortOverwrite {
+			targets = spikesOf[k]
 		}
 		for _, i := range targets {
 			dst := feat[i*m : (i+1)*m]
@@ -137,7 +107,123 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 			slot[c] = -1
 		}
 	}
+	if kilosortOverwrite {
+		slot := newSlot()
+		for k := range nClusters {
+			write(k, slot)
+		}
+	} else {
+		parallelEach(nClusters, func() func(k int) {
+			slot := newSlot()
+			return func(k int) { write(k, slot) }
+		})
+	}
 	return feat, ind
+}
+
+// pcRow writes into row the NC feature channels of a cluster whose spikes
+// are own (see [PCFeatures]): the union of its templates' channels ranked
+// by the norm of the mean feature of every spike of those templates, and
+// returns those spikes. slot is a channel map of −1s, left as it was. A
+// cluster without spikes gets channels 0…NC−1.
+func pcRow(s *Spikes, ch *Channels, byTemplate map[int32][]int, own []int, row []uint32, slot []int) []int {
+	NC, P := s.NC, s.P
+	m := NC * P
+	if len(own) == 0 {
+		for j := range row {
+			row[j] = uint32(j)
+		}
+		return nil
+	}
+	var tmpl []int32
+	for _, i := range own {
+		tmpl = append(tmpl, s.Template[i])
+	}
+	slices.Sort(tmpl)
+	tmpl = slices.Compact(tmpl)
+	var union []int32
+	var spikes []int
+	for _, u := range tmpl {
+		union = append(union, ch.Chans[u]...)
+		spikes = append(spikes, byTemplate[u]...)
+	}
+	slices.Sort(union)
+	union = slices.Compact(union)
+	for j, c := range union {
+		slot[c] = j
+	}
+	mean := make([]float64, len(union)*P)
+	for _, i := range spikes {
+		for r, c := range ch.Chans[s.Template[i]] {
+			j := slot[c]
+			for p := range P {
+				mean[j*P+p] += float64(s.Features[i*m+r*P+p])
+			}
+		}
+	}
+	for _, c := range union {
+		slot[c] = -1
+	}
+	norm := make([]float64, len(union))
+	for j := range union {
+		var ss float64
+		for _, v := range mean[j*P : (j+1)*P] {
+			v /= float64(len(spikes))
+			ss += v * v
+		}
+		norm[j] = ss
+	}
+	order := make([]int, len(union))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		switch {
+		case norm[a] > norm[b]:
+			return -1
+		case norm[a] < norm[b]:
+			return 1
+		}
+		return 0
+	})
+	for j := range row {
+		row[j] = uint32(union[order[min(j, len(order)-1)]])
+	}
+	return spikes
+}
+
+// parallelEach runs the items 0…n−1 on GOMAXPROCS workers (at most n),
+// each taking the next item as it is free: worker is called once per
+// worker and returns the function that does one item with that worker's
+// scratch. It returns when every item is done.
+func parallelEach(n int, worker func() func(k int)) {
+	w := min(n, runtime.GOMAXPROCS(0))
+	if w <= 1 {
+		if n > 0 {
+			do := worker()
+			for k := range n {
+				do(k)
+			}
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range w {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			do := worker()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= n {
+					return
+				}
+				do(k)
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // Tables returns the text of Kilosort4's cluster tables for clusters

@@ -175,17 +175,19 @@ func SimilarTemplates(u *Units, bs *Basis) []float32 {
 	}
 	w, sup := normalised(u)
 	site := onSite(sup, u.C)
-	M := make([]float64, u.P*u.P)
-	c := make([]float64, u.N)
-	lag := make([]int, u.N)
-	mark := make([]int, u.N)
 	out := make([]float32, u.N*u.N)
-	for a := range u.N {
-		bs.scoreAll(w, sup, site, a, c, lag, M, mark)
-		for b, v := range c {
-			out[a*u.N+b] = float32(v)
+	parallelEach(u.N, func() func(a int) { // rows are independent
+		M := make([]float64, u.P*u.P)
+		c := make([]float64, u.N)
+		lag := make([]int, u.N)
+		mark := make([]int, u.N)
+		return func(a int) {
+			bs.scoreAll(w, sup, site, a, c, lag, M, mark)
+			for b, v := range c {
+				out[a*u.N+b] = float32(v)
+			}
 		}
-	}
+	})
 	return out
 }
 
