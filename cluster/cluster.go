@@ -85,7 +85,7 @@ type Clusterer struct {
 // NewClusterer returns a Clusterer for dev (nil means the CPU) with the
 // settings prm, or an error naming the first setting out of range.
 func NewClusterer(dev *compute.Device, prm Params) (*Clusterer, error) {
-	if err := prm.check(); err != nil {
+	if err := prm.Validate(); err != nil {
 		return nil, err
 	}
 	cl := &Clusterer{dev: dev, prm: prm}

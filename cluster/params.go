@@ -55,10 +55,7 @@ func DefaultParams() Params {
 }
 
 // Validate reports the first setting out of range.
-func (p *Params) Validate() error { return p.check() }
-
-// check reports the first setting out of range.
-func (p *Params) check() error {
+func (p *Params) Validate() error {
 	switch {
 	case p.ClusterDownsampling < 1:
 		return fmt.Errorf("cluster: cluster_downsampling %d < 1", p.ClusterDownsampling)

@@ -148,12 +148,7 @@ const sameAmplitudeTol = 0.1
 // sameAmplitude reports whether templates a and b have norms within
 // sameAmplitudeTol of each other.
 func sameAmplitude(a, b []float32) bool {
-	na, nb := 0.0, 0.0
-	for i, v := range a {
-		na += float64(v) * float64(v)
-		nb += float64(b[i]) * float64(b[i])
-	}
-	na, nb = math.Sqrt(na), math.Sqrt(nb)
+	na, nb := norm2(a), norm2(b)
 	return na+nb > 0 && math.Abs(2*(na-nb)/(na+nb)) < sameAmplitudeTol
 }
 
@@ -231,11 +226,11 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 		return t
 	}
 	fm := s.NC * s.P
-	phase1 := false // the same-waveform merges are running
 	// join merges j into k: j's spikes move by the lag difference (times
 	// and features, and its template, shifted through wPCA) and the
-	// templates are averaged weighted by spike count.
-	join := func(k, j int) {
+	// templates are averaged weighted by spike count; same marks a merge
+	// of the same-waveform rule.
+	join := func(k, j int, same bool) {
 		delta := lag[k] - lag[j]
 		if delta != 0 {
 			S, ok := shifts[delta]
@@ -267,12 +262,12 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 		for _, ch := range sup[k] {
 			site[ch] = append(site[ch], k) // repeats are skipped by scoreAll
 		}
-		steps = append(steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: c[j], SameWaveform: phase1})
+		steps = append(steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: c[j], SameWaveform: same})
 	}
 	// examine merges into base k, again after every merge (its template
 	// changed), the candidates by decreasing similarity down to least;
-	// accept decides each.
-	examine := func(k int, least float64, accept func(j int) bool) {
+	// accept decides each (same: the same-waveform rule's).
+	examine := func(k int, least float64, same bool, accept func(j int) bool) {
 		for {
 			bs.scoreAll(w, sup, site, k, c, lag, M, mark)
 			c[k] = 0
@@ -282,7 +277,7 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 					break
 				}
 				if accept(j) {
-					join(k, j)
+					join(k, j, same)
 					merged = true
 					break
 				}
@@ -296,10 +291,9 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 	// absorbs the units whose templates match its own (similarity ≥
 	// p.SameWaveform) at the same amplitude, whatever their correlograms.
 	if p.SameWaveform > 0 {
-		phase1 = true
 		for _, k := range bases {
 			if alive[k] && count[k] > 0 {
-				examine(k, p.SameWaveform, func(j int) bool {
+				examine(k, p.SameWaveform, true, func(j int) bool {
 					return count[j] > 0 && sameAmplitude(W[k*m:(k+1)*m], W[j*m:(j+1)*m])
 				})
 			}
@@ -311,13 +305,12 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 			good = append(good, make([]bool, N-len(good))...)
 			bases = descending(N, func(k int) float64 { return float64(count[k]) })
 		}
-		phase1 = false
 	}
 	for _, k := range bases {
 		if !good[k] || !alive[k] {
 			continue
 		}
-		examine(k, p.RThresh, func(j int) bool {
+		examine(k, p.RThresh, false, func(j int) bool {
 			return PairMetrics(trainOf(k), trainOf(j)).CrossRefractory(p.CCGThreshold)
 		})
 	}

@@ -71,11 +71,7 @@ func normalised(u *Units) (w [][]float64, support [][]int) {
 
 // normalise returns x/(10⁻⁶ + ‖x‖) and the channels where x is non-zero.
 func normalise(x []float32, C, P int) ([]float64, []int) {
-	var ss float64
-	for _, v := range x {
-		ss += float64(v) * float64(v)
-	}
-	inv := 1 / (1e-6 + math.Sqrt(ss))
+	inv := 1 / (1e-6 + norm2(x))
 	out := make([]float64, len(x))
 	var sup []int
 	for c := range C {
@@ -198,13 +194,18 @@ func ClusterAmplitude(u *Units) []float64 {
 	m := u.C * u.P
 	out := make([]float64, u.N)
 	for k := range out {
-		var s float64
-		for _, v := range u.W[k*m : (k+1)*m] {
-			s += float64(v) * float64(v)
-		}
-		out[k] = math.Sqrt(s)
+		out[k] = norm2(u.W[k*m : (k+1)*m])
 	}
 	return out
+}
+
+// norm2 is the L2 norm of x, its squares summed in float64 in order.
+func norm2(x []float32) float64 {
+	var ss float64
+	for _, v := range x {
+		ss += float64(v) * float64(v)
+	}
+	return math.Sqrt(ss)
 }
 
 // DenseTemplates returns the units in the time domain, [N, NT, C]
