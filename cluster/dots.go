@@ -23,3 +23,16 @@ func termsAccGo(blk, acc, vq []float64, e float64) {
 		}
 	}
 }
+
+// blockTermsGo returns s + Σ_i max((2·g[i] − vq) − e[i], 0) over
+// i < len(g), each positive term added in order (a term ≤ 0 or NaN adds
+// nothing): the reference of blockTerms.
+func blockTermsGo(g, e []float64, vq, s float64) float64 {
+	e = e[:len(g)]
+	for i, gi := range g {
+		if dl := 2*gi - vq - e[i]; dl > 0 {
+			s += dl
+		}
+	}
+	return s
+}

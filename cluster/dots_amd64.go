@@ -101,3 +101,19 @@ func dots4T(acc [4][]float64, x [4][]float64, tr []float64, ld, m int) {
 		dotsTGo(acc[k], x[k], tr, ld, m)
 	}
 }
+
+//go:noescape
+func blockTermsAVX512(row, e *float64, vq float64, n int) float64
+
+// blockTerms returns Σ_i max((2·g[i] − vq) − e[i], 0) over i < len(g),
+// summed in order from 0: blockTermsGo's sum bit for bit.
+func blockTerms(g, e []float64, vq float64) float64 {
+	n := len(g)
+	e = e[:n]
+	n8 := n / 8 * 8
+	if !useDots512 || n8 == 0 {
+		return blockTermsGo(g, e, vq, 0)
+	}
+	s := blockTermsAVX512(&g[0], &e[0], vq, n8)
+	return blockTermsGo(g[n8:], e[n8:], vq, s)
+}

@@ -409,3 +409,47 @@ quad8T:
 quadDone:
 	VZEROUPPER
 	RET
+
+// func blockTermsAVX512(row, e *float64, vq float64, n int) float64
+//
+// Σ_i max((2·row[i] − vq) − e[i], 0) for i < n (a multiple of 8), summed in
+// order from 0: the terms eight at a time (2·row exact, then the two
+// subtractions in order, as blockTermsGo), and where any of the eight is
+// > 0 (ordered: a NaN term is not) those lanes are added one by one in
+// lane order, so the sum is blockTermsGo's bit for bit. Most terms of a
+// k-means++ round are ≤ 0, so most vectors add nothing.
+TEXT ·blockTermsAVX512(SB), NOSPLIT, $64-40
+	MOVQ         row+0(FP), SI
+	MOVQ         e+8(FP), DX
+	VBROADCASTSD vq+16(FP), Z0
+	MOVQ         n+24(FP), CX
+	VPXORQ       Z1, Z1, Z1
+	VXORPD       X3, X3, X3      // the sum
+	XORQ         AX, AX
+
+bt8:
+	CMPQ    AX, CX
+	JGE     btDone
+	VMOVUPD (SI)(AX*8), Z2
+	VADDPD  Z2, Z2, Z2           // 2·row
+	VSUBPD  Z0, Z2, Z2           // − vq
+	VSUBPD  (DX)(AX*8), Z2, Z2   // − e
+	VCMPPD  $0x1e, Z1, Z2, K1    // term > 0 (GT_OQ)
+	KMOVW   K1, BX
+	ADDQ    $8, AX
+	TESTQ   BX, BX
+	JZ      bt8
+	VMOVUPD Z2, (SP)
+
+btLanes:
+	BSFQ    BX, R8
+	VADDSD  (SP)(R8*8), X3, X3
+	LEAQ    -1(BX), R9
+	ANDQ    R9, BX
+	JNZ     btLanes
+	JMP     bt8
+
+btDone:
+	VMOVSD  X3, ret+32(FP)
+	VZEROUPPER
+	RET

@@ -24,3 +24,7 @@ func dots4T(acc [4][]float64, x [4][]float64, tr []float64, ld, m int) {
 		dotsTGo(acc[k], x[k], tr, ld, m)
 	}
 }
+
+// blockTerms returns the in-order sum of a block's terms (see
+// blockTermsGo).
+func blockTerms(g, e []float64, vq float64) float64 { return blockTermsGo(g, e, vq, 0) }

@@ -301,12 +301,22 @@ func refKmeansPPTrace(x []float64, n, d, nInit, nCand int, seed int64, trace fun
 	return c
 }
 
-// TestKmeansPPMatchesReference checks the pruned k-means++, with the
-// scalar and (where present) the vector scoring, against the dense
-// reference bit for bit (same draws, same sums).
+// TestKmeansPPMatchesReference checks the memoised and the pruned
+// k-means++, with the scalar and (where present) the vector kernels,
+// against the dense reference bit for bit (same draws, same sums).
 func TestKmeansPPMatchesReference(t *testing.T) {
-	saved := useDots512
-	defer func() { useDots512 = saved }()
+	saved, savedMemo := useDots512, kmeansMemoBytes
+	defer func() { useDots512, kmeansMemoBytes = saved, savedMemo }()
+	// The memoised path (every group of these tests fits its budget).
+	for _, vec := range []bool{false, true} {
+		if vec && !saved {
+			continue
+		}
+		useDots512 = vec
+		testKmeansPP(t)
+	}
+	// The pruned path.
+	kmeansMemoBytes = 0
 	for _, vec := range []bool{false, true} {
 		if vec && !saved {
 			t.Log("no AVX-512 here: the vector scoring was not run")
@@ -377,7 +387,7 @@ func tracedKmeansPP(t *testing.T, x []float64, n, d, nInit, nCand int) (got, wan
 	for j := range gs {
 		for a := range ws[j] {
 			if math.Float64bits(gs[j][a]) != math.Float64bits(ws[j][a]) {
-				t.Errorf("n %d d %d (layout %d): round %d candidate %d: score %v, reference %v", n, d, scoreLayout, j, a, gs[j][a], ws[j][a])
+				t.Errorf("n %d d %d (layout %d, memo %v): round %d candidate %d: score %v, reference %v", n, d, scoreLayout, memoFits(n, nInit, nCand), j, a, gs[j][a], ws[j][a])
 				return got, want
 			}
 		}
@@ -426,5 +436,60 @@ func TestSampleWeighted(t *testing.T) {
 	b := sampleWeighted(initRNG(5), w, 3, nil, nil)
 	if !slices.Equal(a, b) {
 		t.Errorf("same seed gave %v and %v", a, b)
+	}
+}
+
+// TestSampleWeightedMatchesKeys checks the sampler, which skips the
+// logarithm of keys that cannot enter, against every key computed and
+// sorted: the same indices in the same order, on weights spread over
+// many orders of magnitude, with zeros, ties and tiny ones.
+func TestSampleWeightedMatchesKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 7))
+	for trial := range 300 {
+		n := 1 + rng.IntN(3000)
+		w := make([]float64, n)
+		for i := range w {
+			switch rng.IntN(8) {
+			case 0:
+				w[i] = 0
+			case 1:
+				w[i] = 1e-300 * rng.Float64()
+			case 2:
+				w[i] = 1
+			default:
+				w[i] = math.Exp(rng.NormFloat64() * 5)
+			}
+		}
+		k := 1 + rng.IntN(120)
+		seed := uint64(trial)
+		got := sampleWeighted(rand.New(rand.NewPCG(seed, 0)), w, k, nil, nil)
+		r := rand.New(rand.NewPCG(seed, 0))
+		type kv struct {
+			key float64
+			i   int32
+		}
+		var all []kv
+		for i, wi := range w {
+			u := 1 - r.Float64()
+			if wi > 0 {
+				all = append(all, kv{math.Log(u) / wi, int32(i)})
+			}
+		}
+		slices.SortFunc(all, func(a, b kv) int {
+			if a.key != b.key {
+				if a.key > b.key {
+					return -1
+				}
+				return 1
+			}
+			return int(a.i - b.i)
+		})
+		want := []int32{}
+		for _, a := range all[:min(k, len(all))] {
+			want = append(want, a.i)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("trial %d (n %d, k %d): %v, want %v", trial, n, k, got, want)
+		}
 	}
 }

@@ -27,8 +27,15 @@ func sampleWeighted(rng *rand.Rand, w []float64, k int, dst []int32, keys []floa
 		if !(wi > 0) {
 			continue
 		}
+		full := len(h.idx) == k
+		if full && (u-1)/wi < h.key[0]*(1+1e-9) {
+			// log(u) ≤ u − 1, so the key is below the worst kept by far
+			// more than its rounding: it cannot replace it, and the
+			// logarithm is not needed.
+			continue
+		}
 		key := math.Log(u) / wi
-		if len(h.idx) < k {
+		if !full {
 			h.push(key, int32(i))
 		} else if h.less(h.idx[0], h.key[0], int32(i), key) {
 			// Strictly better than the worst kept: replace it.
@@ -143,6 +150,9 @@ func dot4(a, b0, b1, b2, b3 []float64) (s0, s1, s2, s3 float64) {
 // ≤ 0 and add nothing, so the sums, and the labels, are those of the
 // unpruned loop bit for bit.
 func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
+	if memoFits(n, nInit, nCand) {
+		return kmeansPPMemo(x, n, d, nInit, nCand, rng)
+	}
 	v := make([]float64, n)
 	maxNorm := 0.0
 	for i := range v {

@@ -1,0 +1,177 @@
+package cluster
+
+import (
+	"math/rand/v2"
+	"sync"
+)
+
+// kmeansMemoBytes bounds the inner products kmeansPPMemo keeps for a
+// group: a row of n float64 per distinct candidate, at most
+// min(n, rounds × candidates) rows. Groups whose rows could exceed it take
+// the pruned path of kmeansPP. A variable so that tests can force either
+// path.
+var kmeansMemoBytes = 256 << 20
+
+// memoFits reports whether a group of n spikes runs kmeansPPMemo: its
+// rows (n rounded up to 8, for the vector kernels) for every spike that
+// can be drawn fit in kmeansMemoBytes.
+func memoFits(n, nInit, nCand int) bool {
+	n8 := (n + 7) / 8 * 8
+	return float64(n8)*float64(min(n, nInit*nCand))*8 <= float64(kmeansMemoBytes)
+}
+
+// kmeansPPMemo is kmeansPP for groups small enough to keep, for every
+// spike ever drawn as a candidate, its inner products with all the group's
+// spikes: a spike is drawn many times over the rounds (a 2 000-spike group
+// sees 20 000 draws), and each inner product is computed once instead of
+// once per draw. Row q holds x_i·x_q for every i, summed in the order
+// t = 0 … d−1 from 0 (products of float32 values are exact, so this is
+// dot(x_i, x_q) bit for bit), and a round then only reads rows: its
+// candidate scores, the terms of every spike in the blocked order of
+// scoreBlock, and its update are those of the reference, bit for bit, with
+// no pruning (a term ≤ 0 adds nothing either way).
+func kmeansPPMemo(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
+	n8 := (n + 7) / 8 * 8
+	v := make([]float64, n)
+	for i := range v {
+		xi := x[i*d : (i+1)*d]
+		v[i] = dot(xi, xi)
+	}
+	// The rows transposed (d × n8, zero-padded): one candidate's inner
+	// products with every spike are then dotsT of the candidate's row
+	// against them, contiguous in i.
+	xt := make([]float64, d*n8)
+	for i := 0; i < n; i++ {
+		for t, val := range x[i*d : (i+1)*d] {
+			xt[t*n8+i] = val
+		}
+	}
+	e := make([]float64, n)
+	c := make([]int32, n)
+	w := make([]float64, n)
+	idx := make([]int32, 0, nCand)
+	keys := make([]float64, 0, nCand)
+	rows := make([][]float64, n) // spike → its inner products, once drawn
+	slab := memoSlab{n8: n8}
+	defer slab.release()
+	score := make([]float64, nCand)
+	var fresh []int32
+	for j := 0; j < nInit; j++ {
+		for i := range w {
+			w[i] = max(v[i]-e[i], 0)
+		}
+		q := sampleWeighted(rng, w, nCand, idx, keys)
+		nq := len(q)
+		if nq == 0 {
+			break // no spike can improve any more
+		}
+		fresh = fresh[:0]
+		for _, qi := range q {
+			if rows[qi] == nil {
+				rows[qi] = slab.row()
+				fresh = append(fresh, qi)
+			}
+		}
+		memoRows(rows, fresh, x, xt, d, n8)
+		for a, qi := range q {
+			score[a] = memoScore(rows[qi][:n], e, v[qi])
+		}
+		if kmeansTrace != nil {
+			kmeansTrace(j, score[:nq])
+		}
+		best := 0
+		for a := 1; a < nq; a++ {
+			if score[a] > score[best] {
+				best = a
+			}
+		}
+		row, vb := rows[q[best]][:n], v[q[best]]
+		for i, g := range row {
+			if gi := 2*g - vb; gi-e[i] > 0 {
+				c[i] = int32(j)
+				e[i] = gi
+			}
+		}
+	}
+	return c
+}
+
+// memoRows fills the rows of the candidates fresh: rows[q][i] = x_i·x_q,
+// four candidates at a time against the transposed rows xt (d × n8), in
+// column blocks of memoCols so that the block of xt stays in the core's
+// second-level cache while every candidate passes over it.
+func memoRows(rows [][]float64, fresh []int32, x, xt []float64, d, n8 int) {
+	for b0 := 0; b0 < n8; b0 += memoCols {
+		m := min(memoCols, n8-b0)
+		tr := xt[b0:]
+		k := 0
+		for ; k+4 <= len(fresh); k += 4 {
+			var acc, xs [4][]float64
+			for j, q := range fresh[k : k+4] {
+				acc[j] = rows[q][b0:]
+				xs[j] = x[int(q)*d : (int(q)+1)*d]
+			}
+			dots4T(acc, xs, tr, n8, m)
+		}
+		for _, q := range fresh[k:] {
+			dotsT(rows[q][b0:], x[int(q)*d:(int(q)+1)*d], tr, n8, m)
+		}
+	}
+}
+
+// memoCols is memoRows' column block: d × memoCols float64 of xt, 368 KB
+// at d = 90.
+const memoCols = 512
+
+// memoScore returns a candidate's score Σ_i max((2·g_i − vq) − e_i, 0)
+// from its row g of inner products: the terms of each block of scoreBlock
+// spikes summed in spike order from 0, the block sums in block order
+// (the order of kmeansPP and of the CUDA back end).
+func memoScore(g, e []float64, vq float64) float64 {
+	s := 0.0
+	for b0 := 0; b0 < len(g); b0 += scoreBlock {
+		b1 := min(len(g), b0+scoreBlock)
+		s += blockTerms(g[b0:b1], e[b0:b1], vq)
+	}
+	return s
+}
+
+// memoChunk is the length of the pooled chunks memo rows are cut from
+// (4 MiB of float64).
+const memoChunk = 1 << 19
+
+// memoChunks keeps the chunks between groups: a clustering runs many
+// groups on each worker, and fresh memory would be faulted in (and
+// zeroed) anew for every one of them. Rows are written whole before they
+// are read, so a chunk is reused as it is.
+var memoChunks = sync.Pool{New: func() any { return new([memoChunk]float64) }}
+
+// memoSlab hands out rows of n8 float64 cut from pooled chunks.
+type memoSlab struct {
+	n8     int
+	chunks []*[memoChunk]float64
+	used   int // rows cut from the last chunk
+}
+
+// row returns a new row of n8 values (n8 ≤ memoChunk), contents
+// unspecified.
+func (s *memoSlab) row() []float64 {
+	per := memoChunk / s.n8
+	if len(s.chunks) == 0 || s.used == per {
+		s.chunks = append(s.chunks, memoChunks.Get().(*[memoChunk]float64))
+		s.used = 0
+	}
+	c := s.chunks[len(s.chunks)-1]
+	r := c[s.used*s.n8 : (s.used+1)*s.n8 : (s.used+1)*s.n8]
+	s.used++
+	return r
+}
+
+// release returns the chunks to the pool; the rows must not be used
+// after it.
+func (s *memoSlab) release() {
+	for _, c := range s.chunks {
+		memoChunks.Put(c)
+	}
+	s.chunks = nil
+}
