@@ -57,7 +57,7 @@ func BenchmarkGroup(b *testing.B) {
 	defer func() { kmeansMemoBytes = saved }()
 	paths := []struct {
 		name   string
-		budget int
+		budget int64
 	}{{"memo", 1 << 30}, {"pruned", 0}}
 	for _, sep := range []float64{25, 10} {
 		xs, _, _ := np1Group(sep)

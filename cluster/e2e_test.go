@@ -219,6 +219,18 @@ func TestClusterDeterministic(t *testing.T) {
 			t.Errorf("workers %d GOMAXPROCS %d: different result", c.workers, c.procs)
 		}
 	}
+	// The k-means++ memo budget decides only which path a group takes:
+	// none, room for one group's rows at a time (the others in flight
+	// take the pruned path), room for all.
+	saved := kmeansMemoBytes
+	defer func() { kmeansMemoBytes = saved }()
+	prm.Workers = 4
+	for _, budget := range []int64{0, 16 << 20, 1 << 30} {
+		kmeansMemoBytes = budget
+		if got := bytesOf(run(t, in, prm)); got != ref {
+			t.Errorf("memo budget %d: different result", budget)
+		}
+	}
 }
 
 // TestClusterInputErrors checks that bad input is refused with a message

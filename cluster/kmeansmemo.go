@@ -3,21 +3,34 @@ package cluster
 import (
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 )
 
-// kmeansMemoBytes bounds the inner products kmeansPPMemo keeps for a
-// group: a row of n float64 per distinct candidate, at most
-// min(n, rounds × candidates) rows. Groups whose rows could exceed it take
-// the pruned path of kmeansPP. A variable so that tests can force either
-// path.
-var kmeansMemoBytes = 256 << 20
+// kmeansMemoBytes bounds the inner products that the groups in flight
+// keep in kmeansPPMemo, together: a group's rows (n rounded up to 8
+// float64 per distinct candidate, at most min(n, rounds × candidates)
+// rows) are reserved before it starts, and a group whose reservation
+// would pass the bound takes the pruned path of kmeansPP instead. Both
+// paths give the same labels bit for bit, so which one a group takes
+// changes only its time. A variable so that tests can force either path.
+var kmeansMemoBytes int64 = 768 << 20
 
-// memoFits reports whether a group of n spikes runs kmeansPPMemo: its
-// rows (n rounded up to 8, for the vector kernels) for every spike that
-// can be drawn fit in kmeansMemoBytes.
-func memoFits(n, nInit, nCand int) bool {
+// memoInUse is the memo bytes reserved by the groups in flight.
+var memoInUse atomic.Int64
+
+// memoReserve reserves the rows of a group of n spikes and reports how
+// many bytes it took (0: none, run the pruned path).
+func memoReserve(n, nInit, nCand int) int64 {
 	n8 := (n + 7) / 8 * 8
-	return float64(n8)*float64(min(n, nInit*nCand))*8 <= float64(kmeansMemoBytes)
+	need := int64(n8) * int64(min(n, nInit*nCand)) * 8
+	if need > kmeansMemoBytes {
+		return 0
+	}
+	if memoInUse.Add(need) > kmeansMemoBytes {
+		memoInUse.Add(-need)
+		return 0
+	}
+	return need
 }
 
 // kmeansPPMemo is kmeansPP for groups small enough to keep, for every

@@ -138,8 +138,12 @@ func dot4(a, b0, b1, b2, b3 []float64) (s0, s1, s2, s3 float64) {
 // nInit rounds of greedy D²-sampling whose centroids are spikes. Each round
 // draws nCand distinct candidates with probability ∝ max(‖x_i‖² − e_i, 0),
 // scores candidate q by Σ_i max(2·x_i·x_q − ‖x_q‖² − e_i, 0) (float64, in
-// the blocked order of scoreBlock, shared with the CUDA back end) and moves every spike that the first best candidate
-// improves to label j. x is the group's [n·d] features widened to float64.
+// the blocked order of scoreBlock, shared with the CUDA back end) and
+// moves every spike that the first best candidate improves to label j. x is the group's [n·d] features widened to float64.
+//
+// Groups whose inner products fit the memo budget (kmeansMemoBytes) run
+// kmeansPPMemo, which computes each drawn candidate's products once; the
+// others run the pruned loop below. Both give the reference's sums.
 //
 // Pruning (exact): w_i = ‖x_i‖² − e_i is the squared distance of spike i
 // to its anchor a_i (the centroid that last improved it, or the origin),
@@ -150,7 +154,8 @@ func dot4(a, b0, b1, b2, b3 []float64) (s0, s1, s2, s3 float64) {
 // ≤ 0 and add nothing, so the sums, and the labels, are those of the
 // unpruned loop bit for bit.
 func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
-	if memoFits(n, nInit, nCand) {
+	if held := memoReserve(n, nInit, nCand); held > 0 {
+		defer memoInUse.Add(-held)
 		return kmeansPPMemo(x, n, d, nInit, nCand, rng)
 	}
 	v := make([]float64, n)
