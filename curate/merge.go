@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"slices"
@@ -52,7 +53,7 @@ func (s *Spikes) Permute(perm []int) {
 	// Rows are independent: blocks of them go to the cores (the copy of
 	// the features, 240 bytes a spike, is most of the time).
 	const block = 1 << 14
-	parallelEach((len(perm)+block-1)/block, func() func(b int) {
+	parallelEach(context.Background(), (len(perm)+block-1)/block, func() func(b int) {
 		return func(b int) {
 			for i := b * block; i < min(len(perm), (b+1)*block); i++ {
 				j := perm[i]
@@ -183,6 +184,13 @@ func sameAmplitude(a, b []float32) bool {
 // spike count, and examines the base again. Shifted times may fall outside
 // the recording, as in Kilosort4.
 func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
+	r, _ := merge(context.Background(), s, u, bs, p)
+	return r
+}
+
+// merge is [Merge], stopping with the context's cause once ctx is done
+// (between the examinations of a base; s is then left part-way).
+func merge(ctx context.Context, s *Spikes, u *Units, bs *Basis, p Params) (MergeResult, error) {
 	s.check()
 	u.check()
 	if u.P != bs.P || s.P != bs.P {
@@ -268,7 +276,7 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 	// changed), the candidates by decreasing similarity down to least;
 	// accept decides each (same: the same-waveform rule's).
 	examine := func(k int, least float64, same bool, accept func(j int) bool) {
-		for {
+		for ctx.Err() == nil {
 			bs.scoreAll(w, sup, site, k, c, lag, M, mark)
 			c[k] = 0
 			merged := false
@@ -314,6 +322,9 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 			return PairMetrics(trainOf(k), trainOf(j)).CrossRefractory(p.CCGThreshold)
 		})
 	}
+	if ctx.Err() != nil {
+		return MergeResult{}, context.Cause(ctx)
+	}
 	newID := make([]int32, N)
 	var old []int
 	out := &Units{C: C, P: P}
@@ -331,7 +342,7 @@ func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
 		s.Cluster[i] = newID[c]
 	}
 	s.SortByTime()
-	return MergeResult{Units: out, Old: old, Merges: steps}
+	return MergeResult{Units: out, Old: old, Merges: steps}, nil
 }
 
 // descending returns 0…n−1 ordered by decreasing key, ties by decreasing

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"slices"
@@ -32,6 +33,13 @@ import (
 // clusters are shared among GOMAXPROCS goroutines; the result does not
 // depend on their number.
 func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) (feat []float32, ind []uint32) {
+	feat, ind, _ = pcFeatures(context.Background(), s, ch, nClusters, kilosortOverwrite)
+	return feat, ind
+}
+
+// pcFeatures is [PCFeatures], stopping with the context's cause once ctx
+// is done (between clusters).
+func pcFeatures(ctx context.Context, s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) (feat []float32, ind []uint32, err error) {
 	s.check()
 	NC, P := s.NC, s.P
 	m := NC * P
@@ -71,7 +79,7 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 		}
 		return slot
 	}
-	parallelEach(nClusters, func() func(k int) {
+	err = parallelEach(ctx, nClusters, func() func(k int) {
 		slot := newSlot()
 		return func(k int) {
 			sp := pcRow(s, ch, byTemplate, byCluster[k], ind[k*NC:(k+1)*NC], slot)
@@ -80,6 +88,9 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 			}
 		}
 	})
+	if err != nil {
+		return nil, nil, err
+	}
 	write := func(k int, slot []int) {
 		row := ind[k*NC : (k+1)*NC]
 		if len(byCluster[k]) == 0 {
@@ -110,15 +121,18 @@ func PCFeatures(s *Spikes, ch *Channels, nClusters int, kilosortOverwrite bool) 
 	if kilosortOverwrite {
 		slot := newSlot()
 		for k := range nClusters {
+			if ctx.Err() != nil {
+				return nil, nil, context.Cause(ctx)
+			}
 			write(k, slot)
 		}
-	} else {
-		parallelEach(nClusters, func() func(k int) {
-			slot := newSlot()
-			return func(k int) { write(k, slot) }
-		})
+	} else if err := parallelEach(ctx, nClusters, func() func(k int) {
+		slot := newSlot()
+		return func(k int) { write(k, slot) }
+	}); err != nil {
+		return nil, nil, err
 	}
-	return feat, ind
+	return feat, ind, nil
 }
 
 // pcRow writes into row the NC feature channels of a cluster whose spikes
@@ -195,17 +209,21 @@ func pcRow(s *Spikes, ch *Channels, byTemplate map[int32][]int, own []int, row [
 // parallelEach runs the items 0…n−1 on GOMAXPROCS workers (at most n),
 // each taking the next item as it is free: worker is called once per
 // worker and returns the function that does one item with that worker's
-// scratch. It returns when every item is done.
-func parallelEach(n int, worker func() func(k int)) {
+// scratch. It returns when every item is done, or, once ctx is done, when
+// the items begun are, with the context's cause.
+func parallelEach(ctx context.Context, n int, worker func() func(k int)) error {
 	w := min(n, runtime.GOMAXPROCS(0))
 	if w <= 1 {
 		if n > 0 {
 			do := worker()
 			for k := range n {
+				if ctx.Err() != nil {
+					return context.Cause(ctx)
+				}
 				do(k)
 			}
 		}
-		return
+		return nil
 	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -214,7 +232,7 @@ func parallelEach(n int, worker func() func(k int)) {
 		go func() {
 			defer wg.Done()
 			do := worker()
-			for {
+			for ctx.Err() == nil {
 				k := int(next.Add(1) - 1)
 				if k >= n {
 					return
@@ -224,6 +242,10 @@ func parallelEach(n int, worker func() func(k int)) {
 		}()
 	}
 	wg.Wait()
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
 }
 
 // Tables returns the text of Kilosort4's cluster tables for clusters

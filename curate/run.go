@@ -1,5 +1,7 @@
 package curate
 
+import "context"
+
 // Result is what a sort folder needs from curation (kilosort4-sort.md §8;
 // n spikes after deduplication, N units).
 type Result struct {
@@ -38,7 +40,25 @@ type Result struct {
 // [PCFeatures] (pcOverwrite: Kilosort4's "last cluster wins") and
 // [DenseTemplates].
 func Run(s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite bool) *Result {
-	mr := Merge(s, u, bs, p)
+	r, _ := RunContext(context.Background(), s, u, bs, ch, p, pcOverwrite)
+	return r
+}
+
+// RunContext is [Run] that stops once ctx is done: between stages, and
+// inside the merges, the similarity rows and the PC features (between
+// units), so that an interrupt is answered within a unit's work. It then
+// returns the context's cause and no result; s is left part-way.
+func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite bool) (*Result, error) {
+	mr, err := merge(ctx, s, u, bs, p)
+	if err != nil {
+		return nil, err
+	}
+	stop := func() error {
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		return nil
+	}
 	keep := RemoveDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins())
 	s.Select(keep)
 	N := mr.Units.N
@@ -48,12 +68,23 @@ func Run(s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite boo
 	for k := range contam {
 		contam[k] *= 100
 	}
+	if err := stop(); err != nil {
+		return nil, err
+	}
 	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges,
 		Positions: Positions(s, ch, p.PositionLimit), Amplitudes: Amplitudes(s),
-		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units),
-		Similar: SimilarTemplates(mr.Units, bs), Templates: DenseTemplates(mr.Units, bs)}
-	r.PCFeatures, r.PCFeatureInd = PCFeatures(s, ch, N, pcOverwrite)
-	return r
+		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units)}
+	if err := stop(); err != nil {
+		return nil, err
+	}
+	if r.Similar, err = similarTemplates(ctx, mr.Units, bs); err != nil {
+		return nil, err
+	}
+	r.Templates = DenseTemplates(mr.Units, bs)
+	if r.PCFeatures, r.PCFeatureInd, err = pcFeatures(ctx, s, ch, N, pcOverwrite); err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // Tables returns the cluster tables of the result ([Tables] of Good,

@@ -1,6 +1,7 @@
 package curate
 
 import (
+	"context"
 	"fmt"
 	"math"
 )
@@ -165,6 +166,13 @@ func (bs *Basis) scoreAll(w [][]float64, sup [][]int, site [][]int, k int, c []f
 // diagonal is 1 up to rounding for a non-zero unit; a zero unit's row and
 // column are 0.
 func SimilarTemplates(u *Units, bs *Basis) []float32 {
+	out, _ := similarTemplates(context.Background(), u, bs)
+	return out
+}
+
+// similarTemplates is [SimilarTemplates], stopping with the context's
+// cause once ctx is done (between rows).
+func similarTemplates(ctx context.Context, u *Units, bs *Basis) ([]float32, error) {
 	u.check()
 	if u.P != bs.P {
 		panic("curate: units and basis differ in P")
@@ -172,7 +180,7 @@ func SimilarTemplates(u *Units, bs *Basis) []float32 {
 	w, sup := normalised(u)
 	site := onSite(sup, u.C)
 	out := make([]float32, u.N*u.N)
-	parallelEach(u.N, func() func(a int) { // rows are independent
+	err := parallelEach(ctx, u.N, func() func(a int) { // rows are independent
 		M := make([]float64, u.P*u.P)
 		c := make([]float64, u.N)
 		lag := make([]int, u.N)
@@ -184,7 +192,10 @@ func SimilarTemplates(u *Units, bs *Basis) []float32 {
 			}
 		}
 	})
-	return out
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // ClusterAmplitude returns ‖W_k‖ (L2 over channels and PCs) of every unit,

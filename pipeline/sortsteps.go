@@ -388,8 +388,11 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	cp.FS = p.rec.SampleRate()
 	sp := &curate.Spikes{NC: mp.NearestChans, P: P, Time: ms.Sample, Template: ms.Template,
 		Cluster: r1.Labels, Amp: ms.Amplitude, Features: ms.Features}
-	res.Curated = curate.Run(sp, &curate.Units{N: r1.N, C: C, P: P, W: r1.Wall}, curate.NewBasis(g.Universal.WPCA, P, prm.NT),
-		tc.ch, cp, opt.PCOverwrite)
+	res.Curated, err = curate.RunContext(ctx, sp, &curate.Units{N: r1.N, C: C, P: P, W: r1.Wall},
+		curate.NewBasis(g.Universal.WPCA, P, prm.NT), tc.ch, cp, opt.PCOverwrite)
+	if err != nil {
+		return nil, err
+	}
 	res.Outside = dropOutside(res.Curated, p.rec.Samples())
 	stage("curation", t0, res.Curated.Units.N, "units")
 
