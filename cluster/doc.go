@@ -26,10 +26,12 @@
 //     landmarks by exact float64 squared distance, ties to the lower
 //     landmark. The link matrix M drops the landmarks' self-links.
 //  4. Initial labels: greedy k-means++ (200 rounds of 100 candidates drawn
-//     ∝ D²), with an exact triangle-inequality pruning of the spike ×
-//     candidate products and, where the CPU has AVX-512, a vector kernel
-//     for them that keeps every sum's order (dots_amd64.s; -tags noasm
-//     builds without it).
+//     ∝ D²). Groups small enough keep every drawn candidate's inner
+//     products with all spikes and compute each once (kmeansmemo.go;
+//     768 MiB shared by the groups in flight); the others prune the
+//     spike × candidate products by the triangle inequality, exactly.
+//     Where the CPU has AVX-512, vector kernels keep every sum's order
+//     (dots_amd64.s; -tags noasm builds without them).
 //  5. Alternating assignment (200 rounds, λ = 1) of landmark and spike
 //     labels from sparse label counts minus the degree penalty, first
 //     maximiser over all 200 labels; then relabelling in ascending order.
@@ -46,7 +48,8 @@
 //
 // Given the same draws, every step is deterministic and exact as
 // described: the sparse assignment equals the dense score matrices, the
-// pruned k-means++ equals the unpruned loop bit for bit, and the result
+// memoised and the pruned k-means++ equal the plain loop bit for bit
+// (which of the two a group takes does not matter), and the result
 // does not depend on Params.Workers or GOMAXPROCS. Kilosort4 draws its
 // k-means++ candidates with torch.multinomial on the GPU (Philox, torch's
 // own algorithm), which cannot be reproduced outside torch: dspk draws
