@@ -65,7 +65,7 @@ func BenchmarkGroup(b *testing.B) {
 			b.Run(fmt.Sprintf("kmeanspp/sep=%g/%s", sep, p.name), func(b *testing.B) {
 				kmeansMemoBytes = p.budget
 				for b.Loop() {
-					kmeansPP(xs, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed))
+					kmeansPP(xs, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed), nil)
 				}
 				b.ReportMetric(21.6e9*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 			})
@@ -80,14 +80,14 @@ func BenchmarkGroup(b *testing.B) {
 		b.Run("kmeanspp/n=1000/"+p.name, func(b *testing.B) {
 			kmeansMemoBytes = p.budget
 			for b.Loop() {
-				kmeansPP(xm, nm, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed))
+				kmeansPP(xm, nm, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed), nil)
 			}
 			b.ReportMetric(3.6e9*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOP/s")
 		})
 	}
 	kmeansMemoBytes = saved
 	g := buildGraph(x, n, d, land, prm.ClusterNeighbors)
-	c0 := kmeansPP(x, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed))
+	c0 := kmeansPP(x, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed), nil)
 	b.Run("assign", func(b *testing.B) {
 		for b.Loop() {
 			c := append([]int32(nil), c0...)

@@ -2,6 +2,7 @@ package cluster
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -184,10 +185,29 @@ type groupWork struct {
 // (Params.Workers at a time); the result does not depend on the number of
 // workers or their scheduling.
 func (c *Clusterer) Cluster(in *Input) (*Result, error) {
+	return c.ClusterContext(context.Background(), in)
+}
+
+// ClusterContext is [Clusterer.Cluster] that stops once ctx is done: the
+// groups not begun are skipped and those running stop at their next
+// k-means++ round (on a GPU, at the next round of any stage), and it
+// returns the context's cause.
+func (c *Clusterer) ClusterContext(ctx context.Context, in *Input) (*Result, error) {
 	if err := in.check(); err != nil {
 		return nil, err
 	}
 	prm := c.prm
+	prm.ctx = ctx
+	r, err := c.cluster(in, &prm)
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
+	return r, err
+}
+
+// cluster is ClusterContext's work with the call's settings.
+func (c *Clusterer) cluster(in *Input, prmp *Params) (*Result, error) {
+	prm := *prmp
 	if prm.Dmin == 0 {
 		prm.Dmin = MedianPitch(in.ChanY)
 	}
@@ -229,15 +249,23 @@ func (c *Clusterer) Cluster(in *Input) (*Result, error) {
 		}
 		return collect(work, in), nil
 	}
-	parallel(live, prm.Workers, func(w *groupWork) { clusterWork(w, in, &prm) })
+	parallel(live, &prm, func(w *groupWork) { clusterWork(w, in, &prm) })
+	if prm.halted() {
+		return nil, errHalted
+	}
 	return collect(work, in), nil
 }
 
-// parallel calls f on every group, workers (0: GOMAXPROCS) at a time,
-// the largest groups first so that no large group is left running alone
-// at the end (each group's result is its own, so the order changes
-// nothing else).
-func parallel(work []*groupWork, workers int, f func(*groupWork)) {
+// errHalted is the error of a clustering stopped by its context (which
+// ClusterContext replaces by the context's cause).
+var errHalted = errors.New("cluster: stopped")
+
+// parallel calls f on every group, prm.Workers (0: GOMAXPROCS) at a
+// time, the largest groups first so that no large group is left running
+// alone at the end (each group's result is its own, so the order changes
+// nothing else). Once prm is halted the groups not begun are skipped.
+func parallel(work []*groupWork, prm *Params, f func(*groupWork)) {
+	workers := prm.Workers
 	if workers == 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
@@ -255,6 +283,9 @@ func parallel(work []*groupWork, workers int, f func(*groupWork)) {
 		}()
 	}
 	for _, w := range work {
+		if prm.halted() {
+			break
+		}
 		next <- w
 	}
 	close(next)
@@ -352,7 +383,10 @@ func clusterGroup(x []float64, n, d int, prm *Params) ([]int32, int) {
 	}
 	land := landmarks(n, prm.ClusterDownsampling, prm.MaxClusterSubset)
 	g := buildGraph(x, n, d, land, prm.ClusterNeighbors)
-	c := kmeansPP(x, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed))
+	c := kmeansPP(x, n, d, prm.InitLabels, prm.Candidates, initRNG(prm.ClusterInitSeed), prm.halted)
+	if prm.halted() {
+		return make([]int32, n), 1 // one cluster, discarded by ClusterContext
+	}
 	dl, K := assign(g, c, prm.InitLabels, prm.Rounds, prm.Lambda)
 	return splitGroup(x, n, d, g, c, dl, K, prm)
 }

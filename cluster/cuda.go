@@ -102,7 +102,7 @@ type devGroup struct {
 func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) error {
 	var dg []*devGroup
 	var mu sync.Mutex
-	parallel(work, prm.Workers, func(w *groupWork) {
+	parallel(work, prm, func(w *groupWork) {
 		if len(w.spikes) < prm.MinGroup {
 			x, n, d := w.features(in)
 			w.labels, w.nclu = clusterGroup(x, n, d, prm)
@@ -124,10 +124,13 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 		pos[w] = i
 	}
 	sortGroups(dg, pos)
+	if prm.halted() {
+		return errHalted
+	}
 	if err := gc.run(dg, prm); err != nil {
 		return err
 	}
-	parallel(work, prm.Workers, func(w *groupWork) {
+	parallel(work, prm, func(w *groupWork) {
 		for _, g := range dg {
 			if g.w == w {
 				x := g.x
@@ -141,6 +144,9 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 			}
 		}
 	})
+	if prm.halted() {
+		return errHalted
+	}
 	return nil
 }
 
@@ -276,6 +282,9 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 	t2 := time.Now()
 	times.rounds = 0
 	for j := 0; j < K; j++ {
+		if prm.halted() {
+			return errHalted
+		}
 		times.rounds = j + 1
 		if err = o.launch("weights", flat, compute.D1(256), 0, dV, dE, dW, int32(nSpk)); err != nil {
 			return err
@@ -346,6 +355,9 @@ func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes
 	}
 	landGrid := compute.Dim3{X: (maxS + tile - 1) / tile, Y: G}
 	for r := 0; r < prm.Rounds; r++ {
+		if prm.halted() {
+			return errHalted
+		}
 		if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dC, int32(1), int32(K), dNk, dOrder); err != nil {
 			return err
 		}

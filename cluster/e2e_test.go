@@ -1,11 +1,14 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 )
@@ -339,5 +342,63 @@ func TestClusterSharedGroup(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestClusterContextStops cancels a clustering from inside its k-means++
+// rounds (through the test hook) and before it starts: ClusterContext
+// returns the context's error and no result, and the rounds stop soon
+// after the cancellation instead of running to the end.
+func TestClusterContextStops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 1))
+	in := &Input{NC: 4, P: 2}
+	probe16(in)
+	var truth []int
+	for u := 0; u < 4; u++ {
+		addUnit(rng, in, 35, 30+40*float64(u), 2*u, 1100+37*u, gaussMeans(rng, 3, 8, 8), 3*u, &truth)
+	}
+	prm := DefaultParams()
+	prm.Workers = 2
+	var mu sync.Mutex
+	rounds, cancelAt := 0, -1
+	var cancel context.CancelFunc
+	kmeansTrace = func(int, []float64) {
+		mu.Lock()
+		defer mu.Unlock()
+		rounds++
+		if rounds == cancelAt {
+			cancel()
+		}
+	}
+	defer func() { kmeansTrace = nil }()
+	run(t, in, prm)
+	total := rounds
+	if total < 400 {
+		t.Fatalf("only %d k-means++ rounds in the whole clustering", total)
+	}
+	cl, err := NewClusterer(nil, prm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	for _, at := range []int{1, 10, total / 2} {
+		var ctx context.Context
+		ctx, cancel = context.WithCancel(context.Background())
+		rounds, cancelAt = 0, at
+		res, err := cl.ClusterContext(ctx, in)
+		if !errors.Is(err, context.Canceled) || res != nil {
+			t.Fatalf("cancelled at round %d: result %v, error %v", at, res != nil, err)
+		}
+		// Each worker stops at its next round.
+		if rounds > at+prm.Workers {
+			t.Errorf("cancelled at round %d of %d: %d rounds ran", at, total, rounds)
+		}
+		cancel()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	stop()
+	rounds, cancelAt = 0, -1
+	if res, err := cl.ClusterContext(ctx, in); !errors.Is(err, context.Canceled) || res != nil || rounds > 0 {
+		t.Fatalf("cancelled before: result %v, error %v, %d rounds", res != nil, err, rounds)
 	}
 }

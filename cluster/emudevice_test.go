@@ -2,7 +2,9 @@ package cluster
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -21,6 +23,7 @@ type emuOps struct {
 	mem      map[compute.Ptr][]byte
 	next     compute.Ptr
 	launches int
+	onLaunch func(n int) // called with the launch count (if set)
 }
 
 func (o *emuOps) buf(p compute.Ptr, bytes int) []byte {
@@ -71,6 +74,9 @@ func (o *emuOps) sync() error { return nil }
 
 func (o *emuOps) launch(kernel string, grid, block compute.Dim3, shared int, args ...any) error {
 	o.launches++
+	if o.onLaunch != nil {
+		o.onLaunch(o.launches)
+	}
 	var in bytes.Buffer
 	var ptrs []compute.Ptr
 	for _, a := range args {
@@ -127,4 +133,44 @@ func TestCUDABackendEmulated(t *testing.T) {
 		t.Errorf("%d launches", ops.launches)
 	}
 	t.Logf("%d groups, %d clusters, %d launches, %d k-means++ rounds", len(got.Groups), got.N, ops.launches, cl.gpu.times.rounds)
+}
+
+// TestCUDABackendEmulatedStops cancels the CUDA back end's clustering at
+// a launch of its k-means++ rounds and at one of its assignment rounds
+// (kernels emulated): ClusterContext returns the context's error, the
+// host stops launching within the round, and every device buffer is
+// freed.
+func TestCUDABackendEmulatedStops(t *testing.T) {
+	emu.Path(t)
+	rng := rand.New(rand.NewPCG(9, 51))
+	in := randomInput(rng, []int{613, 777}, 14)
+	prm := DefaultParams()
+	prm.MinGroup, prm.InitLabels, prm.Candidates, prm.Rounds = 300, 12, 23, 5
+	ops := &emuOps{t: t, mem: map[compute.Ptr][]byte{}}
+	cl := &Clusterer{prm: prm, gpu: &cudaClusterer{ops: ops}}
+	if _, err := cl.Cluster(in); err != nil {
+		t.Fatal(err)
+	}
+	total := ops.launches
+	for _, at := range []int{3, total - 6} {
+		ops := &emuOps{t: t, mem: map[compute.Ptr][]byte{}}
+		ctx, cancel := context.WithCancel(context.Background())
+		ops.onLaunch = func(n int) {
+			if n == at {
+				cancel()
+			}
+		}
+		cl := &Clusterer{prm: prm, gpu: &cudaClusterer{ops: ops}}
+		res, err := cl.ClusterContext(ctx, in)
+		cancel()
+		if !errors.Is(err, context.Canceled) || res != nil {
+			t.Fatalf("cancelled at launch %d of %d: result %v, error %v", at, total, res != nil, err)
+		}
+		if ops.launches > at+4 {
+			t.Errorf("cancelled at launch %d of %d: %d launches", at, total, ops.launches)
+		}
+		if len(ops.mem) != 0 {
+			t.Errorf("cancelled at launch %d: %d device buffers not freed", at, len(ops.mem))
+		}
+	}
 }

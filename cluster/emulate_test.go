@@ -142,7 +142,7 @@ func TestKernelKmeansEmulated(t *testing.T) {
 	}
 	for i, g := range dg {
 		o := int(lay.meta[i*metaLen+metaSpk])
-		want := kmeansPP(g.x, g.n, g.d, K, Q, initRNG(prm.ClusterInitSeed))
+		want := kmeansPP(g.x, g.n, g.d, K, Q, initRNG(prm.ClusterInitSeed), nil)
 		if !slices.Equal(c[o:o+g.n], want) {
 			t.Errorf("group %d (n %d, d %d): k-means++ labels differ from the CPU's", i, g.n, g.d)
 		}
@@ -175,7 +175,7 @@ func TestKernelAssignEmulated(t *testing.T) {
 				copy(kn[(o+r)*cudaKMax:], g.g.kn[r*g.g.k:(r+1)*g.g.k])
 			}
 			if tc.kmeans {
-				copy(c0[o:], kmeansPP(g.x, g.n, g.d, tc.K, 20, initRNG(5)))
+				copy(c0[o:], kmeansPP(g.x, g.n, g.d, tc.K, 20, initRNG(5), nil))
 			} else {
 				for r := 0; r < g.n; r++ {
 					c0[o+r] = int32(rng.IntN(tc.K - tc.K/4))

@@ -365,7 +365,7 @@ func testKmeansPP(t *testing.T) {
 		}
 	}
 	// All-zero features: no weight, every spike keeps label 0.
-	if got := kmeansPP(make([]float64, 30), 10, 3, 5, 4, initRNG(5)); slices.Max(got) != 0 {
+	if got := kmeansPP(make([]float64, 30), 10, 3, 5, 4, initRNG(5), nil); slices.Max(got) != 0 {
 		t.Errorf("zero features gave labels %v", got)
 	}
 }
@@ -377,7 +377,7 @@ func tracedKmeansPP(t *testing.T, x []float64, n, d, nInit, nCand int) (got, wan
 	t.Helper()
 	var gs, ws [][]float64
 	kmeansTrace = func(_ int, score []float64) { gs = append(gs, slices.Clone(score)) }
-	got = kmeansPP(x, n, d, nInit, nCand, initRNG(5))
+	got = kmeansPP(x, n, d, nInit, nCand, initRNG(5), nil)
 	kmeansTrace = nil
 	want = refKmeansPPTrace(x, n, d, nInit, nCand, 5, func(_ int, score []float64) { ws = append(ws, slices.Clone(score)) })
 	if len(gs) != len(ws) {

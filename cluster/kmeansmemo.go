@@ -43,7 +43,7 @@ func memoReserve(n, nInit, nCand int) int64 {
 // candidate scores, the terms of every spike in the blocked order of
 // scoreBlock, and its update are those of the reference, bit for bit, with
 // no pruning (a term ≤ 0 adds nothing either way).
-func kmeansPPMemo(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
+func kmeansPPMemo(x []float64, n, d, nInit, nCand int, rng *rand.Rand, stop func() bool) []int32 {
 	n8 := (n + 7) / 8 * 8
 	v := make([]float64, n)
 	for i := range v {
@@ -70,6 +70,9 @@ func kmeansPPMemo(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 	score := make([]float64, nCand)
 	var fresh []int32
 	for j := 0; j < nInit; j++ {
+		if stop != nil && stop() {
+			break // stopped: the caller discards the labels
+		}
 		for i := range w {
 			w[i] = max(v[i]-e[i], 0)
 		}

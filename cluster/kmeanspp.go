@@ -153,10 +153,10 @@ func dot4(a, b0, b1, b2, b3 []float64) (s0, s1, s2, s3 float64) {
 // the float64 rounding of the terms) are skipped: their term would be
 // ≤ 0 and add nothing, so the sums, and the labels, are those of the
 // unpruned loop bit for bit.
-func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
+func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand, stop func() bool) []int32 {
 	if held := memoReserve(n, nInit, nCand); held > 0 {
 		defer memoInUse.Add(-held)
-		return kmeansPPMemo(x, n, d, nInit, nCand, rng)
+		return kmeansPPMemo(x, n, d, nInit, nCand, rng, stop)
 	}
 	v := make([]float64, n)
 	maxNorm := 0.0
@@ -185,6 +185,9 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand) []int32 {
 	var cnt []int32           // per anchor: candidates within maxLim
 	var ws vecWork
 	for j := 0; j < nInit; j++ {
+		if stop != nil && stop() {
+			break // stopped: the caller discards the labels
+		}
 		for i := range w {
 			w[i] = max(v[i]-e[i], 0)
 		}

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 
 	"dspk/kilosort"
@@ -40,7 +41,14 @@ type Params struct {
 	// Workers is the number of groups clustered at once on the CPU; 0
 	// means GOMAXPROCS. The result does not depend on it.
 	Workers int
+
+	// ctx, set by [Clusterer.ClusterContext] for one call: once it is
+	// done, the groups not begun are skipped and the rounds stop.
+	ctx context.Context
 }
+
+// halted reports whether the call these settings belong to was stopped.
+func (p *Params) halted() bool { return p.ctx != nil && p.ctx.Err() != nil }
 
 // DefaultParams returns Kilosort4's defaults.
 func DefaultParams() Params {

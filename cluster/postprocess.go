@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -36,13 +37,26 @@ import (
 // It returns the surviving templates in their original order, U [n'][P][C]
 // float32 (U[(u*P+p)*C+c]), and n'. It panics if the sizes disagree.
 func PostprocessTemplates(wall []float32, counts []int, C int, tm *detect.Templates) ([]float32, int) {
+	u, n, _ := PostprocessTemplatesContext(context.Background(), wall, counts, C, tm)
+	return u, n
+}
+
+// PostprocessTemplatesContext is [PostprocessTemplates] that stops once
+// ctx is done (between the merge's bases) and then returns the context's
+// cause.
+func PostprocessTemplatesContext(ctx context.Context, wall []float32, counts []int, C int, tm *detect.Templates) ([]float32, int, error) {
 	P, nt := tm.P, tm.NT
 	n := len(counts)
 	if len(wall) != n*C*P {
 		panic(fmt.Sprintf("cluster: PostprocessTemplates: %d values for %d clusters × %d channels × %d features", len(wall), n, C, P))
 	}
 	u := alignTemplates(wall, n, C, tm)
-	return mergeTemplates(u, counts, C, P, nt, tm.WPCA, kilosort.PostprocessR, kilosort.PostprocessNormTol)
+	stop := func() bool { return ctx.Err() != nil }
+	out, m := mergeTemplates(u, counts, C, P, nt, tm.WPCA, kilosort.PostprocessR, kilosort.PostprocessNormTol, stop)
+	if stop() {
+		return nil, 0, context.Cause(ctx)
+	}
+	return out, m, nil
 }
 
 // timeTemplates returns ũ [n][C][nt] float32 from W [n][C][P].
@@ -200,8 +214,10 @@ func pairSim(a, b []float64, na, nb float64, ca []int, C, P int, ww, utu []float
 }
 
 // mergeTemplates merges near-duplicate templates of u [n][P][C] (see
-// PostprocessTemplates) and returns the survivors and their number.
-func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, tol float64) ([]float32, int) {
+// PostprocessTemplates) and returns the survivors and their number. Once
+// stop (if not nil) reports true it skips the bases left, and its result
+// means nothing.
+func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, tol float64, stop func() bool) ([]float32, int) {
 	n := len(counts)
 	ww := wtw(wpca, P, nt)
 	w := make([]float64, len(u))
@@ -261,7 +277,7 @@ func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, 
 		utus[i] = make([]float64, P*P)
 	}
 	for _, k := range order {
-		if !alive[k] {
+		if !alive[k] || stop != nil && stop() {
 			continue
 		}
 		for {

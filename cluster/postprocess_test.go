@@ -1,6 +1,8 @@
 package cluster
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -235,7 +237,7 @@ func TestMergeTemplates(t *testing.T) {
 	// Order: the 1.5× copy, the base, the 1.1× copy, the other.
 	u := append(append(append(scaled(1.5), a...), scaled(1.1)...), e...)
 	counts := []int{30, 100, 50, 10}
-	got, n := mergeTemplates(u, counts, C, P, tm.NT, tm.WPCA, 0.9, 0.2)
+	got, n := mergeTemplates(u, counts, C, P, tm.NT, tm.WPCA, 0.9, 0.2, nil)
 	if n != 3 || len(got) != 3*P*C {
 		t.Fatalf("%d templates survive, want 3", n)
 	}
@@ -257,8 +259,23 @@ func TestMergeTemplates(t *testing.T) {
 		}
 	}
 	pu, pn := PostprocessTemplates(wall, counts, C, tm)
-	mu, mn := mergeTemplates(alignTemplates(wall, 4, C, tm), counts, C, P, tm.NT, tm.WPCA, 0.9, 0.2)
+	mu, mn := mergeTemplates(alignTemplates(wall, 4, C, tm), counts, C, P, tm.NT, tm.WPCA, 0.9, 0.2, nil)
 	if pn != mn || !slices.Equal(pu, mu) {
 		t.Errorf("PostprocessTemplates kept %d, align + merge %d", pn, mn)
+	}
+	// The merge looks at its stop before every base, and a stopped
+	// context gives its error and no templates.
+	looks := 0
+	mergeTemplates(u, counts, C, P, tm.NT, tm.WPCA, 0.9, 0.2, func() bool { looks++; return false })
+	if looks < 3 {
+		t.Errorf("the merge looked at its stop %d times for 3 bases", looks)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if cu, cn, err := PostprocessTemplatesContext(ctx, wall, counts, C, tm); !errors.Is(err, context.Canceled) || cu != nil || cn != 0 {
+		t.Errorf("a stopped context: %d templates, error %v", cn, err)
+	}
+	if cu, cn, err := PostprocessTemplatesContext(context.Background(), wall, counts, C, tm); err != nil || cn != pn || !slices.Equal(cu, pu) {
+		t.Errorf("PostprocessTemplatesContext kept %d (error %v), PostprocessTemplates %d", cn, err, pn)
 	}
 }

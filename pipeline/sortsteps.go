@@ -142,7 +142,7 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 	defer cl.Close()
 	in := &cluster.Input{NC: grid.NC, P: P, C: C, ChanX: p.probe.X, ChanY: p.probe.Y,
 		UnitX: grid.X, UnitY: grid.Y, UnitChans: grid.IC, Unit: centre, Features: feat}
-	r0, err := cl.Cluster(in)
+	r0, err := cl.ClusterContext(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: first clustering of %d spikes: %w", name, g.Detected, err)
 	}
@@ -151,7 +151,10 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 	stage("clustering spikes", t0, r0.N, "clusters")
 
 	t0 = time.Now()
-	u, n := cluster.PostprocessTemplates(r0.Wall, r0.Counts, C, tm)
+	u, n, err := cluster.PostprocessTemplatesContext(ctx, r0.Wall, r0.Counts, C, tm)
+	if err != nil {
+		return nil, err
+	}
 	r0 = nil
 	g.Templates = match.Templates{N: n, C: C, P: P, U: transposePC(u, n, P, C), WPCA: tm.WPCA}
 	stage("learned templates", t0, n, "templates")
@@ -372,7 +375,7 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	}
 	in := &cluster.Input{NC: mp.NearestChans, P: P, C: C, ChanX: p.probe.X, ChanY: p.probe.Y,
 		UnitX: ux, UnitY: uy, UnitChans: uch, Unit: ms.Template, Features: ms.Features}
-	r1, err := cl.Cluster(in)
+	r1, err := cl.ClusterContext(ctx, in)
 	if err != nil {
 		return nil, fmt.Errorf("%s: final clustering of %d spikes: %w", name, res.Matched, err)
 	}
