@@ -114,6 +114,9 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 		dg = append(dg, &devGroup{w: w, in: in, n: len(w.spikes), d: len(w.ichan) * in.P})
 		mu.Unlock()
 	})
+	if prm.halted() {
+		return errHalted // groups were skipped
+	}
 	if len(dg) == 0 {
 		return nil
 	}
@@ -124,9 +127,6 @@ func (gc *cudaClusterer) cluster(work []*groupWork, in *Input, prm *Params) erro
 		pos[w] = i
 	}
 	sortGroups(dg, pos)
-	if prm.halted() {
-		return errHalted
-	}
 	if err := gc.run(dg, prm); err != nil {
 		return err
 	}

@@ -135,9 +135,9 @@ func TestCUDABackendEmulated(t *testing.T) {
 	t.Logf("%d groups, %d clusters, %d launches, %d k-means++ rounds", len(got.Groups), got.N, ops.launches, cl.gpu.times.rounds)
 }
 
-// TestCUDABackendEmulatedStops cancels the CUDA back end's clustering at
-// a launch of its k-means++ rounds and at one of its assignment rounds
-// (kernels emulated): ClusterContext returns the context's error, the
+// TestCUDABackendEmulatedStops cancels the CUDA back end's clustering
+// before it starts, at a launch of its k-means++ rounds and at one of its
+// assignment rounds (kernels emulated): ClusterContext returns the context's error, the
 // host stops launching within the round, and every device buffer is
 // freed.
 func TestCUDABackendEmulatedStops(t *testing.T) {
@@ -152,9 +152,13 @@ func TestCUDABackendEmulatedStops(t *testing.T) {
 		t.Fatal(err)
 	}
 	total := ops.launches
-	for _, at := range []int{3, total - 6} {
+	// At launch 0: before the clustering starts (every group skipped).
+	for _, at := range []int{0, 3, total - 6} {
 		ops := &emuOps{t: t, mem: map[compute.Ptr][]byte{}}
 		ctx, cancel := context.WithCancel(context.Background())
+		if at == 0 {
+			cancel()
+		}
 		ops.onLaunch = func(n int) {
 			if n == at {
 				cancel()
