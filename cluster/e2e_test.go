@@ -192,9 +192,9 @@ func TestClusterGroups(t *testing.T) {
 	}
 }
 
-// TestClusterDeterministic clusters the same input with different worker
-// counts and GOMAXPROCS: the same bytes every time.
-func TestClusterDeterministic(t *testing.T) {
+// fourUnits returns an input of four units on the 16-channel probe, each
+// of three sub-clusters and about 1 100 spikes.
+func fourUnits() *Input {
 	rng := rand.New(rand.NewPCG(6, 1))
 	in := &Input{NC: 4, P: 2}
 	probe16(in)
@@ -202,6 +202,13 @@ func TestClusterDeterministic(t *testing.T) {
 	for u := 0; u < 4; u++ {
 		addUnit(rng, in, 35, 30+40*float64(u), 2*u, 1100+37*u, gaussMeans(rng, 3, 8, 8), 3*u, &truth)
 	}
+	return in
+}
+
+// TestClusterDeterministic clusters the same input with different worker
+// counts and GOMAXPROCS: the same bytes every time.
+func TestClusterDeterministic(t *testing.T) {
+	in := fourUnits()
 	bytesOf := func(r *Result) string {
 		b := unsafe.Slice((*byte)(unsafe.Pointer(&r.Labels[0])), 4*len(r.Labels))
 		w := unsafe.Slice((*byte)(unsafe.Pointer(&r.Wall[0])), 4*len(r.Wall))
@@ -350,13 +357,7 @@ func TestClusterSharedGroup(t *testing.T) {
 // returns the context's error and no result, and the rounds stop soon
 // after the cancellation instead of running to the end.
 func TestClusterContextStops(t *testing.T) {
-	rng := rand.New(rand.NewPCG(6, 1))
-	in := &Input{NC: 4, P: 2}
-	probe16(in)
-	var truth []int
-	for u := 0; u < 4; u++ {
-		addUnit(rng, in, 35, 30+40*float64(u), 2*u, 1100+37*u, gaussMeans(rng, 3, 8, 8), 3*u, &truth)
-	}
+	in := fourUnits()
 	prm := DefaultParams()
 	prm.Workers = 2
 	var mu sync.Mutex

@@ -70,16 +70,10 @@ func kmeansPPMemo(x []float64, n, d, nInit, nCand int, rng *rand.Rand, stop func
 	score := make([]float64, nCand)
 	var fresh []int32
 	for j := 0; j < nInit; j++ {
-		if stop != nil && stop() {
-			break // stopped: the caller discards the labels
-		}
-		for i := range w {
-			w[i] = max(v[i]-e[i], 0)
-		}
-		q := sampleWeighted(rng, w, nCand, idx, keys)
+		q := drawCandidates(rng, v, e, w, nCand, idx, keys, stop)
 		nq := len(q)
 		if nq == 0 {
-			break // no spike can improve any more
+			break
 		}
 		fresh = fresh[:0]
 		for _, qi := range q {
@@ -92,15 +86,7 @@ func kmeansPPMemo(x []float64, n, d, nInit, nCand int, rng *rand.Rand, stop func
 		for a, qi := range q {
 			score[a] = memoScore(rows[qi][:n], e, v[qi])
 		}
-		if kmeansTrace != nil {
-			kmeansTrace(j, score[:nq])
-		}
-		best := 0
-		for a := 1; a < nq; a++ {
-			if score[a] > score[best] {
-				best = a
-			}
-		}
+		best := pickBest(j, score[:nq])
 		row, vb := rows[q[best]][:n], v[q[best]]
 		for i, g := range row {
 			if gi := 2*g - vb; gi-e[i] > 0 {

@@ -185,16 +185,10 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand, stop func() b
 	var cnt []int32           // per anchor: candidates within maxLim
 	var ws vecWork
 	for j := 0; j < nInit; j++ {
-		if stop != nil && stop() {
-			break // stopped: the caller discards the labels
-		}
-		for i := range w {
-			w[i] = max(v[i]-e[i], 0)
-		}
-		q := sampleWeighted(rng, w, nCand, idx, keys)
+		q := drawCandidates(rng, v, e, w, nCand, idx, keys, stop)
 		nq := len(q)
 		if nq == 0 {
-			break // no spike can improve any more
+			break
 		}
 		for a, qi := range q {
 			copy(cx[a*d:(a+1)*d], x[int(qi)*d:(int(qi)+1)*d])
@@ -291,15 +285,7 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand, stop func() b
 		} else {
 			rd.scoreScalar()
 		}
-		if kmeansTrace != nil {
-			kmeansTrace(j, score[:nq])
-		}
-		best := 0
-		for a := 1; a < nq; a++ {
-			if score[a] > score[best] {
-				best = a
-			}
-		}
+		best := pickBest(j, score[:nq])
 		xq := cx[best*d : (best+1)*d]
 		for i := 0; i < n; i++ {
 			r := int(slot[anchor[i]] - 1)
@@ -315,6 +301,36 @@ func kmeansPP(x []float64, n, d, nInit, nCand int, rng *rand.Rand, stop func() b
 		}
 	}
 	return c
+}
+
+// drawCandidates starts a k-means++ round: it sets the weights
+// w = max(v − e, 0) and draws the round's candidates (sampleWeighted). It
+// returns none when the rounds should end: stop (if not nil) reports true
+// (the caller's labels are then discarded), or no spike can improve any
+// more.
+func drawCandidates(rng *rand.Rand, v, e, w []float64, nCand int, idx []int32, keys []float64, stop func() bool) []int32 {
+	if stop != nil && stop() {
+		return nil
+	}
+	for i := range w {
+		w[i] = max(v[i]-e[i], 0)
+	}
+	return sampleWeighted(rng, w, nCand, idx, keys)
+}
+
+// pickBest ends the scoring of round j: it hands the scores to the test
+// hook and returns the first best candidate.
+func pickBest(j int, score []float64) int {
+	if kmeansTrace != nil {
+		kmeansTrace(j, score)
+	}
+	best := 0
+	for a := 1; a < len(score); a++ {
+		if score[a] > score[best] {
+			best = a
+		}
+	}
+	return best
 }
 
 // searchBelow returns the number of leading values of the ascending ds
