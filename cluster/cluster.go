@@ -198,7 +198,7 @@ func (c *Clusterer) ClusterContext(ctx context.Context, in *Input) (*Result, err
 	}
 	prm := c.prm
 	prm.ctx = ctx
-	r, err := c.cluster(in, &prm)
+	r, err := c.cluster(in, prm)
 	if ctx.Err() != nil {
 		return nil, context.Cause(ctx)
 	}
@@ -206,8 +206,7 @@ func (c *Clusterer) ClusterContext(ctx context.Context, in *Input) (*Result, err
 }
 
 // cluster is ClusterContext's work with the call's settings.
-func (c *Clusterer) cluster(in *Input, prmp *Params) (*Result, error) {
-	prm := *prmp
+func (c *Clusterer) cluster(in *Input, prm Params) (*Result, error) {
 	if prm.Dmin == 0 {
 		prm.Dmin = MedianPitch(in.ChanY)
 	}

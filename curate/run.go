@@ -44,20 +44,13 @@ func Run(s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite boo
 	return r
 }
 
-// RunContext is [Run] that stops once ctx is done: between stages, and
-// inside the merges, the similarity rows and the PC features (between
-// units), so that an interrupt is answered within a unit's work. It then
+// RunContext is [Run] that stops once ctx is done: inside the merges,
+// the similarity rows and the PC features (between units), so that an interrupt is answered within a unit's work. It then
 // returns the context's cause and no result; s is left part-way.
 func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite bool) (*Result, error) {
 	mr, err := merge(ctx, s, u, bs, p)
 	if err != nil {
 		return nil, err
-	}
-	stop := func() error {
-		if ctx.Err() != nil {
-			return context.Cause(ctx)
-		}
-		return nil
 	}
 	keep := RemoveDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins())
 	s.Select(keep)
@@ -68,15 +61,11 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 	for k := range contam {
 		contam[k] *= 100
 	}
-	if err := stop(); err != nil {
-		return nil, err
-	}
 	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges,
 		Positions: Positions(s, ch, p.PositionLimit), Amplitudes: Amplitudes(s),
 		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units)}
-	if err := stop(); err != nil {
-		return nil, err
-	}
+	// The similarity rows look at ctx before each row, the PC features
+	// before each cluster.
 	if r.Similar, err = similarTemplates(ctx, mr.Units, bs); err != nil {
 		return nil, err
 	}
