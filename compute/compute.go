@@ -111,11 +111,27 @@ func (d *Device) AllocHost(bytes int) (*HostMem, error) {
 	if d.gpu == nil {
 		h = &HostMem{cpu: make([]uint64, (bytes+7)/8), n: bytes}
 	} else {
+		// The pages are faulted in before Do, so that other goroutines
+		// keep the device meanwhile; only their registration holds it.
+		m, merr := cuda.MapHost(bytes)
 		err := d.Do(func(c *Ctx) error {
+			if merr == nil {
+				err := c.c.RegisterHost(m)
+				if err == nil {
+					h = &HostMem{h: m, n: bytes}
+					return nil
+				}
+				if d.gpu.Err() != nil {
+					return err
+				}
+			}
 			var err error
 			h, err = c.AllocHost(bytes)
 			return err
 		})
+		if merr == nil && (h == nil || h.h != m) {
+			m.FreeUnregistered() // not registered (a lost device ran nothing)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -162,9 +178,29 @@ func (d *Device) pinnedOf(p unsafe.Pointer, bytes int) (*HostMem, int, bool) {
 	return nil, 0, false
 }
 
+// PrepareBLAS starts creating a CUDA device's cuBLAS handle in the
+// background, so that its creation (tens of ms) overlaps the caller's
+// set-up instead of delaying the first matrix product; the first cuBLAS
+// call waits for it. On the CPU it does nothing.
+func (d *Device) PrepareBLAS() {
+	if d.gpu != nil {
+		d.gpu.PrepareBLAS()
+	}
+}
+
 // Close releases a GPU's resources, the host memory of AllocHost
 // included; closing the CPU does nothing.
-func (d *Device) Close() error {
+func (d *Device) Close() error { return d.close(false) }
+
+// CloseFinal is Close for a process that will make no further GPU call: on
+// a CUDA device it also destroys the primary context, which the CUDA
+// runtime inside cuBLAS otherwise keeps until the process exits, so that
+// its teardown costs the caller (who can overlap it with other work, such
+// as writing results) and not the process's exit. No device may be used
+// for cuBLAS work in the process afterwards; on the CPU it is Close.
+func (d *Device) CloseFinal() error { return d.close(true) }
+
+func (d *Device) close(final bool) error {
 	if d.gpu == nil {
 		return nil
 	}
@@ -184,7 +220,11 @@ func (d *Device) Close() error {
 			return first
 		})
 	}
-	if err := d.gpu.Close(); first == nil {
+	closeGPU := d.gpu.Close
+	if final {
+		closeGPU = d.gpu.CloseFinal
+	}
+	if err := closeGPU(); first == nil {
 		first = err
 	}
 	return first

@@ -276,3 +276,81 @@ func TestBLASError(t *testing.T) {
 	}
 	t.Logf("%v", err)
 }
+
+// TestPrepareBLAS opens devices of their own: one whose cuBLAS handle is
+// prepared ahead is then used for a product checked against float64, one
+// is closed while its handle may still be in the making, and a third
+// prepares twice.
+func TestPrepareBLAS(t *testing.T) {
+	device(t) // skips without a GPU
+	d, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.PrepareBLAS()
+	d.PrepareBLAS() // a second call does nothing
+	const m, n, k = 3, 5, 7
+	rng := rand.New(rand.NewPCG(13, 14))
+	a, b := make([]float32, m*k), make([]float32, k*n)
+	for i := range a {
+		a[i] = float32(rng.NormFloat64())
+	}
+	for i := range b {
+		b[i] = float32(rng.NormFloat64())
+	}
+	c := make([]float32, m*n)
+	err = d.Do(func(cx *Ctx) error {
+		da, err := cx.Alloc(4 * len(a))
+		if err != nil {
+			return err
+		}
+		defer cx.Free(da)
+		db, err := cx.Alloc(4 * len(b))
+		if err != nil {
+			return err
+		}
+		defer cx.Free(db)
+		dc, err := cx.Alloc(4 * len(c))
+		if err != nil {
+			return err
+		}
+		defer cx.Free(dc)
+		if err := Upload(cx, da.Ptr, a); err != nil {
+			return err
+		}
+		if err := Upload(cx, db.Ptr, b); err != nil {
+			return err
+		}
+		// Column-major: A is m×k (lda m), B k×n (ldb k), C m×n (ldc m).
+		if err := cx.Sgemm(NoTrans, NoTrans, m, n, k, 1, da.Ptr, m, db.Ptr, k, 0, dc.Ptr, m); err != nil {
+			return err
+		}
+		return Download(cx, c, dc.Ptr)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range n {
+		for i := range m {
+			var want float64
+			for l := range k {
+				want += float64(a[i+l*m]) * float64(b[l+j*k])
+			}
+			if got := float64(c[i+j*m]); math.Abs(got-want) > 1e-4*(1+math.Abs(want)) {
+				t.Errorf("C[%d,%d] = %v, want %v", i, j, got, want)
+			}
+		}
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.PrepareBLAS()
+	if err := e.Close(); err != nil { // waits for the handle and destroys it
+		t.Fatal(err)
+	}
+	e.PrepareBLAS() // after Close: nothing
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,8 @@ var (
 	cuDeviceTotalMem            uintptr
 	cuDevicePrimaryCtxRetain    uintptr
 	cuDevicePrimaryCtxRelease   uintptr
+	cuDevicePrimaryCtxReset     uintptr
+	cuDevicePrimaryCtxGetState  uintptr
 	cuCtxSetCurrent             uintptr
 	cuCtxSynchronize            uintptr
 	cuGetErrorName              uintptr
@@ -31,6 +34,8 @@ var (
 	cuMemGetInfo                uintptr
 	cuMemHostAlloc              uintptr
 	cuMemFreeHost               uintptr
+	cuMemHostRegister           uintptr
+	cuMemHostUnregister         uintptr
 	cuMemcpyHtoDAsync           uintptr
 	cuMemcpyDtoHAsync           uintptr
 	cuMemcpyDtoDAsync           uintptr
@@ -81,6 +86,8 @@ var driverLib = &library{
 		{name: "cuDeviceGetPCIBusId", addr: &cuDeviceGetPCIBusID},
 		{name: "cuDevicePrimaryCtxRetain", addr: &cuDevicePrimaryCtxRetain},
 		{name: "cuDevicePrimaryCtxRelease_v2", addr: &cuDevicePrimaryCtxRelease},
+		{name: "cuDevicePrimaryCtxReset_v2", addr: &cuDevicePrimaryCtxReset},
+		{name: "cuDevicePrimaryCtxGetState", addr: &cuDevicePrimaryCtxGetState},
 		{name: "cuCtxSetCurrent", addr: &cuCtxSetCurrent},
 		{name: "cuCtxSynchronize", addr: &cuCtxSynchronize},
 		{name: "cuGetErrorName", addr: &cuGetErrorName},
@@ -90,6 +97,8 @@ var driverLib = &library{
 		{name: "cuMemGetInfo_v2", addr: &cuMemGetInfo},
 		{name: "cuMemHostAlloc", addr: &cuMemHostAlloc},
 		{name: "cuMemFreeHost", addr: &cuMemFreeHost},
+		{name: "cuMemHostRegister_v2", addr: &cuMemHostRegister},
+		{name: "cuMemHostUnregister", addr: &cuMemHostUnregister},
 		{name: "cuMemcpyHtoDAsync_v2", addr: &cuMemcpyHtoDAsync},
 		{name: "cuMemcpyDtoHAsync_v2", addr: &cuMemcpyDtoHAsync},
 		{name: "cuMemcpyDtoDAsync_v2", addr: &cuMemcpyDtoDAsync},
@@ -146,9 +155,25 @@ var (
 	initErr  error
 )
 
-// initDriver loads the driver and calls cuInit once per process.
+// Connections is the number of hardware work queues per context that
+// dspk asks the driver for (CUDA_DEVICE_MAX_CONNECTIONS) unless the
+// environment sets it. The driver's default, 8, makes creating a context
+// cost 0.10–0.13 s on the H200 where 2 cost 0.07 and 32 cost 0.54, and its
+// teardown follows (docs/perf-wholeprocess.md); dspk has at most four
+// streams at once (the device's, the window's copies, preprocessing's
+// copies and detection's), whose order it sets itself with events, and its
+// passes ran as fast with 2 queues as with 8.
+const Connections = 2
+
+// initDriver loads the driver and calls cuInit once per process, after
+// setting CUDA_DEVICE_MAX_CONNECTIONS to [Connections] where the
+// environment does not set it (the driver reads it when a context is
+// created).
 func initDriver() error {
 	initOnce.Do(func() {
+		if _, ok := os.LookupEnv("CUDA_DEVICE_MAX_CONNECTIONS"); !ok {
+			os.Setenv("CUDA_DEVICE_MAX_CONNECTIONS", strconv.Itoa(Connections))
+		}
 		if err := driverLib.load(); err != nil {
 			initErr = err
 			return
@@ -358,8 +383,9 @@ type Device struct {
 	mu        sync.Mutex
 	lost      atomic.Pointer[Error]
 	stream    uintptr
-	blas      uintptr // cuBLAS handle, 0 until first use
-	blasSet   uintptr // stream the handle is bound to
+	blas      uintptr   // cuBLAS handle, 0 until first use
+	blasSet   uintptr   // stream the handle is bound to
+	blasPrep  *blasPrep // the handle being created ahead (PrepareBLAS)
 	modules   map[[32]byte]*Module
 	closed    bool
 	debugSync bool
@@ -438,7 +464,29 @@ func (d *Device) Do(f func(*Ctx) error) error {
 
 // Close releases the device's cuBLAS handle, modules, stream and primary
 // context. A lost device is only forgotten: its context cannot be used.
-func (d *Device) Close() error {
+func (d *Device) Close() error { return d.close(false) }
+
+// CloseFinal is Close for a process that makes no further CUDA call: it
+// also resets the primary context (cuDevicePrimaryCtxReset), destroying
+// it even though the CUDA runtime inside cuBLAS keeps its own reference
+// to it until the process ends. The context's teardown (50–90 ms on the
+// H200, with the memory it held) then happens here, where a caller can
+// overlap it with other work, and not in the process's exit, where nothing
+// can. Opening a device again afterwards works for the driver API, but
+// cuBLAS must not be used again in the process.
+func (d *Device) CloseFinal() error { return d.close(true) }
+
+// primaryActive reports whether the device's primary context exists
+// (someone retains it), also after Close.
+func (d *Device) primaryActive() (bool, error) {
+	var flags uint32
+	var active int32
+	err := drv("cuDevicePrimaryCtxGetState", cuDevicePrimaryCtxGetState, uintptr(d.dev),
+		uintptr(unsafe.Pointer(&flags)), uintptr(unsafe.Pointer(&active)))
+	return active != 0, err
+}
+
+func (d *Device) close(reset bool) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -458,6 +506,7 @@ func (d *Device) Close() error {
 	}
 	keep(drv("cuCtxSetCurrent", cuCtxSetCurrent, d.ctx))
 	keep(drv("cuStreamSynchronize", cuStreamSynchronize, d.stream))
+	d.takePreparedBLAS()
 	if d.blas != 0 {
 		keep(blasCheck("cublasDestroy_v2", "", call(cublasDestroy, d.blas)))
 		d.blas = 0
@@ -468,6 +517,9 @@ func (d *Device) Close() error {
 	}
 	keep(drv("cuStreamDestroy_v2", cuStreamDestroy, d.stream))
 	keep(drv("cuDevicePrimaryCtxRelease_v2", cuDevicePrimaryCtxRelease, uintptr(d.dev)))
+	if reset {
+		keep(drv("cuDevicePrimaryCtxReset_v2", cuDevicePrimaryCtxReset, uintptr(d.dev)))
+	}
 	return first
 }
 
@@ -590,54 +642,6 @@ func (c *Ctx) Free(b Buffer) error {
 		return nil
 	}
 	return c.do("cuMemFree_v2", "", cuMemFree, uintptr(b.Ptr))
-}
-
-// HostBuffer is page-locked host memory (cuMemHostAlloc), copied to and
-// from the device at full PCIe speed. Its memory is not Go memory: free it
-// with [Ctx.FreeHost].
-type HostBuffer struct {
-	p uintptr
-	n int
-}
-
-// Len returns the size in bytes.
-func (h *HostBuffer) Len() int { return h.n }
-
-// Ptr returns the host address.
-func (h *HostBuffer) Ptr() unsafe.Pointer { return cptr(h.p) }
-
-// Bytes returns the buffer as a byte slice.
-func (h *HostBuffer) Bytes() []byte { return unsafe.Slice((*byte)(h.Ptr()), h.n) }
-
-// Float32 returns the buffer as float32s (Len()/4 of them).
-func (h *HostBuffer) Float32() []float32 { return unsafe.Slice((*float32)(h.Ptr()), h.n/4) }
-
-// Float64 returns the buffer as float64s (Len()/8 of them).
-func (h *HostBuffer) Float64() []float64 { return unsafe.Slice((*float64)(h.Ptr()), h.n/8) }
-
-// Int16 returns the buffer as int16s (Len()/2 of them).
-func (h *HostBuffer) Int16() []int16 { return unsafe.Slice((*int16)(h.Ptr()), h.n/2) }
-
-// AllocHost allocates bytes (> 0) of pinned host memory.
-func (c *Ctx) AllocHost(bytes int) (*HostBuffer, error) {
-	if bytes <= 0 {
-		panic(fmt.Sprintf("cuda: AllocHost of %d bytes", bytes))
-	}
-	var p uintptr
-	if err := c.do("cuMemHostAlloc", fmt.Sprintf("%d bytes", bytes), cuMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes), 0); err != nil {
-		return nil, err
-	}
-	return &HostBuffer{p: p, n: bytes}, nil
-}
-
-// FreeHost releases h; it must not be used afterwards.
-func (c *Ctx) FreeHost(h *HostBuffer) error {
-	if h == nil || h.p == 0 {
-		return nil
-	}
-	err := c.do("cuMemFreeHost", "", cuMemFreeHost, h.p)
-	h.p, h.n = 0, 0
-	return err
 }
 
 // CopyHtoD copies bytes from the pinned buffer src at offset off to dst,

@@ -4,6 +4,8 @@ package cuda
 
 import (
 	"os"
+	"syscall"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -48,4 +50,35 @@ func readMaps() string {
 		return ""
 	}
 	return string(b)
+}
+
+// mapHost maps bytes of anonymous read-write memory starting on a
+// huge-page boundary and asks for transparent huge pages there (a hint:
+// the kernel may use small pages). It returns the mapping and the address
+// of its first byte.
+func mapHost(bytes int) ([]byte, uintptr, error) {
+	n := (bytes + hugePage - 1) &^ (hugePage - 1)
+	// Over-map by a huge page and unmap what lies outside the aligned part.
+	a, _, e := syscall.Syscall6(syscall.SYS_MMAP, 0, uintptr(n+hugePage), syscall.PROT_READ|syscall.PROT_WRITE,
+		syscall.MAP_PRIVATE|syscall.MAP_ANONYMOUS, ^uintptr(0), 0)
+	if e != 0 {
+		return nil, 0, e
+	}
+	start := (a + hugePage - 1) &^ (hugePage - 1)
+	if start > a {
+		syscall.Syscall(syscall.SYS_MUNMAP, a, start-a, 0)
+	}
+	if end := a + uintptr(n+hugePage); end > start+uintptr(n) {
+		syscall.Syscall(syscall.SYS_MUNMAP, start+uintptr(n), end-start-uintptr(n), 0)
+	}
+	const madvHugepage = 14 // MADV_HUGEPAGE
+	syscall.Syscall(syscall.SYS_MADVISE, start, uintptr(n), madvHugepage)
+	return unsafe.Slice((*byte)(cptr(start)), n), start, nil
+}
+
+// unmapHost unmaps a mapping of mapHost.
+func unmapHost(m []byte) {
+	if len(m) > 0 {
+		syscall.Syscall(syscall.SYS_MUNMAP, uintptr(unsafe.Pointer(&m[0])), uintptr(len(m)), 0)
+	}
 }

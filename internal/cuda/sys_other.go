@@ -24,3 +24,7 @@ func callSlice(fn uintptr, args []uintptr) uintptr {
 }
 
 func readMaps() string { return "" }
+
+func mapHost(bytes int) ([]byte, uintptr, error) { return nil, 0, errUnsupported }
+
+func unmapHost(m []byte) {}
