@@ -81,6 +81,20 @@ type Writer struct {
 	f64, g64  []float64
 	clusters  int
 	done      bool
+	// runFiles is closed once Begin's goroutine has written the files that
+	// describe the run (runFilesErr its error); nil before Begin.
+	runFiles    chan struct{}
+	runFilesErr error
+}
+
+// waitRunFiles waits for the run files Begin writes beside the detection
+// pass and returns their error.
+func (w *Writer) waitRunFiles() error {
+	if w.runFiles == nil {
+		return nil
+	}
+	<-w.runFiles
+	return w.runFilesErr
 }
 
 // Clusters returns the number of provisional clusters written (after End).
@@ -109,6 +123,7 @@ func createDir(out string, opt Options, kind string) (*export.OutputDir, error) 
 // Close closes any open file and, unless End succeeded, removes the
 // temporary folder. It can be deferred.
 func (w *Writer) Close() error {
+	w.waitRunFiles()
 	w.closeStreams()
 	if w.done {
 		return nil
@@ -128,14 +143,15 @@ func (w *Writer) closeStreams() error {
 	return first
 }
 
-// Begin opens the per-spike arrays and writes the files that describe
-// the recording, probe, whitening and templates.
+// Begin opens the per-spike arrays and starts writing the files that
+// describe the recording, probe, whitening and templates on a goroutine,
+// beside the detection pass (End reports their error).
 func (w *Writer) Begin(info *pipeline.RunInfo) error {
 	if w.info != nil {
 		return fmt.Errorf("phy: %s: Begin called twice", w.od.Final())
 	}
 	w.info = info
-	g, tm, pr := info.Grid, info.Templates, info.Probe
+	g, tm := info.Grid, info.Templates
 	w.nc, w.p = g.NC, tm.P
 	w.acc = newClusters(g.F(), g.NC, tm.P)
 
@@ -179,6 +195,19 @@ func (w *Writer) Begin(info *pipeline.RunInfo) error {
 		return err
 	}
 
+	w.runFiles = make(chan struct{})
+	go func() {
+		defer close(w.runFiles)
+		w.runFilesErr = w.writeRunFiles(info)
+	}()
+	return nil
+}
+
+// writeRunFiles writes the files that describe the run: the channel map
+// and positions, the whitening matrices, the templates, params.py, ops.npy
+// and probe.json.
+func (w *Writer) writeRunFiles(info *pipeline.RunInfo) error {
+	tm, pr := info.Templates, info.Probe
 	C := pr.Len()
 	cm, pos, sh := channelArrays(pr)
 	dense, inv, err := pipeline.WhiteningMatrices(info.Whitening)
@@ -292,6 +321,9 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 		return fmt.Errorf("phy: %s: End before Begin", w.od.Final())
 	}
 	t0 := time.Now()
+	if err := w.waitRunFiles(); err != nil {
+		return err
+	}
 	if err := w.closeStreams(); err != nil {
 		return err
 	}

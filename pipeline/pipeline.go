@@ -48,7 +48,10 @@ type Pipeline struct {
 	// waiting: for the loader to read a window ("loader"), for a
 	// window's upload to the device ("upload") and for the oldest started
 	// window's results ("results": on a GPU, the device's work). Their
-	// sum against the pass's time says what limits it.
+	// sum against the pass's time says what limits it. "first_window" is
+	// the time from the pass's start until its first window's work was
+	// started (reading, uploading and preprocessing it, and what the
+	// device and libraries do on first use).
 	Waits map[string]map[string]time.Duration
 
 	onRaw    func(win recording.Window, data []int16) // sees each raw window of a pass
@@ -351,6 +354,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		}
 		if err := start(rw, p.win); err != nil {
 			return err
+		}
+		if done == 0 && len(pending) == 0 {
+			waits["first_window"] += time.Since(t0)
 		}
 		var ready bool
 		next, ready, nerr = ld.TryNext()

@@ -35,7 +35,10 @@ type Sink interface {
 	// s is reused for the next window: a sink copies what must outlive
 	// the call.
 	Window(win recording.Window, s *detect.Spikes) error
-	// End is called once after the last window with the run's summary.
+	// End is called once after the last window with the run's summary,
+	// when the run has no work left on its device (its detectors and
+	// motion corrector are closed): a sink may close the pipeline and
+	// the device beside its End, once it has what it needs from them.
 	End(sum *Summary) error
 }
 
@@ -194,6 +197,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
 	}
 	p.drift = nil
+	var stopCorrection func() // frees the motion corrector's device memory
 	if p.cfg.NBlocks > 0 {
 		// The motion pass on uncorrected windows, then every later pass on
 		// corrected ones; templates learned here are learned again from
@@ -202,7 +206,12 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		if err != nil {
 			return nil, err
 		}
-		defer stop()
+		stopCorrection = stop
+		defer func() {
+			if stopCorrection != nil {
+				stopCorrection()
+			}
+		}()
 		if opt.Templates == nil {
 			if tm, sum.Clips, err = p.LearnTemplates(ctx, w); err != nil {
 				return nil, err
@@ -240,6 +249,13 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		return nil, err
 	}
 	stage("detection", t)
+	// The run's device work is over: the detectors are closed, and so is
+	// the corrector before End, so that a sink may release the device
+	// beside its End.
+	if stopCorrection != nil {
+		stopCorrection()
+		stopCorrection = nil
+	}
 	sum.Centres = g.F()
 	sum.Work = stats
 	sum.Wall = time.Since(start)
