@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"image"
 	"image/color"
-	"image/png"
-	"io"
 	"math"
+	"runtime"
+	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -58,11 +57,51 @@ func (d *dots) Plot(c draw.Canvas, p *plot.Plot) {
 	x0, x1 := c.Min.X.Dots(dpi), c.Max.X.Dots(dpi)
 	y0, y1 := h-c.Max.Y.Dots(dpi), h-c.Min.Y.Dots(dpi)
 	half := math.Sqrt(math.Pi) * d.radius.Dots(dpi) / 2 // a square of the disc's area
-	for i, xy := range d.xys {
-		x, y := trX(xy.X).Dots(dpi), h-trY(xy.Y).Dots(dpi)
-		r, g, b, _ := d.cols[i].RGBA()
-		splat(img, max(x-half, x0), min(x+half, x1), max(y-half, y0), min(y+half, y1), r>>8, g>>8, b>>8)
+	// Each dot's square and colour, computed in parallel, then painted.
+	sqs := make([]square, len(d.xys))
+	parallelRange(len(d.xys), 4096, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			xy := d.xys[i]
+			x, y := trX(xy.X).Dots(dpi), h-trY(xy.Y).Dots(dpi)
+			r, g, b, _ := d.cols[i].RGBA()
+			sqs[i] = square{max(x-half, x0), min(x+half, x1), max(y-half, y0), min(y+half, y1), r >> 8, g >> 8, b >> 8}
+		}
+	})
+	paintSquares(img, sqs)
+}
+
+// square is a pixel-space rectangle [xa, xb) × [ya, yb) of one opaque
+// colour, for splat.
+type square struct {
+	xa, xb, ya, yb float64
+	r, g, b        uint32
+}
+
+// paintSquares splats the squares onto img in bands of rows, one per
+// core, each band painting every square's part inside it in the squares'
+// order: every pixel blends the same squares in the same order as one
+// pass over them would.
+func paintSquares(img *image.RGBA, sqs []square) {
+	bd := img.Bounds()
+	parallelRange(bd.Dy(), 8, func(lo, hi int) {
+		blo, bhi := float64(bd.Min.Y+lo), float64(bd.Min.Y+hi)
+		for _, q := range sqs {
+			if ya, yb := max(q.ya, blo), min(q.yb, bhi); ya < yb {
+				splat(img, q.xa, q.xb, ya, yb, q.r, q.g, q.b)
+			}
+		}
+	})
+}
+
+// parallelRange calls fn on consecutive parts [lo, hi) of [0, n), at
+// least minPart long, one per core, and waits for them.
+func parallelRange(n, minPart int, fn func(lo, hi int)) {
+	parts := max(1, min(runtime.GOMAXPROCS(0), n/max(minPart, 1)))
+	var wg sync.WaitGroup
+	for k := range parts {
+		wg.Go(func() { fn(k*n/parts, (k+1)*n/parts) })
 	}
+	wg.Wait()
 }
 
 // splat paints the opaque colour (r, g, b) over the pixel-space rectangle
@@ -89,17 +128,6 @@ func splat(img *image.RGBA, xa, xb, ya, yb float64, r, g, b uint32) {
 			p[3] = uint8((255*a + uint32(p[3])*(255-a) + 127) / 255)
 		}
 	}
-}
-
-// encodePNG writes img as a PNG with the fastest compression: the drift
-// raster is mostly flat colour, which compresses well at any level, and
-// the default level took as long as the drawing.
-func encodePNG(w io.Writer, img image.Image) error {
-	bw := bufio.NewWriter(w)
-	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(bw, img); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // colourTable is a colour map sampled at 1024 levels over [lo, hi], so

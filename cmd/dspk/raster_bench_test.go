@@ -1,0 +1,34 @@
+package main
+
+import (
+	"context"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+)
+
+// BenchmarkWriteRaster draws the drift raster of a 10-minute Neuropixels
+// detect run (575 854 spikes, as on the H200's 10-minute simulation;
+// 200 000 of them drawn) into a PNG.
+func BenchmarkWriteRaster(b *testing.B) {
+	const n = 575854
+	rng := rand.New(rand.NewPCG(7, 8))
+	d := &rasterData{fs: 30000, seconds: 600, threshold: 9, title: "bench"}
+	for i := range 192 {
+		d.chanY = append(d.chanY, float32(20*i), float32(20*i))
+	}
+	d.times = make([]int64, n)
+	d.y = make([]float32, n)
+	d.amp = make([]float32, n)
+	for i := range n {
+		d.times[i] = int64(i) * 600 * 30000 / n
+		d.y[i] = float32(rng.Float64() * 3820)
+		d.amp[i] = float32(9 * (1 + 4*rng.ExpFloat64()))
+	}
+	path := filepath.Join(b.TempDir(), "r.png")
+	for b.Loop() {
+		if err := writeRaster(context.Background(), path, d, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
