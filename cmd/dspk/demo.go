@@ -127,7 +127,7 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 	pf.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
 	var df detectFlags
 	df.register(flag.NewFlagSet("defaults", flag.ContinueOnError))
-	df.out, df.device = detDir, device
+	df.out, df.device, df.final = detDir, device, inMain
 	sum, k, err := runDetect(ctx, rec, pr, &pf, &df, recordingFiles(bin, rec), in.warnings, cmdErr)
 	if err != nil {
 		return err

@@ -40,6 +40,7 @@ dspk detect -o det1 -templates wTEMP.npz -probe probe.json -channels 64 -rate 30
 				// The device opens (on a GPU: driver, context, libraries)
 				// while the recording is opened.
 				df.started, df.pending = cmdStart, openDeviceAsync(df.device)
+				df.final = inMain
 				t := time.Now()
 				rec, pr, err := in.open(args...)
 				if err != nil {
@@ -86,6 +87,36 @@ type detectFlags struct {
 	started time.Time
 	pending *pendingDevice
 	recOpen time.Duration
+	// final is set when the process makes no GPU call after the run (the
+	// dspk command's detect and demo): the device is then closed with
+	// [compute.Device.CloseFinal].
+	final bool
+}
+
+// releasingSink is the folder's sink with the device released beside its
+// end. Once the last window's spikes are in, the run has no work left on
+// the device: the pipeline's buffers and the device itself (on a GPU: its
+// pinned memory, modules and context) are closed on a goroutine while the
+// folder's end (cluster files, drift raster: host work) is written,
+// instead of after it or, for the context, in the process's exit.
+type releasingSink struct {
+	pipeline.Sink
+	release func()
+	took    time.Duration // how long release took
+}
+
+// End writes the folder's end while release runs beside it.
+func (s *releasingSink) End(sum *pipeline.Summary) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.Now()
+		s.release()
+		s.took = time.Since(t)
+	}()
+	err := s.Sink.End(sum)
+	<-done
+	return err
 }
 
 func (f *detectFlags) register(fs *flag.FlagSet) {
@@ -135,6 +166,10 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 	cfg := pf.config()
 	cfg.ThUniversal = df.threshold
 	df.motion.apply(&cfg)
+	// The whitening pass's first matrix product is warmed up beside the
+	// pipeline's set-up.
+	warmed := pipeline.WarmUp(dev, rec, pr, cfg)
+	defer warmed() // before dev.Close
 	t := time.Now()
 	p, err := pipeline.New(dev, rec, pr, cfg)
 	if err != nil {
@@ -174,10 +209,20 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 			setStage("the writing of the results")
 		}
 	}
-	sum, err := p.Run(ctx, w, opt)
+	sink := &releasingSink{Sink: w, release: func() {
+		p.Close()
+		warmed()
+		if df.final {
+			dev.CloseFinal()
+		} else {
+			dev.Close()
+		}
+	}}
+	sum, err := p.Run(ctx, sink, opt)
 	if err != nil {
 		return nil, 0, err
 	}
+	sum.Timings["device_close"] = sink.took.Seconds()
 	printWarnings(log, p.Warnings())
 	return sum, w.Clusters(), nil
 }

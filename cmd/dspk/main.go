@@ -81,6 +81,9 @@ func main() {
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stopProfile()
 	stop()
+	if os.Getenv("DSPK_MEMORY_REPORT") == "1" {
+		reportMemory(os.Stderr)
+	}
 	os.Exit(code)
 }
 

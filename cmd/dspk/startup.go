@@ -78,6 +78,9 @@ func openDeviceAsync(spec string) *pendingDevice {
 		t := time.Now()
 		p.dev, p.reason, p.err = compute.Open(spec)
 		p.took = time.Since(t)
+		if p.err == nil {
+			p.dev.PrepareBLAS() // the whitening pass's first product needs it
+		}
 	}()
 	return p
 }
@@ -166,7 +169,11 @@ func printTimes(w io.Writer, s *pipeline.Summary, wall time.Duration) {
 		line("folder: run files", v, "(whitening, templates, probe, params.py)")
 	}
 	if v, ok := t["folder_writing"]; ok {
-		line("folder: end", v, fmt.Sprintf("(cluster files %.3f s, drift raster %.3f s beside them)", t["cluster_files"], t["plotting"]))
+		note := fmt.Sprintf("(cluster files %.3f s, drift raster %.3f s beside them", t["cluster_files"], t["plotting"])
+		if c, ok := t["device_close"]; ok {
+			note += fmt.Sprintf("; the device closed beside them in %.3f s", c)
+		}
+		line("folder: end", v, note+")")
 	}
 	var known float64
 	for _, k := range []string{"startup", "pipeline_setup", "templates_load", "folder_create", "whitening", "templates", "grid", "sink_begin", "detection", "folder_writing"} {
@@ -189,7 +196,7 @@ func printTimes(w io.Writer, s *pipeline.Summary, wall time.Duration) {
 	for k := range t {
 		switch k {
 		case "startup", "recording_open", "device_open", "cuda_context", "cuda_libraries", "pipeline_setup",
-			"whitening", "templates", "grid", "detection", "sink_begin", "folder_writing", "cluster_files", "plotting":
+			"whitening", "templates", "grid", "detection", "sink_begin", "folder_writing", "cluster_files", "plotting", "device_close":
 			continue
 		}
 		rest = append(rest, fmt.Sprintf("%s %.3f s", strings.ReplaceAll(k, "_", " "), t[k]))
