@@ -178,16 +178,6 @@ func (d *Device) pinnedOf(p unsafe.Pointer, bytes int) (*HostMem, int, bool) {
 	return nil, 0, false
 }
 
-// PrepareBLAS starts creating a CUDA device's cuBLAS handle in the
-// background, so that its creation (tens of ms) overlaps the caller's
-// set-up instead of delaying the first matrix product; the first cuBLAS
-// call waits for it. On the CPU it does nothing.
-func (d *Device) PrepareBLAS() {
-	if d.gpu != nil {
-		d.gpu.PrepareBLAS()
-	}
-}
-
 // Close releases a GPU's resources, the host memory of AllocHost
 // included; closing the CPU does nothing.
 func (d *Device) Close() error { return d.close(false) }

@@ -78,9 +78,6 @@ func openDeviceAsync(spec string) *pendingDevice {
 		t := time.Now()
 		p.dev, p.reason, p.err = compute.Open(spec)
 		p.took = time.Since(t)
-		if p.err == nil {
-			p.dev.PrepareBLAS() // the whitening pass's first product needs it
-		}
 	}()
 	return p
 }

@@ -2,7 +2,6 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
 	"unsafe"
 )
 
@@ -108,56 +107,6 @@ func blasCheck(fn, op string, r uintptr) error {
 	return nil
 }
 
-// blasPrep is a cuBLAS handle being created on a goroutine of its own
-// ([Device.PrepareBLAS]).
-type blasPrep struct {
-	done chan struct{}
-	h    uintptr
-	err  error
-}
-
-// PrepareBLAS starts creating the device's cuBLAS handle on a goroutine of
-// its own, with the context current on its own thread and without the
-// device's mutex, so that the creation (the CUDA runtime inside cuBLAS
-// initialising: tens of ms) overlaps the caller's other set-up. The first
-// cuBLAS call waits for it; if it failed, that call creates the handle
-// itself (and reports any error). It does nothing where the handle exists,
-// is being prepared, or cuBLAS is not loaded.
-func (d *Device) PrepareBLAS() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed || d.blas != 0 || d.blasPrep != nil || cublasLib.load() != nil {
-		return
-	}
-	p := &blasPrep{done: make(chan struct{})}
-	d.blasPrep = p
-	ctx := d.ctx
-	go func() {
-		defer close(p.done)
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if r := int(int32(call(cuCtxSetCurrent, ctx))); r != 0 {
-			p.err = driverError("cuCtxSetCurrent", "", r)
-			return
-		}
-		p.err = blasCheck("cublasCreate_v2", "", call(cublasCreate, uintptr(unsafe.Pointer(&p.h))))
-	}()
-}
-
-// takePreparedBLAS waits for a handle of PrepareBLAS and makes it the
-// device's (dropping a failed one). Called with d.mu held.
-func (d *Device) takePreparedBLAS() {
-	p := d.blasPrep
-	if p == nil {
-		return
-	}
-	<-p.done
-	d.blasPrep = nil
-	if p.err == nil && p.h != 0 && d.blas == 0 {
-		d.blas, d.blasSet = p.h, 0
-	}
-}
-
 // handle returns the device's cuBLAS handle bound to c's stream, creating
 // it on first use.
 func (c *Ctx) handle() (uintptr, error) {
@@ -165,7 +114,6 @@ func (c *Ctx) handle() (uintptr, error) {
 	if e := d.lost.Load(); e != nil {
 		return 0, e
 	}
-	d.takePreparedBLAS()
 	if d.blas == 0 {
 		if err := cublasLib.load(); err != nil {
 			return 0, err

@@ -383,9 +383,8 @@ type Device struct {
 	mu        sync.Mutex
 	lost      atomic.Pointer[Error]
 	stream    uintptr
-	blas      uintptr   // cuBLAS handle, 0 until first use
-	blasSet   uintptr   // stream the handle is bound to
-	blasPrep  *blasPrep // the handle being created ahead (PrepareBLAS)
+	blas      uintptr // cuBLAS handle, 0 until first use
+	blasSet   uintptr // stream the handle is bound to
 	modules   map[[32]byte]*Module
 	closed    bool
 	debugSync bool
@@ -506,7 +505,6 @@ func (d *Device) close(reset bool) error {
 	}
 	keep(drv("cuCtxSetCurrent", cuCtxSetCurrent, d.ctx))
 	keep(drv("cuStreamSynchronize", cuStreamSynchronize, d.stream))
-	d.takePreparedBLAS()
 	if d.blas != 0 {
 		keep(blasCheck("cublasDestroy_v2", "", call(cublasDestroy, d.blas)))
 		d.blas = 0
