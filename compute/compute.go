@@ -113,24 +113,17 @@ func (d *Device) AllocHost(bytes int) (*HostMem, error) {
 	} else {
 		// The pages are faulted in before Do, so that other goroutines
 		// keep the device meanwhile; only their registration holds it.
-		m, merr := cuda.MapHost(bytes)
+		m, _ := cuda.MapHost(bytes) // nil where mapping fails: PinHost falls back
 		err := d.Do(func(c *Ctx) error {
-			if merr == nil {
-				err := c.c.RegisterHost(m)
-				if err == nil {
-					h = &HostMem{h: m, n: bytes}
-					return nil
-				}
-				if d.gpu.Err() != nil {
-					return err
-				}
+			p, err := c.c.PinHost(m, bytes)
+			m = nil // registered, or unmapped by PinHost
+			if err == nil {
+				h = &HostMem{h: p, n: bytes}
 			}
-			var err error
-			h, err = c.AllocHost(bytes)
 			return err
 		})
-		if merr == nil && (h == nil || h.h != m) {
-			m.FreeUnregistered() // not registered (a lost device ran nothing)
+		if m != nil {
+			m.FreeUnregistered() // Do ran nothing (a lost device)
 		}
 		if err != nil {
 			return nil, err

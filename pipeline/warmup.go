@@ -30,7 +30,7 @@ func WarmUp(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg C
 			return
 		}
 		defer side.Close()
-		T := cfg.BatchSize + 2*cfg.NT // a window of the schedule
+		T := recording.Schedule{BatchSize: cfg.BatchSize, Pad: cfg.NT}.Len() // New's windows
 		win, err := side.NewWindow(pr.Len(), T, rec.Channels())
 		if err != nil {
 			return

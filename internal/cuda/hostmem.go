@@ -42,10 +42,10 @@ func (h *HostBuffer) Int16() []int16 { return unsafe.Slice((*int16)(h.Ptr()), h.
 func (h *HostBuffer) Registered() bool { return h.mapped != nil }
 
 // MapHost returns bytes (> 0) of fresh anonymous host memory, not yet
-// pinned, for [Ctx.RegisterHost]: mapped on a huge-page boundary with
-// transparent huge pages asked for, and faulted in from several threads at
-// once. It makes no driver call, so that a caller can prepare buffers
-// while the device is busy or still being opened.
+// pinned: mapped on a huge-page boundary with transparent huge pages asked
+// for, and faulted in from several threads at once. It makes no driver
+// call, so that a caller can prepare buffers while the device is busy or
+// still being opened; [Ctx.PinHost] pins them.
 func MapHost(bytes int) (*HostBuffer, error) {
 	if bytes <= 0 {
 		panic(fmt.Sprintf("cuda: MapHost of %d bytes", bytes))
@@ -58,46 +58,24 @@ func MapHost(bytes int) (*HostBuffer, error) {
 	return &HostBuffer{p: p, n: bytes, mapped: m}, nil
 }
 
-// RegisterHost page-locks memory of [MapHost] for the device
-// (cuMemHostRegister); the buffer is then pinned memory like that of
-// AllocHost, freed with [Ctx.FreeHost]. On failure the memory is unmapped
-// and h must not be used.
-func (c *Ctx) RegisterHost(h *HostBuffer) error {
-	if h.mapped == nil || h.p == 0 {
-		panic("cuda: RegisterHost of memory not from MapHost")
-	}
-	err := c.do("cuMemHostRegister_v2", fmt.Sprintf("%d bytes", h.n), cuMemHostRegister, h.p, uintptr(h.n), 0)
-	if err != nil {
-		unmapHost(h.mapped)
-		h.p, h.n, h.mapped = 0, 0, nil
-	}
-	return err
-}
-
-// AllocHost allocates bytes (> 0) of pinned host memory: [MapHost]
-// memory registered with the driver ([Ctx.RegisterHost]), or, where that
-// fails, memory of cuMemHostAlloc. cuMemHostAlloc does the whole work on
-// the calling thread: on the H200's host 20 ms for each 46-MB window
-// buffer, where registering memory already faulted in takes 2–3 ms (see
-// docs/perf-wholeprocess.md).
-func (c *Ctx) AllocHost(bytes int) (*HostBuffer, error) {
-	if bytes <= 0 {
-		panic(fmt.Sprintf("cuda: AllocHost of %d bytes", bytes))
-	}
-	if h, err := MapHost(bytes); err == nil {
-		err := c.RegisterHost(h)
+// PinHost returns bytes of pinned host memory: h, memory of [MapHost],
+// registered with the driver (cuMemHostRegister), or, where h is nil or
+// cannot be registered, new memory of cuMemHostAlloc (h is then unmapped
+// and must not be used). Free the result with [Ctx.FreeHost].
+func (c *Ctx) PinHost(h *HostBuffer, bytes int) (*HostBuffer, error) {
+	if h != nil {
+		if h.mapped == nil || h.p == 0 || h.n != bytes {
+			panic("cuda: PinHost of memory not from MapHost, or of another size")
+		}
+		err := c.do("cuMemHostRegister_v2", fmt.Sprintf("%d bytes", h.n), cuMemHostRegister, h.p, uintptr(h.n), 0)
 		if err == nil {
 			return h, nil
 		}
+		h.FreeUnregistered()
 		if c.live().lost.Load() != nil {
 			return nil, err
 		}
 	}
-	return c.allocHostDriver(bytes)
-}
-
-// allocHostDriver allocates bytes of pinned memory with cuMemHostAlloc.
-func (c *Ctx) allocHostDriver(bytes int) (*HostBuffer, error) {
 	var p uintptr
 	if err := c.do("cuMemHostAlloc", fmt.Sprintf("%d bytes", bytes), cuMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(bytes), 0); err != nil {
 		return nil, err
@@ -105,8 +83,22 @@ func (c *Ctx) allocHostDriver(bytes int) (*HostBuffer, error) {
 	return &HostBuffer{p: p, n: bytes}, nil
 }
 
+// AllocHost allocates bytes (> 0) of pinned host memory: [MapHost]
+// memory registered with the driver, or, where that fails, memory of
+// cuMemHostAlloc ([Ctx.PinHost]). cuMemHostAlloc does the whole work on
+// the calling thread: on the H200's host 20 ms for each 46-MB window
+// buffer, where registering memory already faulted in takes 2–3 ms (see
+// docs/perf-wholeprocess.md).
+func (c *Ctx) AllocHost(bytes int) (*HostBuffer, error) {
+	if bytes <= 0 {
+		panic(fmt.Sprintf("cuda: AllocHost of %d bytes", bytes))
+	}
+	h, _ := MapHost(bytes) // nil where mapping fails: PinHost falls back
+	return c.PinHost(h, bytes)
+}
+
 // FreeUnregistered unmaps memory of [MapHost] that was never registered
-// (a caller that gives up before [Ctx.RegisterHost]).
+// (a caller that gives up before [Ctx.PinHost]).
 func (h *HostBuffer) FreeUnregistered() {
 	if h.mapped != nil {
 		unmapHost(h.mapped)

@@ -44,7 +44,8 @@ func TestMapHost(t *testing.T) {
 
 // TestAllocHostRegistered checks the fast path of AllocHost on the GPU:
 // window-sized and odd-sized buffers are registered memory, and data
-// round-trips through the device at odd offsets.
+// round-trips through the device at odd offsets; without mapped memory
+// PinHost falls back to cuMemHostAlloc.
 func TestAllocHostRegistered(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	do(t, func(c *Ctx) error {
@@ -92,6 +93,18 @@ func TestAllocHostRegistered(t *testing.T) {
 			if h.Len() != 0 || h.Registered() {
 				t.Errorf("n=%d: FreeHost left %d bytes, registered %v", n, h.Len(), h.Registered())
 			}
+		}
+		// Without mapped memory PinHost falls back to cuMemHostAlloc.
+		h, err := c.PinHost(nil, 4097)
+		if err != nil {
+			return err
+		}
+		if h.Registered() || h.Len() != 4097 {
+			t.Errorf("PinHost(nil): registered %v, %d bytes", h.Registered(), h.Len())
+		}
+		h.Bytes()[4096] = 7
+		if err := c.FreeHost(h); err != nil {
+			return err
 		}
 		return nil
 	})
