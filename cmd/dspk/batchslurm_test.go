@@ -82,7 +82,7 @@ func TestBatchSlurm(t *testing.T) {
 	deadline := time.Now().Add(90 * time.Second)
 	for rowState(remote, vr) != "writing" || !tmpHas(vr.Out, "spike_times.npy") {
 		if time.Now().After(deadline) {
-			t.Fatalf("row %d never started writing:\n%s", victim, bin(nil, "batch", "status", planFile))
+			t.Fatalf("row %d never started writing:\n%s\n%s", victim, bin(nil, "batch", "status", planFile), slurmLogs(remote))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
@@ -163,4 +163,16 @@ func waitQueueEmpty(t *testing.T, limit time.Duration) {
 		}
 		time.Sleep(300 * time.Millisecond)
 	}
+}
+
+// slurmLogs returns the SLURM logs of a plan's tasks, for a failure
+// message.
+func slurmLogs(pl *Plan) string {
+	var b strings.Builder
+	files, _ := filepath.Glob(filepath.Join(pl.OutRoot, ".dspk-batch", "logs", "*.log"))
+	for _, f := range files {
+		data, _ := os.ReadFile(f)
+		fmt.Fprintf(&b, "== %s\n%s\n", filepath.Base(f), data)
+	}
+	return b.String()
 }
