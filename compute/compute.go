@@ -107,32 +107,84 @@ func (d *Device) AllocHost(bytes int) (*HostMem, error) {
 	if bytes <= 0 {
 		panic(fmt.Sprintf("compute: AllocHost of %d bytes", bytes))
 	}
-	var h *HostMem
 	if d.gpu == nil {
-		h = &HostMem{cpu: make([]uint64, (bytes+7)/8), n: bytes}
-	} else {
-		// The pages are faulted in before Do, so that other goroutines
-		// keep the device meanwhile; only their registration holds it.
-		m, _ := cuda.MapHost(bytes) // nil where mapping fails: PinHost falls back
-		err := d.Do(func(c *Ctx) error {
-			p, err := c.c.PinHost(m, bytes)
-			m = nil // registered, or unmapped by PinHost
-			if err == nil {
-				h = &HostMem{h: p, n: bytes}
-			}
-			return err
-		})
-		if m != nil {
-			m.FreeUnregistered() // Do ran nothing (a lost device)
-		}
-		if err != nil {
-			return nil, err
-		}
+		return d.keepHost(&HostMem{cpu: make([]uint64, (bytes+7)/8), n: bytes}), nil
 	}
+	// The pages are faulted in before Do, so that other goroutines keep
+	// the device meanwhile; only their registration holds it.
+	return d.AllocHostPrepared(PrepareHost(bytes))
+}
+
+// PreparedHost is host memory made ready for [Device.AllocHostPrepared]
+// before the device is known: on Linux anonymous memory mapped on a
+// huge-page boundary and faulted in from every core, which is most of the
+// cost of pinning it (the kernel allocating and zeroing its pages). It
+// holds no driver resource.
+type PreparedHost struct {
+	m *cuda.HostBuffer // nil where mapping failed: pinning then allocates
+	n int
+}
+
+// PrepareHost maps and faults in bytes (> 0) of host memory for a later
+// [Device.AllocHostPrepared]. It makes no driver call, so it may run
+// while a GPU is being opened. Where mapping fails, the memory is
+// allocated by AllocHostPrepared instead.
+func PrepareHost(bytes int) *PreparedHost {
+	if bytes <= 0 {
+		panic(fmt.Sprintf("compute: PrepareHost of %d bytes", bytes))
+	}
+	m, _ := cuda.MapHost(bytes)
+	return &PreparedHost{m: m, n: bytes}
+}
+
+// Len returns the size in bytes.
+func (p *PreparedHost) Len() int { return p.n }
+
+// Free releases memory that no AllocHostPrepared took. It may be called
+// more than once, and after AllocHostPrepared (which took the memory).
+func (p *PreparedHost) Free() {
+	if p.m != nil {
+		p.m.FreeUnregistered()
+		p.m = nil
+	}
+}
+
+// AllocHostPrepared is [Device.AllocHost] of p's size, taking p's memory
+// (p is left empty): on a CUDA device it pins it (or, where p could not be
+// mapped, allocates pinned memory); on the CPU it frees p and allocates Go
+// memory. It must not be called inside Do.
+func (d *Device) AllocHostPrepared(p *PreparedHost) (*HostMem, error) {
+	bytes := p.n
+	if d.gpu == nil {
+		p.Free()
+		return d.AllocHost(bytes)
+	}
+	m := p.m
+	p.m = nil
+	var h *HostMem
+	err := d.Do(func(c *Ctx) error {
+		b, err := c.c.PinHost(m, bytes)
+		m = nil // registered, or unmapped by PinHost
+		if err == nil {
+			h = &HostMem{h: b, n: bytes}
+		}
+		return err
+	})
+	if m != nil {
+		m.FreeUnregistered() // Do ran nothing (a lost device)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return d.keepHost(h), nil
+}
+
+// keepHost records h among the host memory Close frees.
+func (d *Device) keepHost(h *HostMem) *HostMem {
 	d.hostMu.Lock()
 	d.hosts = append(d.hosts, h)
 	d.hostMu.Unlock()
-	return h, nil
+	return h
 }
 
 // FreeHost releases h, allocated by [Device.AllocHost]; it must not be

@@ -52,6 +52,24 @@ func TestWindowCPU(t *testing.T) {
 	if err := dev.FreeHost(h); err != nil {
 		t.Error(err)
 	}
+	// Prepared memory on the CPU becomes Go memory of its size; the
+	// preparation is left empty, and freeing it again does nothing.
+	prep := compute.PrepareHost(4099)
+	if prep.Len() != 4099 {
+		t.Errorf("PrepareHost(4099).Len() = %d", prep.Len())
+	}
+	h, err = dev.AllocHostPrepared(prep)
+	if err != nil || h.Len() != 4099 || len(h.Bytes()) != 4099 || compute.HostPinned(dev, h) {
+		t.Fatalf("AllocHostPrepared on the CPU: %v", err)
+	}
+	prep.Free()
+	h.Bytes()[4098] = 7 // the whole length is usable
+	if err := dev.FreeHost(h); err != nil {
+		t.Error(err)
+	}
+	unused := compute.PrepareHost(1 << 20)
+	unused.Free()
+	unused.Free()
 }
 
 // TestWindowGPU uploads raw samples from pinned and from pageable memory,
@@ -70,7 +88,19 @@ func TestWindowGPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dev.FreeHost(pin)
-	for _, raw := range [][]int16{pin.Int16(), make([]int16, T*cf)} {
+	// Memory prepared before the device was known, then pinned.
+	prep := compute.PrepareHost(T * cf * 2)
+	pre, err := dev.AllocHostPrepared(prep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dev.FreeHost(pre)
+	prep.Free() // taken: does nothing
+	if !compute.HostPinned(dev, pin) || !compute.HostPinned(dev, pre) || pre.Len() != T*cf*2 {
+		t.Fatalf("AllocHost pinned %v, AllocHostPrepared pinned %v (%d bytes)",
+			compute.HostPinned(dev, pin), compute.HostPinned(dev, pre), pre.Len())
+	}
+	for _, raw := range [][]int16{pin.Int16(), pre.Int16(), make([]int16, T*cf)} {
 		for i := range raw {
 			raw[i] = int16(i*37 - 20000)
 		}

@@ -16,14 +16,17 @@ import (
 var errLearnerFull = errors.New("learner full")
 
 // DetectParams returns the detection parameters of the configuration.
-func (p *Pipeline) DetectParams() detect.Params {
+func (p *Pipeline) DetectParams() detect.Params { return detectParams(p.cfg) }
+
+// detectParams is [Pipeline.DetectParams] of a pipeline with cfg.
+func detectParams(cfg Config) detect.Params {
 	prm := detect.DefaultParams()
-	prm.Settings = p.cfg.Settings
-	prm.NT0Min = kilosort.DefaultNT0Min(p.cfg.NT)
-	prm.Seed = p.cfg.Seed
-	prm.NearestChans = p.cfg.NearestChans
-	prm.NearestTemplates = p.cfg.NearestTemplates
-	prm.Groups = p.cfg.Groups
+	prm.Settings = cfg.Settings
+	prm.NT0Min = kilosort.DefaultNT0Min(cfg.NT)
+	prm.Seed = cfg.Seed
+	prm.NearestChans = cfg.NearestChans
+	prm.NearestTemplates = cfg.NearestTemplates
+	prm.Groups = cfg.Groups
 	return prm
 }
 
@@ -161,9 +164,9 @@ type sinkJob struct {
 var errSinkFailed = errors.New("sink failed")
 
 // Grid returns the template-centre grid of the probe. It is built once,
-// on the first call (Run starts it beside the whitening pass), and shared
-// by every later caller, which must not modify it.
+// from [Prepare] on or on the first call (Run starts it beside the
+// whitening pass), and shared by every later caller, which must not
+// modify it.
 func (p *Pipeline) Grid() (*detect.Grid, error) {
-	p.gridOnce.Do(func() { p.grid, p.gridErr = detect.NewGrid(p.probe, p.DetectParams()) })
-	return p.grid, p.gridErr
+	return p.grid()
 }

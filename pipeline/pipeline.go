@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"time"
 
 	"dspk/compute"
@@ -59,79 +58,24 @@ type Pipeline struct {
 
 	// correct, if set, corrects each preprocessed window where it lives
 	// (for motion, from the window's shifts) before the pass sees it.
-	correct  func(rw recording.Window, win *compute.Window) error
-	drift    *motion.Estimate // the last run's motion estimate
-	rule     motion.Rule      // the rule that corrected the last run's windows
-	gridOnce sync.Once        // builds grid (Grid)
-	grid     *detect.Grid
-	gridErr  error
+	correct func(rw recording.Window, win *compute.Window) error
+	drift   *motion.Estimate             // the last run's motion estimate
+	rule    motion.Rule                  // the rule that corrected the last run's windows
+	grid    func() (*detect.Grid, error) // builds the grid once (Grid)
 }
 
 // New checks that the probe fits the recording and builds, on dev (nil
 // means the CPU), the schedule, the preprocessing of its windows and their
 // buffers. A recording of fewer than two windows is refused: Kilosort4
 // estimates whitening from every window but the last and would return a
-// NaN matrix. Call Close when done, before closing dev.
+// NaN matrix. Call Close when done, before closing dev. New is [Prepare]
+// followed by [Plan.New].
 func New(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Config) (*Pipeline, error) {
-	if err := cfg.validate(); err != nil {
-		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
-	}
-	if err := pr.Validate(); err != nil {
+	pl, err := prepare(rec, pr, cfg, false)
+	if err != nil {
 		return nil, err
 	}
-	if pr.NChanFile != rec.Channels() {
-		return nil, fmt.Errorf("%s has %d channels per sample but probe %s describes a file of %d channels (fit it with probe.ForFile)",
-			rec.Name(), rec.Channels(), pr.Name, pr.NChanFile)
-	}
-	fs := rec.SampleRate()
-	imin := int64(cfg.Tmin * fs)
-	imax := rec.Samples()
-	if !cfg.Tmax.None() {
-		imax = min(imax, int64(float64(cfg.Tmax)*fs))
-	}
-	if imin >= imax {
-		return nil, fmt.Errorf("%s: time range [%g s, %g s) holds no samples of the %.3f s recording",
-			rec.Name(), cfg.Tmin, cfg.Tmax, float64(rec.Samples())/fs)
-	}
-	sched, err := recording.NewSchedule(imin, imax, cfg.BatchSize, cfg.NT)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", rec.Name(), err)
-	}
-	if sched.Windows < 2 {
-		return nil, fmt.Errorf("%s: %d samples (%.3f s) make %d window of %d samples; dspk needs at least two "+
-			"(more than %d samples) because the whitening matrix is estimated from every window but the last "+
-			"(Kilosort4 would silently produce NaN here); record longer or lower -batch",
-			rec.Name(), imax-imin, float64(imax-imin)/fs, sched.Windows, cfg.BatchSize, cfg.BatchSize+cfg.NT)
-	}
-	if err := checkMotion(pr, cfg); err != nil {
-		return nil, fmt.Errorf("%s: %w (with nblocks 0, sort and detect run without motion correction)", rec.Name(), err)
-	}
-	if dev == nil {
-		if dev, _, err = compute.Open("cpu"); err != nil {
-			return nil, err
-		}
-	}
-	ks := cfg.Settings
-	ks.Fs = fs
-	pp := preprocess.Params{Settings: ks, ChanMap: pr.ChanMap, NChanFile: pr.NChanFile, HighpassOrder: kilosort.HighpassOrder}
-	if cfg.CARGroups {
-		if err := carGroupsFit(pr); err != nil {
-			return nil, fmt.Errorf("%s: %w", rec.Name(), err)
-		}
-		pp.Groups = pr.Shank
-	}
-	pre, err := preprocess.New(dev, pp)
-	if err != nil {
-		return nil, fmt.Errorf("%s: preprocessing on %s: %w", rec.Name(), dev.Spec(), err)
-	}
-	p := &Pipeline{dev: dev, rec: rec, probe: pr, cfg: cfg, sched: sched, pre: pre, Timings: map[string]time.Duration{},
-		Waits: map[string]map[string]time.Duration{}}
-	p.warnings = carWarnings(pr, cfg)
-	if err := p.buffers(); err != nil {
-		p.Close()
-		return nil, fmt.Errorf("%s: window buffers on %s: %w", rec.Name(), dev.Spec(), err)
-	}
-	return p, nil
+	return pl.New(dev)
 }
 
 // MinCARChannels is the fewest channels a common average reference is
@@ -194,15 +138,22 @@ func carWarnings(pr *probe.Probe, cfg Config) []string {
 }
 
 // buffers allocates the window and the loader's InFlight+1 raw buffers
-// (the most a loader asks for).
-func (p *Pipeline) buffers() error {
+// (the most a loader asks for), taking the memory of prepared (of
+// [Plan.PrepareBuffers]) where given: each one taken is set to nil.
+func (p *Pipeline) buffers(prepared []*compute.PreparedHost) error {
 	T, cf := p.sched.Len(), p.rec.Channels()
 	var err error
 	if p.win, err = p.dev.NewWindow(p.probe.Len(), T, cf); err != nil {
 		return err
 	}
-	for range p.inFlight() + 1 {
-		h, err := p.dev.AllocHost(T * cf * 2)
+	for i := range inFlight(p.cfg) + 1 {
+		var h *compute.HostMem
+		if i < len(prepared) && prepared[i] != nil && prepared[i].Len() == T*cf*2 {
+			h, err = p.dev.AllocHostPrepared(prepared[i])
+			prepared[i] = nil
+		} else {
+			h, err = p.dev.AllocHost(T * cf * 2)
+		}
 		if err != nil {
 			return err
 		}
@@ -211,12 +162,12 @@ func (p *Pipeline) buffers() error {
 	return nil
 }
 
-// inFlight is the number of windows the loader reads ahead.
-func (p *Pipeline) inFlight() int {
-	if p.cfg.InFlight <= 0 {
+// inFlight is the number of windows the loader reads ahead with cfg.
+func inFlight(cfg Config) int {
+	if cfg.InFlight <= 0 {
 		return 2 // the loader's default
 	}
-	return p.cfg.InFlight
+	return cfg.InFlight
 }
 
 // Device returns the device the pipeline runs on.
@@ -273,7 +224,7 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		p.white = w
 	}
 	nbuf := 0
-	opt := recording.LoaderOptions{Windows: windows, InFlight: p.inFlight(), Readers: Readers(), Alloc: func(n int) []int16 {
+	opt := recording.LoaderOptions{Windows: windows, InFlight: inFlight(p.cfg), Readers: Readers(), Alloc: func(n int) []int16 {
 		b := p.bufs[nbuf].Int16()[:n]
 		nbuf++
 		return b

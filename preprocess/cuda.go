@@ -138,13 +138,21 @@ type cudaPreprocessor struct {
 //
 // cfg selects among the kernel variants (defaultGPUConfig in the product).
 func newCUDA(dev *compute.Device, p Params, cfg gpuConfig) (*cudaPreprocessor, error) {
-	if p.Groups != nil && p.DoCAR {
-		return nil, fmt.Errorf("preprocess: CAR within groups runs on the CPU only (use -device cpu with -groups)")
-	}
 	pp, err := newCPU(p)
 	if err != nil {
 		return nil, err
 	}
+	return newCUDAFrom(dev, pp, cfg)
+}
+
+// newCUDAFrom is newCUDA on the parameters and high-pass of the CPU back
+// end pp, which it only reads (a Preprocessor shares one between both).
+func newCUDAFrom(dev *compute.Device, pp *cpuPreprocessor, cfg gpuConfig) (*cudaPreprocessor, error) {
+	p := pp.p
+	if p.Groups != nil && p.DoCAR {
+		return nil, fmt.Errorf("preprocess: CAR within groups runs on the CPU only (use -device cpu with -groups)")
+	}
+	var err error
 	if dev == nil || dev.Kind() != compute.CUDA {
 		name := "nil"
 		if dev != nil {

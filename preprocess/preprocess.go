@@ -73,13 +73,43 @@ type Preprocessor struct {
 // the high-pass needs Kilosort4's cropped taps (short windows) and T
 // exceeds 8192, or if the device fails. Call Close when done.
 func New(dev *compute.Device, p Params) (*Preprocessor, error) {
+	pl, err := Prepare(p)
+	if err != nil {
+		return nil, err
+	}
+	return pl.New(dev)
+}
+
+// Plan is the host side of a [Preprocessor]: the parameters checked, the
+// high-pass designed and the CPU back end's buffers allocated, none of
+// which needs the device. [Prepare] builds it while a GPU is still being
+// opened; [Plan.New] then adds the device's part.
+type Plan struct {
+	cpu *cpuPreprocessor
+}
+
+// Prepare checks p and builds the host side of a Preprocessor for it; it
+// returns the errors of [New] that do not depend on the device.
+func Prepare(p Params) (*Plan, error) {
 	cpu, err := newCPU(p)
 	if err != nil {
 		return nil, err
 	}
+	return &Plan{cpu: cpu}, nil
+}
+
+// New returns the Preprocessor of the plan on dev (nil means the CPU), as
+// [New] does. A plan builds one Preprocessor: it panics if called again.
+func (pl *Plan) New(dev *compute.Device) (*Preprocessor, error) {
+	if pl.cpu == nil {
+		panic("preprocess: Plan.New called twice")
+	}
+	cpu := pl.cpu
+	pl.cpu = nil
 	pp := &Preprocessor{dev: dev, cpu: cpu}
 	if dev != nil && dev.Kind() == compute.CUDA {
-		if pp.gpu, err = newCUDA(dev, p, defaultGPUConfig); err != nil {
+		var err error
+		if pp.gpu, err = newCUDAFrom(dev, cpu, defaultGPUConfig); err != nil {
 			return nil, err
 		}
 	}

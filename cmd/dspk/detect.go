@@ -139,9 +139,27 @@ func (f *detectFlags) register(fs *flag.FlagSet) {
 func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, df *detectFlags,
 	inputs, warnings []string, log io.Writer) (*pipeline.Summary, int, error) {
 	timings := map[string]float64{}
+	cfg := pf.config()
+	cfg.ThUniversal = df.threshold
+	df.motion.apply(&cfg)
+	// The pipeline's host side (checks, schedule, high-pass, template
+	// grid and, for a GPU, the loader's host buffers faulted in) is
+	// prepared while the device opens.
+	t := time.Now()
+	plan, err := pipeline.Prepare(rec, pr, cfg)
+	if err != nil {
+		if df.pending != nil {
+			df.pending.discard()
+		}
+		return nil, 0, err
+	}
+	defer plan.Close()
+	if df.device != "cpu" && df.pending != nil && df.pending.mayBeGPU() {
+		plan.PrepareBuffers()
+	}
+	timings["pipeline_prepare"] = time.Since(t).Seconds()
 	var dev *compute.Device
 	var reason string
-	var err error
 	if df.pending != nil {
 		dev, reason, err = df.pending.wait()
 		timings["device_open"] = df.pending.took.Seconds()
@@ -163,15 +181,12 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		timings["startup"] = time.Since(df.started).Seconds()
 	}
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
-	cfg := pf.config()
-	cfg.ThUniversal = df.threshold
-	df.motion.apply(&cfg)
 	// The whitening pass's first matrix product is warmed up beside the
 	// pipeline's set-up.
 	warmed := pipeline.WarmUp(dev, rec, pr, cfg)
 	defer warmed() // before dev.Close
-	t := time.Now()
-	p, err := pipeline.New(dev, rec, pr, cfg)
+	t = time.Now()
+	p, err := plan.New(dev)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -88,6 +88,18 @@ func (p *pendingDevice) wait() (*compute.Device, string, error) {
 	return p.dev, p.reason, p.err
 }
 
+// mayBeGPU reports whether the device may turn out a GPU: it is not yet
+// open (a GPU's driver takes 0.1 s or more to start, where a machine
+// without one answers at once), or it is open and is a GPU.
+func (p *pendingDevice) mayBeGPU() bool {
+	select {
+	case <-p.done:
+		return p.err == nil && p.dev.Kind() == compute.CUDA
+	default:
+		return true
+	}
+}
+
 // discard closes the device, once it is open, for a command that failed
 // before using it; it does not wait.
 func (p *pendingDevice) discard() {
@@ -143,8 +155,13 @@ func printTimes(w io.Writer, s *pipeline.Summary, wall time.Duration) {
 	}
 	if v, ok := t["startup"]; ok {
 		note := fmt.Sprintf("(recording opened in %.3f s", t["recording_open"])
+		beside := "it"
+		if v, ok := t["pipeline_prepare"]; ok {
+			note += fmt.Sprintf(" and the pipeline's host side prepared in %.3f s", v)
+			beside = "them"
+		}
 		if d, ok := t["device_open"]; ok {
-			note += fmt.Sprintf(", device opened beside it in %.3f s", d)
+			note += fmt.Sprintf(", device opened beside %s in %.3f s", beside, d)
 			if c, ok := t["cuda_context"]; ok {
 				note += fmt.Sprintf(": CUDA driver and context %.3f s, NVRTC and cuBLAS %.3f s, concurrently", c, t["cuda_libraries"])
 			}
@@ -192,7 +209,7 @@ func printTimes(w io.Writer, s *pipeline.Summary, wall time.Duration) {
 	var rest []string
 	for k := range t {
 		switch k {
-		case "startup", "recording_open", "device_open", "cuda_context", "cuda_libraries", "pipeline_setup",
+		case "startup", "recording_open", "pipeline_prepare", "device_open", "cuda_context", "cuda_libraries", "pipeline_setup",
 			"whitening", "templates", "grid", "detection", "sink_begin", "folder_writing", "cluster_files", "plotting", "device_close":
 			continue
 		}

@@ -37,7 +37,7 @@ func TestDetectTimes(t *testing.T) {
 	if wall < pass || wall > whole+0.01 || wall <= 0 {
 		t.Errorf("closing line: whole %.2f s, pass %.2f s, the call took %.2f s", wall, pass, whole)
 	}
-	for _, want := range []string{"time, whole command", "start-up", "recording opened in", "device opened beside it",
+	for _, want := range []string{"time, whole command", "start-up", "recording opened in", "pipeline's host side prepared in", "device opened beside them",
 		"pipeline set-up", "whitening", "templates", "detection", "window loop", "folder: run files", "folder: end",
 		"drift raster", "other (closing"} {
 		if !strings.Contains(stderr.String(), want) {
@@ -55,7 +55,7 @@ func TestDetectTimes(t *testing.T) {
 		t.Fatal(err)
 	}
 	tm := prov.Summary.Timings
-	for _, k := range []string{"startup", "recording_open", "device_open", "pipeline_setup", "folder_create", "whitening",
+	for _, k := range []string{"startup", "recording_open", "pipeline_prepare", "device_open", "pipeline_setup", "folder_create", "whitening",
 		"templates", "grid", "sink_begin", "detection", "folder_writing", "cluster_files", "plotting", "until_written"} {
 		v, ok := tm[k]
 		if !ok || v < 0 || v > whole {
