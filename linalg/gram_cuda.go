@@ -53,6 +53,13 @@ const (
 	// on an H200): the result is the float64 product of the float32
 	// values (relative error ~1e-15).
 	GramDGEMM
+	// GramTiles forms the upper triangle with dspk's own kernel (tiles in
+	// kernels/gram.cu): 64×64 tiles, float64 fused multiply-adds over the
+	// samples in order, in splits of a length set by n and C alone, summed
+	// in a fixed order, so the result is the same on every GPU. It reads
+	// an uncentred window where it lies and calls no cuBLAS, whose first
+	// product in a process costs 40–60 ms of library start-up on an H200.
+	GramTiles
 )
 
 // GPUSplitLen is the split length of GramSplit on the GPU. It is shorter
@@ -79,6 +86,8 @@ func (m GramMethod) String() string {
 		return "gemm-inplace"
 	case GramDGEMM:
 		return "dgemm"
+	case GramTiles:
+		return "tiles"
 	}
 	return fmt.Sprintf("GramMethod(%d)", int(m))
 }
@@ -97,7 +106,7 @@ func defaultGramMethod(info compute.GPUInfo, float64Samples bool) GramMethod {
 	case float64Samples:
 		return GramBlocked
 	}
-	return GramDGEMM
+	return GramTiles
 }
 
 // GPUGramOptions configures a GPUGram.
@@ -139,6 +148,9 @@ type GPUGram struct {
 	fMean   *compute.Prepared
 	fPack   *compute.Prepared
 	fFinish *compute.Prepared
+	// GramTiles' kernel on the window where it lies, and on the packed
+	// (centred) copy.
+	fTiles, fTilesPacked *compute.Prepared
 }
 
 // splitsFor is the number of GPUSplitLen splits of n samples.
@@ -162,10 +174,10 @@ func NewGPUGram(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, erro
 	case method == GramDefault:
 		method = defaultGramMethod(c.Device().GPU(), opt.Float64)
 	}
-	if method < GramSplit || method > GramDGEMM {
+	if method < GramSplit || method > GramTiles {
 		panic(fmt.Sprintf("linalg: NewGPUGram: unknown method %v", opt.Method))
 	}
-	if opt.TF32 && (opt.Float64 || method == GramSYRK || method == GramDGEMM) {
+	if opt.TF32 && (opt.Float64 || method == GramSYRK || method == GramDGEMM || method == GramTiles) {
 		panic("linalg: NewGPUGram: TF32 needs float32 samples and a GEMM method")
 	}
 	if method == GramSYRK && !opt.Float64 {
@@ -181,7 +193,7 @@ func NewGPUGram(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, erro
 	}
 	pack, finish := "pack"+in, "finish"+in
 	switch method {
-	case GramDGEMM:
+	case GramDGEMM, GramTiles:
 		g.pelem, finish = 8, "finish_f64"
 		if !opt.Float64 {
 			pack = "pack_f32_f64"
@@ -192,10 +204,15 @@ func NewGPUGram(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, erro
 	case GramSplit:
 		s := splitsFor(maxN)
 		wsElems, prodElems = s*C*GPUSplitLen, s*C*C
+	case GramTiles:
+		// The packed copy only for centred products, allocated by the
+		// first (tiles).
+		s, _ := tilesSplits(maxN, C)
+		wsElems, prodElems = 0, s*C*C
 	default: // GEMM, blocked, SYRK, DGEMM, in place (which packs for covariances)
 		wsElems, prodElems = C*roundUp(maxN, gramPackTile), C*C
 	}
-	if wsElems > math.MaxInt32 {
+	if C*roundUp(maxN, gramPackTile) > math.MaxInt32 {
 		panic(fmt.Sprintf("linalg: NewGPUGram: C=%d maxN=%d needs %d packed samples, more than 2³¹−1", C, maxN, wsElems))
 	}
 	mod, err := c.Compile("linalg/kernels/gram.cu", gramSource)
@@ -203,14 +220,21 @@ func NewGPUGram(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, erro
 		return nil, err
 	}
 	fns := map[string]*compute.Kernel{}
-	for key, name := range map[string]string{"row_means": "row_means" + in, "pack": pack, "finish": finish} {
+	names := map[string]string{"row_means": "row_means" + in, "pack": pack, "finish": finish}
+	if method == GramTiles {
+		names["tiles"], names["tiles_packed"] = "tiles"+in, "tiles_f64"
+	}
+	for key, name := range names {
 		f, err := mod.Kernel(name)
 		if err != nil {
 			return nil, err
 		}
 		fns[key] = f
 	}
-	if g.ws, err = c.Alloc(wsElems * g.pelem); err == nil {
+	if wsElems > 0 {
+		g.ws, err = c.Alloc(wsElems * g.pelem)
+	}
+	if err == nil {
 		if g.prod, err = c.Alloc(prodElems * g.pelem); err == nil {
 			g.mean, err = c.Alloc(C * 8)
 		}
@@ -226,7 +250,29 @@ func NewGPUGram(c *compute.Ctx, C, maxN int, opt GPUGramOptions) (*GPUGram, erro
 		g.ws, null, null, int32(C), int64(0), int64(0), int32(0), int32(0), int32(0))
 	g.fFinish = fns["finish"].Prepare(compute.D1((C*C+255)/256), compute.D1(256), 0,
 		null, g.prod, int32(C), int32(0), int64(0), float64(0), float64(0))
+	if method == GramTiles {
+		nt := (C + gramTile - 1) / gramTile
+		grid, block := compute.Dim3{X: nt * (nt + 1) / 2, Y: 1}, compute.Dim3{X: 16, Y: 16}
+		g.fTiles = fns["tiles"].Prepare(grid, block, 0, g.prod, null, int64(0), int64(0), int32(C), int32(0), int32(0))
+		g.fTilesPacked = fns["tiles_packed"].Prepare(grid, block, 0, g.prod, g.ws, int64(0), int64(0), int32(C), int32(0), int32(0))
+	}
 	return g, nil
+}
+
+// gramTile is the tile side of GramTiles (GT_TILE in kernels/gram.cu).
+const gramTile = 64
+
+// tilesSplits returns GramTiles' split of n samples of C channels: S
+// splits of K samples (the last shorter), K a multiple of 16 (the kernel's
+// step), 2048 unless the S slices of C×C float64 would pass 256 MiB. It
+// depends on n and C alone, so that the sums' order does too.
+func tilesSplits(n, C int) (S, K int) {
+	K = 2048
+	maxS := max(1, (256<<20)/(8*C*C))
+	if (n+K-1)/K > maxS {
+		K = roundUp((n+maxS-1)/maxS, 16)
+	}
+	return (n + K - 1) / K, K
 }
 
 func roundUp(n, m int) int { return (n + m - 1) / m * m }
@@ -249,12 +295,12 @@ func (g *GPUGram) Free(c *compute.Ctx) error {
 		}
 		*b = compute.Mem{}
 	}
-	for _, p := range []*compute.Prepared{g.fMean, g.fPack, g.fFinish} {
+	for _, p := range []*compute.Prepared{g.fMean, g.fPack, g.fFinish, g.fTiles, g.fTilesPacked} {
 		if p != nil {
 			p.Free()
 		}
 	}
-	g.fMean, g.fPack, g.fFinish = nil, nil, nil
+	g.fMean, g.fPack, g.fFinish, g.fTiles, g.fTilesPacked = nil, nil, nil, nil, nil
 	return first
 }
 
@@ -296,7 +342,7 @@ func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c
 	if x == 0 || dst == 0 {
 		panic(fmt.Sprintf("linalg: GPUGram.%s: null device pointer", name))
 	}
-	if g.ws.Ptr == 0 {
+	if g.fFinish == nil {
 		panic(fmt.Sprintf("linalg: GPUGram.%s after Free", name))
 	}
 	var mean compute.Ptr
@@ -313,6 +359,9 @@ func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c
 	method := g.method
 	if method == GramGEMMInPlace && centred {
 		method = GramGEMM
+	}
+	if method == GramTiles {
+		return g.tiles(c, dst, x, ld, c0, n, centred, beta)
 	}
 	// Layout of the packed buffer: S slices of W samples per channel.
 	S, W := 1, roundUp(n, gramPackTile)
@@ -389,6 +438,54 @@ func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c
 		err = c.Dgemm(compute.Trans, compute.NoTrans, C, C, n, 1, ws, W, ws, W, 0, prod, C)
 	}
 	if err != nil {
+		return err
+	}
+	g.fFinish.Set(0, dst)
+	g.fFinish.Set(3, int32(S))
+	g.fFinish.Set(4, int64(C*C))
+	g.fFinish.Set(5, 1/float64(n))
+	g.fFinish.Set(6, beta)
+	return g.fFinish.Launch(c)
+}
+
+// tiles is product for GramTiles: an uncentred window is read where it
+// lies, a centred one from its packed copy.
+func (g *GPUGram) tiles(c *compute.Ctx, dst, x compute.Ptr, ld, c0, n int, centred bool, beta float64) error {
+	C := g.c
+	f := g.fTiles
+	if centred {
+		if g.ws.Ptr == 0 {
+			var err error
+			if g.ws, err = c.Alloc(C * roundUp(g.maxN, gramPackTile) * 8); err != nil {
+				return err
+			}
+			g.fPack.Set(0, g.ws.Ptr)
+			g.fTilesPacked.Set(1, g.ws.Ptr)
+		}
+		W := roundUp(n, gramPackTile)
+		g.fPack.SetGrid(compute.Dim3{X: min((W+255)/256, 64), Y: C})
+		g.fPack.Set(1, x)
+		g.fPack.Set(2, g.mean.Ptr)
+		g.fPack.Set(4, int64(ld))
+		g.fPack.Set(5, int64(c0))
+		g.fPack.Set(6, int32(n))
+		g.fPack.Set(7, int32(W))
+		g.fPack.Set(8, int32(1))
+		if err := g.fPack.Launch(c); err != nil {
+			return err
+		}
+		f, ld, c0 = g.fTilesPacked, W, 0
+	} else {
+		f.Set(1, x)
+	}
+	S, K := tilesSplits(n, C)
+	nt := (C + gramTile - 1) / gramTile
+	f.SetGrid(compute.Dim3{X: nt * (nt + 1) / 2, Y: S})
+	f.Set(2, int64(ld))
+	f.Set(3, int64(c0))
+	f.Set(5, int32(n))
+	f.Set(6, int32(K))
+	if err := f.Launch(c); err != nil {
 		return err
 	}
 	g.fFinish.Set(0, dst)

@@ -82,7 +82,7 @@ func BenchmarkGPUCovariance(b *testing.B) {
 		{Method: GramSplit}, {Method: GramGEMM}, {Method: GramBlocked}, {Method: GramBlocked, Blocks: 3},
 		{Method: GramBlocked, Blocks: 4}, {Method: GramGEMM, TF32: true}, {Method: GramBlocked, TF32: true},
 		{Method: GramSplit, Float64: true}, {Method: GramGEMM, Float64: true}, {Method: GramBlocked, Float64: true},
-		{Method: GramSYRK, Float64: true}, {Method: GramDGEMM}, {},
+		{Method: GramSYRK, Float64: true}, {Method: GramDGEMM}, {Method: GramTiles}, {Method: GramTiles, Float64: true}, {},
 	} {
 		b.Run(strings.ReplaceAll(o.name(), " ", "-"), func(b *testing.B) { benchGPUGram(b, o, true) })
 	}
@@ -92,7 +92,7 @@ func BenchmarkGPUCovariance(b *testing.B) {
 func BenchmarkGPUSecondMoment(b *testing.B) {
 	for _, o := range []GPUGramOptions{
 		{Method: GramSplit}, {Method: GramGEMM}, {Method: GramBlocked}, {Method: GramBlocked, Blocks: 3},
-		{Method: GramGEMMInPlace}, {Method: GramGEMMInPlace, TF32: true}, {Method: GramDGEMM}, {},
+		{Method: GramGEMMInPlace}, {Method: GramGEMMInPlace, TF32: true}, {Method: GramDGEMM}, {Method: GramTiles}, {},
 	} {
 		b.Run(strings.ReplaceAll(o.name(), " ", "-"), func(b *testing.B) { benchGPUGram(b, o, false) })
 	}

@@ -29,7 +29,7 @@ func gpuConfigs() []GPUGramOptions {
 	for _, f64 := range []bool{false, true} {
 		for _, o := range []GPUGramOptions{
 			{Method: GramSplit}, {Method: GramGEMM}, {Method: GramBlocked}, {Method: GramBlocked, Blocks: 3},
-			{Method: GramGEMMInPlace}, {Method: GramSYRK}, {Method: GramDGEMM}, {},
+			{Method: GramGEMMInPlace}, {Method: GramSYRK}, {Method: GramDGEMM}, {Method: GramTiles}, {},
 		} {
 			if o.Method == GramSYRK && !f64 {
 				continue
@@ -102,7 +102,7 @@ func gpuRun(c *compute.Ctx, g *GPUGram, dst compute.Mem, x compute.Ptr, ld, c0, 
 func TestGPUGramAgainstReference(t *testing.T) {
 	const tol32, tol64 = 1e-6, 1e-12
 	gpuDevice(t)
-	for _, C := range []int{1, 4, 64, 384} {
+	for _, C := range []int{1, 4, 64, 97, 384} {
 		for _, n := range []int{1, 4095, 4096, 4097, 60122} {
 			t.Run(fmt.Sprintf("C%d_n%d", C, n), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(C), uint64(n)))
@@ -138,7 +138,7 @@ func TestGPUGramAgainstReference(t *testing.T) {
 						src, tol := dx.Ptr, tol32
 						if o.Float64 {
 							src, tol = dx64.Ptr, tol64
-						} else if o.Method == GramDGEMM {
+						} else if o.Method == GramDGEMM || o.Method == GramTiles || o.Method == GramDefault {
 							tol = tol64 // float64 products of the float32 values
 						}
 						for _, centred := range []bool{true, false} {
@@ -219,7 +219,7 @@ func TestGPUGramInvariance(t *testing.T) {
 		rng := rand.New(rand.NewPCG(uint64(n), 99))
 		contig := window(rng, C, n, 0, n)
 		long := window(rng, C, 12000, 0, 12000)
-		for _, m := range []GramMethod{GramSplit, GramGEMM, GramBlocked, GramSYRK, GramDGEMM} {
+		for _, m := range []GramMethod{GramSplit, GramGEMM, GramBlocked, GramSYRK, GramDGEMM, GramTiles} {
 			gpuDo(t, func(c *compute.Ctx) error {
 				g, err := NewGPUGram(c, C, 12000, GPUGramOptions{Method: m, Float64: m == GramSYRK})
 				if err != nil {
@@ -389,7 +389,7 @@ func TestGPUSecondMoment(t *testing.T) {
 // TestGPUGramPanics checks the shape checks, which run before any device
 // call (so they run without a GPU).
 func TestGPUGramPanics(t *testing.T) {
-	g := &GPUGram{c: 4, maxN: 100, ws: compute.Mem{Ptr: 1, Bytes: 1}}
+	g := &GPUGram{c: 4, maxN: 100, fFinish: &compute.Prepared{}}
 	for name, f := range map[string]func(){
 		"C=0":          func() { NewGPUGram(nil, 0, 10, GPUGramOptions{}) },
 		"maxN=0":       func() { NewGPUGram(nil, 4, 0, GPUGramOptions{}) },
@@ -397,6 +397,7 @@ func TestGPUGramPanics(t *testing.T) {
 		"TF32 SYRK":    func() { NewGPUGram(nil, 4, 10, GPUGramOptions{TF32: true, Method: GramSYRK}) },
 		"float32 SYRK": func() { NewGPUGram(nil, 4, 10, GPUGramOptions{Method: GramSYRK}) },
 		"TF32 DGEMM":   func() { NewGPUGram(nil, 4, 10, GPUGramOptions{Method: GramDGEMM, TF32: true}) },
+		"TF32 tiles":   func() { NewGPUGram(nil, 4, 10, GPUGramOptions{Method: GramTiles, TF32: true}) },
 		"blocks < 0":   func() { NewGPUGram(nil, 4, 10, GPUGramOptions{Method: GramBlocked, Blocks: -1}) },
 		"bad method":   func() { NewGPUGram(nil, 4, 10, GPUGramOptions{Method: 99}) },
 		"c1 > ld":      func() { g.Covariance(nil, 1, 1, 10, 0, 11) },
@@ -426,11 +427,28 @@ func TestDefaultGramMethod(t *testing.T) {
 		f64          bool
 		want         GramMethod
 	}{
-		{9, 0, false, GramDGEMM}, {9, 0, true, GramBlocked}, {8, 0, false, GramDGEMM}, {10, 0, false, GramDGEMM},
+		{9, 0, false, GramTiles}, {9, 0, true, GramBlocked}, {8, 0, false, GramTiles}, {10, 0, false, GramTiles},
 		{8, 9, false, GramGEMM}, {8, 6, true, GramGEMM}, {12, 0, false, GramGEMM}, {7, 5, false, GramGEMM},
 	} {
 		if got := defaultGramMethod(compute.GPUInfo{Major: tc.major, Minor: tc.minor}, tc.f64); got != tc.want {
 			t.Errorf("sm_%d%d float64=%v: %v, want %v", tc.major, tc.minor, tc.f64, got, tc.want)
+		}
+	}
+}
+
+// TestTilesSplits checks GramTiles' split of the samples: it covers n, its
+// length is a multiple of the kernel's 16-sample step, and the slices stay
+// within 256 MiB wherever more than one is needed.
+func TestTilesSplits(t *testing.T) {
+	for _, C := range []int{1, 4, 97, 384, 1024, 4096, 6000} {
+		for _, n := range []int{1, 15, 16, 2047, 2048, 2049, 60122, 1 << 20} {
+			S, K := tilesSplits(n, C)
+			if S < 1 || K%16 != 0 || S*K < n || (S-1)*K >= n {
+				t.Errorf("C=%d n=%d: %d splits of %d samples", C, n, S, K)
+			}
+			if S > 1 && S*C*C*8 > 256<<20 {
+				t.Errorf("C=%d n=%d: %d slices of %d×%d float64 pass 256 MiB", C, n, S, C, C)
+			}
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 
 // zcaChunks is the number of channel chunks LocalZCA shares out among
 // goroutines.
-const zcaChunks = 16
+const zcaChunks = 64
 
 // localNeighbours returns the nrange channels nearest to c by squared
 // Euclidean distance in (x, y): c itself first, then the others in order of

@@ -11,11 +11,13 @@ import (
 // context; its own stream, cuBLAS handle and lock), the whitening pass's
 // first product — the second moment of one window of a pipeline of rec,
 // pr and cfg — on scratch memory, and returns a function that waits for it
-// to end and its device to close. The first product of its kind in a
-// process costs 40–60 ms on the H200 (cuBLAS chooses and loads its
-// kernel), where later ones cost 0.5 ms; run beside [New] (which works on
-// the host most of its time), it leaves the whitening pass a loaded
-// kernel. The scratch window's contents are never read back. On the CPU,
+// to end and its device to close. Where cuBLAS forms the product
+// (linalg.GramGEMM, the default on GPUs without full-rate FP64), the first
+// of its kind in a process costs 40–60 ms (cuBLAS chooses and loads its
+// kernel) against 0.5 ms later; run beside [Plan.New], it leaves the
+// whitening pass a loaded kernel. Where dspk's own kernel forms it
+// (linalg.GramTiles, the default on full-rate FP64 GPUs such as the H200),
+// it only loads that module ahead. The scratch window's contents are never read back. On the CPU,
 // or where anything fails, it does nothing and the pass pays the cost
 // itself. Call the returned function before closing dev.
 func WarmUp(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Config) (wait func()) {

@@ -100,3 +100,95 @@ extern "C" __global__ void finish_f64(double* out, const double* P, int C, int S
                                       double alpha, double beta) {
     finish<double>(out, P, C, S, stride, alpha, beta);
 }
+
+// tiles writes the upper triangle of X Xᵀ, split over the samples, for
+// GramTiles: S column-major C×C slices P_s at P + s*C*C, slice s holding
+// sum over t in [s*K, min(n, (s+1)*K)) of x_i(t)·x_j(t) for i <= j (at
+// j*C + i; the diagonal tiles also write some of the lower triangle, which
+// finish does not read). x is channel-major: channel c at
+// x[c*ld + c0 + t]. Each block of 16×16 threads forms one 64×64 tile of
+// the upper triangle (blockIdx.x counts them row by row) over one split
+// (blockIdx.y); each thread keeps 4×4 sums, rows ty + 16a and columns
+// tx + 16b of the tile. Every sum runs over t in increasing order with
+// fused multiply-adds, whatever the device, so the result depends only on
+// the data, n and K; float32 samples widened to double multiply exactly.
+#define GT_TILE 64
+#define GT_KC 16
+template <typename T>
+__device__ void tiles(double* __restrict__ P, const T* __restrict__ x, long long ld, long long c0,
+                      int C, int n, int K) {
+    __shared__ double A[GT_KC][GT_TILE + 1];
+    __shared__ double B[GT_KC][GT_TILE + 1];
+    // Tile (ti, tj), ti <= tj, from the row-by-row count of the upper
+    // triangle of the T×T tile grid.
+    const int nt = (C + GT_TILE - 1) / GT_TILE;
+    int ti = 0, rem = blockIdx.x;
+    while (rem >= nt - ti) {
+        rem -= nt - ti;
+        ti++;
+    }
+    const int tj = ti + rem;
+    const int s = blockIdx.y;
+    const int t0 = s * K;
+    const int t1 = min(n, t0 + K);
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int tid = ty * 16 + tx;
+    const int r0 = ti * GT_TILE, q0 = tj * GT_TILE;
+    double acc[4][4];
+#pragma unroll
+    for (int a = 0; a < 4; a++)
+#pragma unroll
+        for (int b = 0; b < 4; b++) acc[a][b] = 0.0;
+    for (int t = t0; t < t1; t += GT_KC) {
+        // 64 rows × 16 samples of each operand: thread tid loads samples
+        // kk = tid % 16 of rows tid/16 + 16m (consecutive threads read
+        // consecutive samples of a row).
+        const int kk = tid % GT_KC;
+        const int tt = t + kk;
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            const int r = tid / GT_KC + 16 * m;
+            double va = 0.0, vb = 0.0;
+            if (tt < t1) {
+                if (r0 + r < C) va = (double)x[(long long)(r0 + r) * ld + c0 + tt];
+                if (q0 + r < C) vb = (double)x[(long long)(q0 + r) * ld + c0 + tt];
+            }
+            A[kk][r] = va;
+            B[kk][r] = vb;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < GT_KC; k++) {
+            double a[4], b[4];
+#pragma unroll
+            for (int i = 0; i < 4; i++) {
+                a[i] = A[k][ty + 16 * i];
+                b[i] = B[k][tx + 16 * i];
+            }
+#pragma unroll
+            for (int i = 0; i < 4; i++)
+#pragma unroll
+                for (int j = 0; j < 4; j++) acc[i][j] = fma(a[i], b[j], acc[i][j]);
+        }
+        __syncthreads();
+    }
+    double* out = P + (long long)s * C * C;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        const int r = r0 + ty + 16 * i;
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            const int q = q0 + tx + 16 * j;
+            if (r < C && q < C) out[(long long)q * C + r] = acc[i][j];
+        }
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(256) tiles_f32(double* P, const float* x, long long ld, long long c0,
+                                                            int C, int n, int K) {
+    tiles<float>(P, x, ld, c0, C, n, K);
+}
+extern "C" __global__ void __launch_bounds__(256) tiles_f64(double* P, const double* x, long long ld, long long c0,
+                                                            int C, int n, int K) {
+    tiles<double>(P, x, ld, c0, C, n, K);
+}
