@@ -142,12 +142,14 @@ func newCUDA(dev *compute.Device, p Params, cfg gpuConfig) (*cudaPreprocessor, e
 	if err != nil {
 		return nil, err
 	}
-	return newCUDAFrom(dev, pp, cfg)
+	return newCUDAFrom(dev, pp, cfg, -1)
 }
 
 // newCUDAFrom is newCUDA on the parameters and high-pass of the CPU back
-// end pp, which it only reads (a Preprocessor shares one between both).
-func newCUDAFrom(dev *compute.Device, pp *cpuPreprocessor, cfg gpuConfig) (*cudaPreprocessor, error) {
+// end pp, which it only reads (a Preprocessor shares one between both);
+// tail, if not negative, is tailLength of pp's high-pass for cfg's
+// tolerance, computed ahead (see gpuTail).
+func newCUDAFrom(dev *compute.Device, pp *cpuPreprocessor, cfg gpuConfig, tail int) (*cudaPreprocessor, error) {
 	p := pp.p
 	if p.Groups != nil && p.DoCAR {
 		return nil, fmt.Errorf("preprocess: CAR within groups runs on the CPU only (use -device cpu with -groups)")
@@ -173,11 +175,10 @@ func newCUDAFrom(dev *compute.Device, pp *cpuPreprocessor, cfg gpuConfig) (*cuda
 		fast: flt.fast, gain: flt.g2,
 	}
 	if g.fast {
-		tol := cfg.tailTol
-		if tol == 0 {
-			tol = gpuTailTol
+		if tail < 0 {
+			tail = gpuTail(pp, cfg)
 		}
-		g.warm = min(roundUp(tailLength(flt.secs, tol), 32), T)
+		g.warm = min(roundUp(tail, 32), T)
 	} else if T > maxGPUDirect {
 		return nil, fmt.Errorf("preprocess: CUDA: the %v-Hz high-pass over %d samples needs Kilosort4's cropped taps, which the GPU applies only to windows of at most %d samples", p.HighpassCutoff, T, maxGPUDirect)
 	}
@@ -204,6 +205,21 @@ func newCUDAFrom(dev *compute.Device, pp *cpuPreprocessor, cfg gpuConfig) (*cuda
 		return nil, err
 	}
 	return g, nil
+}
+
+// gpuTail is the length of the GPU high-pass's warm-up for the
+// high-pass of pp and cfg's tolerance (0 where the high-pass has no
+// recursive form).
+func gpuTail(pp *cpuPreprocessor, cfg gpuConfig) int {
+	flt := pp.Filter()
+	if !flt.fast {
+		return 0
+	}
+	tol := cfg.tailTol
+	if tol == 0 {
+		tol = gpuTailTol
+	}
+	return tailLength(flt.secs, tol)
 }
 
 // roundUp rounds n up to a multiple of m.

@@ -85,7 +85,8 @@ func New(dev *compute.Device, p Params) (*Preprocessor, error) {
 // which needs the device. [Prepare] builds it while a GPU is still being
 // opened; [Plan.New] then adds the device's part.
 type Plan struct {
-	cpu *cpuPreprocessor
+	cpu  *cpuPreprocessor
+	tail int // gpuTail of cpu's high-pass
 }
 
 // Prepare checks p and builds the host side of a Preprocessor for it; it
@@ -95,7 +96,7 @@ func Prepare(p Params) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{cpu: cpu}, nil
+	return &Plan{cpu: cpu, tail: gpuTail(cpu, defaultGPUConfig)}, nil
 }
 
 // New returns the Preprocessor of the plan on dev (nil means the CPU), as
@@ -109,7 +110,7 @@ func (pl *Plan) New(dev *compute.Device) (*Preprocessor, error) {
 	pp := &Preprocessor{dev: dev, cpu: cpu}
 	if dev != nil && dev.Kind() == compute.CUDA {
 		var err error
-		if pp.gpu, err = newCUDAFrom(dev, cpu, defaultGPUConfig); err != nil {
+		if pp.gpu, err = newCUDAFrom(dev, cpu, defaultGPUConfig, pl.tail); err != nil {
 			return nil, err
 		}
 	}
