@@ -2,7 +2,10 @@ package phy
 
 import (
 	"math"
+	"runtime"
 	"sort"
+	"sync"
+	"sync/atomic"
 
 	"dspk/detect"
 )
@@ -118,8 +121,9 @@ func similarity(w [][]float64, chans [][]int32, wpca []float32, p, nt, C int) []
 			onSite[c] = append(onSite[c], k)
 		}
 	}
-	M := make([]float64, p*p)
-	cross := func(a, b int, only0 bool) (best float64) {
+	// cross is the best correlation of a and b over the lags (lag 0 only
+	// if only0), with M as scratch.
+	cross := func(M []float64, a, b int, only0 bool) (best float64) {
 		clear(M)
 		for ja, ca := range chans[a] {
 			for jb, cb := range chans[b] {
@@ -148,15 +152,39 @@ func similarity(w [][]float64, chans [][]int32, wpca []float32, p, nt, C int) []
 		return best
 	}
 	norm := make([]float64, K)
-	for k := range K {
-		norm[k] = math.Sqrt(max(cross(k, k, true), 0))
-	}
 	out := make([]float32, K*K)
-	seen := make([]int, K)
-	for i := range seen {
-		seen[i] = -1
+	// Rows a are shared out among the cores in small chunks taken in
+	// turn (the first rows have the most partners b ≥ a); row a writes
+	// (a, b) and (b, a) for b ≥ a only, so no two rows write one element,
+	// and every value is computed as one loop would.
+	eachRow := func(fn func(M []float64, seen []int, a int)) {
+		var next atomic.Int64
+		const chunk = 4
+		var wg sync.WaitGroup
+		for range max(1, min(runtime.GOMAXPROCS(0), (K+chunk-1)/chunk)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				M := make([]float64, p*p)
+				seen := make([]int, K)
+				for i := range seen {
+					seen[i] = -1
+				}
+				for {
+					a0 := int(next.Add(chunk)) - chunk
+					if a0 >= K {
+						return
+					}
+					for a := a0; a < min(a0+chunk, K); a++ {
+						fn(M, seen, a)
+					}
+				}
+			}()
+		}
+		wg.Wait()
 	}
-	for a := range K {
+	eachRow(func(M []float64, _ []int, k int) { norm[k] = math.Sqrt(max(cross(M, k, k, true), 0)) })
+	eachRow(func(M []float64, seen []int, a int) {
 		for _, c := range chans[a] {
 			for _, b := range onSite[c] {
 				if b < a || seen[b] == a {
@@ -165,12 +193,12 @@ func similarity(w [][]float64, chans [][]int32, wpca []float32, p, nt, C int) []
 				seen[b] = a
 				var v float64
 				if norm[a] > 0 && norm[b] > 0 {
-					v = cross(a, b, false) / (norm[a] * norm[b])
+					v = cross(M, a, b, false) / (norm[a] * norm[b])
 				}
 				out[a*K+b] = float32(v)
 				out[b*K+a] = float32(v)
 			}
 		}
-	}
+	})
 	return out
 }

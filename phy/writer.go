@@ -10,6 +10,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"dspk/detect"
@@ -407,18 +408,9 @@ func (w *Writer) writeClusterFiles(id []int32, order []int, sum *pipeline.Summar
 	info := w.info
 	g, tm, pr := info.Grid, info.Templates, info.Probe
 	K := len(order)
-	if err := w.writeSpikeClusters(id); err != nil {
-		return err
-	}
-
-	// templates.npy, streamed one cluster at a time; pc_feature_ind.npy.
+	// Each cluster's mean features and channels; the similarity of the
+	// templates is computed from them beside the writing of the files.
 	C, nt := pr.Len(), tm.NT
-	ta, err := export.CreateNPY(w.od.Path("templates.npy"), []float32(nil), nt, C)
-	if err != nil {
-		return err
-	}
-	w.all = append(w.all, ta)
-	buf := make([]float32, nt*C)
 	means := make([][]float64, K)
 	chans := make([][]int32, K)
 	ind := make([]uint32, 0, K*g.NC)
@@ -428,6 +420,23 @@ func (w *Writer) writeClusterFiles(id []int32, order []int, sum *pipeline.Summar
 		for _, c := range chans[k] {
 			ind = append(ind, uint32(c))
 		}
+	}
+	simDone := make(chan []float32, 1)
+	go func() { simDone <- similarity(means, chans, tm.WPCA, tm.P, nt, C) }()
+	sim := sync.OnceValue(func() []float32 { return <-simDone })
+	defer sim() // not left running after an error
+	if err := w.writeSpikeClusters(id); err != nil {
+		return err
+	}
+
+	// templates.npy, streamed one cluster at a time; pc_feature_ind.npy.
+	ta, err := export.CreateNPY(w.od.Path("templates.npy"), []float32(nil), nt, C)
+	if err != nil {
+		return err
+	}
+	w.all = append(w.all, ta)
+	buf := make([]float32, nt*C)
+	for k := range order {
 		denseTemplate(buf, means[k], chans[k], tm.WPCA, tm.P, nt, C)
 		if err := ta.Append(buf); err != nil {
 			return err
@@ -439,8 +448,7 @@ func (w *Writer) writeClusterFiles(id []int32, order []int, sum *pipeline.Summar
 	if err := export.WriteNPYFile(w.od.Path("pc_feature_ind.npy"), []int{K, g.NC}, ind); err != nil {
 		return err
 	}
-	sim := similarity(means, chans, tm.WPCA, tm.P, nt, C)
-	if err := export.WriteNPYFile(w.od.Path("similar_templates.npy"), []int{K, K}, sim); err != nil {
+	if err := export.WriteNPYFile(w.od.Path("similar_templates.npy"), []int{K, K}, sim()); err != nil {
 		return err
 	}
 	if err := w.ctxErr(); err != nil {
