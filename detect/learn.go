@@ -253,8 +253,16 @@ func TemplatesFromClips(clips []float32, prm Params, windows int) (*Templates, e
 			"dspk -templates), learn from a longer stretch or more windows (-tmin/-tmax, a smaller -nskip) "+
 			"or lower Th_single_ch (dspk -th-single-ch)", n, prm.ThSingleCh, windows, prm.NTemplates, need)
 	}
-	basis, _ := linalg.PCABasis(clips, n, nt, prm.NPCs)
+	// The feature basis and the templates are independent: the basis is
+	// computed beside the k-means.
+	var basis []float64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		basis, _ = linalg.PCABasis(clips, n, nt, prm.NPCs)
+	}()
 	km, err := linalg.KMeans(clips, n, nt, prm.NTemplates, linalg.KMeansOptions{Seed: prm.Seed})
+	<-done
 	if err != nil {
 		return nil, fmt.Errorf("detect: learning templates: %w", err)
 	}
