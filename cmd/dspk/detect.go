@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"dspk/compute"
@@ -202,6 +203,7 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 		timings["templates_load"] = time.Since(t).Seconds()
 	}
+	var raster rasterPreparation
 	t = time.Now()
 	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec), Context: ctx,
 		Inputs: inputs, Warnings: warnings,
@@ -209,7 +211,7 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 			if err := writeMotion(dir, p); err != nil {
 				return err
 			}
-			return plotFolder(ctx, dir, filepath.Join(dir, rasterFile), "", false)
+			return plotFolderOn(ctx, dir, filepath.Join(dir, rasterFile), "", false, raster.take)
 		}})
 	if err != nil {
 		return nil, 0, err
@@ -220,6 +222,11 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 	bar := trackProgress(newBar())
 	p.Progress = func(pass string, done, total int) {
 		bar(pass, done, total)
+		if pass == "detection" && done == 0 {
+			// The drift raster's axes and key are drawn beside the
+			// detection pass, for the layout the run expects.
+			raster.start(expectedRasterLayout(rec, pr, p.Schedule(), cfg.ThUniversal))
+		}
 		if pass == "detection" && done == total {
 			setStage("the writing of the results")
 		}
@@ -265,4 +272,45 @@ func datPath(rec recording.Recording) string {
 func printSummary(w io.Writer, s *pipeline.Summary, clusters int, out string) {
 	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d provisional clusters of %d template centres; results in %s.\n",
 		s.Spikes, s.Windows, wholeSpeed(s, time.Since(s.Started)), clusters, s.Centres, out)
+}
+
+// rasterPreparation holds the drift raster canvas a run prepares beside
+// its detection pass (see preparedRaster), once started.
+type rasterPreparation struct {
+	mu       sync.Mutex
+	prepared func(rasterLayout) *rasterCanvas
+}
+
+// start prepares a canvas of layout lay, unless one is being prepared.
+func (r *rasterPreparation) start(lay rasterLayout) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prepared == nil {
+		r.prepared = preparedRaster(lay)
+	}
+}
+
+// take returns the prepared canvas if it has layout lay, else nil.
+func (r *rasterPreparation) take(lay rasterLayout) *rasterCanvas {
+	r.mu.Lock()
+	f := r.prepared
+	r.mu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f(lay)
+}
+
+// expectedRasterLayout is the layout of the drift raster of a detect run
+// of rec with probe pr, schedule sched and threshold th, as readRaster
+// will find it unless a spike lies beyond the probe's sites or the
+// schedule's end (then the raster is drawn whole at the end).
+func expectedRasterLayout(rec recording.Recording, pr *probe.Probe, sched recording.Schedule, th float64) rasterLayout {
+	fs := rec.SampleRate()
+	d := &rasterData{fs: fs, threshold: th, seconds: float64(sched.End-sched.Start) / fs,
+		title: filepath.Base(pipeline.AbsPath(rec.Name())) + ": 0 spikes, 0 clusters"}
+	for _, y := range pr.Y {
+		d.chanY = append(d.chanY, float32(y))
+	}
+	return rasterLayoutOf(d, 1)
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 
 	"gonum.org/v1/plot"
@@ -127,48 +128,93 @@ func readRaster(dir string) (*rasterData, error) {
 	return d, nil
 }
 
-// writeRaster draws d as a PNG at path: on the left the spikes as depth
-// against time, coloured by amplitude on a log scale from the threshold
-// to 10× it, with its colour key; on the right the spike rate along the
-// probe (spikes/s per 20-µm bin of depth).
-func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool) error {
-	const W, H = 12 * vg.Inch, 6 * vg.Inch
-	ymin, ymax := math.Inf(1), math.Inf(-1)
+// The drift raster's size and the widths of its raster and key panels.
+const (
+	rasterW, rasterH   = 12 * vg.Inch, 6 * vg.Inch
+	rasterRW, rasterKW = 0.66 * rasterW, 0.10 * rasterW
+)
+
+// rasterLayout is what the fixed parts of a drift raster (the raster
+// panel's axes and the colour key) depend on. A detect run knows it
+// before its spikes are in, from the probe, the recording's length and
+// the threshold, unless a spike lies beyond the probe's sites or the
+// recording's end.
+type rasterLayout struct {
+	threshold  float64 // whitened SD
+	xmax       float64 // end of the time axis, s
+	ymin, ymax float64 // the depth axes' range, µm
+	titleLines int     // the lines of the raster panel's title
+}
+
+// rasterLayoutOf returns the layout of the raster of d: depths over the
+// sites and the spikes, half a rate bin beyond; time from 0 to the
+// recording's end or the last spike drawn (every step-th).
+func rasterLayoutOf(d *rasterData, step int) rasterLayout {
+	lay := rasterLayout{threshold: d.threshold, ymin: math.Inf(1), ymax: math.Inf(-1), xmax: max(d.seconds, 1/d.fs)}
 	for _, v := range d.chanY {
-		ymin, ymax = min(ymin, float64(v)), max(ymax, float64(v))
+		lay.ymin, lay.ymax = min(lay.ymin, float64(v)), max(lay.ymax, float64(v))
 	}
 	for _, v := range d.y {
-		ymin, ymax = min(ymin, float64(v)), max(ymax, float64(v))
+		lay.ymin, lay.ymax = min(lay.ymin, float64(v)), max(lay.ymax, float64(v))
 	}
-	if ymin > ymax {
-		ymin, ymax = 0, 1
+	if lay.ymin > lay.ymax {
+		lay.ymin, lay.ymax = 0, 1
 	}
-	ymin, ymax = ymin-rasterBinUm/2, ymax+rasterBinUm/2
+	lay.ymin, lay.ymax = lay.ymin-rasterBinUm/2, lay.ymax+rasterBinUm/2
+	for i := 0; i < len(d.times); i += step {
+		lay.xmax = max(lay.xmax, float64(d.times[i])/d.fs)
+	}
+	lay.titleLines = titleLines(d.title)
+	return lay
+}
 
-	lo, hi := math.Log(d.threshold), math.Log(10*d.threshold)
+// titleLines is the number of lines plot.Draw gives title.
+func titleLines(title string) int {
+	if title == "" {
+		return 0
+	}
+	return len(plot.New().Title.TextStyle.Handler.Lines(title))
+}
+
+// rasterStep is the stride of the spikes drawn of n (all up to
+// maxRasterPoints).
+func rasterStep(n int) int { return max(1, (n+maxRasterPoints-1)/maxRasterPoints) }
+
+// rasterCanvas is a drift raster's picture with the parts of its layout
+// drawn: the raster panel's background and axes, and the colour key.
+// [rasterCanvas.finish] adds what depends on the spikes: the raster
+// panel's title and dots, and the rate panel.
+type rasterCanvas struct {
+	lay rasterLayout
+	img *vgimg.Canvas
+	dc  draw.Canvas
+	rp  *plot.Plot  // the raster panel, no title or dots yet
+	rc  draw.Canvas // its area, title line included
+	lut *colourTable
+}
+
+// newRasterCanvas draws the parts of a raster of layout lay. The raster
+// panel is drawn as plot.Draw would with a one-line title: its axes
+// below the title's line, which stays background until finish writes the
+// title in it.
+func newRasterCanvas(lay rasterLayout) *rasterCanvas {
+	lo, hi := math.Log(lay.threshold), math.Log(10*lay.threshold)
 	cm := newAmpColours(lo, hi)
-	lut := newColourTable(cm, lo, hi)
-
-	// Raster.
+	c := &rasterCanvas{lay: lay, lut: newColourTable(cm, lo, hi)}
+	c.img = vgimg.NewWith(vgimg.UseWH(rasterW, rasterH), vgimg.UseDPI(100))
+	c.dc = draw.New(c.img)
 	rp := plot.New()
-	rp.Title.Text = d.title
 	rp.X.Label.Text = "time (s)"
 	rp.Y.Label.Text = "depth (µm)"
-	rp.Y.Min, rp.Y.Max = ymin, ymax
-	rp.X.Min, rp.X.Max = 0, max(d.seconds, 1/d.fs)
-	n := len(d.times)
-	step := max(1, (n+maxRasterPoints-1)/maxRasterPoints)
-	xys := make(plotter.XYs, 0, n/step+1)
-	cols := make([]color.Color, 0, n/step+1)
-	for i := 0; i < n; i += step {
-		t := float64(d.times[i]) / d.fs
-		xys = append(xys, plotter.XY{X: t, Y: float64(d.y[i])})
-		rp.X.Max = max(rp.X.Max, t)
-		cols = append(cols, lut.at(math.Log(max(float64(d.amp[i]), 1e-30))))
+	rp.Y.Min, rp.Y.Max = lay.ymin, lay.ymax
+	rp.X.Min, rp.X.Max = 0, lay.xmax
+	c.rp, c.rc = rp, draw.Crop(c.dc, 0, rasterRW-rasterW, 0, 0)
+	body := c.rc
+	if lay.titleLines > 0 { // its height depends on the number of lines alone
+		line := strings.Repeat("x\n", lay.titleLines-1) + "x"
+		body.Max.Y -= rp.Title.TextStyle.Rectangle(line).Size().Y + rp.Title.Padding
 	}
-	if len(xys) > 0 {
-		rp.Add(&dots{xys: xys, cols: cols, radius: vg.Points(0.6)})
-	}
+	rp.Draw(body)
 
 	// Colour key, labelled in amplitude (whitened SD) at log positions.
 	kp := plot.New()
@@ -177,28 +223,55 @@ func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool
 	kp.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
 	var ticks []plot.Tick
 	for _, m := range []float64{1, 1.5, 2, 3, 5, 7, 10} {
-		ticks = append(ticks, plot.Tick{Value: math.Log(m * d.threshold), Label: fmt.Sprintf("%.3g", m*d.threshold)})
+		ticks = append(ticks, plot.Tick{Value: math.Log(m * lay.threshold), Label: fmt.Sprintf("%.3g", m*lay.threshold)})
 	}
 	kp.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	kp.HideX()
+	kp.Draw(draw.Crop(c.dc, rasterRW, rasterRW+rasterKW-rasterW, vg.Inch/2, -vg.Inch/4))
+	return c
+}
+
+// finish draws d's spikes on c, which must have d's layout: the raster
+// panel's title and dots, and the rate panel.
+func (c *rasterCanvas) finish(d *rasterData) error {
+	lay, rp := c.lay, c.rp
+	// The title in its lines, as plot.Draw writes it.
+	if d.title != "" {
+		rp.Title.Text = d.title
+		descent := rp.Title.TextStyle.FontExtents().Descent
+		c.rc.FillText(rp.Title.TextStyle, vg.Point{X: c.rc.Center().X, Y: c.rc.Max.Y + descent}, d.title)
+	}
+	n := len(d.times)
+	step := rasterStep(n)
+	xys := make(plotter.XYs, 0, n/step+1)
+	cols := make([]color.Color, 0, n/step+1)
+	for i := 0; i < n; i += step {
+		xys = append(xys, plotter.XY{X: float64(d.times[i]) / d.fs, Y: float64(d.y[i])})
+		cols = append(cols, c.lut.at(math.Log(max(float64(d.amp[i]), 1e-30))))
+	}
+	if len(xys) > 0 {
+		dots := &dots{xys: xys, cols: cols, radius: vg.Points(0.6)}
+		rp.Add(dots) // within the layout's ranges: they stay
+		dots.Plot(rp.DataCanvas(c.rc), rp)
+	}
 
 	// Rate along the probe.
 	pp := plot.New()
 	pp.Title.Text = "rate along the probe"
 	pp.X.Label.Text = "spikes/s per 20 µm"
 	pp.Y.Label.Text = "depth (µm)"
-	pp.Y.Min, pp.Y.Max = ymin, ymax
-	nb := max(1, int(math.Ceil((ymax-ymin)/rasterBinUm)))
+	pp.Y.Min, pp.Y.Max = lay.ymin, lay.ymax
+	nb := max(1, int(math.Ceil((lay.ymax-lay.ymin)/rasterBinUm)))
 	counts := make([]float64, nb)
 	for _, v := range d.y {
-		b := min(max(int((float64(v)-ymin)/rasterBinUm), 0), nb-1)
+		b := min(max(int((float64(v)-lay.ymin)/rasterBinUm), 0), nb-1)
 		counts[b]++
 	}
 	secs := max(d.seconds, 1/d.fs)
 	prof := make(plotter.XYs, 0, 2*nb)
 	for b, c := range counts {
 		r := c / secs
-		prof = append(prof, plotter.XY{X: r, Y: ymin + float64(b)*rasterBinUm}, plotter.XY{X: r, Y: ymin + float64(b+1)*rasterBinUm})
+		prof = append(prof, plotter.XY{X: r, Y: lay.ymin + float64(b)*rasterBinUm}, plotter.XY{X: r, Y: lay.ymin + float64(b+1)*rasterBinUm})
 	}
 	l, err := plotter.NewLine(prof)
 	if err != nil {
@@ -207,24 +280,41 @@ func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool
 	l.Color = color.RGBA{R: 40, G: 40, B: 160, A: 255}
 	pp.Add(l)
 	pp.X.Min = 0
+	pp.Draw(draw.Crop(c.dc, rasterRW+rasterKW, 0, 0, 0))
+	return nil
+}
 
+// writeRaster draws d as a PNG at path: on the left the spikes as depth
+// against time, coloured by amplitude on a log scale from the threshold
+// to 10× it, with its colour key; on the right the spike rate along the
+// probe (spikes/s per 20-µm bin of depth).
+func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool) error {
+	return writeRasterOn(ctx, path, d, noReplace, nil)
+}
+
+// writeRasterOn is writeRaster on the canvas prepared returns for d's
+// layout, or on a new one where it returns nil (or prepared is nil).
+func writeRasterOn(ctx context.Context, path string, d *rasterData, noReplace bool,
+	prepared func(rasterLayout) *rasterCanvas) error {
+	lay := rasterLayoutOf(d, rasterStep(len(d.times)))
+	var c *rasterCanvas
+	if prepared != nil {
+		c = prepared(lay)
+	}
+	if c == nil {
+		c = newRasterCanvas(lay)
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	img := vgimg.NewWith(vgimg.UseWH(W, H), vgimg.UseDPI(100))
-	dc := draw.New(img)
-	rw, kw := 0.66*W, 0.10*W
-	rp.Draw(draw.Crop(dc, 0, rw-W, 0, 0))
-	if err := ctx.Err(); err != nil {
+	if err := c.finish(d); err != nil {
 		return err
 	}
-	kp.Draw(draw.Crop(dc, rw, rw+kw-W, vg.Inch/2, -vg.Inch/4))
-	pp.Draw(draw.Crop(dc, rw+kw, 0, 0, 0))
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	var buf bytes.Buffer
-	if err := encodePNG(&buf, img.Image()); err != nil {
+	if err := encodePNG(&buf, c.img.Image()); err != nil {
 		return fmt.Errorf("drawing %s: %w", path, err)
 	}
 	b, err := tagPNG(buf.Bytes())
@@ -234,10 +324,35 @@ func writeRaster(ctx context.Context, path string, d *rasterData, noReplace bool
 	return writeAtomic(ctx, path, b, noReplace)
 }
 
+// preparedRaster draws, on a goroutine, the parts of a drift raster of
+// layout lay (newRasterCanvas), for a run that knows them before its
+// spikes; the function it returns gives the canvas if its layout is the
+// one asked for, else nil. The canvas serves one raster.
+func preparedRaster(lay rasterLayout) func(rasterLayout) *rasterCanvas {
+	done := make(chan *rasterCanvas, 1)
+	go func() { done <- newRasterCanvas(lay) }()
+	var once sync.Once
+	return func(want rasterLayout) *rasterCanvas {
+		var c *rasterCanvas
+		once.Do(func() {
+			if want == lay {
+				c = <-done
+			}
+		})
+		return c
+	}
+}
+
 // plotFolder draws the drift raster of the detect folder dir into png,
 // which appears whole or not at all (see writeAtomic, and noReplace
 // there); it stops with ctx's error once ctx is done.
 func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) error {
+	return plotFolderOn(ctx, dir, png, title, noReplace, nil)
+}
+
+// plotFolderOn is plotFolder with a canvas from prepared (see
+// writeRasterOn).
+func plotFolderOn(ctx context.Context, dir, png, title string, noReplace bool, prepared func(rasterLayout) *rasterCanvas) error {
 	d, err := readRaster(dir)
 	if err != nil {
 		return err
@@ -245,7 +360,7 @@ func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) err
 	if title != "" {
 		d.title = title
 	}
-	return writeRaster(ctx, png, d, noReplace)
+	return writeRasterOn(ctx, png, d, noReplace, prepared)
 }
 
 // ampColours is the colour map of amplitudes: [Min, Max] onto the part
