@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"sync"
 	"testing"
 	"time"
 )
@@ -117,4 +118,65 @@ func TestCompileDiskCache(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestCompileOnce compiles one new source from two devices of the process
+// at once (as the pipeline and its warm-up do): one of them compiles it,
+// the other waits and loads the same image from memory, and both run it.
+func TestCompileOnce(t *testing.T) {
+	dev := device(t)
+	other, err := Open(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	src := fmt.Sprintf("extern \"C\" __global__ void once(int *y) { *y = %d; }\n", time.Now().UnixNano()%100000+7)
+	before := KernelStats()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, 2)
+	for i, d := range []*Device{dev, other} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = d.Do(func(c *Ctx) error {
+				m, err := c.Compile("once.cu", src)
+				if err != nil {
+					return err
+				}
+				f, err := m.Function("once")
+				if err != nil {
+					return err
+				}
+				y, err := c.Alloc(4)
+				if err != nil {
+					return err
+				}
+				defer c.Free(y)
+				if err := c.Launch(f, D1(1), D1(1), 0, y); err != nil {
+					return err
+				}
+				got := make([]int32, 1)
+				if err := Download(c, got, y.Ptr); err != nil {
+					return err
+				}
+				if got[0] < 7 {
+					return fmt.Errorf("the kernel wrote %d", got[0])
+				}
+				return nil
+			})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := KernelStats()
+	if c, m := after.Compiled-before.Compiled, after.FromMemory-before.FromMemory; c != 1 || m != 1 {
+		t.Errorf("two devices compiling one source at once: %d compiles and %d loads from memory, want 1 and 1", c, m)
+	}
 }

@@ -106,6 +106,9 @@ type image struct {
 var (
 	imageMu    sync.Mutex
 	imageCache = map[[32]byte]image{}
+	// imageFlight holds, per key being compiled or read, a channel
+	// closed when that ends (guarded by imageMu).
+	imageFlight = map[[32]byte]chan struct{}{}
 )
 
 // target picks the NVRTC target for a device of compute capability cc: the
@@ -175,8 +178,30 @@ func (c *Ctx) Compile(name, source string, options ...string) (*Module, error) {
 	}
 	t0 := time.Now()
 	dir := KernelCacheDir()
+	// One compile (or disk read) per image at a time: a second caller of
+	// the same key (another device of the process, such as a warm-up's)
+	// waits for the first and loads its image; if the first failed, it
+	// tries itself.
 	imageMu.Lock()
 	img, inMemory := imageCache[key]
+	for !inMemory {
+		ch, busy := imageFlight[key]
+		if !busy {
+			ch = make(chan struct{})
+			imageFlight[key] = ch
+			defer func() {
+				imageMu.Lock()
+				delete(imageFlight, key)
+				imageMu.Unlock()
+				close(ch)
+			}()
+			break
+		}
+		imageMu.Unlock()
+		<-ch
+		imageMu.Lock()
+		img, inMemory = imageCache[key]
+	}
 	imageMu.Unlock()
 	fromDisk := false
 	compile := func(name, source string, opts []string, ptx bool) (image, error) {
