@@ -269,8 +269,19 @@ func sqDist(row, c []float64) float64 {
 	return (s0 + s1) + (s2 + s3)
 }
 
-// sqDist32 is sqDist for a float32 point.
+// sqDist32 is sqDist for a float32 point: sqDist32Go, or the same
+// operations in vector registers (kmeans_amd64.s).
 func sqDist32(x []float32, c []float64) float64 {
+	if useSqDist && len(x) > 0 {
+		c = c[:len(x)]
+		return sqDist32AVX2(&x[0], &c[0], len(x))
+	}
+	return sqDist32Go(x, c)
+}
+
+// sqDist32Go is sqDist32 in Go: four partial sums, each of the rounded
+// squares of the rounded differences in order, added pairwise.
+func sqDist32Go(x []float32, c []float64) float64 {
 	c = c[:len(x)]
 	var s0, s1, s2, s3 float64
 	j := 0
