@@ -106,6 +106,18 @@ func defaultGramMethod(info compute.GPUInfo, float64Samples bool) GramMethod {
 	case float64Samples:
 		return GramBlocked
 	}
+	return GramDGEMM
+}
+
+// secondMomentMethod is the method of [SecondMoment]'s accumulator on a
+// device: GramTiles where the default is GramDGEMM. A pipeline adds a few
+// windows per process (2 to 12 in a detect run), and cuBLAS's first
+// product in a process costs 40–60 ms on an H200 (its library starting),
+// where the own kernel, 0.5 ms a window slower, loads in well under one.
+func secondMomentMethod(info compute.GPUInfo) GramMethod {
+	if m := defaultGramMethod(info, false); m != GramDGEMM {
+		return m
+	}
 	return GramTiles
 }
 

@@ -425,13 +425,18 @@ func TestDefaultGramMethod(t *testing.T) {
 	for _, tc := range []struct {
 		major, minor int
 		f64          bool
-		want         GramMethod
+		want, sm     GramMethod // the default, and SecondMoment's
 	}{
-		{9, 0, false, GramTiles}, {9, 0, true, GramBlocked}, {8, 0, false, GramTiles}, {10, 0, false, GramTiles},
-		{8, 9, false, GramGEMM}, {8, 6, true, GramGEMM}, {12, 0, false, GramGEMM}, {7, 5, false, GramGEMM},
+		{9, 0, false, GramDGEMM, GramTiles}, {9, 0, true, GramBlocked, GramTiles}, {8, 0, false, GramDGEMM, GramTiles},
+		{10, 0, false, GramDGEMM, GramTiles}, {8, 9, false, GramGEMM, GramGEMM}, {8, 6, true, GramGEMM, GramGEMM},
+		{12, 0, false, GramGEMM, GramGEMM}, {7, 5, false, GramGEMM, GramGEMM},
 	} {
-		if got := defaultGramMethod(compute.GPUInfo{Major: tc.major, Minor: tc.minor}, tc.f64); got != tc.want {
+		info := compute.GPUInfo{Major: tc.major, Minor: tc.minor}
+		if got := defaultGramMethod(info, tc.f64); got != tc.want {
 			t.Errorf("sm_%d%d float64=%v: %v, want %v", tc.major, tc.minor, tc.f64, got, tc.want)
+		}
+		if got := secondMomentMethod(info); got != tc.sm {
+			t.Errorf("sm_%d%d: SecondMoment's accumulator by %v, want %v", tc.major, tc.minor, got, tc.sm)
 		}
 	}
 }

@@ -77,7 +77,7 @@ func (m *SecondMoment) AddWindow(win *compute.Window, c0, c1 int) error {
 	}
 	return m.dev.Do(func(c *compute.Ctx) error {
 		if m.gpu == nil || m.gpu.g.MaxN() < c1-c0 {
-			grown, err := newCUDASecondMoment(c, m.c, T, GPUGramOptions{})
+			grown, err := newCUDASecondMoment(c, m.c, T, GPUGramOptions{Method: secondMomentMethod(c.Device().GPU())})
 			if err != nil {
 				return err
 			}

@@ -16,7 +16,7 @@ import (
 // of its kind in a process costs 40–60 ms (cuBLAS chooses and loads its
 // kernel) against 0.5 ms later; run beside [Plan.New], it leaves the
 // whitening pass a loaded kernel. Where dspk's own kernel forms it
-// (linalg.GramTiles, the default on full-rate FP64 GPUs such as the H200),
+// (linalg.GramTiles, SecondMoment's method on full-rate FP64 GPUs such as the H200),
 // it only loads that module ahead. The scratch window's contents are never read back. On the CPU,
 // or where anything fails, it does nothing and the pass pays the cost
 // itself. Call the returned function before closing dev.
