@@ -452,9 +452,15 @@ func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c
 	if err != nil {
 		return err
 	}
+	return g.finish(c, dst, S, n, beta)
+}
+
+// finish launches the sum of the S product slices into dst = sum/n +
+// beta·dst.
+func (g *GPUGram) finish(c *compute.Ctx, dst compute.Ptr, S, n int, beta float64) error {
 	g.fFinish.Set(0, dst)
 	g.fFinish.Set(3, int32(S))
-	g.fFinish.Set(4, int64(C*C))
+	g.fFinish.Set(4, int64(g.c*g.c))
 	g.fFinish.Set(5, 1/float64(n))
 	g.fFinish.Set(6, beta)
 	return g.fFinish.Launch(c)
@@ -500,12 +506,7 @@ func (g *GPUGram) tiles(c *compute.Ctx, dst, x compute.Ptr, ld, c0, n int, centr
 	if err := f.Launch(c); err != nil {
 		return err
 	}
-	g.fFinish.Set(0, dst)
-	g.fFinish.Set(3, int32(S))
-	g.fFinish.Set(4, int64(C*C))
-	g.fFinish.Set(5, 1/float64(n))
-	g.fFinish.Set(6, beta)
-	return g.fFinish.Launch(c)
+	return g.finish(c, dst, S, n, beta)
 }
 
 // cudaSecondMoment is the GPU counterpart of [SecondMoment]: it accumulates

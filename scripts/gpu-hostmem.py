@@ -10,8 +10,8 @@ leaving the buffers costs at exit (timed from outside, in a child).
 Usage: scripts/gpu-hostmem.py [MB per buffer, default 46] [buffers, default 3]
        scripts/gpu-hostmem.py ctx      (context creation under settings that
                                         might change it, in fresh processes)
-       scripts/gpu-hostmem.py hold S   (keep the driver initialised for S
-                                        seconds, as nvidia-persistenced would)
+       scripts/gpu-hostmem.py hold S   (keep a context on the GPU for S
+                                        seconds, as a long-lived process would)
 """
 import ctypes, ctypes.util, mmap, os, subprocess, sys, threading, time
 
