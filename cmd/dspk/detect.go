@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"dspk/compute"
@@ -272,33 +271,6 @@ func datPath(rec recording.Recording) string {
 func printSummary(w io.Writer, s *pipeline.Summary, clusters int, out string) {
 	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d provisional clusters of %d template centres; results in %s.\n",
 		s.Spikes, s.Windows, wholeSpeed(s, time.Since(s.Started)), clusters, s.Centres, out)
-}
-
-// rasterPreparation holds the drift raster canvas a run prepares beside
-// its detection pass (see preparedRaster), once started.
-type rasterPreparation struct {
-	mu       sync.Mutex
-	prepared func(rasterLayout) *rasterCanvas
-}
-
-// start prepares a canvas of layout lay, unless one is being prepared.
-func (r *rasterPreparation) start(lay rasterLayout) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.prepared == nil {
-		r.prepared = preparedRaster(lay)
-	}
-}
-
-// take returns the prepared canvas if it has layout lay, else nil.
-func (r *rasterPreparation) take(lay rasterLayout) *rasterCanvas {
-	r.mu.Lock()
-	f := r.prepared
-	r.mu.Unlock()
-	if f == nil {
-		return nil
-	}
-	return f(lay)
 }
 
 // expectedRasterLayout is the layout of the drift raster of a detect run

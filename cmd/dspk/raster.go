@@ -324,23 +324,40 @@ func writeRasterOn(ctx context.Context, path string, d *rasterData, noReplace bo
 	return writeAtomic(ctx, path, b, noReplace)
 }
 
-// preparedRaster draws, on a goroutine, the parts of a drift raster of
-// layout lay (newRasterCanvas), for a run that knows them before its
-// spikes; the function it returns gives the canvas if its layout is the
-// one asked for, else nil. The canvas serves one raster.
-func preparedRaster(lay rasterLayout) func(rasterLayout) *rasterCanvas {
-	done := make(chan *rasterCanvas, 1)
-	go func() { done <- newRasterCanvas(lay) }()
-	var once sync.Once
-	return func(want rasterLayout) *rasterCanvas {
-		var c *rasterCanvas
-		once.Do(func() {
-			if want == lay {
-				c = <-done
-			}
-		})
-		return c
+// rasterPreparation is a drift raster canvas a run prepares beside its
+// work, for the layout it expects before its spikes are known (see
+// newRasterCanvas). The zero value holds none.
+type rasterPreparation struct {
+	mu   sync.Mutex
+	lay  rasterLayout
+	done chan *rasterCanvas // nil until start
+	used bool
+}
+
+// start draws, on a goroutine, the parts of a raster of layout lay,
+// unless a canvas is being prepared already.
+func (r *rasterPreparation) start(lay rasterLayout) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done == nil {
+		r.lay, r.done = lay, make(chan *rasterCanvas, 1)
+		go func() { r.done <- newRasterCanvas(lay) }()
 	}
+}
+
+// take returns the prepared canvas if it has layout lay, else nil; the
+// canvas serves the first raster asked for, of its layout or not.
+func (r *rasterPreparation) take(lay rasterLayout) *rasterCanvas {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.done == nil || r.used {
+		return nil
+	}
+	r.used = true
+	if lay != r.lay {
+		return nil
+	}
+	return <-r.done
 }
 
 // plotFolder draws the drift raster of the detect folder dir into png,

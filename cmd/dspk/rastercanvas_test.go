@@ -140,10 +140,11 @@ func TestRasterCanvas(t *testing.T) {
 		// What a detect run prepares: the sites' extent, the recording's
 		// length, a one-line title.
 		guess := rasterLayout{threshold: d.threshold, xmax: d.seconds, ymin: -rasterBinUm / 2, ymax: 940 + rasterBinUm/2, titleLines: 1}
-		prep := preparedRaster(guess)
+		var prep rasterPreparation
+		prep.start(guess)
 		used := false
 		pick := func(lay rasterLayout) *rasterCanvas {
-			c := prep(lay)
+			c := prep.take(lay)
 			used = c != nil
 			return c
 		}
@@ -159,7 +160,7 @@ func TestRasterCanvas(t *testing.T) {
 		}
 		t.Logf("raster %d (%s): prepared", i, d.title)
 		samePixels(t, decodePNG(t, onPrep), want)
-		if prep(guess) != nil {
+		if prep.take(guess) != nil {
 			t.Errorf("raster %d: a prepared canvas served twice", i)
 		}
 	}
