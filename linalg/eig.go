@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -36,17 +40,53 @@ func EigSym(a []float64, n int) (vals, vecs []float64) {
 // eigSymTo is EigSym into vals and vecs; it reports false if the
 // factorization fails.
 func eigSymTo(vals, vecs, a []float64, n int) bool {
-	var es mat.EigenSym
-	if !es.Factorize(mat.NewSymDense(n, append([]float64(nil), a...)), true) {
+	return newEigWork(n).eigSym(vals, vecs, a)
+}
+
+// eigWork is the scratch of eigendecompositions of n×n symmetric
+// matrices, reused from one to the next (a local whitening makes one per
+// channel).
+type eigWork struct {
+	n    int
+	a, w []float64
+	work []float64
+}
+
+// newEigWork returns the scratch for n×n matrices, its LAPACK workspace of
+// the size LAPACK asks for.
+func newEigWork(n int) *eigWork {
+	e := &eigWork{n: n, a: make([]float64, n*n), w: make([]float64, n)}
+	q := []float64{0}
+	lapack64.Syev(lapack.EVCompute, e.sym(), e.w, q, -1)
+	e.work = make([]float64, int(q[0]))
+	return e
+}
+
+// sym is the scratch matrix as LAPACK's upper-stored symmetric matrix.
+func (e *eigWork) sym() blas64.Symmetric {
+	return blas64.Symmetric{N: e.n, Stride: e.n, Uplo: blas.Upper, Data: e.a}
+}
+
+// eigSym is eigSymTo on e's scratch. It is gonum's mat.EigenSym step for
+// step — the upper triangle copied below zeros, one LAPACK Dsyev with the
+// workspace size it asks for, the eigenvectors the columns of the result
+// — without allocating, so the results are the same bits.
+func (e *eigWork) eigSym(vals, vecs, a []float64) bool {
+	n := e.n
+	for i := range n {
+		row := e.a[i*n : (i+1)*n]
+		clear(row[:i])
+		copy(row[i:], a[i*n+i:(i+1)*n])
+	}
+	if !lapack64.Syev(lapack.EVCompute, e.sym(), e.w, e.work, len(e.work)) {
 		return false
 	}
-	asc := es.Values(nil)
-	var v mat.Dense
-	es.VectorsTo(&v)
-	for k := 0; k < n; k++ {
-		vals[k] = asc[n-1-k]
+	for k := range n {
+		vals[k] = e.w[n-1-k]
 		row := vecs[k*n : (k+1)*n]
-		mat.Col(row, n-1-k, &v)
+		for i := range n {
+			row[i] = e.a[i*n+n-1-k]
+		}
 		fixSign(row)
 	}
 	return true

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"gonum.org/v1/gonum/mat"
 )
 
 func randomSym(rng *rand.Rand, n int) []float64 {
@@ -169,5 +171,76 @@ func TestEigPanics(t *testing.T) {
 			}()
 			f()
 		})
+	}
+}
+
+// TestEigWorkMatchesEigenSym checks that the reused scratch gives the bits
+// of gonum's mat.EigenSym, as LocalZCA's golden results require: random
+// symmetric matrices of several sizes (each size's scratch reused, the
+// lower triangle garbage, which must not be read), a covariance-like block
+// and a matrix with repeated eigenvalues.
+func TestEigWorkMatchesEigenSym(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	viaMat := func(a []float64, n int) (vals, vecs []float64) {
+		var es mat.EigenSym
+		if !es.Factorize(mat.NewSymDense(n, slices.Clone(a)), true) {
+			t.Fatalf("n=%d: mat.EigenSym failed", n)
+		}
+		asc := es.Values(nil)
+		var v mat.Dense
+		es.VectorsTo(&v)
+		vals, vecs = make([]float64, n), make([]float64, n*n)
+		for k := range n {
+			vals[k] = asc[n-1-k]
+			row := vecs[k*n : (k+1)*n]
+			mat.Col(row, n-1-k, &v)
+			fixSign(row)
+		}
+		return vals, vecs
+	}
+	for _, n := range []int{1, 2, 3, 7, 31, 32, 33, 64} {
+		e := newEigWork(n)
+		vals, vecs := make([]float64, n), make([]float64, n*n)
+		for trial := range 4 {
+			a := randomSym(rng, n)
+			switch trial {
+			case 1: // a second-moment block: positive definite, correlated
+				g := randomSym(rng, n)
+				for i := range n {
+					for j := range n {
+						var s float64
+						for k := range n {
+							s += g[i*n+k] * g[j*n+k]
+						}
+						a[i*n+j] = s
+					}
+				}
+			case 2: // repeated eigenvalues
+				clear(a)
+				for i := range n {
+					a[i*n+i] = float64(1 + i%2)
+				}
+			}
+			wantVals, wantVecs := viaMat(a, n)
+			in := slices.Clone(a)
+			for i := range n { // the lower triangle is never read
+				for j := range i {
+					in[i*n+j] = math.NaN()
+				}
+			}
+			if !e.eigSym(vals, vecs, in) {
+				t.Fatalf("n=%d trial %d: eigSym failed", n, trial)
+			}
+			for i := range vals {
+				if math.Float64bits(vals[i]) != math.Float64bits(wantVals[i]) {
+					t.Fatalf("n=%d trial %d: value %d %v, mat.EigenSym %v", n, trial, i, vals[i], wantVals[i])
+				}
+			}
+			for i := range vecs {
+				if math.Float64bits(vecs[i]) != math.Float64bits(wantVecs[i]) {
+					t.Fatalf("n=%d trial %d: vector entry %d %v, mat.EigenSym %v", n, trial, i, vecs[i], wantVecs[i])
+				}
+			}
+		}
 	}
 }

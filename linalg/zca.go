@@ -1,10 +1,8 @@
 package linalg
 
 import (
-	"cmp"
 	"fmt"
 	"math"
-	"slices"
 )
 
 // zcaChunks is the number of channel chunks LocalZCA shares out among
@@ -16,16 +14,29 @@ const zcaChunks = 64
 // increasing squared distance, ties broken by lower channel index. d and buf
 // are scratch of len(x) elements.
 func localNeighbours(c int, x, y []float64, nrange int, d []float64, buf []int) []int {
-	buf = buf[:0]
+	buf = append(buf[:0], c)
 	for i := range x {
 		dx, dy := x[i]-x[c], y[i]-y[c]
 		d[i] = dx*dx + dy*dy
-		if i != c {
-			buf = append(buf, i)
-		}
 	}
-	slices.SortStableFunc(buf, func(a, b int) int { return cmp.Compare(d[a], d[b]) })
-	return append([]int{c}, buf[:nrange-1]...)
+	// The nearest nrange−1 others, kept sorted as the channels come in
+	// index order: a channel goes after those of equal distance, which is
+	// the order of a stable sort by distance.
+	for i := range x {
+		if i == c || (len(buf) == nrange && d[i] >= d[buf[nrange-1]]) {
+			continue
+		}
+		at := len(buf)
+		for at > 1 && d[buf[at-1]] > d[i] {
+			at--
+		}
+		if len(buf) < nrange {
+			buf = append(buf, 0)
+		}
+		copy(buf[at+1:], buf[at:len(buf)-1])
+		buf[at] = i
+	}
+	return buf
 }
 
 // LocalZCA returns Kilosort4's local whitening operator (whitening_local)
@@ -71,6 +82,7 @@ func LocalZCA(cc []float64, C int, x, y []float64, nrange int, eps float64) (*Wh
 		failed[k] = -1
 		block := make([]float64, n*n)
 		vals, vecs := make([]float64, n), make([]float64, n*n)
+		eig := newEigWork(n)
 		scale := make([]float64, n)
 		buf, dist := make([]int, 0, C), make([]float64, C)
 		for c := k * C / chunks; c < (k+1)*C/chunks; c++ {
@@ -80,7 +92,7 @@ func LocalZCA(cc []float64, C int, x, y []float64, nrange int, eps float64) (*Wh
 					block[a*n+b] = cc[i*C+j]
 				}
 			}
-			if !eigSymTo(vals, vecs, block, n) {
+			if !eig.eigSym(vals, vecs, block) {
 				failed[k] = c
 				return
 			}
