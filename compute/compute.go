@@ -267,10 +267,12 @@ func (d *Device) close(final bool) error {
 
 // Open returns the device named by spec — "auto", "cpu", "cuda" (= cuda:0)
 // or "cuda:N" — and a short reason for the choice. With "auto" a missing
-// driver, library or GPU is not an error: the CPU is returned and the
+// driver, NVRTC or GPU is not an error: the CPU is returned and the
 // reason says why (e.g. "no CUDA driver: …"). An explicit CUDA device that
 // cannot be opened is an error, wrapping ErrNotFound when the driver,
-// a library or the device is missing.
+// NVRTC or the device is missing. cuBLAS is loaded on the device's first
+// cuBLAS call, which fails with an error wrapping ErrNotFound if it is
+// missing; [Devices] reports whether it loads.
 func Open(spec string) (*Device, string, error) {
 	switch {
 	case spec == "cpu":
@@ -304,16 +306,19 @@ func Open(spec string) (*Device, string, error) {
 	return nil, "", fmt.Errorf("compute: bad device %q: want auto, cpu or cuda:N", spec)
 }
 
-// openCUDA opens GPU n after checking that NVRTC and cuBLAS load. The
-// libraries are loaded while the driver initialises and the context is
-// created: the two are independent until the first kernel is compiled.
+// openCUDA opens GPU n after checking that NVRTC loads, which it does
+// while the driver initialises and the context is created: the two are
+// independent until the first kernel is compiled. cuBLAS is loaded on the
+// first cuBLAS call (a detect run on a GPU with full-rate FP64 makes none):
+// loading its libraries beside the driver's start-up delays the context by
+// about 0.09 s on the H200 (docs/perf-wholeprocess.md).
 func openCUDA(n int) (*Device, error) {
 	t0 := time.Now()
 	libs := make(chan error, 1)
 	var libTime time.Duration
 	go func() {
 		t := time.Now()
-		err := cuda.LoadLibraries()
+		err := cuda.LoadNVRTC()
 		libTime = time.Since(t)
 		libs <- err
 	}()

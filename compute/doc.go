@@ -5,10 +5,12 @@
 // # Devices
 //
 // [Open] takes "auto", "cpu" or "cuda:N" and returns a [*Device]. "auto"
-// takes the first CUDA GPU when the driver, NVRTC and cuBLAS load and a
-// device answers, otherwise the CPU, and returns a short reason saying
-// which it took and why. An explicit "cuda:N" that cannot be opened is an
-// error wrapping [ErrNotFound]. [Devices] lists what the machine has, with
+// takes the first CUDA GPU when the driver and NVRTC load and a device
+// answers, otherwise the CPU, and returns a short reason saying which it
+// took and why. An explicit "cuda:N" that cannot be opened is an error
+// wrapping [ErrNotFound]. cuBLAS is loaded on a device's first cuBLAS
+// call (an error wrapping [ErrNotFound] there if it is missing), so that
+// runs that make none do not pay for loading it. [Devices] lists what the machine has, with
 // the CUDA library files mapped into the process, for "dspk info
 // -devices".
 //

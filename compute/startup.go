@@ -11,8 +11,8 @@ type OpenTimes struct {
 	// Context is the time to load the driver, initialise it and create
 	// the device's primary context and stream.
 	Context time.Duration
-	// Libraries is the time to load NVRTC and cuBLAS, which runs
-	// concurrently with Context.
+	// Libraries is the time to load NVRTC, which runs concurrently with
+	// Context (cuBLAS is loaded on a device's first cuBLAS call).
 	Libraries time.Duration
 	// Total is the wall time of the whole opening.
 	Total time.Duration

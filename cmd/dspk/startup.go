@@ -163,7 +163,7 @@ func printTimes(w io.Writer, s *pipeline.Summary, wall time.Duration) {
 		if d, ok := t["device_open"]; ok {
 			note += fmt.Sprintf(", device opened beside %s in %.3f s", beside, d)
 			if c, ok := t["cuda_context"]; ok {
-				note += fmt.Sprintf(": CUDA driver and context %.3f s, NVRTC and cuBLAS %.3f s, concurrently", c, t["cuda_libraries"])
+				note += fmt.Sprintf(": CUDA driver and context %.3f s, NVRTC %.3f s, concurrently", c, t["cuda_libraries"])
 			}
 		}
 		line("start-up", v, note+")")

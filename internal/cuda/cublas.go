@@ -133,18 +133,19 @@ func (c *Ctx) handle() (uintptr, error) {
 	return d.blas, nil
 }
 
-// blas calls a cuBLAS function on the device's handle (inserted as the
-// first argument).
+// blas calls the cuBLAS function *fn on the device's handle (inserted as
+// the first argument). fn points at the entry point's variable, which
+// holds it once handle has loaded cuBLAS.
 //
 //go:uintptrescapes
-func (c *Ctx) blas(name, op string, fn uintptr, args ...uintptr) error {
+func (c *Ctx) blas(name, op string, fn *uintptr, args ...uintptr) error {
 	h, err := c.handle()
 	if err != nil {
 		return err
 	}
 	all := make([]uintptr, 0, 24)
 	all = append(append(all, h), args...)
-	if err := blasCheck(name, op, call(fn, all...)); err != nil {
+	if err := blasCheck(name, op, call(*fn, all...)); err != nil {
 		return err
 	}
 	if c.dev.debugSync && !c.capturing {
@@ -176,7 +177,7 @@ func checkDims(fn string, m, n, k, batch int) {
 // ld, …).
 func (c *Ctx) Sgemm(ta, tb Transpose, m, n, k int, alpha float32, a DevicePtr, lda int, b DevicePtr, ldb int, beta float32, cc DevicePtr, ldc int) error {
 	checkDims("Sgemm", m, n, k, 1)
-	return c.blas("cublasSgemm_v2", "", cublasSgemm, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
+	return c.blas("cublasSgemm_v2", "", &cublasSgemm, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
 		uintptr(unsafe.Pointer(&alpha)), uintptr(a), uintptr(lda), uintptr(b), uintptr(ldb),
 		uintptr(unsafe.Pointer(&beta)), uintptr(cc), uintptr(ldc))
 }
@@ -184,7 +185,7 @@ func (c *Ctx) Sgemm(ta, tb Transpose, m, n, k int, alpha float32, a DevicePtr, l
 // Dgemm is Sgemm in float64 (cublasDgemm_v2).
 func (c *Ctx) Dgemm(ta, tb Transpose, m, n, k int, alpha float64, a DevicePtr, lda int, b DevicePtr, ldb int, beta float64, cc DevicePtr, ldc int) error {
 	checkDims("Dgemm", m, n, k, 1)
-	return c.blas("cublasDgemm_v2", "", cublasDgemm, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
+	return c.blas("cublasDgemm_v2", "", &cublasDgemm, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
 		uintptr(unsafe.Pointer(&alpha)), uintptr(a), uintptr(lda), uintptr(b), uintptr(ldb),
 		uintptr(unsafe.Pointer(&beta)), uintptr(cc), uintptr(ldc))
 }
@@ -193,7 +194,7 @@ func (c *Ctx) Dgemm(ta, tb Transpose, m, n, k int, alpha float64, a DevicePtr, l
 // beta·C_i, with A_i at a + i·strideA elements (likewise B, C).
 func (c *Ctx) SgemmStridedBatched(ta, tb Transpose, m, n, k int, alpha float32, a DevicePtr, lda int, strideA int64, b DevicePtr, ldb int, strideB int64, beta float32, cc DevicePtr, ldc int, strideC int64, batch int) error {
 	checkDims("SgemmStridedBatched", m, n, k, batch)
-	return c.blas("cublasSgemmStridedBatched", "", cublasSgemmStridedBatched, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
+	return c.blas("cublasSgemmStridedBatched", "", &cublasSgemmStridedBatched, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
 		uintptr(unsafe.Pointer(&alpha)), uintptr(a), uintptr(lda), uintptr(strideA), uintptr(b), uintptr(ldb), uintptr(strideB),
 		uintptr(unsafe.Pointer(&beta)), uintptr(cc), uintptr(ldc), uintptr(strideC), uintptr(batch))
 }
@@ -201,7 +202,7 @@ func (c *Ctx) SgemmStridedBatched(ta, tb Transpose, m, n, k int, alpha float32, 
 // DgemmStridedBatched is SgemmStridedBatched in float64.
 func (c *Ctx) DgemmStridedBatched(ta, tb Transpose, m, n, k int, alpha float64, a DevicePtr, lda int, strideA int64, b DevicePtr, ldb int, strideB int64, beta float64, cc DevicePtr, ldc int, strideC int64, batch int) error {
 	checkDims("DgemmStridedBatched", m, n, k, batch)
-	return c.blas("cublasDgemmStridedBatched", "", cublasDgemmStridedBatched, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
+	return c.blas("cublasDgemmStridedBatched", "", &cublasDgemmStridedBatched, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
 		uintptr(unsafe.Pointer(&alpha)), uintptr(a), uintptr(lda), uintptr(strideA), uintptr(b), uintptr(ldb), uintptr(strideB),
 		uintptr(unsafe.Pointer(&beta)), uintptr(cc), uintptr(ldc), uintptr(strideC), uintptr(batch))
 }
@@ -220,7 +221,7 @@ func (c *Ctx) GemmStridedBatchedEx(ta, tb Transpose, m, n, k int, alpha float64,
 		al, be = unsafe.Pointer(&a32), unsafe.Pointer(&b32)
 	}
 	algo := int32(gemmDefault)
-	return c.blas("cublasGemmStridedBatchedEx", "", cublasGemmStridedBatchedEx, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
+	return c.blas("cublasGemmStridedBatchedEx", "", &cublasGemmStridedBatchedEx, uintptr(ta), uintptr(tb), uintptr(m), uintptr(n), uintptr(k),
 		uintptr(al), uintptr(a), uintptr(at), uintptr(lda), uintptr(strideA), uintptr(b), uintptr(bt), uintptr(ldb), uintptr(strideB),
 		uintptr(be), uintptr(cc), uintptr(ctype), uintptr(ldc), uintptr(strideC), uintptr(batch), uintptr(compute), uintptr(uint32(algo)))
 }
@@ -230,13 +231,13 @@ func (c *Ctx) GemmStridedBatchedEx(ta, tb Transpose, m, n, k int, alpha float64,
 // op(A)·op(A)ᵀ = AᵀA is n×n. The other triangle is not written.
 func (c *Ctx) Ssyrk(uplo Fill, trans Transpose, n, k int, alpha float32, a DevicePtr, lda int, beta float32, cc DevicePtr, ldc int) error {
 	checkDims("Ssyrk", n, n, k, 1)
-	return c.blas("cublasSsyrk_v2", "", cublasSsyrk, uintptr(uplo), uintptr(trans), uintptr(n), uintptr(k),
+	return c.blas("cublasSsyrk_v2", "", &cublasSsyrk, uintptr(uplo), uintptr(trans), uintptr(n), uintptr(k),
 		uintptr(unsafe.Pointer(&alpha)), uintptr(a), uintptr(lda), uintptr(unsafe.Pointer(&beta)), uintptr(cc), uintptr(ldc))
 }
 
 // Dsyrk is Ssyrk in float64.
 func (c *Ctx) Dsyrk(uplo Fill, trans Transpose, n, k int, alpha float64, a DevicePtr, lda int, beta float64, cc DevicePtr, ldc int) error {
 	checkDims("Dsyrk", n, n, k, 1)
-	return c.blas("cublasDsyrk_v2", "", cublasDsyrk, uintptr(uplo), uintptr(trans), uintptr(n), uintptr(k),
+	return c.blas("cublasDsyrk_v2", "", &cublasDsyrk, uintptr(uplo), uintptr(trans), uintptr(n), uintptr(k),
 		uintptr(unsafe.Pointer(&alpha)), uintptr(a), uintptr(lda), uintptr(unsafe.Pointer(&beta)), uintptr(cc), uintptr(ldc))
 }

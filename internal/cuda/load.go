@@ -255,8 +255,13 @@ func LoadedLibraries() []string {
 	return mappedPaths([]string{"libcuda.so", "libnvrtc.so", "libnvrtc-builtins", "libcublas.so", "libcublasLt.so"})
 }
 
+// LoadNVRTC loads NVRTC, which every kernel compilation and kernel-cache
+// key needs; the error wraps ErrNotFound when it is missing.
+func LoadNVRTC() error { return nvrtcLib.load() }
+
 // LoadLibraries loads NVRTC and cuBLAS (the driver is loaded by every
-// device call); the error wraps ErrNotFound when one is missing.
+// device call); the error wraps ErrNotFound when one is missing. A device
+// loads cuBLAS itself on its first cuBLAS call.
 func LoadLibraries() error {
 	if err := nvrtcLib.load(); err != nil {
 		return err

@@ -17,7 +17,8 @@ var (
 	err  error
 )
 
-// Device returns the test GPU (cuda:0, with NVRTC and cuBLAS loaded). It
+// Device returns the test GPU (cuda:0, NVRTC loaded; cuBLAS loads on its
+// first call). It
 // skips the test where there is none and fails it if the GPU is present
 // but cannot be opened. The device stays open for the life of the test
 // binary.
