@@ -121,6 +121,14 @@ func secondMomentMethod(info compute.GPUInfo) GramMethod {
 	return GramTiles
 }
 
+// SecondMomentUsesBLAS reports whether a [SecondMoment] on dev forms its
+// products with cuBLAS, whose first product in a process costs 40–60 ms
+// (a GPU without full-rate FP64); on the CPU, or where dspk's own kernel
+// forms them, it reports false.
+func SecondMomentUsesBLAS(dev *compute.Device) bool {
+	return dev != nil && dev.Kind() == compute.CUDA && secondMomentMethod(dev.GPU()) != GramTiles
+}
+
 // GPUGramOptions configures a GPUGram.
 type GPUGramOptions struct {
 	// Float64 selects float64 samples, multiplied in float64 (DGEMM or

@@ -7,20 +7,29 @@ import (
 	"dspk/recording"
 )
 
-// WarmUp starts, on a device of its own opened on dev's GPU (the same
-// context; its own stream, cuBLAS handle and lock), the whitening pass's
-// first product — the second moment of one window of a pipeline of rec,
-// pr and cfg — on scratch memory, and returns a function that waits for it
-// to end and its device to close. Where cuBLAS forms the product
-// (linalg.GramGEMM, the default on GPUs without full-rate FP64), the first
-// of its kind in a process costs 40–60 ms (cuBLAS chooses and loads its
-// kernel) against 0.5 ms later; run beside [Plan.New], it leaves the
-// whitening pass a loaded kernel. Where dspk's own kernel forms it
-// (linalg.GramTiles, SecondMoment's method on full-rate FP64 GPUs such as the H200),
-// it only loads that module ahead. The scratch window's contents are never read back. On the CPU,
-// or where anything fails, it does nothing and the pass pays the cost
-// itself. Call the returned function before closing dev.
+// WarmUp starts, where the whitening pass's second moment is a cuBLAS
+// product (linalg.SecondMomentUsesBLAS: GPUs without full-rate FP64), that
+// pass's first product — the second moment of one window of a pipeline of
+// rec, pr and cfg — on scratch memory, on a device of its own opened on
+// dev's GPU (the same context; its own stream, cuBLAS handle and lock),
+// and returns a function that waits for it to end and its device to
+// close. The first cuBLAS product in a process costs 40–60 ms (cuBLAS
+// loads, chooses and loads its kernel) against 0.5 ms later; run beside
+// [Plan.New], it leaves the whitening pass a loaded kernel. The scratch
+// window's contents are never read back. On the CPU, where dspk's own
+// kernel forms the product (it loads in well under a millisecond, and a
+// second device would only compete with the pipeline's set-up), or where
+// anything fails, it does nothing. Call the returned function before
+// closing dev.
 func WarmUp(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Config) (wait func()) {
+	if !linalg.SecondMomentUsesBLAS(dev) {
+		return func() {}
+	}
+	return warmUp(dev, rec, pr, cfg)
+}
+
+// warmUp is WarmUp whatever forms the product on a GPU.
+func warmUp(dev *compute.Device, rec recording.Recording, pr *probe.Probe, cfg Config) (wait func()) {
 	if dev == nil || dev.Kind() != compute.CUDA || cfg.validate() != nil || pr.Len() == 0 {
 		return func() {}
 	}

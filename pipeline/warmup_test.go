@@ -10,7 +10,8 @@ import (
 
 // TestWarmUp checks that warming up changes nothing: on the CPU it
 // returns at once; on the GPU the whitening statistic of a pipeline built
-// beside a warm-up is bit for bit that of one built without.
+// beside a warm-up (made whatever forms the product) is bit for bit that
+// of one built without.
 func TestWarmUp(t *testing.T) {
 	cpu, _, err := compute.Open("cpu")
 	if err != nil {
@@ -19,11 +20,12 @@ func TestWarmUp(t *testing.T) {
 	rec := simRecording(t, 4.2, 8)
 	WarmUp(cpu, rec, rec.Probe(), shortConfig())()
 	WarmUp(nil, rec, rec.Probe(), shortConfig())()
+	warmUp(cpu, rec, rec.Probe(), shortConfig())()
 	dev := gputest.Device(t)
 	second := func(warm bool) []float64 {
 		wait := func() {}
 		if warm {
-			wait = WarmUp(dev, rec, rec.Probe(), shortConfig())
+			wait = warmUp(dev, rec, rec.Probe(), shortConfig())
 		}
 		p, err := New(dev, rec, rec.Probe(), shortConfig())
 		if err != nil {
