@@ -183,7 +183,7 @@ func BenchmarkFindClipsNP1(b *testing.B) {
 // shapes (jittered by ±1 sample, unit noise at amplitudes 6–20, either
 // polarity 1 in 5).
 func BenchmarkTemplatesFromClips(b *testing.B) {
-	for _, n := range []int{20000, 100000} {
+	for _, n := range []int{2324, 20000, 100000} {
 		b.Run(itoa(n), func(b *testing.B) {
 			prm := DefaultParams()
 			nt := prm.NT

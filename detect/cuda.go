@@ -173,18 +173,33 @@ type gpuSlot struct {
 // device, the sizes do not fit the kernels, or the device fails; it panics
 // where NewDetector does.
 func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params, cfg gpuDetectConfig) (*gpuDetector, error) {
-	if err := prm.Validate(); err != nil {
-		panic(err.Error())
-	}
 	tm.check()
 	if tm.NT != prm.NT {
 		panic(fmt.Sprintf("detect: templates of %d samples for nt = %d", tm.NT, prm.NT))
 	}
+	d, err := newGPUDetectorSized(dev, g, tm.K, tm.P, T, prm, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.setTemplates(tm); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// newGPUDetectorSized is newGPUDetector without the templates' values:
+// for k templates and p features of prm.NT samples, given later by
+// setTemplates.
+func newGPUDetectorSized(dev *compute.Device, g *Grid, k, p, T int, prm Params, cfg gpuDetectConfig) (*gpuDetector, error) {
+	if err := prm.Validate(); err != nil {
+		panic(err.Error())
+	}
 	if T <= 2*prm.NT {
 		panic(fmt.Sprintf("detect: window of %d columns with %d of padding on each side", T, prm.NT))
 	}
-	if tm.K*g.S > math.MaxInt16 {
-		panic(fmt.Sprintf("detect: %d templates × %d sizes", tm.K, g.S))
+	if k*g.S > math.MaxInt16 {
+		panic(fmt.Sprintf("detect: %d templates × %d sizes", k, g.S))
 	}
 	if dev == nil || dev.Kind() != compute.CUDA {
 		name := "nil"
@@ -194,9 +209,9 @@ func newGPUDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Para
 		return nil, fmt.Errorf("detect: GPU detector: device %s is not a CUDA GPU", name)
 	}
 	d := &gpuDetector{
-		dev: dev, g: g, tm: tm,
+		dev: dev, g: g,
 		c: g.C(), t: T, ti: T - 2*prm.NT, nt: prm.NT, nt0: prm.NT0Min, half: prm.NT / 2,
-		k: tm.K, s: g.S, nc: g.NC, nc2: g.NC2, p: tm.P, f: g.F(),
+		k: k, s: g.S, nc: g.NC, nc2: g.NC2, p: p, f: g.F(),
 		th: float32(prm.ThUniversal), cfg: cfg,
 		thr2: float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack)),
 	}
@@ -276,8 +291,8 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 	alloc(&d.w, len(d.g.Weights)*4)
 	alloc(&d.chx, C*8)
 	alloc(&d.chy, C*8)
-	alloc(&d.wt, len(d.tm.WTEMP)*8)
-	alloc(&d.wpca, len(d.tm.WPCA)*4)
+	alloc(&d.wt, d.k*d.nt*8)
+	alloc(&d.wpca, d.p*d.nt*4)
 	var ulist, ucnt []int32
 	var umask []uint64
 	if d.union {
@@ -314,15 +329,10 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 			return err
 		}
 	}
-	wt := make([]float64, len(d.tm.WTEMP))
-	for i, v := range d.tm.WTEMP {
-		wt[i] = float64(v)
-	}
 	for _, e := range []error{
 		compute.Upload(c, d.ic.Ptr, d.g.IC), compute.Upload(c, d.ic2.Ptr, d.g.IC2),
 		compute.Upload(c, d.w.Ptr, d.g.Weights), compute.Upload(c, d.chx.Ptr, d.g.ChanX),
-		compute.Upload(c, d.chy.Ptr, d.g.ChanY), compute.Upload(c, d.wt.Ptr, wt),
-		compute.Upload(c, d.wpca.Ptr, d.tm.WPCA),
+		compute.Upload(c, d.chy.Ptr, d.g.ChanY),
 		c.Memset8(d.smap.Ptr, 0, d.smap.Bytes),
 		c.Memset8(d.q.Ptr, 0, d.q.Bytes),
 	} {
@@ -331,6 +341,32 @@ func (d *gpuDetector) init(c *compute.Ctx) error {
 		}
 	}
 	return c.Sync()
+}
+
+// setTemplates uploads the templates (k×nt, as float64) and the feature
+// basis (p×nt) of tm, whose sizes newGPUDetectorSized was given.
+func (d *gpuDetector) setTemplates(tm *Templates) error {
+	if tm.K != d.k || tm.P != d.p || tm.NT != d.nt {
+		panic(fmt.Sprintf("detect: %d×%d×%d templates for a GPU detector of %d×%d×%d", tm.K, tm.P, tm.NT, d.k, d.p, d.nt))
+	}
+	wt := make([]float64, len(tm.WTEMP))
+	for i, v := range tm.WTEMP {
+		wt[i] = float64(v)
+	}
+	err := d.dev.Do(func(c *compute.Ctx) error {
+		if err := compute.Upload(c, d.wt.Ptr, wt); err != nil {
+			return err
+		}
+		if err := compute.Upload(c, d.wpca.Ptr, tm.WPCA); err != nil {
+			return err
+		}
+		return c.Sync()
+	})
+	if err != nil {
+		return err
+	}
+	d.tm = tm
+	return nil
 }
 
 // Close waits for the device, then frees d's device and pinned buffers.

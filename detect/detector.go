@@ -184,23 +184,80 @@ type strongPt struct {
 // for NP1) and the strong points of a chunk. It panics
 // if prm is invalid, tm does not have prm.NT samples, or T ≤ 2·nt.
 func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params) (*Detector, error) {
+	tm.check()
+	d, err := newDetector(dev, g, tm.K, tm.P, tm.NT, T, prm)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.SetTemplates(tm); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// PrepareDetector is [NewDetector] for templates not known yet:
+// prm.NTemplates templates and prm.NPCs features of prm.NT samples. On a
+// GPU it builds what depends on those sizes alone (the kernels, the
+// buffers, the grid on the device), so that a pipeline can build it
+// beside the template learning; [Detector.SetTemplates] then gives it the
+// templates, before its first window. It panics where NewDetector does.
+func PrepareDetector(dev *compute.Device, g *Grid, T int, prm Params) (*Detector, error) {
+	return newDetector(dev, g, prm.NTemplates, prm.NPCs, prm.NT, T, prm)
+}
+
+// SetTemplates gives a detector from [PrepareDetector] its templates,
+// uploading them on a GPU. It returns an error, leaving d without
+// templates, if tm's sizes are not those d was prepared for, or the
+// device fails; it panics if d has its templates already.
+func (d *Detector) SetTemplates(tm *Templates) error {
+	if d.tm != nil {
+		panic("detect: SetTemplates of a detector that has its templates")
+	}
+	tm.check()
+	if tm.K != d.k || tm.P != d.p || tm.NT != d.nt {
+		return fmt.Errorf("detect: %d templates and %d features of %d samples for a detector prepared for %d, %d and %d",
+			tm.K, tm.P, tm.NT, d.k, d.p, d.nt)
+	}
+	if d.gpu != nil {
+		if err := d.gpu.setTemplates(tm); err != nil {
+			return err
+		}
+	}
+	d.tm = tm
+	if d.gpu == nil {
+		d.cpuInit() // a GPU detector sets up its CPU path at its first Detect
+	}
+	return nil
+}
+
+// hasTemplates panics if d has no templates yet (PrepareDetector without
+// SetTemplates).
+func (d *Detector) hasTemplates() {
+	if d.tm == nil {
+		panic("detect: a prepared Detector used before SetTemplates")
+	}
+}
+
+// newDetector is NewDetector without the templates' values: k templates
+// and p features of nt samples.
+func newDetector(dev *compute.Device, g *Grid, k, p, nt, T int, prm Params) (*Detector, error) {
 	if err := prm.Validate(); err != nil {
 		panic(err.Error())
 	}
-	tm.check()
-	if tm.NT != prm.NT {
-		panic(fmt.Sprintf("detect: templates of %d samples for nt = %d", tm.NT, prm.NT))
+	if nt != prm.NT {
+		panic(fmt.Sprintf("detect: templates of %d samples for nt = %d", nt, prm.NT))
 	}
 	if T <= 2*prm.NT {
 		panic(fmt.Sprintf("detect: window of %d columns with %d of padding on each side", T, prm.NT))
 	}
-	if tm.K*g.S > math.MaxInt16 {
-		panic(fmt.Sprintf("detect: %d templates × %d sizes", tm.K, g.S))
+	if k*g.S > math.MaxInt16 {
+		panic(fmt.Sprintf("detect: %d templates × %d sizes", k, g.S))
 	}
 	d := &Detector{
-		dev: dev, g: g, tm: tm,
+		dev: dev, g: g,
 		c: g.C(), t: T, nt: prm.NT, nt0: prm.NT0Min, half: prm.NT / 2,
-		k: tm.K, s: g.S, nc: g.NC, nc2: g.NC2, p: tm.P, f: g.F(),
+		k: k, s: g.S, nc: g.NC, nc2: g.NC2, p: p, f: g.F(),
 		th: float32(prm.ThUniversal),
 	}
 	d.thr2 = float32(prm.ThUniversal * prm.ThUniversal * (1 - boundSlack))
@@ -235,14 +292,11 @@ func NewDetector(dev *compute.Device, g *Grid, tm *Templates, T int, prm Params)
 	}
 	if dev != nil && dev.Kind() == compute.CUDA {
 		var err error
-		if d.gpu, err = newGPUDetector(dev, g, tm, T, prm, gpuDetectConfigFor(dev.GPU().Major, dev.GPU().Minor)); err != nil {
+		if d.gpu, err = newGPUDetectorSized(dev, g, k, p, T, prm, gpuDetectConfigFor(dev.GPU().Major, dev.GPU().Minor)); err != nil {
 			return nil, err
 		}
 	}
 	d.runFn = d.run
-	if d.gpu == nil {
-		d.cpuInit() // a GPU detector sets up its CPU path at its first Detect
-	}
 	return d, nil
 }
 
@@ -270,6 +324,7 @@ func (d *Detector) Close() error {
 // sample ownStart. It returns an error if the window cannot be read back
 // from its device.
 func (d *Detector) DetectWindow(dst *Spikes, win *compute.Window, ownStart int64, owned int) (Stats, error) {
+	d.hasTemplates()
 	if d.gpu != nil && win.Device() == d.dev {
 		if win.Channels() != d.c || win.Len() != d.t {
 			panic(fmt.Sprintf("detect: DetectWindow of a %d×%d window for %d channels × %d columns", win.Channels(), win.Len(), d.c, d.t))
@@ -314,6 +369,7 @@ type pendingWindow struct {
 // Finish hands the spikes over. At most StartDepth windows may await
 // Finish; Start panics on one more.
 func (d *Detector) Start(win *compute.Window, ownStart int64, owned int) error {
+	d.hasTemplates()
 	if d.npend == StartDepth {
 		panic(fmt.Sprintf("detect: Detector.Start with %d windows awaiting Finish", StartDepth))
 	}
@@ -427,6 +483,7 @@ func (d *Detector) Templates() *Templates { return d.tm }
 //
 // Detect panics if len(x) != C·T or owned is not in [1, T−2·nt].
 func (d *Detector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) Stats {
+	d.hasTemplates()
 	if len(x) != d.c*d.t {
 		panic(fmt.Sprintf("detect: Detect of %d values for %d channels × %d columns", len(x), d.c, d.t))
 	}

@@ -5,9 +5,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"strings"
 	"testing"
 
 	"dspk/compute"
+	"dspk/internal/gputest"
 	"dspk/probe"
 )
 
@@ -579,4 +581,74 @@ func TestDetectWindow(t *testing.T) {
 	if want.Len() == 0 || !reflect.DeepEqual(got, want) || gst != wst {
 		t.Errorf("DetectWindow: %d spikes %+v, Detect: %d spikes %+v", got.Len(), gst, want.Len(), wst)
 	}
+}
+
+// TestPrepareDetector checks a detector built before its templates
+// (PrepareDetector, then SetTemplates) against one built with them, spike
+// for spike and value for value, on the CPU and, where there is one, the
+// GPU; that templates of other sizes are refused and leave it usable;
+// and that using it before SetTemplates, or setting them twice, panics.
+func TestPrepareDetector(t *testing.T) {
+	c := detCases()[2]
+	prm, g, tm, x, T := buildCase(c, 9)
+	var want Spikes
+	newCPUDetector(g, tm, T, prm).Detect(&want, x, 321, c.owned)
+	if want.Len() == 0 {
+		t.Fatal("no spikes: the case tests nothing")
+	}
+	for _, name := range []string{"cpu", "gpu"} {
+		t.Run(name, func(t *testing.T) {
+			var dev *compute.Device
+			if name == "gpu" {
+				dev = gputest.Device(t)
+			}
+			d, err := PrepareDetector(dev, g, T, prm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer d.Close()
+			mustPanic(t, "Detect before SetTemplates", func() { d.Detect(&Spikes{}, x, 321, c.owned) })
+			other := synthTemplates(c.k+1, prm.NPCs, prm.NT, prm.NT0Min)
+			if err := d.SetTemplates(other); err == nil {
+				t.Fatal("SetTemplates accepted templates of another count")
+			}
+			if err := d.SetTemplates(tm); err != nil {
+				t.Fatal(err)
+			}
+			mustPanic(t, "SetTemplates twice", func() { d.SetTemplates(tm) })
+			var got Spikes
+			if dev == nil {
+				d.Detect(&got, x, 321, c.owned)
+			} else {
+				win, err := dev.NewWindow(g.C(), T, g.C())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer win.Close()
+				if err := dev.Do(func(cc *compute.Ctx) error { return compute.Upload(cc, win.DataMem().Ptr, x) }); err != nil {
+					t.Fatal(err)
+				}
+				win.MarkWritten()
+				if _, err := d.DetectWindow(&got, win, 321, c.owned); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if a := compareSpikes(&want, &got); a.matched != a.cpu || a.matched != a.gpu || a.exact != a.cpu || !a.orderOK {
+				t.Errorf("prepared detector differs from NewDetector's: %v", a)
+			}
+		})
+	}
+}
+
+// mustPanic fails unless fn panics with a message prefixed "detect:".
+func mustPanic(t *testing.T, what string, fn func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if s, ok := r.(string); !ok || !strings.HasPrefix(s, "detect:") {
+			t.Errorf("%s: panic %v, want one prefixed detect:", what, r)
+		}
+	}()
+	fn()
 }

@@ -1,6 +1,7 @@
 // Package detect provides Kilosort4's universal-template spike detection
 // on the CPU and, for windows on a CUDA device, on the GPU (a [Detector]
-// is built for a device by [NewDetector](dev, …); its GPU back end,
+// is built for a device by [NewDetector](dev, …), or by [PrepareDetector]
+// before the templates are known and [Detector.SetTemplates]; its GPU back end,
 // cuda.go with kernels/detect.cu, gives the CPU's spikes bit for bit but
 // for float32 rounding ties of the filter bank): the template-centre grid and
 // spatial weights built from a probe's geometry, universal temporal templates learned from the data (isolated

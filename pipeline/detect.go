@@ -35,6 +35,13 @@ func detectParams(cfg Config) detect.Params {
 // templates (wTEMP, k-means) and feature basis (wPCA, SVD) are learned.
 // It also returns the number of clips used.
 func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*detect.Templates, int, error) {
+	return p.learnTemplates(ctx, w, nil)
+}
+
+// learnTemplates is LearnTemplates; afterPass, if not nil, is called once
+// the pass over the windows is over, before the host learns the templates
+// from the clips.
+func (p *Pipeline) learnTemplates(ctx context.Context, w *linalg.Whitening, afterPass func()) (*detect.Templates, int, error) {
 	prm := p.DetectParams()
 	l := detect.NewLearner(p.probe.Len(), p.sched.Len(), prm)
 	defer l.Close()
@@ -50,6 +57,9 @@ func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*de
 	})
 	if err != nil && !errors.Is(err, errLearnerFull) {
 		return nil, 0, err
+	}
+	if afterPass != nil {
+		afterPass()
 	}
 	tm, err := l.Templates()
 	if err != nil {
@@ -88,7 +98,7 @@ func (p *Pipeline) detectPass(ctx context.Context, pass string, windows []int, w
 	if err != nil {
 		return detect.Stats{}, err
 	}
-	d, err := detect.NewDetector(p.dev, g, tm, p.sched.Len(), prm)
+	d, err := p.detector(g, tm, prm)
 	if err != nil {
 		return detect.Stats{}, err
 	}
@@ -169,4 +179,59 @@ var errSinkFailed = errors.New("sink failed")
 // modify it.
 func (p *Pipeline) Grid() (*detect.Grid, error) {
 	return p.grid()
+}
+
+// preparedDetector is a detector built ahead ([Pipeline.prepareDetector]).
+type preparedDetector struct {
+	d   *detect.Detector
+	err error
+}
+
+// prepareDetector starts building, on a goroutine, the next detection
+// pass's detector for the configured template sizes
+// ([detect.PrepareDetector]): on a GPU its kernels, buffers and grid are
+// made while the host learns the templates, which takes longer.
+func (p *Pipeline) prepareDetector() {
+	if p.ahead != nil || p.dev.Kind() != compute.CUDA {
+		return // on the CPU the host work would only compete with the learning
+	}
+	ch := make(chan preparedDetector, 1)
+	p.ahead = ch
+	go func() {
+		g, err := p.Grid()
+		if err != nil {
+			ch <- preparedDetector{err: err}
+			return
+		}
+		d, err := detect.PrepareDetector(p.dev, g, p.sched.Len(), p.DetectParams())
+		ch <- preparedDetector{d: d, err: err}
+	}()
+}
+
+// detector returns a detector of tm: the one prepared ahead, given tm, if
+// there is one and it has tm's sizes; otherwise a new one (which reports
+// any error the preparation met).
+func (p *Pipeline) detector(g *detect.Grid, tm *detect.Templates, prm detect.Params) (*detect.Detector, error) {
+	if p.ahead != nil {
+		r := <-p.ahead
+		p.ahead = nil
+		if r.err == nil {
+			if r.d.SetTemplates(tm) == nil {
+				return r.d, nil
+			}
+			r.d.Close()
+		}
+	}
+	return detect.NewDetector(p.dev, g, tm, p.sched.Len(), prm)
+}
+
+// dropDetector waits for a detector prepared ahead and not taken, and
+// closes it.
+func (p *Pipeline) dropDetector() {
+	if p.ahead != nil {
+		if r := <-p.ahead; r.d != nil {
+			r.d.Close()
+		}
+		p.ahead = nil
+	}
 }

@@ -62,6 +62,7 @@ type Pipeline struct {
 	drift   *motion.Estimate             // the last run's motion estimate
 	rule    motion.Rule                  // the rule that corrected the last run's windows
 	grid    func() (*detect.Grid, error) // builds the grid once (Grid)
+	ahead   chan preparedDetector        // the next detection pass's detector, being built (prepareDetector)
 }
 
 // New checks that the probe fits the recording and builds, on dev (nil
@@ -415,6 +416,7 @@ func (p *Pipeline) Close() error {
 			first = err
 		}
 	}
+	p.dropDetector()
 	if p.pre != nil {
 		keep(p.pre.Close())
 		p.pre = nil

@@ -180,7 +180,10 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	source := opt.TemplatesFile
 	if tm == nil {
 		t := time.Now()
-		tm, sum.Clips, err = p.LearnTemplates(ctx, w)
+		// The detection pass's detector is built while the host learns
+		// the templates from the clips.
+		defer p.dropDetector()
+		tm, sum.Clips, err = p.learnTemplates(ctx, w, p.prepareDetector)
 		if err != nil {
 			return nil, err
 		}
