@@ -51,17 +51,10 @@ func TestGPUClipsMatchCPU(t *testing.T) {
 			}
 			C := c.p.Len()
 			want := FindClips(nil, x, C, c.T, prm)
-			win, err := dev.NewWindow(C, c.T, C)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer win.Close()
-			if err := dev.Do(func(cc *compute.Ctx) error { return compute.Upload(cc, win.DataMem().Ptr, x) }); err != nil {
-				t.Fatal(err)
-			}
-			win.MarkWritten()
+			win := deviceWindow(t, dev, C, c.T, x)
 			l := NewLearner(C, c.T, prm)
 			defer l.Close()
+			var err error
 			l.gpu, err = newGPUClipFinder(dev, C, c.T, prm)
 			if err != nil {
 				t.Fatal(err)

@@ -272,15 +272,7 @@ func TestGPUDetectWindow(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gd.Close()
-	win, err := dev.NewWindow(g.C(), T, g.C())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer win.Close()
-	if err := dev.Do(func(cc *compute.Ctx) error { return compute.Upload(cc, win.DataMem().Ptr, x) }); err != nil {
-		t.Fatal(err)
-	}
-	win.MarkWritten()
+	win := deviceWindow(t, dev, g.C(), T, x)
 	var want, got, host Spikes
 	cpu.Detect(&want, x, 777, c.owned)
 	if _, err := gd.DetectWindow(&got, win, 777, c.owned); err != nil {

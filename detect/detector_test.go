@@ -620,15 +620,7 @@ func TestPrepareDetector(t *testing.T) {
 			if dev == nil {
 				d.Detect(&got, x, 321, c.owned)
 			} else {
-				win, err := dev.NewWindow(g.C(), T, g.C())
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer win.Close()
-				if err := dev.Do(func(cc *compute.Ctx) error { return compute.Upload(cc, win.DataMem().Ptr, x) }); err != nil {
-					t.Fatal(err)
-				}
-				win.MarkWritten()
+				win := deviceWindow(t, dev, g.C(), T, x)
 				if _, err := d.DetectWindow(&got, win, 321, c.owned); err != nil {
 					t.Fatal(err)
 				}

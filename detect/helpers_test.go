@@ -3,7 +3,9 @@ package detect
 import (
 	"math"
 	"math/rand/v2"
+	"testing"
 
+	"dspk/compute"
 	"dspk/probe"
 )
 
@@ -167,4 +169,20 @@ func newCPUDetector(g *Grid, tm *Templates, T int, prm Params) *Detector {
 		panic(err)
 	}
 	return d
+}
+
+// deviceWindow returns a C×T window on dev holding x (its working array
+// written), closed when the test ends.
+func deviceWindow(t *testing.T, dev *compute.Device, C, T int, x []float32) *compute.Window {
+	t.Helper()
+	win, err := dev.NewWindow(C, T, C)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { win.Close() })
+	if err := dev.Do(func(cc *compute.Ctx) error { return compute.Upload(cc, win.DataMem().Ptr, x) }); err != nil {
+		t.Fatal(err)
+	}
+	win.MarkWritten()
+	return win
 }
