@@ -175,13 +175,19 @@ func (e *Estimator) Estimate() (*Estimate, error) {
 	}
 	G := histograms(e.counts, e.windows, e.g.rows)
 	var sc scorer = cpuScorer{G: G, nb: e.windows, rows: e.g.rows}
-	if e.gpu != nil {
+	if e.gpu != nil && e.p.Registration == RegisterKilosort {
 		if err := e.gpu.setG(G); err != nil {
 			return nil, err
 		}
 		sc = e.gpu
 	}
-	d, err := register(sc, G, e.spikes, e.g, e.p)
+	var d []float64
+	var err error
+	if e.p.Registration == RegisterPairwise {
+		d, err = registerPairwise(G, e.spikes, e.g, e.p.Pairwise)
+	} else {
+		d, err = register(sc, G, e.spikes, e.g, e.p)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -168,28 +168,32 @@ func TestEstimateRecoversDrift(t *testing.T) {
 		}, 5},
 	} {
 		win := driftWindows(rng, nb, 1500, lo, hi, tc.drift)
-		p := DefaultParams()
-		p.NBlocks = tc.nblocks
-		est := estimateOn(t, nil, yc, win, p)
-		for j := range est.Blocks {
-			// The estimate undoes the drift: dshift ≈ −drift + constant.
-			var errs []float64
-			var m float64
-			for w := range nb {
-				v := est.Dshift[w*est.Blocks+j] + tc.drift(w, est.Yblk[j])
-				errs = append(errs, v)
-				m += v / nb
-			}
-			var rms float64
-			for _, v := range errs {
-				rms += (v - m) * (v - m) / nb
-			}
-			rms = math.Sqrt(rms)
-			t.Logf("%s block %d (y %.0f µm): RMS error %.2f µm", tc.name, j, est.Yblk[j], rms)
-			// The outer blocks' drift is the block's mean: compare with a
-			// looser bound there.
-			if rms > tc.tol {
-				t.Errorf("%s block %d: RMS error %.2f µm > %v", tc.name, j, rms, tc.tol)
+		for _, reg := range []Registration{RegisterKilosort, RegisterPairwise} {
+			p := DefaultParams()
+			p.NBlocks = tc.nblocks
+			p.Registration = reg
+			p.Pairwise = DefaultPairwiseParams()
+			est := estimateOn(t, nil, yc, win, p)
+			for j := range est.Blocks {
+				// The estimate undoes the drift: dshift ≈ −drift + constant.
+				var errs []float64
+				var m float64
+				for w := range nb {
+					v := est.Dshift[w*est.Blocks+j] + tc.drift(w, est.Yblk[j])
+					errs = append(errs, v)
+					m += v / nb
+				}
+				var rms float64
+				for _, v := range errs {
+					rms += (v - m) * (v - m) / nb
+				}
+				rms = math.Sqrt(rms)
+				t.Logf("%s, %v registration, block %d (y %.0f µm): RMS error %.2f µm", tc.name, reg, j, est.Yblk[j], rms)
+				// The outer blocks' drift is the block's mean: compare with a
+				// looser bound there.
+				if rms > tc.tol {
+					t.Errorf("%s, %v registration, block %d: RMS error %.2f µm > %v", tc.name, reg, j, rms, tc.tol)
+				}
 			}
 		}
 	}

@@ -25,6 +25,46 @@ type Params struct {
 	// ThUniversal is Th_universal: the detection threshold, also the low
 	// end of the amplitude axis of the histograms.
 	ThUniversal float64
+	// Registration is how the windows are registered: Kilosort4's
+	// iterated reference (the zero value) or pairwise registration.
+	Registration Registration
+	// Pairwise holds the settings of pairwise registration.
+	Pairwise PairwiseParams
+}
+
+// Registration names a way of registering the windows' histograms.
+type Registration int
+
+const (
+	// RegisterKilosort registers every window to one reference, iterated
+	// from the middle window, as Kilosort4 does.
+	RegisterKilosort Registration = iota
+	// RegisterPairwise registers every pair of windows within a horizon
+	// and solves for all the displacements at once (pairwise.go).
+	RegisterPairwise
+)
+
+// String returns the registration's name as the -registration flag takes it.
+func (r Registration) String() string {
+	switch r {
+	case RegisterKilosort:
+		return "kilosort"
+	case RegisterPairwise:
+		return "pairwise"
+	}
+	return fmt.Sprintf("Registration(%d)", int(r))
+}
+
+// ParseRegistration returns the registration named s ("kilosort" or
+// "pairwise").
+func ParseRegistration(s string) (Registration, error) {
+	switch s {
+	case "kilosort":
+		return RegisterKilosort, nil
+	case "pairwise":
+		return RegisterPairwise, nil
+	}
+	return 0, fmt.Errorf("motion: registration %q: want kilosort or pairwise", s)
 }
 
 // DefaultParams returns Kilosort4's defaults: nblocks 1, binning_depth 5,

@@ -1,0 +1,289 @@
+package motion
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/dsp/fourier"
+	"gonum.org/v1/gonum/mat"
+)
+
+// Pairwise registration: the decentralised estimate (the method of
+// DREDge, Windolf et al. 2023, written here from its description).
+// Kilosort4 registers every window to one reference built by iterating
+// from the middle window; a window whose histogram resembles the reference
+// at a wrong shift (a repeating pattern of units, a window of few spikes)
+// is registered there, and nothing corrects it. Here every pair of windows
+// within a time horizon is registered against each other: the
+// displacement D_ij that best aligns window i to window j, with the
+// correlation c_ij it reaches. The windows' displacements p then solve the
+// weighted least squares
+//
+//	min_p Σ_ij w_ij (p_i − p_j − D_ij)² + λ Σ_t (p_{t+1} − p_t)²
+//
+// in which each window is tied to many others, and a pair whose
+// displacement disagrees with the rest is down-weighted by a robust
+// (Tukey bisquare) reweighting of the residuals. The displacements of the
+// pairs come from the cross-correlation of the windows' depth × amplitude
+// histograms along depth (by FFT, zero-padded, so no shift wraps around)
+// with a parabolic sub-bin refinement.
+
+// PairwiseParams are the settings of the pairwise registration.
+type PairwiseParams struct {
+	// MaxShiftUM is the largest displacement between two windows that is
+	// considered, in µm.
+	MaxShiftUM float64
+	// HorizonWindows is the largest distance in windows between the two
+	// windows of a pair (0: every pair).
+	HorizonWindows int
+	// MinCorr is the correlation below which a pair carries no weight;
+	// a pair's weight is c_ij − MinCorr.
+	MinCorr float64
+	// Smoothness is λ over the mean weight a window receives from its
+	// pairs: the temporal prior ties consecutive windows with
+	// Smoothness × that mean.
+	Smoothness float64
+	// RobustIters is the number of reweighting rounds after the first
+	// solve.
+	RobustIters int
+}
+
+// DefaultPairwiseParams returns dspk's defaults for the pairwise
+// registration (docs/motion.md, "Pairwise registration", has their
+// measurements).
+func DefaultPairwiseParams() PairwiseParams {
+	return PairwiseParams{MaxShiftUM: 100, HorizonWindows: 150, MinCorr: 0.1, Smoothness: 0.5, RobustIters: 3}
+}
+
+// pairShift is one registered pair of windows.
+type pairShift struct {
+	i, j int
+	d    float64 // displacement in bins: window i rolled by d aligns with j
+	c    float64 // normalised correlation at d
+}
+
+// registerPairwise returns dshift [windows][blocks] in µm by pairwise
+// registration of the histograms G [nb][rows][AmpBins] within each block
+// of g; windows without spikes take no part in the pairs and follow the
+// temporal prior.
+func registerPairwise(G []float64, spikes []int, g *geometry, pp PairwiseParams) ([]float64, error) {
+	nb := len(spikes)
+	B := len(g.starts)
+	d := make([]float64, nb*B)
+	for b := range B {
+		lo, l := g.starts[b], g.l
+		if B == 1 {
+			lo, l = 0, g.rows
+		}
+		smax := min(int(math.Ceil(pp.MaxShiftUM/g.dy)), l-1)
+		pairs := blockPairs(G, spikes, g.rows, lo, l, smax, pp.HorizonWindows)
+		p, err := solvePairs(pairs, nb, pp)
+		if err != nil {
+			return nil, fmt.Errorf("motion: pairwise registration of block %d: %w", b, err)
+		}
+		for t := range nb {
+			d[t*B+b] = g.dy * p[t]
+		}
+	}
+	return d, nil
+}
+
+// blockPairs registers every pair of non-empty windows at most horizon
+// apart (0: all) on the rows [lo, lo+l) of their histograms, with shifts
+// up to smax bins, on all cores.
+func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int) []pairShift {
+	nb := len(spikes)
+	n := 1
+	for n < l+smax+1 {
+		n *= 2
+	}
+	cells := rows * AmpBins
+	// Each window's normalised block, column by column, in frequency.
+	spec := make([][]complex128, nb) // [AmpBins][n/2+1] per window
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	next := make(chan int, nb)
+	for t := range nb {
+		next <- t
+	}
+	close(next)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fft := fourier.NewFFT(n)
+			col := make([]float64, n)
+			for t := range next {
+				if spikes[t] == 0 {
+					continue
+				}
+				h := G[t*cells : (t+1)*cells]
+				var ss float64
+				for r := lo; r < lo+l; r++ {
+					for c := range AmpBins {
+						ss += h[r*AmpBins+c] * h[r*AmpBins+c]
+					}
+				}
+				if ss == 0 {
+					continue
+				}
+				inv := 1 / math.Sqrt(ss)
+				s := make([]complex128, AmpBins*(n/2+1))
+				for c := range AmpBins {
+					clear(col)
+					for r := range l {
+						col[r] = h[(lo+r)*AmpBins+c] * inv
+					}
+					fft.Coefficients(s[c*(n/2+1):(c+1)*(n/2+1)], col)
+				}
+				spec[t] = s
+			}
+		}()
+	}
+	wg.Wait()
+
+	type job struct{ i int }
+	jobs := make(chan int, nb)
+	for i := range nb {
+		jobs <- i
+	}
+	close(jobs)
+	perRow := make([][]pairShift, nb)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fft := fourier.NewFFT(n)
+			prod := make([]complex128, n/2+1)
+			cc := make([]float64, n)
+			for i := range jobs {
+				if spec[i] == nil {
+					continue
+				}
+				end := nb
+				if horizon > 0 {
+					end = min(nb, i+horizon+1)
+				}
+				for j := i + 1; j < end; j++ {
+					if spec[j] == nil {
+						continue
+					}
+					clear(prod)
+					for c := range AmpBins {
+						a := spec[i][c*(n/2+1) : (c+1)*(n/2+1)]
+						bj := spec[j][c*(n/2+1) : (c+1)*(n/2+1)]
+						for k := range prod {
+							prod[k] += complex(real(a[k]), -imag(a[k])) * bj[k]
+						}
+					}
+					fft.Sequence(cc, prod)
+					// cc[s] = n·Σ a[m]·b[m+s]: window i rolled by s aligns with j.
+					best, bs := math.Inf(-1), 0
+					for s := -smax; s <= smax; s++ {
+						if v := cc[(s+n)%n]; v > best {
+							best, bs = v, s
+						}
+					}
+					d := float64(bs)
+					if bs > -smax && bs < smax {
+						ym, y0, yp := cc[(bs-1+n)%n], best, cc[(bs+1+n)%n]
+						if den := ym - 2*y0 + yp; den < 0 {
+							d += 0.5 * (ym - yp) / den
+						}
+					}
+					perRow[i] = append(perRow[i], pairShift{i: i, j: j, d: d, c: best / float64(n)})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	var out []pairShift
+	for _, r := range perRow {
+		out = append(out, r...)
+	}
+	return out
+}
+
+// solvePairs solves the weighted least squares of the pairs for the
+// windows' displacements (in bins), with the temporal prior and the robust
+// reweighting of pp, and returns them with their median at 0.
+func solvePairs(pairs []pairShift, nb int, pp PairwiseParams) ([]float64, error) {
+	w := make([]float64, len(pairs))
+	var wsum float64
+	for k, q := range pairs {
+		w[k] = max(0, q.c-pp.MinCorr)
+		wsum += w[k]
+	}
+	if wsum == 0 {
+		return make([]float64, nb), nil
+	}
+	lambda := pp.Smoothness * 2 * wsum / float64(nb)
+	var p []float64
+	robust := make([]float64, len(pairs))
+	for k := range robust {
+		robust[k] = 1
+	}
+	for it := 0; it <= pp.RobustIters; it++ {
+		A := mat.NewSymDense(nb, nil)
+		rhs := make([]float64, nb)
+		add := func(i, j int, v, dij float64) {
+			A.SetSym(i, i, A.At(i, i)+v)
+			A.SetSym(j, j, A.At(j, j)+v)
+			A.SetSym(i, j, A.At(i, j)-v)
+			rhs[i] += v * dij
+			rhs[j] -= v * dij
+		}
+		for k, q := range pairs {
+			if v := w[k] * robust[k]; v > 0 {
+				add(q.i, q.j, v, q.d)
+			}
+		}
+		for t := 0; t+1 < nb; t++ {
+			add(t, t+1, lambda, 0)
+		}
+		// The displacements are defined up to a constant: a small ridge
+		// fixes it (the median is set to 0 below).
+		ridge := 1e-9 * (lambda + wsum/float64(nb))
+		for t := range nb {
+			A.SetSym(t, t, A.At(t, t)+ridge)
+		}
+		var ch mat.Cholesky
+		if !ch.Factorize(A) {
+			return nil, fmt.Errorf("the normal equations of %d windows are singular", nb)
+		}
+		x := mat.NewVecDense(nb, nil)
+		if err := ch.SolveVecTo(x, mat.NewVecDense(nb, rhs)); err != nil {
+			return nil, err
+		}
+		p = x.RawVector().Data
+		if it == pp.RobustIters {
+			break
+		}
+		res := make([]float64, 0, len(pairs))
+		for k, q := range pairs {
+			if w[k] > 0 {
+				res = append(res, math.Abs(p[q.i]-p[q.j]-q.d))
+			}
+		}
+		slices.Sort(res)
+		scale := max(0.5, 1.4826*res[len(res)/2]) * 4.685
+		for k, q := range pairs {
+			r := (p[q.i] - p[q.j] - q.d) / scale
+			if math.Abs(r) >= 1 {
+				robust[k] = 0
+			} else {
+				robust[k] = (1 - r*r) * (1 - r*r)
+			}
+		}
+	}
+	med := slices.Clone(p)
+	slices.Sort(med)
+	m := med[nb/2]
+	for t := range p {
+		p[t] -= m
+	}
+	return p, nil
+}
