@@ -7,4 +7,10 @@
 // unit's depth at that time. Matching is one-to-one: candidate pairs are
 // taken in order of increasing time difference (then depth difference,
 // then index), so the result does not depend on the order of the input.
+//
+// The folders dspk writes are compared as they lie on disk: [MatchDirs]
+// reads a detection folder and a ground-truth folder and warns where
+// they cover other times, probes or sample rates; [MatchUnitDirs] scores
+// the units of a sort folder against a ground-truth folder or another
+// sort; [TrueMotion] gives a truth folder's motion to [ScoreMotion].
 package compare

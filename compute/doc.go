@@ -18,6 +18,10 @@
 // …) take the Device at construction and decide there which back end
 // runs; their callers never branch on the device.
 //
+// [Device.Peaks] gives the device's theoretical peak rates (FP64 and
+// FP32 FLOP/s, memory bandwidth), computed from the GPU's attributes or
+// the CPU's cores, clock and vector width, for the benchmarks' floors.
+//
 // # Windows
 //
 // A [Window] is one padded window held where its device works on it: the

@@ -44,6 +44,10 @@ type GPUInfo struct {
 	PCIBusID string
 	// DriverVersion is the driver's CUDA version (13000 for 13.0).
 	DriverVersion int
+	// ClockRate is the multiprocessors' peak clock in kHz, MemoryClockRate
+	// the memory's peak clock in kHz and MemoryBusWidth the memory bus's
+	// width in bits; 0 where the driver does not say.
+	ClockRate, MemoryClockRate, MemoryBusWidth int
 }
 
 // Arch returns the architecture name, e.g. "sm_90".

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"dspk/bench"
 )
 
 // TestBenchTrailing runs dspk bench's trailing-mean lines on the CPU, on
@@ -13,7 +15,7 @@ import (
 func TestBenchTrailing(t *testing.T) {
 	saved := trailingShapes
 	defer func() { trailingShapes = saved }()
-	trailingShapes = []trailingShape{{8, 4096, false}, {8, 4096, true}}
+	trailingShapes = []bench.TrailingShape{{Rows: 8, N: 4096}, {Rows: 8, N: 4096, BF16: true}}
 
 	code, out, stderr := dspk(t, "bench", "-ops", "trailing", "-reps", "2", "-device", "cpu")
 	if code != 0 {
@@ -60,14 +62,13 @@ func TestBenchTrailing(t *testing.T) {
 	}
 }
 
-// TestBenchRowJSON checks the field order of a row and null for an op
-// without a floor.
-func TestBenchRowJSON(t *testing.T) {
-	b, err := json.Marshal(benchRow{op: "x", device: "cpu", size: "1", d: 1500000, nums: []benchNum{{"spikes", 3}}})
-	if err != nil {
-		t.Fatal(err)
+// TestBenchUsage checks the usage errors of dspk bench: an unknown op,
+// and -ops load without -file.
+func TestBenchUsage(t *testing.T) {
+	if code, _, stderr := dspk(t, "bench", "-device", "cpu", "-ops", "nosuch"); code != 2 || !strings.Contains(stderr, `unknown op "nosuch"`) {
+		t.Errorf("unknown op: exit %d, %q", code, stderr)
 	}
-	if want := `{"op":"x","device":"cpu","size":"1","ms":1.5,"floor_ms":null,"fraction":null,"spikes":3}`; string(b) != want {
-		t.Errorf("got %s, want %s", b, want)
+	if code, _, stderr := dspk(t, "bench", "-device", "cpu", "-ops", "load"); code != 2 || !strings.Contains(stderr, "-ops load needs -file") {
+		t.Errorf("load without -file: exit %d, %q", code, stderr)
 	}
 }

@@ -4,11 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
 	"dspk/compare"
-	"dspk/sim"
 )
 
 // compareMotion scores the drift estimate of dir (drift.npy) against the
@@ -23,15 +21,9 @@ func compareMotion(truthDir, dir string) (*compare.MotionReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := sim.ReadTruthDir(truthDir)
+	truth, err := compare.TrueMotion(truthDir)
 	if err != nil {
 		return nil, err
-	}
-	// The true motion field, else the plain rigid drift of -drift (which
-	// writes none), else no motion.
-	truth := func(t, y float64) float64 { return tr.Config.DriftUmPerS * t }
-	if tr.Motion != nil {
-		truth = tr.Motion.At
 	}
 	est := compare.MotionEstimate{Times: d.Times, Depths: d.Depths, Dshift: d.Dshift}
 	if d.W > 1 {
@@ -42,13 +34,6 @@ func compareMotion(truthDir, dir string) (*compare.MotionReport, error) {
 		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, driftFile), err)
 	}
 	return &r, nil
-}
-
-// hasSpikes reports whether dir holds detections (a detect folder, not a
-// drift folder).
-func hasSpikes(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "spike_times.npy"))
-	return err == nil
 }
 
 // printMotionOnly prints the motion score of a drift folder.

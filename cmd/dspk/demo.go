@@ -139,7 +139,7 @@ func demo(ctx context.Context, out string, dur time.Duration, seed uint64, devic
 	printSummary(cmdOut, sum, k, where)
 
 	setStage("the comparison")
-	r, err := compareDirs(filepath.Join(simDir, "truth"), detDir, compare.DefaultOptions())
+	r, _, err := compare.MatchDirs(filepath.Join(simDir, "truth"), detDir, compare.DefaultOptions())
 	if err != nil {
 		return err
 	}

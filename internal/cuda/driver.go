@@ -133,7 +133,10 @@ var driverLib = &library{
 // Driver enum values used here, written by hand from cuda.h.
 const (
 	attrMaxThreadsPerBlock     = 1
+	attrClockRate              = 13 // CU_DEVICE_ATTRIBUTE_CLOCK_RATE, kHz
 	attrMultiprocessorCount    = 16
+	attrMemoryClockRate        = 36 // CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, kHz
+	attrGlobalMemoryBusWidth   = 37 // CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, bits
 	attrL2CacheSize            = 38
 	attrComputeCapabilityMajor = 75
 	attrComputeCapabilityMinor = 76
@@ -285,6 +288,10 @@ type DeviceInfo struct {
 	PCIBusID string
 	// DriverVersion is the driver's CUDA version (13000 for 13.0).
 	DriverVersion int
+	// ClockRate is the multiprocessors' peak clock in kHz, MemoryClockRate
+	// the memory's peak clock in kHz and MemoryBusWidth the memory bus's
+	// width in bits; 0 where the driver does not say.
+	ClockRate, MemoryClockRate, MemoryBusWidth int
 }
 
 // Arch returns the architecture name, e.g. "sm_90".
@@ -323,6 +330,20 @@ func queryDevice(n int) (DeviceInfo, int32, error) {
 	} {
 		if *q.dst, err = attr(q.a); err != nil {
 			return info, 0, err
+		}
+	}
+	// The clocks and the bus width only describe the device: a driver
+	// that does not give them leaves them 0 rather than failing the open.
+	for _, q := range []struct {
+		a   int
+		dst *int
+	}{
+		{attrClockRate, &info.ClockRate},
+		{attrMemoryClockRate, &info.MemoryClockRate},
+		{attrGlobalMemoryBusWidth, &info.MemoryBusWidth},
+	} {
+		if v, err := attr(q.a); err == nil && v > 0 {
+			*q.dst = v
 		}
 	}
 	var mem uint64

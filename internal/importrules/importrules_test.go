@@ -18,6 +18,7 @@ const module = "dspk"
 var layers = map[string]int{
 	"cmd/dspk":   5,
 	"phy":        4,
+	"bench":      4,
 	"pipeline":   3,
 	"preprocess": 2, "detect": 2, "cluster": 2, "curate": 2, "match": 2, "motion": 2, "linalg": 2, "ops": 2,
 	"recording": 1, "probe": 1, "export": 1, "sim": 1, "compare": 1, "kilosort": 1,
