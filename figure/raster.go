@@ -97,8 +97,9 @@ func rasterStep(n int) int { return max(1, (n+maxRasterPoints-1)/maxRasterPoints
 
 // RasterCanvas is a drift raster's picture with the parts of its layout
 // drawn: the raster panel's background and axes, and the colour key.
-// Drawing the spikes on it ([EncodeRaster]) adds what depends on the spikes: the raster
-// panel's title and dots, and the rate panel.
+// Drawing the spikes on it ([EncodeRaster]) adds what depends on the
+// spikes: the raster panel's title and dots, and the rate panel. A canvas
+// serves one raster.
 type RasterCanvas struct {
 	lay RasterLayout
 	img *vgimg.Canvas
