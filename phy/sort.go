@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"dspk/export"
+	"dspk/figure"
 	"dspk/pipeline"
 )
 
@@ -63,9 +64,11 @@ func (w *SortWriter) Close() error {
 // the probe and whitening files, wTEMP/wPCA (universal templates), U.npy
 // (the learned templates [N', C, P]), params.py, ops.npy and dspk.json
 // (provenance with every stage's time); with motion correction ops.npy
-// holds dshift, yblk and mean_drift (the caller writes the drift files). Every file but dspk.json (times,
-// host) has the same bytes for the same input, settings and device; the
-// stage times are in dspk.json only, not in ops.npy as Kilosort4 puts them.
+// holds dshift, yblk and mean_drift, and the drift files hold the estimate
+// (see [WriteDrift]). Last the summary figure, sort_summary.png
+// ([SortSummaryFile]). Every file but dspk.json (times, host) has the
+// same bytes for the same input, settings and device; the stage times are
+// in dspk.json only, not in ops.npy as Kilosort4 puts them.
 func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if w.done {
 		return fmt.Errorf("phy: %s: Write after Close", w.od.Final())
@@ -184,14 +187,30 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if err := export.WriteJSON(w.od.Path("dspk.json"), prov); err != nil {
 		return err
 	}
-	if w.opt.Extra != nil {
-		if err := w.opt.Extra(w.od.Dir()); err != nil {
-			return err
-		}
+	if err := w.writeExtra(r); err != nil {
+		return err
 	}
 	if err := w.od.Commit(); err != nil {
 		return err
 	}
 	w.done = true
+	return nil
+}
+
+// writeExtra writes the files of the sort r after dspk.json: the drift
+// files (with motion correction), the summary figure and the caller's
+// files (Options.Extra).
+func (w *SortWriter) writeExtra(r *pipeline.SortResult) error {
+	if d := DriftOf(r.Info); d != nil {
+		if err := WriteDrift(w.od.Dir(), d); err != nil {
+			return err
+		}
+	}
+	if err := figure.WriteSortSummary(w.od.Path(SortSummaryFile), sortSummary(r)); err != nil {
+		return err
+	}
+	if w.opt.Extra != nil {
+		return w.opt.Extra(w.od.Dir())
+	}
 	return nil
 }

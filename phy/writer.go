@@ -15,6 +15,7 @@ import (
 
 	"dspk/detect"
 	"dspk/export"
+	"dspk/figure"
 	"dspk/pipeline"
 	"dspk/probe"
 	"dspk/recording"
@@ -43,14 +44,20 @@ type Options struct {
 	// DatPath is the raw data file params.py points at (default: the
 	// recording's name); it is written as an absolute path.
 	DatPath string
+	// Raster, if set, has a [Writer] draw the drift raster of its folder
+	// (RasterFile, from the folder's spikes as [ReadRaster] reads them):
+	// its axes and key beside the run from Begin, its spikes in End. A
+	// [SortWriter] ignores it.
+	Raster bool
 	// Extra, if set, is called with the temporary folder before it
-	// appears under its final name, to add files of the caller's (dspk
-	// detect draws drift_raster.png). It is called once the per-spike
-	// arrays, the files of Begin and dspk.json are written, and runs
-	// concurrently with the writing of the cluster files
+	// appears under its final name, to add files of the caller's. A
+	// [Writer] calls it once the per-spike arrays, the files of Begin,
+	// dspk.json, the drift files and the drift raster are written; it
+	// runs concurrently with the writing of the cluster files
 	// (spike_clusters.npy, spike_templates.npy, templates.npy,
 	// pc_feature_ind.npy, similar_templates.npy and the .tsv tables),
-	// which it must not read.
+	// which it must not read. A [SortWriter] calls it once every other
+	// file is written.
 	Extra func(dir string) error
 }
 
@@ -86,6 +93,9 @@ type Writer struct {
 	// describe the run (runFilesErr its error); nil before Begin.
 	runFiles    chan struct{}
 	runFilesErr error
+	// raster is the drift raster's canvas prepared from Begin (with
+	// Options.Raster).
+	raster figure.RasterPreparation
 }
 
 // waitRunFiles waits for the run files Begin writes beside the detection
@@ -201,6 +211,11 @@ func (w *Writer) Begin(info *pipeline.RunInfo) error {
 		defer close(w.runFiles)
 		w.runFilesErr = w.writeRunFiles(info)
 	}()
+	if w.opt.Raster {
+		// The drift raster's axes and key are drawn beside the run, for
+		// the layout it expects.
+		w.raster.Start(expectedRasterLayout(info))
+	}
 	return nil
 }
 
@@ -342,9 +357,9 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	for k, f := range order {
 		id[f] = int32(k)
 	}
-	// dspk.json first, so that Extra (the drift raster) can read it and
-	// the per-spike arrays while the cluster files are written; it is
-	// written again at the end with the times of both.
+	// dspk.json first, so that the drift raster can read it and the
+	// per-spike arrays while the cluster files are written; it is written
+	// again at the end with the times of both.
 	if sum.Timings == nil {
 		sum.Timings = map[string]float64{}
 	}
@@ -360,11 +375,12 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	var extraErr error
 	var extraTime time.Duration
 	extraDone := make(chan struct{})
+	extra := w.opt.Raster || info.Motion != nil || w.opt.Extra != nil
 	go func() {
 		defer close(extraDone)
-		if w.opt.Extra != nil {
+		if extra {
 			t := time.Now()
-			extraErr = w.opt.Extra(w.od.Dir())
+			extraErr = w.writeExtra()
 			extraTime = time.Since(t)
 		}
 	}()
@@ -378,7 +394,7 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	if extraErr != nil {
 		return extraErr
 	}
-	if w.opt.Extra != nil {
+	if extra {
 		sum.Timings["plotting"] = extraTime.Seconds()
 	}
 	sum.Timings["cluster_files"] = clusterTime.Seconds()
@@ -397,6 +413,31 @@ func (w *Writer) End(sum *pipeline.Summary) error {
 	}
 	w.clusters = K
 	w.done = true
+	return nil
+}
+
+// writeExtra writes what End adds beside the cluster files: the drift
+// files (with motion correction), the drift raster (with Options.Raster)
+// and the caller's files (Options.Extra).
+func (w *Writer) writeExtra() error {
+	dir := w.od.Dir()
+	if d := DriftOf(w.info); d != nil {
+		if err := WriteDrift(dir, d); err != nil {
+			return err
+		}
+	}
+	if w.opt.Raster {
+		ctx := w.opt.Context
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if err := writeRaster(ctx, dir, &w.raster); err != nil {
+			return err
+		}
+	}
+	if w.opt.Extra != nil {
+		return w.opt.Extra(dir)
+	}
 	return nil
 }
 

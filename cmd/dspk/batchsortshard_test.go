@@ -16,6 +16,7 @@ import (
 	"dspk/linalg"
 	"dspk/match"
 	"dspk/motion"
+	"dspk/phy"
 	"dspk/pipeline"
 )
 
@@ -89,7 +90,7 @@ func sortShardsExact(t *testing.T, device, devices, nblocks string) {
 		"similar_templates.npy", "U.npy", "whitening_mat.npy", "wTEMP.npy", "cluster_KSLabel.tsv", "cluster_group.tsv",
 		"params.py", "ops.npy", "sort_summary.png"}
 	if nblocks != "0" {
-		wantFiles = append(wantFiles, driftFile)
+		wantFiles = append(wantFiles, phy.DriftFile)
 	}
 	for _, n := range wantFiles {
 		if !slices.Contains(names, n) {

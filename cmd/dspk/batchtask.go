@@ -208,12 +208,6 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 		}
 		return writeMark(dir, pl, r, devName)
 	}
-	withPlot := func(dir string) error {
-		if err := plotFolder(ctx, dir, filepath.Join(dir, rasterFile), "", false); err != nil {
-			return err
-		}
-		return mark(dir)
-	}
 	fmt.Fprintf(log, "row %d: %s %s %s windows %d-%d of %d on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe,
 		r.Windows[0], r.Windows[1], r.Total, dev, r.Out)
 	opt := phy.Options{Overwrite: overwrite, DatPath: datPath(rec), Inputs: inputs, Warnings: in.warnings, Context: ctx}
@@ -226,7 +220,7 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 			}
 			ro.TemplatesFile = df.templates
 		}
-		opt.Extra = withPlot
+		opt.Extra, opt.Raster = mark, true
 		w, err := phy.Create(r.Out, opt)
 		if err != nil {
 			return false, err
@@ -275,7 +269,7 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 			_, err = p.RunWindows(ctx, w, g, r.Windows[0], r.Windows[1], useDevice(dev, io.Discard))
 			return err == nil, err
 		}
-		opt.Extra = withPlot
+		opt.Extra, opt.Raster = mark, true
 		return true, mergeShards(ctx, p, g, r, opt)
 	}
 	return false, fmt.Errorf("batch: row %d: unknown step %q", r.ID, r.Step)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"dspk/compare"
+	"dspk/phy"
 )
 
 // compareMotion scores the drift estimate of dir (drift.npy) against the
@@ -14,10 +15,10 @@ import (
 // estimate of a simulation without a motion field is scored against its
 // rigid drift (DriftUmPerS·t, zero without drift).
 func compareMotion(truthDir, dir string) (*compare.MotionReport, error) {
-	if !hasDrift(dir) {
+	if !phy.HasDrift(dir) {
 		return nil, nil
 	}
-	d, err := readDriftFiles(dir)
+	d, err := phy.ReadDrift(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -26,12 +27,12 @@ func compareMotion(truthDir, dir string) (*compare.MotionReport, error) {
 		return nil, err
 	}
 	est := compare.MotionEstimate{Times: d.Times, Depths: d.Depths, Dshift: d.Dshift}
-	if d.W > 1 {
+	if d.Windows > 1 {
 		est.Span = d.Times[1] - d.Times[0]
 	}
 	r, err := compare.ScoreMotion(est, truth)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, driftFile), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, phy.DriftFile), err)
 	}
 	return &r, nil
 }

@@ -202,16 +202,9 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		opt.Templates, opt.TemplatesFile = tm, df.templates
 		timings["templates_load"] = time.Since(t).Seconds()
 	}
-	var raster rasterPreparation
 	t = time.Now()
 	w, err := phy.Create(df.out, phy.Options{Overwrite: df.overwrite, DatPath: datPath(rec), Context: ctx,
-		Inputs: inputs, Warnings: warnings,
-		Extra: func(dir string) error {
-			if err := writeMotion(dir, p); err != nil {
-				return err
-			}
-			return plotFolderOn(ctx, dir, filepath.Join(dir, rasterFile), "", false, raster.take)
-		}})
+		Inputs: inputs, Warnings: warnings, Raster: true})
 	if err != nil {
 		return nil, 0, err
 	}
@@ -221,11 +214,6 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 	bar := trackProgress(newBar())
 	p.Progress = func(pass string, done, total int) {
 		bar(pass, done, total)
-		if pass == "detection" && done == 0 {
-			// The drift raster's axes and key are drawn beside the
-			// detection pass, for the layout the run expects.
-			raster.start(expectedRasterLayout(rec, pr, p.Schedule(), cfg.ThUniversal))
-		}
 		if pass == "detection" && done == total {
 			setStage("the writing of the results")
 		}
@@ -271,18 +259,4 @@ func datPath(rec recording.Recording) string {
 func printSummary(w io.Writer, s *pipeline.Summary, clusters int, out string) {
 	fmt.Fprintf(w, "Detected %d spikes in %d windows; %s; %d provisional clusters of %d template centres; results in %s.\n",
 		s.Spikes, s.Windows, wholeSpeed(s, time.Since(s.Started)), clusters, s.Centres, out)
-}
-
-// expectedRasterLayout is the layout of the drift raster of a detect run
-// of rec with probe pr, schedule sched and threshold th, as readRaster
-// will find it unless a spike lies beyond the probe's sites or the
-// schedule's end (then the raster is drawn whole at the end).
-func expectedRasterLayout(rec recording.Recording, pr *probe.Probe, sched recording.Schedule, th float64) rasterLayout {
-	fs := rec.SampleRate()
-	d := &rasterData{fs: fs, threshold: th, seconds: float64(sched.End-sched.Start) / fs,
-		title: filepath.Base(pipeline.AbsPath(rec.Name())) + ": 0 spikes, 0 clusters"}
-	for _, y := range pr.Y {
-		d.chanY = append(d.chanY, float32(y))
-	}
-	return rasterLayoutOf(d, 1)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"dspk/phy"
 )
 
 // TestDetectLogToFile runs detect with stderr redirected to a file (as
@@ -51,7 +53,7 @@ func TestDetectLogToFile(t *testing.T) {
 	if !regexp.MustCompile(`4\.5 s of recording in [0-9.]+ s \(detection pass [0-9.]+ s\): [0-9.]+× real time \((slower|faster) than real time\)`).MatchString(stdout.String()) {
 		t.Errorf("summary %q", stdout.String())
 	}
-	png, err := os.ReadFile(filepath.Join(out, rasterFile))
+	png, err := os.ReadFile(filepath.Join(out, phy.RasterFile))
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 		t.Fatalf("drift raster: %v", err)
 	}

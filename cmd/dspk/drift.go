@@ -5,11 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"dspk/compute"
-	"dspk/detect"
-	"dspk/export"
+	"dspk/figure"
+	"dspk/phy"
 	"dspk/pipeline"
 	"dspk/probe"
 	"dspk/recording"
@@ -50,7 +49,7 @@ dspk compare -truth sim1/truth drift1`,
 					return err
 				}
 				fmt.Fprintf(cmdOut, "Estimated the motion of %d windows × %d blocks (displacement %.1f to %.1f µm); %s; results in %s.\n",
-					d.W, d.B, d.minDisp(), d.maxDisp(), sum.Speed(), f.out)
+					d.Windows, d.Blocks, d.MinDisplacement(), d.MaxDisplacement(), sum.Speed(), f.out)
 				return nil
 			}
 		},
@@ -100,11 +99,10 @@ func (f *driftFlags) register(fs *flag.FlagSet) {
 }
 
 // runDrift estimates the motion of rec and writes the drift folder
-// f.out: drift.npy with its axes, drift.png, the raster of the detection
-// pass on the corrected windows and dspk.json. The folder is reserved
-// before any work and appears only when complete.
+// f.out (see [phy.DriftWriter]). The folder is reserved before any work
+// and appears only when complete.
 func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, f *driftFlags,
-	inputs, warnings []string, log io.Writer) (*driftTable, *pipeline.Summary, error) {
+	inputs, warnings []string, log io.Writer) (*figure.Drift, *pipeline.Summary, error) {
 	dev, reason, err := compute.Open(f.device)
 	if err != nil {
 		return nil, nil, err
@@ -119,115 +117,16 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 		return nil, nil, err
 	}
 	defer p.Close() // before dev.Close
-	od, err := export.CreateOutputDir(f.out, export.OutputOptions{Kind: "drift", Overwrite: f.overwrite, Inputs: inputs, Context: ctx})
+	w, err := phy.CreateDrift(f.out, phy.Options{Overwrite: f.overwrite, Inputs: inputs, Warnings: warnings, Context: ctx})
 	if err != nil {
 		return nil, nil, err
 	}
-	defer od.Abort()
-	s := &driftSink{}
+	defer w.Close()
 	p.Progress = trackProgress(newBar())
-	sum, err := p.Run(ctx, s, pipeline.RunOptions{Device: useDevice(dev, log)})
+	sum, err := p.Run(ctx, w, pipeline.RunOptions{Device: useDevice(dev, log)})
 	if err != nil {
 		return nil, nil, err
 	}
 	printWarnings(log, p.Warnings())
-	d := motionTable(s.info)
-	if err := writeDriftFiles(od.Dir(), d); err != nil {
-		return nil, nil, err
-	}
-	name := filepath.Base(rec.Name())
-	if err := writeDriftPlot(od.Path(driftPlotFile), d, fmt.Sprintf("%s: motion, nblocks %d", name, cfg.NBlocks)); err != nil {
-		return nil, nil, err
-	}
-	var chanY []float32
-	for _, y := range pr.Y {
-		chanY = append(chanY, float32(y))
-	}
-	rd := &rasterData{times: s.times, y: s.y, amp: s.amp, chanY: chanY, fs: rec.SampleRate(), seconds: sum.Seconds,
-		threshold: cfg.ThUniversal, title: fmt.Sprintf("%s: %d spikes after motion correction", name, len(s.times))}
-	if err := writeRaster(ctx, od.Path(driftRasterFile), rd, false); err != nil {
-		return nil, nil, err
-	}
-	prov := pipeline.Provenance(s.info, sum)
-	prov["motion"] = motionSummary(d)
-	prov["warnings"] = append(append([]string{}, warnings...), sum.Warnings...)
-	if err := export.WriteJSON(od.Path("dspk.json"), prov); err != nil {
-		return nil, nil, err
-	}
-	if err := od.Commit(); err != nil {
-		return nil, nil, err
-	}
-	return d, sum, nil
-}
-
-// driftSink is the [pipeline.Sink] of dspk drift: it keeps the time,
-// depth and amplitude of every spike of the corrected detection pass for
-// the raster (16 bytes a spike).
-type driftSink struct {
-	info  *pipeline.RunInfo
-	times []int64
-	y     []float32
-	amp   []float32
-}
-
-func (s *driftSink) Begin(info *pipeline.RunInfo) error {
-	if info.Motion == nil {
-		return fmt.Errorf("%s: the run estimated no motion (nblocks %d)", info.Recording.Name(), info.Config.NBlocks)
-	}
-	s.info = info
-	return nil
-}
-
-func (s *driftSink) Window(_ recording.Window, sp *detect.Spikes) error {
-	s.times = append(s.times, sp.Sample...)
-	s.y = append(s.y, sp.Y...)
-	s.amp = append(s.amp, sp.Amplitude...)
-	return nil
-}
-
-func (s *driftSink) End(*pipeline.Summary) error { return nil }
-
-// motionTable is the drift estimate of a run as its files hold it.
-func motionTable(info *pipeline.RunInfo) *driftTable {
-	m := info.Motion
-	return &driftTable{W: m.Windows, B: m.Blocks, Dshift: m.Dshift, Times: info.WindowTimes, Depths: m.Yblk}
-}
-
-// writeMotion writes the drift files of p's last run into dir if it
-// estimated motion (detect -nblocks > 0).
-func writeMotion(dir string, p *pipeline.Pipeline) error {
-	m := p.Motion()
-	if m == nil {
-		return nil
-	}
-	return writeDriftFiles(dir, &driftTable{W: m.Windows, B: m.Blocks, Dshift: m.Dshift, Times: p.WindowTimes(), Depths: m.Yblk})
-}
-
-// motionSummary is the "motion" record of a drift folder's dspk.json.
-func motionSummary(d *driftTable) map[string]any {
-	return map[string]any{"windows": d.W, "blocks": d.B, "block_depths_um": d.Depths,
-		"min_displacement_um": d.minDisp(), "max_displacement_um": d.maxDisp(),
-		"files": []string{driftFile, driftTimesFile, driftDepthsFile, driftPlotFile, driftRasterFile}}
-}
-
-// minDisp and maxDisp are the extremes of the estimated displacement
-// −dshift in µm.
-func (d *driftTable) minDisp() float64 {
-	v := 0.0
-	for i, s := range d.Dshift {
-		if i == 0 || -s < v {
-			v = -s
-		}
-	}
-	return v
-}
-
-func (d *driftTable) maxDisp() float64 {
-	v := 0.0
-	for i, s := range d.Dshift {
-		if i == 0 || -s > v {
-			v = -s
-		}
-	}
-	return v
+	return w.Drift(), sum, nil
 }

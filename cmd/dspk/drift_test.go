@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"dspk/export"
+	"dspk/figure"
+	"dspk/phy"
 	"dspk/probe"
 	"dspk/sim"
 )
@@ -61,14 +63,14 @@ func TestDriftCommand(t *testing.T) {
 	if !strings.Contains(stdout, "Estimated the motion of 10 windows × 1 blocks") {
 		t.Errorf("drift said %q", stdout)
 	}
-	d, err := readDriftFiles(out)
+	d, err := phy.ReadDrift(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.W != 10 || d.B != 1 || d.Times[0] != 0.5 || d.Times[9] != 9.5 {
-		t.Errorf("drift of %d × %d, times %v", d.W, d.B, d.Times)
+	if d.Windows != 10 || d.Blocks != 1 || d.Times[0] != 0.5 || d.Times[9] != 9.5 {
+		t.Errorf("drift of %d × %d, times %v", d.Windows, d.Blocks, d.Times)
 	}
-	for _, f := range []string{driftPlotFile, driftRasterFile} {
+	for _, f := range []string{phy.DriftPlotFile, phy.DriftRasterFile} {
 		png, err := os.ReadFile(filepath.Join(out, f))
 		if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG\r\n\x1a\n")) {
 			t.Errorf("%s: %v", f, err)
@@ -112,7 +114,7 @@ func TestDriftCommand(t *testing.T) {
 	if code, _, stderr := dspk(t, append(append([]string{"detect", "-o", det, "-nblocks", "1"}, common...), bin)...); code != 0 {
 		t.Fatalf("detect -nblocks 1: exit %d: %s", code, stderr)
 	}
-	d2, err := readDriftFiles(det)
+	d2, err := phy.ReadDrift(det)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,10 +155,10 @@ func TestDriftBadInput(t *testing.T) {
 	if err := os.MkdirAll(bad, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := writeDriftFiles(bad, &driftTable{W: 2, B: 1, Dshift: []float64{1, 2}, Times: []float64{1, 3}, Depths: []float64{100}}); err != nil {
+	if err := phy.WriteDrift(bad, &figure.Drift{Windows: 2, Blocks: 1, Dshift: []float64{1, 2}, Times: []float64{1, 3}, Depths: []float64{100}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := export.WriteNPYFile(filepath.Join(bad, driftTimesFile), []int{3}, []float64{1, 3, 5}); err != nil {
+	if err := export.WriteNPYFile(filepath.Join(bad, phy.DriftTimesFile), []int{3}, []float64{1, 3, 5}); err != nil {
 		t.Fatal(err)
 	}
 	code, _, stderr = dspk(t, "compare", "-truth", filepath.Join(goldenRec, "truth"), bad)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,6 +11,9 @@ import (
 	"strings"
 
 	"dspk/export"
+	"dspk/figure"
+	"dspk/phy"
+	"dspk/pipeline"
 )
 
 func init() {
@@ -20,7 +24,7 @@ func init() {
 		example: `dspk plot det1
 dspk plot -o raster.png det1`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			out := fs.String("o", "", "PNG to write, named .png (default DETDIR/"+rasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
+			out := fs.String("o", "", "PNG to write, named .png (default DETDIR/"+phy.RasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
 			title := fs.String("title", "", "title of the raster (default: recording, spikes, clusters)")
 			overwrite := fs.Bool("overwrite", false, "replace the -o file even if dspk did not draw it (never a folder, a link or an input)")
 			return func(args []string) error {
@@ -29,7 +33,7 @@ dspk plot -o raster.png det1`,
 				}
 				png := *out
 				if png == "" {
-					png = filepath.Join(args[0], rasterFile)
+					png = filepath.Join(args[0], phy.RasterFile)
 				}
 				exists, err := checkPlotTarget(png, args[0], *overwrite)
 				if err != nil {
@@ -43,8 +47,8 @@ dspk plot -o raster.png det1`,
 				// Redrawn in place, the detect folder's raster stays a file
 				// dspk wrote: its manifest follows (-overwrite still replaces
 				// the folder).
-				if samePath(png, filepath.Join(args[0], rasterFile)) {
-					if err := export.UpdateManifest(args[0], rasterFile); err != nil {
+				if samePath(png, filepath.Join(args[0], phy.RasterFile)) {
+					if err := export.UpdateManifest(args[0], phy.RasterFile); err != nil {
 						fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); detect -overwrite will refuse this folder\n", args[0], err)
 					}
 				}
@@ -74,7 +78,7 @@ func checkPlotTarget(png, det string, overwrite bool) (bool, error) {
 	if !fi.Mode().IsRegular() {
 		return true, fmt.Errorf("%s exists and is not a regular file (a folder or a link); plot does not replace it", png)
 	}
-	if isDspkPNG(png) {
+	if figure.IsDspkPNG(png) {
 		return true, nil
 	}
 	if !overwrite {
@@ -82,7 +86,7 @@ func checkPlotTarget(png, det string, overwrite bool) (bool, error) {
 	}
 	// Even with -overwrite, never a file the picture is drawn from.
 	if abs, err := filepath.Abs(png); err == nil {
-		if d, err := filepath.Abs(det); err == nil && filepath.Dir(abs) == d && filepath.Base(abs) != rasterFile {
+		if d, err := filepath.Abs(det); err == nil && filepath.Dir(abs) == d && filepath.Base(abs) != phy.RasterFile {
 			return true, fmt.Errorf("%s is a file of the detect folder %s; plot does not replace it", png, det)
 		}
 	}
@@ -94,4 +98,76 @@ func samePath(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
+}
+
+// plotFolder draws the drift raster of the detect folder dir into png
+// (with title, if not empty), which appears whole or not at all (see
+// writeAtomic, and noReplace there); it stops with ctx's error once ctx
+// is done.
+func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) error {
+	d, err := phy.ReadRaster(dir)
+	if err != nil {
+		return err
+	}
+	if title != "" {
+		d.Title = title
+	}
+	b, err := figure.EncodeRaster(ctx, d, pipeline.Version, nil)
+	if err != nil {
+		return err
+	}
+	return writeAtomic(ctx, png, b, noReplace)
+}
+
+// writeAtomic writes b to path through a temporary file in the same
+// folder, renamed over path once complete, so that path holds the old
+// content or the new one and never a part (a full disk, a kill). Once
+// ctx is done (checked last just before the rename) it writes nothing.
+// With noReplace, a path that exists by then is not replaced: the file
+// is linked to its name, which fails if the name is taken.
+func writeAtomic(ctx context.Context, path string, b []byte, noReplace bool) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer atForcedExit(func() { os.Remove(tmp) })()
+	fail := func(err error) error {
+		f.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		return fail(fmt.Errorf("writing %s: %w", path, err))
+	}
+	if err := f.Chmod(0o644); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := ctx.Err(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if noReplace {
+		err := os.Link(tmp, path)
+		os.Remove(tmp)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		markWritten(path)
+		return nil
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	markWritten(path)
+	return nil
 }

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -167,20 +166,7 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 	var res *pipeline.SortResult
 	w, err := phy.CreateSort(sf.out, phy.Options{Overwrite: sf.overwrite, DatPath: datPath(rec), Context: ctx,
 		Inputs: inputs, Warnings: warnings,
-		Extra: func(dir string) error {
-			if res.Info.Motion != nil {
-				if err := writeDriftFiles(dir, motionTable(res.Info)); err != nil {
-					return err
-				}
-			}
-			if err := drawSortSummary(filepath.Join(dir, sortSummaryFile), res); err != nil {
-				return err
-			}
-			if h.extra != nil {
-				return h.extra(dir)
-			}
-			return nil
-		}})
+		Extra: h.extra})
 	if err != nil {
 		return nil, err
 	}

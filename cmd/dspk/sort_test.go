@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"dspk/export"
+	"dspk/phy"
 	"dspk/probe"
 	"dspk/sim"
 )
@@ -117,7 +118,7 @@ func TestSortFolder(t *testing.T) {
 			t.Errorf("%s: %d lines for %d clusters", name, lines, N)
 		}
 	}
-	for _, name := range []string{"params.py", "ops.npy", "dspk.json", "sort_summary.png", "probe.json", driftFile} {
+	for _, name := range []string{"params.py", "ops.npy", "dspk.json", "sort_summary.png", "probe.json", phy.DriftFile} {
 		if st, err := os.Stat(filepath.Join(a, name)); err != nil || st.Size() == 0 {
 			t.Errorf("%s: %v", name, err)
 		}

@@ -6,6 +6,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"dspk/figure"
+	"dspk/phy"
 )
 
 // TestPlotTargets checks that plot -o writes only .png names, replaces an
@@ -19,7 +22,7 @@ func TestPlotTargets(t *testing.T) {
 	if code, _, stderr := dspk(t, "detect", "-device", "cpu", "-o", det, bin); code != 0 {
 		t.Fatalf("detect: %d %s", code, stderr)
 	}
-	if !isDspkPNG(filepath.Join(det, rasterFile)) {
+	if !figure.IsDspkPNG(filepath.Join(det, phy.RasterFile)) {
 		t.Fatal("detect's drift raster lacks dspk's tEXt chunk")
 	}
 	write := func(name, content string) string {
@@ -63,11 +66,11 @@ func TestPlotTargets(t *testing.T) {
 		if code, _, stderr := dspk(t, "plot", "-o", out, det); code != 0 {
 			t.Fatalf("plot: %d %s", code, stderr)
 		}
-		if !isDspkPNG(out) {
+		if !figure.IsDspkPNG(out) {
 			t.Fatal("plot's PNG lacks dspk's tEXt chunk")
 		}
 	}
-	if code, _, stderr := dspk(t, "plot", "-overwrite", "-o", notes, det); code != 0 || !isDspkPNG(notes) {
+	if code, _, stderr := dspk(t, "plot", "-overwrite", "-o", notes, det); code != 0 || !figure.IsDspkPNG(notes) {
 		t.Fatalf("plot -overwrite: %d %s", code, stderr)
 	}
 	// Redrawn in place, the raster stays in the manifest: the folder can

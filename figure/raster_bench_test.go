@@ -1,4 +1,4 @@
-package main
+package figure
 
 import (
 	"context"
@@ -13,21 +13,21 @@ import (
 func BenchmarkWriteRaster(b *testing.B) {
 	const n = 575854
 	rng := rand.New(rand.NewPCG(7, 8))
-	d := &rasterData{fs: 30000, seconds: 600, threshold: 9, title: "bench"}
+	d := &Raster{SampleRate: 30000, Seconds: 600, Threshold: 9, Title: "bench"}
 	for i := range 192 {
-		d.chanY = append(d.chanY, float32(20*i), float32(20*i))
+		d.ChanY = append(d.ChanY, float32(20*i), float32(20*i))
 	}
-	d.times = make([]int64, n)
-	d.y = make([]float32, n)
-	d.amp = make([]float32, n)
+	d.Times = make([]int64, n)
+	d.Y = make([]float32, n)
+	d.Amp = make([]float32, n)
 	for i := range n {
-		d.times[i] = int64(i) * 600 * 30000 / n
-		d.y[i] = float32(rng.Float64() * 3820)
-		d.amp[i] = float32(9 * (1 + 4*rng.ExpFloat64()))
+		d.Times[i] = int64(i) * 600 * 30000 / n
+		d.Y[i] = float32(rng.Float64() * 3820)
+		d.Amp[i] = float32(9 * (1 + 4*rng.ExpFloat64()))
 	}
 	path := filepath.Join(b.TempDir(), "r.png")
 	for b.Loop() {
-		if err := writeRaster(context.Background(), path, d, false); err != nil {
+		if err := writeRaster(context.Background(), path, d, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package figure
 
 import (
 	"fmt"
@@ -10,76 +10,54 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
-
-	"dspk/pipeline"
 )
 
-// sortSummaryFile is the picture sort writes into its folder.
-const sortSummaryFile = "sort_summary.png"
-
-// unitSummary holds what the summary figure shows of each unit.
-type unitSummary struct {
-	y, amp, contam []float64
-	good           []bool
-	spikes         []int
+// SortSummary is what the summary figure of a sort shows: per unit its
+// mean spike depth (µm), amplitude ‖W‖, contamination (ContamPct), label
+// and spike count, and the run's numbers.
+type SortSummary struct {
+	Y, Amp, Contam []float64
+	Good           []bool // good, else mua
+	Spikes         []int
+	ProbeY         []float64 // site depths, µm
+	TotalSpikes    int
+	ACGThreshold   float64 // the fraction of ContamPct below which a unit is good
+	NBlocks        int
+	Drift          *Drift // the motion estimate; nil without
 }
 
-// summarise returns each unit's mean spike depth, amplitude ‖W‖,
-// contamination (ContamPct), label and spike count.
-func summarise(r *pipeline.SortResult) unitSummary {
-	cr := r.Curated
-	N := cr.Units.N
-	u := unitSummary{y: make([]float64, N), amp: cr.Amplitude, contam: cr.ContamPct, good: cr.Good, spikes: make([]int, N)}
-	for i, k := range cr.Spikes.Cluster {
-		u.y[k] += float64(cr.Positions[2*i+1])
-		u.spikes[k]++
-	}
-	for k := range N {
-		if u.spikes[k] > 0 {
-			u.y[k] /= float64(u.spikes[k])
-		}
-	}
-	return u
-}
-
-// drawSortSummary draws sort_summary.png: the units along the probe
+// WriteSortSummary draws the summary of a sort as a new PNG at path: the units along the probe
 // (depth against amplitude, good units filled, mua open) and their
 // refractory violations (ContamPct against depth); the title names the
 // motion estimate (none while sort runs without drift correction).
-func drawSortSummary(path string, r *pipeline.SortResult) error {
-	if r == nil {
-		return fmt.Errorf("sort summary: no result")
-	}
+func WriteSortSummary(path string, u *SortSummary) error {
 	const W, H = 12 * vg.Inch, 7 * vg.Inch
-	u := summarise(r)
-	pr := r.Info.Probe
 	ymin, ymax := math.Inf(1), math.Inf(-1)
-	for _, v := range pr.Y {
+	for _, v := range u.ProbeY {
 		ymin, ymax = min(ymin, v), max(ymax, v)
 	}
 	ymin, ymax = ymin-20, ymax+20
 	good, mua := plotter.XYs{}, plotter.XYs{}
 	cgood, cmua := plotter.XYs{}, plotter.XYs{}
-	for k := range u.y {
-		if u.spikes[k] == 0 {
+	for k := range u.Y {
+		if u.Spikes[k] == 0 {
 			continue
 		}
-		if u.good[k] {
-			good = append(good, plotter.XY{X: u.amp[k], Y: u.y[k]})
-			cgood = append(cgood, plotter.XY{X: u.contam[k], Y: u.y[k]})
+		if u.Good[k] {
+			good = append(good, plotter.XY{X: u.Amp[k], Y: u.Y[k]})
+			cgood = append(cgood, plotter.XY{X: u.Contam[k], Y: u.Y[k]})
 		} else {
-			mua = append(mua, plotter.XY{X: u.amp[k], Y: u.y[k]})
-			cmua = append(cmua, plotter.XY{X: u.contam[k], Y: u.y[k]})
+			mua = append(mua, plotter.XY{X: u.Amp[k], Y: u.Y[k]})
+			cmua = append(cmua, plotter.XY{X: u.Contam[k], Y: u.Y[k]})
 		}
 	}
 	ngood := len(good)
 	motionText := "motion: not estimated (nblocks 0)"
-	if r.Info.Motion != nil {
-		d := motionTable(r.Info)
-		motionText = fmt.Sprintf("motion: %.1f to %.1f µm (nblocks %d)", d.minDisp()+0, d.maxDisp()+0, r.Info.Config.NBlocks) // +0: no "-0.0"
+	if d := u.Drift; d != nil {
+		motionText = fmt.Sprintf("motion: %.1f to %.1f µm (nblocks %d)", d.MinDisplacement()+0, d.MaxDisplacement()+0, u.NBlocks) // +0: no "-0.0"
 	}
 	title := fmt.Sprintf("%d units (%d good, %d mua), %d spikes; %s",
-		len(u.y), ngood, len(u.y)-ngood, r.Curated.Spikes.Len(), motionText)
+		len(u.Y), ngood, len(u.Y)-ngood, u.TotalSpikes, motionText)
 	panel := func(t, xl string, g, m plotter.XYs) (*plot.Plot, error) {
 		p := plot.New()
 		p.Title.Text = t
@@ -114,7 +92,7 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 	if err != nil {
 		return fmt.Errorf("sort summary: %w", err)
 	}
-	cp, err := panel("refractory violations", fmt.Sprintf("ContamPct (good below %.0f)", 100*r.Params.Curate.ACGThreshold), cgood, cmua)
+	cp, err := panel("refractory violations", fmt.Sprintf("ContamPct (good below %.0f)", 100*u.ACGThreshold), cgood, cmua)
 	if err != nil {
 		return fmt.Errorf("sort summary: %w", err)
 	}
@@ -122,9 +100,9 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 	dc := draw.New(img)
 	aw := 0.62 * W
 	top := vg.Length(0)
-	if r.Info.Motion != nil {
+	if u.Drift != nil {
 		// The motion estimate along the bottom third.
-		mp, err := motionPanel(motionTable(r.Info))
+		mp, err := motionPanel(u.Drift)
 		if err != nil {
 			return fmt.Errorf("sort summary: %w", err)
 		}
@@ -138,17 +116,17 @@ func drawSortSummary(path string, r *pipeline.SortResult) error {
 
 // motionPanel plots the estimated displacement −dshift of each block
 // against time.
-func motionPanel(d *driftTable) (*plot.Plot, error) {
+func motionPanel(d *Drift) (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = "motion estimate"
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "−dshift (µm)"
-	for j := range d.B {
+	for j := range d.Blocks {
 		l, err := d.blockLine(j)
 		if err != nil {
 			return nil, err
 		}
-		l.Color = color.RGBA{R: uint8(40 + 200*j/max(1, d.B)), G: 60, B: 160, A: 255}
+		l.Color = color.RGBA{R: uint8(40 + 200*j/max(1, d.Blocks)), G: 60, B: 160, A: 255}
 		p.Add(l)
 	}
 	return p, nil

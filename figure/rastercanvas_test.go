@@ -1,4 +1,4 @@
-package main
+package figure
 
 import (
 	"bytes"
@@ -21,25 +21,25 @@ import (
 )
 
 // referenceRaster draws d as one plot.Draw per panel would, in the order
-// raster (title, axes, dots), key, rate: what writeRaster must give
+// raster (title, axes, dots), key, rate: what EncodeRaster must give
 // pixel for pixel, though it draws the axes and the key before the spikes
 // are known.
-func referenceRaster(d *rasterData) *image.RGBA {
-	lay := rasterLayoutOf(d, rasterStep(len(d.times)))
-	lo, hi := math.Log(d.threshold), math.Log(10*d.threshold)
+func referenceRaster(d *Raster) *image.RGBA {
+	lay := LayoutOf(d)
+	lo, hi := math.Log(d.Threshold), math.Log(10*d.Threshold)
 	cm := newAmpColours(lo, hi)
 	lut := newColourTable(cm, lo, hi)
 	rp := plot.New()
-	rp.Title.Text = d.title
+	rp.Title.Text = d.Title
 	rp.X.Label.Text = "time (s)"
 	rp.Y.Label.Text = "depth (µm)"
 	rp.Y.Min, rp.Y.Max = lay.ymin, lay.ymax
 	rp.X.Min, rp.X.Max = 0, lay.xmax
 	var xys plotter.XYs
 	var cols []color.Color
-	for i := 0; i < len(d.times); i += rasterStep(len(d.times)) {
-		xys = append(xys, plotter.XY{X: float64(d.times[i]) / d.fs, Y: float64(d.y[i])})
-		cols = append(cols, lut.at(math.Log(max(float64(d.amp[i]), 1e-30))))
+	for i := 0; i < len(d.Times); i += rasterStep(len(d.Times)) {
+		xys = append(xys, plotter.XY{X: float64(d.Times[i]) / d.SampleRate, Y: float64(d.Y[i])})
+		cols = append(cols, lut.at(math.Log(max(float64(d.Amp[i]), 1e-30))))
 	}
 	if len(xys) > 0 {
 		rp.Add(&dots{xys: xys, cols: cols, radius: vg.Points(0.6)})
@@ -50,7 +50,7 @@ func referenceRaster(d *rasterData) *image.RGBA {
 	kp.Add(&plotter.ColorBar{ColorMap: cm, Vertical: true})
 	var ticks []plot.Tick
 	for _, m := range []float64{1, 1.5, 2, 3, 5, 7, 10} {
-		ticks = append(ticks, plot.Tick{Value: math.Log(m * d.threshold), Label: fmt.Sprintf("%.3g", m*d.threshold)})
+		ticks = append(ticks, plot.Tick{Value: math.Log(m * d.Threshold), Label: fmt.Sprintf("%.3g", m*d.Threshold)})
 	}
 	kp.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	kp.HideX()
@@ -61,12 +61,12 @@ func referenceRaster(d *rasterData) *image.RGBA {
 	pp.Y.Min, pp.Y.Max = lay.ymin, lay.ymax
 	nb := max(1, int(math.Ceil((lay.ymax-lay.ymin)/rasterBinUm)))
 	counts := make([]float64, nb)
-	for _, v := range d.y {
+	for _, v := range d.Y {
 		counts[min(max(int((float64(v)-lay.ymin)/rasterBinUm), 0), nb-1)]++
 	}
 	var prof plotter.XYs
 	for b, c := range counts {
-		r := c / max(d.seconds, 1/d.fs)
+		r := c / max(d.Seconds, 1/d.SampleRate)
 		prof = append(prof, plotter.XY{X: r, Y: lay.ymin + float64(b)*rasterBinUm}, plotter.XY{X: r, Y: lay.ymin + float64(b+1)*rasterBinUm})
 	}
 	l, _ := plotter.NewLine(prof)
@@ -83,19 +83,19 @@ func referenceRaster(d *rasterData) *image.RGBA {
 
 // testRasterData is a raster of n spikes over seconds on a probe of 96
 // sites 20 µm apart; outside, if set, puts a spike beyond the sites.
-func testRasterData(seed uint64, n int, seconds float64, title string, outside bool) *rasterData {
+func testRasterData(seed uint64, n int, seconds float64, title string, outside bool) *Raster {
 	rng := rand.New(rand.NewPCG(seed, 1))
-	d := &rasterData{fs: 30000, seconds: seconds, threshold: 6 + rng.Float64()*4, title: title}
+	d := &Raster{SampleRate: 30000, Seconds: seconds, Threshold: 6 + rng.Float64()*4, Title: title}
 	for i := range 96 {
-		d.chanY = append(d.chanY, float32(20*(i/2)))
+		d.ChanY = append(d.ChanY, float32(20*(i/2)))
 	}
 	for range n {
-		d.times = append(d.times, rng.Int64N(int64(seconds*d.fs)))
-		d.y = append(d.y, float32(rng.Float64()*940))
-		d.amp = append(d.amp, float32(d.threshold*(1+3*rng.ExpFloat64())))
+		d.Times = append(d.Times, rng.Int64N(int64(seconds*d.SampleRate)))
+		d.Y = append(d.Y, float32(rng.Float64()*940))
+		d.Amp = append(d.Amp, float32(d.Threshold*(1+3*rng.ExpFloat64())))
 	}
 	if outside && n > 0 {
-		d.y[n/2] = 1200
+		d.Y[n/2] = 1200
 	}
 	return d
 }
@@ -123,7 +123,7 @@ func decodePNG(t *testing.T, path string) image.Image {
 func TestRasterCanvas(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	for i, d := range []*rasterData{
+	for i, d := range []*Raster{
 		testRasterData(1, 5000, 60, "rec.bin: 5000 spikes, 12 clusters", false),
 		testRasterData(2, 1, 3, "one spike", false),
 		testRasterData(3, 0, 3, "no spikes", false),
@@ -132,65 +132,46 @@ func TestRasterCanvas(t *testing.T) {
 	} {
 		want := referenceRaster(d)
 		plain := filepath.Join(dir, fmt.Sprintf("plain%d.png", i))
-		if err := writeRaster(ctx, plain, d, false); err != nil {
+		if err := writeRaster(ctx, plain, d, nil); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("raster %d (%s): plain", i, d.title)
+		t.Logf("raster %d (%s): plain", i, d.Title)
 		samePixels(t, decodePNG(t, plain), want)
 		// What a detect run prepares: the sites' extent, the recording's
 		// length, a one-line title.
-		guess := rasterLayout{threshold: d.threshold, xmax: d.seconds, ymin: -rasterBinUm / 2, ymax: 940 + rasterBinUm/2, titleLines: 1}
-		var prep rasterPreparation
-		prep.start(guess)
+		guess := RasterLayout{threshold: d.Threshold, xmax: d.Seconds, ymin: -rasterBinUm / 2, ymax: 940 + rasterBinUm/2, titleLines: 1}
+		var prep RasterPreparation
+		prep.Start(guess)
 		used := false
-		pick := func(lay rasterLayout) *rasterCanvas {
-			c := prep.take(lay)
+		pick := func(lay RasterLayout) *RasterCanvas {
+			c := prep.Take(lay)
 			used = c != nil
 			return c
 		}
 		onPrep := filepath.Join(dir, fmt.Sprintf("prep%d.png", i))
-		if err := writeRasterOn(ctx, onPrep, d, false, pick); err != nil {
+		if err := writeRaster(ctx, onPrep, d, pick); err != nil {
 			t.Fatal(err)
 		}
 		if i <= 2 && !used {
-			t.Errorf("raster %d (%s): the canvas prepared for its layout was not used", i, d.title)
+			t.Errorf("raster %d (%s): the canvas prepared for its layout was not used", i, d.Title)
 		}
-		if wantUsed := rasterLayoutOf(d, rasterStep(len(d.times))) == guess; used != wantUsed {
-			t.Errorf("raster %d (%s): prepared canvas used %v, want %v", i, d.title, used, wantUsed)
+		if wantUsed := LayoutOf(d) == guess; used != wantUsed {
+			t.Errorf("raster %d (%s): prepared canvas used %v, want %v", i, d.Title, used, wantUsed)
 		}
-		t.Logf("raster %d (%s): prepared", i, d.title)
+		t.Logf("raster %d (%s): prepared", i, d.Title)
 		samePixels(t, decodePNG(t, onPrep), want)
-		if prep.take(guess) != nil {
+		if prep.Take(guess) != nil {
 			t.Errorf("raster %d: a prepared canvas served twice", i)
 		}
 	}
 }
 
-// TestDetectRaster checks that the drift raster a detect run writes,
-// whose axes and key were drawn beside its detection pass, is pixel for
-// pixel the one `dspk plot` draws afterwards from the folder, and that
-// the run's spikes lie within the layout expected before them (so that
-// the prepared canvas served).
-func TestDetectRaster(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "det")
-	bin := filepath.Join(goldenRec, simBase+".imec0.ap.bin")
-	// auto: the GPU where the machine has one.
-	if code, _, stderr := dspk(t, "detect", "-device", "auto", "-nskip", "1", "-o", out, bin); code != 0 {
-		t.Fatalf("detect: exit %d: %s", code, stderr)
-	}
-	png := filepath.Join(t.TempDir(), "again.png")
-	if code, _, stderr := dspk(t, "plot", "-o", png, out); code != 0 {
-		t.Fatalf("plot: exit %d: %s", code, stderr)
-	}
-	samePixels(t, decodePNG(t, filepath.Join(out, rasterFile)), decodePNG(t, png))
-	d, err := readRaster(out)
+// writeRaster draws d as a PNG at path, on a canvas from prepared (see
+// EncodeRaster).
+func writeRaster(ctx context.Context, path string, d *Raster, prepared func(RasterLayout) *RasterCanvas) error {
+	b, err := EncodeRaster(ctx, d, "test", prepared)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	got := rasterLayoutOf(d, rasterStep(len(d.times)))
-	sites := *d
-	sites.times, sites.y, sites.amp = nil, nil, nil
-	if want := rasterLayoutOf(&sites, 1); got != want || len(d.times) == 0 {
-		t.Errorf("%d spikes give the raster layout %+v, the run expected %+v", len(d.times), got, want)
-	}
+	return os.WriteFile(path, b, 0o644)
 }
