@@ -1,10 +1,9 @@
-package main
+package batch
 
 import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,103 +17,10 @@ import (
 	"dspk/compute"
 )
 
-func init() {
-	register(&command{
-		name:  "batch run",
-		short: "run a batch plan here: one process per device, rows back to back, resumable",
-		usage: "PLAN",
-		example: `dspk batch run out/plan.json
-dspk batch run -devices cuda:0,cuda:1 out/plan.json
-dspk batch run -devices cpu,cpu out/plan.json`,
-		setup: func(fs *flag.FlagSet) func([]string) error {
-			devices := fs.String("devices", "auto", "devices to run rows on, one process each: a comma-separated list of cpu and cuda:N,\n"+
-				"or auto (every GPU of the host, else one cpu)")
-			return func(args []string) error {
-				if len(args) != 1 {
-					return usagef("batch run takes one plan file")
-				}
-				pl, err := readPlan(args[0])
-				if err != nil {
-					return err
-				}
-				devs, err := parseDevices(*devices)
-				if err != nil {
-					return usagef("%v", err)
-				}
-				return runPlan(cmdCtx, pl, devs, cmdOut, cmdErr)
-			}
-		},
-	})
-}
-
-func init() {
-	register(&command{
-		name:    "batch worker",
-		short:   "run rows of a batch plan on one device, row ids read from standard input (what batch run starts)",
-		usage:   "PLAN",
-		example: `printf '0\n3\n' | dspk batch worker -device cuda:0 out/plan.json`,
-		setup: func(fs *flag.FlagSet) func([]string) error {
-			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
-			return func(args []string) error {
-				if len(args) != 1 {
-					return usagef("batch worker takes one plan file")
-				}
-				pl, err := readPlan(args[0])
-				if err != nil {
-					return err
-				}
-				return worker(cmdCtx, pl, *device, os.Stdin, cmdOut)
-			}
-		},
-	})
-}
-
-// worker runs the rows whose ids it reads, one per line, from in, on one
-// device opened once, and answers each on out with one line: "done N",
-// "skip N" (done already) or "fail N MESSAGE". Each row's messages go to
-// OUTROOT/.dspk-batch/logs/row-N.log.
-func worker(ctx context.Context, pl *Plan, device string, in io.Reader, out io.Writer) error {
-	devs := devices{}
-	defer devs.Close()
-	logs := filepath.Join(pl.OutRoot, ".dspk-batch", "logs")
-	sc := bufio.NewScanner(in)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
-		id, err := strconv.Atoi(line)
-		if err != nil || id < 0 || id >= len(pl.Rows) {
-			fmt.Fprintf(out, "fail %s no such row\n", line)
-			continue
-		}
-		r := &pl.Rows[id]
-		setOutput(r.Out)
-		f, err := os.Create(filepath.Join(logs, fmt.Sprintf("row-%d.log", id)))
-		if err != nil {
-			fmt.Fprintf(out, "fail %d %s\n", id, oneLine(err.Error()))
-			continue
-		}
-		ran, err := runRow(ctx, pl, r, device, devs, f)
-		switch {
-		case err != nil:
-			fmt.Fprintf(f, "dspk batch worker: %s\n", oneLine(err.Error()))
-			fmt.Fprintf(out, "fail %d %s\n", id, oneLine(err.Error()))
-		case ran:
-			fmt.Fprintf(out, "done %d\n", id)
-		default:
-			fmt.Fprintf(out, "skip %d\n", id)
-		}
-		f.Close()
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-	}
-	return sc.Err()
-}
-
-// parseDevices turns the -devices value into device specs.
-func parseDevices(s string) ([]string, error) {
+// ParseDevices turns a list of devices (dspk batch run's -devices) into
+// device specs: a comma-separated list of cpu and cuda:N, or auto (every
+// GPU of the host, else one cpu).
+func ParseDevices(s string) ([]string, error) {
 	if strings.TrimSpace(s) == "auto" {
 		var gpus []string
 		for _, d := range compute.Devices().Devices {
@@ -146,27 +52,47 @@ func parseDevices(s string) ([]string, error) {
 	return out, nil
 }
 
-// taskCommand returns the command that runs "dspk args..." in a process
-// of its own; tests replace it.
-var taskCommand = func(args []string) *exec.Cmd {
-	exe, err := os.Executable()
-	if err != nil {
-		exe = "dspk"
-	}
-	return exec.Command(exe, args...)
+// Runner runs plans on the devices of this host: one worker process per
+// device, which opens its device once and runs one row at a time.
+type Runner struct {
+	// Executable is the program each worker process runs (default: this
+	// process's executable).
+	Executable string
+	// WorkerArgs returns the arguments that make Executable a worker of
+	// the plan file plan on device: a process that serves rows on its
+	// standard input and output as [Worker.Serve] does (default:
+	// [WorkerArgs], dspk's).
+	WorkerArgs func(device, plan string) []string
+	// Env, if not nil, is the workers' environment (default: this
+	// process's).
+	Env []string
+	// Out receives a line per row run and the closing counts (nil:
+	// none); Log a line per row failed or skipped.
+	Out, Log io.Writer
 }
 
-// runPlan runs the plan's rows phase by phase: the rows of a phase that
-// are not done go to the devices' workers — one process per device
-// (dspk batch worker), which opens its device once and runs one row at a
-// time, the next as soon as one ends; a worker that dies is replaced for
-// the next row. A row whose needs failed is skipped. Each row's messages
-// go to OUTROOT/.dspk-batch/logs/row-N.log, the workers' own to
-// worker-I-DEVICE.log.
-func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) error {
-	logs := filepath.Join(pl.OutRoot, ".dspk-batch", "logs")
+// WorkerArgs are the arguments of a dspk worker process of the plan file
+// plan on device: batch worker -device DEVICE PLAN.
+func WorkerArgs(device, plan string) []string {
+	return []string{"batch", "worker", "-device", device, plan}
+}
+
+// Run runs the plan's rows phase by phase: the rows of a phase that are
+// not done go to the devices' workers — one process per device, which
+// opens its device once and runs one row at a time, the next as soon as
+// one ends; a worker that dies is replaced for the next row. A row whose
+// needs failed is skipped. Each row's messages go to
+// OUTROOT/.dspk-batch/logs/row-N.log, the workers' own to
+// worker-I-DEVICE.log. The plan must have been written or read
+// ([Plan.Path]): the workers read it.
+func (rn *Runner) Run(ctx context.Context, pl *Plan, devs []string) error {
+	out, log := orDiscard(rn.Out), orDiscard(rn.Log)
+	logs := LogDir(pl)
 	if err := os.MkdirAll(logs, 0o777); err != nil {
 		return err
+	}
+	if pl.path == "" {
+		return fmt.Errorf("batch: the plan has no file for the workers to read: write it first")
 	}
 	planAbs, err := filepath.Abs(pl.path)
 	if err != nil {
@@ -205,7 +131,7 @@ func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) e
 				failed[r.ID] = true
 				skipped++
 				fmt.Fprintf(log, "row %d (%s %s %s): skipped, a row it needs failed\n", r.ID, r.Step, r.Recording, r.Probe)
-			case rowDone(pl, r):
+			case pl.Done(r):
 				done++
 			default:
 				queue <- r
@@ -226,7 +152,7 @@ func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) e
 					t0 := time.Now()
 					var err error
 					if w == nil {
-						w, err = startWorker(ctx, planAbs, dev, filepath.Join(logs, fmt.Sprintf("worker-%d-%s.log", i, strings.ReplaceAll(dev, ":", ""))))
+						w, err = rn.startWorker(ctx, planAbs, dev, filepath.Join(logs, fmt.Sprintf("worker-%d-%s.log", i, strings.ReplaceAll(dev, ":", ""))))
 					}
 					if err == nil {
 						if err = w.run(r.ID); errors.Is(err, errWorkerGone) {
@@ -260,7 +186,7 @@ func runPlan(ctx context.Context, pl *Plan, devs []string, out, log io.Writer) e
 	return nil
 }
 
-// workerProc is a running "dspk batch worker" process.
+// workerProc is a running worker process.
 type workerProc struct {
 	cmd  *exec.Cmd
 	in   io.WriteCloser
@@ -274,12 +200,24 @@ var errWorkerGone = errors.New("the worker process ended")
 
 // startWorker starts a worker process on dev; its own messages go to
 // logPath (appended).
-func startWorker(ctx context.Context, plan, dev, logPath string) (*workerProc, error) {
+func (rn *Runner) startWorker(ctx context.Context, plan, dev, logPath string) (*workerProc, error) {
+	exe := rn.Executable
+	if exe == "" {
+		var err error
+		if exe, err = os.Executable(); err != nil {
+			return nil, err
+		}
+	}
+	args := WorkerArgs
+	if rn.WorkerArgs != nil {
+		args = rn.WorkerArgs
+	}
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o666)
 	if err != nil {
 		return nil, err
 	}
-	cmd := taskCommand([]string{"batch", "worker", "-device", dev, plan})
+	cmd := exec.Command(exe, args(dev, plan)...)
+	cmd.Env = rn.Env
 	cmd.Stderr = f
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -333,4 +271,12 @@ func (w *workerProc) close() {
 	}
 	w.stop()
 	w.log.Close()
+}
+
+// orDiscard is w, or io.Discard for nil.
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
