@@ -60,36 +60,11 @@ func makePlan(inputs []string, out, kind string, opt Options, shardSeconds float
 	for _, i := range inputs {
 		pl.Inputs = append(pl.Inputs, pipeline.AbsPath(i))
 	}
-	cfg := opt.Config
 	seen := map[string]string{}
 	for _, f := range recs {
-		fin := in
-		fin.Stream = f.stream
-		rec, _, _, err := fin.Open(f.files...)
+		row, sched, rate, err := pl.measure(f)
 		if err != nil {
-			return nil, fmt.Errorf("batch: %s: %w", f.files[0], err)
-		}
-		fs := rec.SampleRate()
-		imin := int64(cfg.Tmin * fs)
-		imax := rec.Samples()
-		if !cfg.Tmax.None() {
-			imax = min(imax, int64(float64(cfg.Tmax)*fs))
-		}
-		channels := rec.Channels()
-		var size int64
-		for _, p := range f.files {
-			if st, err := os.Stat(p); err == nil {
-				size += st.Size()
-			}
-		}
-		rec.Close()
-		sched, err := recording.NewSchedule(imin, max(imax, imin), cfg.BatchSize, cfg.NT)
-		if err != nil || sched.Windows < 2 {
-			return nil, fmt.Errorf("batch: %s: too short to detect (%d samples; at least two windows of %d are needed)", f.files[0], imax-imin, cfg.BatchSize)
-		}
-		var files []string
-		for _, p := range f.files {
-			files = append(files, pipeline.AbsPath(p))
+			return nil, err
 		}
 		rel := f.rel
 		if len(inputs) > 1 {
@@ -99,47 +74,88 @@ func makePlan(inputs []string, out, kind string, opt Options, shardSeconds float
 		if f.stream == "" && f.name != f.probe+filepath.Ext(f.name) {
 			leaf = f.name + "_" + f.probe
 		}
-		final := filepath.Join(pl.OutRoot, rel, leaf)
-		if prev, ok := seen[final]; ok {
-			return nil, fmt.Errorf("batch: %s and %s would both write %s", prev, files[0], final)
+		row.Out = filepath.Join(pl.OutRoot, rel, leaf)
+		if prev, ok := seen[row.Out]; ok {
+			return nil, fmt.Errorf("batch: %s and %s would both write %s", prev, row.Files[0], row.Out)
 		}
-		seen[final] = files[0]
-		seconds := float64(sched.End-sched.Start) / fs
-		row := Row{Recording: f.name, Probe: f.probe, Files: files, Stream: f.stream, Shards: 1, Total: sched.Windows,
-			Windows: [2]int{0, sched.Windows}, Seconds: seconds, Channels: channels, Bytes: size, Out: final, Step: StepDetect}
-		est := func(r *Row, secs float64) {
-			r.EstSeconds, r.EstMemBytes = Estimate(secs, channels, fs, cfg.BatchSize, cfg.NT, gpu)
+		seen[row.Out] = row.Files[0]
+		pl.planRows(row, sched, rate, filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf), gpu)
+	}
+	return pl, nil
+}
+
+// measure opens the recording f and returns its row of a whole run (of
+// step detect, without its output folder and estimates), its schedule
+// and sample rate.
+func (pl *Plan) measure(f found) (Row, recording.Schedule, float64, error) {
+	cfg := pl.Options.Config
+	in := pl.Options.Input
+	in.Stream = f.stream
+	rec, _, _, err := in.Open(f.files...)
+	if err != nil {
+		return Row{}, recording.Schedule{}, 0, fmt.Errorf("batch: %s: %w", f.files[0], err)
+	}
+	fs := rec.SampleRate()
+	imin := int64(cfg.Tmin * fs)
+	imax := rec.Samples()
+	if !cfg.Tmax.None() {
+		imax = min(imax, int64(float64(cfg.Tmax)*fs))
+	}
+	channels := rec.Channels()
+	var size int64
+	for _, p := range f.files {
+		if st, err := os.Stat(p); err == nil {
+			size += st.Size()
 		}
-		perWin := math.MaxInt
-		if shardSeconds > 0 {
-			perWin = max(1, int(shardSeconds*fs)/cfg.BatchSize)
-		}
-		whole := shardSeconds <= 0 || seconds <= shardSeconds || sched.Windows <= perWin
-		if kind == KindSort {
-			if !whole {
-				planSortShards(pl, row, shardRanges(sched.Windows, perWin), filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf), fs,
-					func(wr [2]int) float64 {
-						return float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / fs
-					}, cfg.BatchSize, cfg.NT, gpu)
-				continue
-			}
-			row.Step = StepSort
-			row.EstSeconds, row.EstMemBytes = EstimateSort(seconds, channels, fs, cfg.BatchSize, cfg.NT, gpu)
-			row.ID = len(pl.Rows)
-			pl.Rows = append(pl.Rows, row)
-			continue
-		}
-		if whole {
-			est(&row, seconds)
-			row.ID = len(pl.Rows)
-			pl.Rows = append(pl.Rows, row)
-			continue
-		}
-		appendSplit(pl, row, shardRanges(sched.Windows, perWin), filepath.Join(pl.OutRoot, ".dspk-batch", rel, leaf), "",
-			[3]string{StepGlobal, StepShard, StepMerge},
-			func(wr [2]int) float64 {
-				return float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / fs
-			},
+	}
+	rec.Close()
+	sched, err := recording.NewSchedule(imin, max(imax, imin), cfg.BatchSize, cfg.NT)
+	if err != nil || sched.Windows < 2 {
+		return Row{}, recording.Schedule{}, 0, fmt.Errorf("batch: %s: too short to detect (%d samples; at least two windows of %d are needed)",
+			f.files[0], imax-imin, cfg.BatchSize)
+	}
+	var files []string
+	for _, p := range f.files {
+		files = append(files, pipeline.AbsPath(p))
+	}
+	seconds := float64(sched.End-sched.Start) / fs
+	row := Row{Recording: f.name, Probe: f.probe, Files: files, Stream: f.stream, Shards: 1, Total: sched.Windows,
+		Windows: [2]int{0, sched.Windows}, Seconds: seconds, Channels: channels, Bytes: size, Step: StepDetect}
+	return row, sched, fs, nil
+}
+
+// planRows appends the rows of row's recording (of schedule sched, at
+// rate Hz): one row of a whole run, or, when it is longer than the
+// plan's ShardSeconds, the rows of a run split in time, whose scratch
+// folders go under scratch. gpu says what the estimates assume.
+func (pl *Plan) planRows(row Row, sched recording.Schedule, rate float64, scratch string, gpu bool) {
+	cfg := pl.Options.Config
+	seconds, channels := row.Seconds, row.Channels
+	est := func(r *Row, secs float64) {
+		r.EstSeconds, r.EstMemBytes = Estimate(secs, channels, rate, cfg.BatchSize, cfg.NT, gpu)
+	}
+	perWin := math.MaxInt
+	if pl.ShardSeconds > 0 {
+		perWin = max(1, int(pl.ShardSeconds*rate)/cfg.BatchSize)
+	}
+	whole := pl.ShardSeconds <= 0 || seconds <= pl.ShardSeconds || sched.Windows <= perWin
+	windowSeconds := func(wr [2]int) float64 {
+		return float64(sched.Window(wr[1]-1).OwnEnd-sched.Window(wr[0]).OwnStart) / rate
+	}
+	switch {
+	case pl.Kind == KindSort && !whole:
+		planSortShards(pl, row, shardRanges(sched.Windows, perWin), scratch, rate, windowSeconds, cfg.BatchSize, cfg.NT, gpu)
+	case pl.Kind == KindSort:
+		row.Step = StepSort
+		row.EstSeconds, row.EstMemBytes = EstimateSort(seconds, channels, rate, cfg.BatchSize, cfg.NT, gpu)
+		row.ID = len(pl.Rows)
+		pl.Rows = append(pl.Rows, row)
+	case whole:
+		est(&row, seconds)
+		row.ID = len(pl.Rows)
+		pl.Rows = append(pl.Rows, row)
+	default:
+		appendSplit(pl, row, shardRanges(sched.Windows, perWin), scratch, "", [3]string{StepGlobal, StepShard, StepMerge}, windowSeconds,
 			func(r *Row) {
 				switch r.Step {
 				case StepGlobal:
@@ -153,7 +169,6 @@ func makePlan(inputs []string, out, kind string, opt Options, shardSeconds float
 				}
 			})
 	}
-	return pl, nil
 }
 
 // appendSplit appends to pl the rows of row's recording split in time into

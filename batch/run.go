@@ -86,7 +86,6 @@ func WorkerArgs(device, plan string) []string {
 // worker-I-DEVICE.log. The plan must have been written or read
 // ([Plan.Path]): the workers read it.
 func (rn *Runner) Run(ctx context.Context, pl *Plan, devs []string) error {
-	out, log := orDiscard(rn.Out), orDiscard(rn.Log)
 	logs := LogDir(pl)
 	if err := os.MkdirAll(logs, 0o777); err != nil {
 		return err
@@ -98,78 +97,29 @@ func (rn *Runner) Run(ctx context.Context, pl *Plan, devs []string) error {
 	if err != nil {
 		return err
 	}
-	failed := map[int]bool{}
-	var mu sync.Mutex
-	ran, skipped, done := 0, 0, 0
+	pr := &planRun{rn: rn, pl: pl, planAbs: planAbs, logs: logs, devs: devs, out: orDiscard(rn.Out), log: orDiscard(rn.Log),
+		procs: make([]*workerProc, len(devs)), failed: map[int]bool{}}
 	maxPhase := 0
 	for _, r := range pl.Rows {
 		maxPhase = max(maxPhase, r.Phase)
 	}
 	start := time.Now()
 	// One worker process per device, kept across phases.
-	procs := make([]*workerProc, len(devs))
 	defer func() {
-		for _, w := range procs {
+		for _, w := range pr.procs {
 			if w != nil {
 				w.close()
 			}
 		}
 	}()
 	for phase := 0; phase <= maxPhase; phase++ {
-		queue := make(chan *Row, len(pl.Rows))
-		for i := range pl.Rows {
-			r := &pl.Rows[i]
-			if r.Phase != phase {
-				continue
-			}
-			blocked := false
-			for _, n := range r.Needs {
-				blocked = blocked || failed[n]
-			}
-			switch {
-			case blocked:
-				failed[r.ID] = true
-				skipped++
-				fmt.Fprintf(log, "row %d (%s %s %s): skipped, a row it needs failed\n", r.ID, r.Step, r.Recording, r.Probe)
-			case pl.Done(r):
-				done++
-			default:
-				queue <- r
-			}
-		}
-		close(queue)
+		queue := pr.queue(phase)
 		var wg sync.WaitGroup
-		for i, dev := range devs {
+		for i := range devs {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				w := procs[i]
-				defer func() { procs[i] = w }()
-				for r := range queue {
-					if ctx.Err() != nil {
-						return
-					}
-					t0 := time.Now()
-					var err error
-					if w == nil {
-						w, err = rn.startWorker(ctx, planAbs, dev, filepath.Join(logs, fmt.Sprintf("worker-%d-%s.log", i, strings.ReplaceAll(dev, ":", ""))))
-					}
-					if err == nil {
-						if err = w.run(r.ID); errors.Is(err, errWorkerGone) {
-							w.close()
-							w = nil // a fresh process for the next row
-						}
-					}
-					mu.Lock()
-					if err != nil {
-						failed[r.ID] = true
-						fmt.Fprintf(log, "row %d (%s %s %s) on %s failed after %.1f s: %v\n", r.ID, r.Step, r.Recording, r.Probe, dev, time.Since(t0).Seconds(), err)
-					} else {
-						ran++
-						fmt.Fprintf(out, "row %d (%s %s %s) on %s: %.1f s -> %s\n", r.ID, r.Step, r.Recording, r.Probe, dev, time.Since(t0).Seconds(), r.Out)
-					}
-					mu.Unlock()
-				}
+				pr.serve(ctx, i, queue)
 			}()
 		}
 		wg.Wait()
@@ -177,13 +127,90 @@ func (rn *Runner) Run(ctx context.Context, pl *Plan, devs []string) error {
 			return err
 		}
 	}
-	nf := len(failed) - skipped
-	fmt.Fprintf(out, "%d rows ran, %d were done already, %d failed, %d skipped in %.1f s on %s\n", ran, done, nf, skipped,
+	nf := len(pr.failed) - pr.skipped
+	fmt.Fprintf(pr.out, "%d rows ran, %d were done already, %d failed, %d skipped in %.1f s on %s\n", pr.ran, pr.done, nf, pr.skipped,
 		time.Since(start).Seconds(), strings.Join(devs, ","))
-	if len(failed) > 0 {
-		return fmt.Errorf("batch: %d rows failed and %d were skipped (logs in %s); run again to retry them", nf, skipped, logs)
+	if len(pr.failed) > 0 {
+		return fmt.Errorf("batch: %d rows failed and %d were skipped (logs in %s); run again to retry them", nf, pr.skipped, logs)
 	}
 	return nil
+}
+
+// planRun is one [Runner.Run] of a plan: its worker processes (one per
+// device) and its counts.
+type planRun struct {
+	rn            *Runner
+	pl            *Plan
+	planAbs, logs string
+	devs          []string
+	out, log      io.Writer
+	procs         []*workerProc
+
+	mu                 sync.Mutex
+	failed             map[int]bool // rows failed or skipped
+	ran, skipped, done int
+}
+
+// queue returns the rows of phase to run: those not done whose needs did
+// not fail (the others are counted skipped).
+func (pr *planRun) queue(phase int) <-chan *Row {
+	queue := make(chan *Row, len(pr.pl.Rows))
+	for i := range pr.pl.Rows {
+		r := &pr.pl.Rows[i]
+		if r.Phase != phase {
+			continue
+		}
+		blocked := false
+		for _, n := range r.Needs {
+			blocked = blocked || pr.failed[n]
+		}
+		switch {
+		case blocked:
+			pr.failed[r.ID] = true
+			pr.skipped++
+			fmt.Fprintf(pr.log, "row %d (%s %s %s): skipped, a row it needs failed\n", r.ID, r.Step, r.Recording, r.Probe)
+		case pr.pl.Done(r):
+			pr.done++
+		default:
+			queue <- r
+		}
+	}
+	close(queue)
+	return queue
+}
+
+// serve runs rows of queue on device i's worker process (started when
+// there is none; replaced after one that died) until the queue is empty
+// or ctx is done.
+func (pr *planRun) serve(ctx context.Context, i int, queue <-chan *Row) {
+	dev := pr.devs[i]
+	w := pr.procs[i]
+	defer func() { pr.procs[i] = w }()
+	for r := range queue {
+		if ctx.Err() != nil {
+			return
+		}
+		t0 := time.Now()
+		var err error
+		if w == nil {
+			w, err = pr.rn.startWorker(ctx, pr.planAbs, dev, filepath.Join(pr.logs, fmt.Sprintf("worker-%d-%s.log", i, strings.ReplaceAll(dev, ":", ""))))
+		}
+		if err == nil {
+			if err = w.run(r.ID); errors.Is(err, errWorkerGone) {
+				w.close()
+				w = nil // a fresh process for the next row
+			}
+		}
+		pr.mu.Lock()
+		if err != nil {
+			pr.failed[r.ID] = true
+			fmt.Fprintf(pr.log, "row %d (%s %s %s) on %s failed after %.1f s: %v\n", r.ID, r.Step, r.Recording, r.Probe, dev, time.Since(t0).Seconds(), err)
+		} else {
+			pr.ran++
+			fmt.Fprintf(pr.out, "row %d (%s %s %s) on %s: %.1f s -> %s\n", r.ID, r.Step, r.Recording, r.Probe, dev, time.Since(t0).Seconds(), r.Out)
+		}
+		pr.mu.Unlock()
+	}
 }
 
 // workerProc is a running worker process.

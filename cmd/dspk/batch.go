@@ -36,82 +36,7 @@ func init() {
 dspk batch plan -o out -shard-length 30m -threshold 8 sessions/
 dspk batch plan -o out -probe probe.json -channels 64 -rate 30000 rawdir/
 dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
-		setup: func(fs *flag.FlagSet) func([]string) error {
-			var in inputFlags
-			in.register(fs)
-			var pf pipelineFlags
-			pf.register(fs)
-			fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal; -kind detect only: sort's is -Th_universal)")
-			fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates; -kind detect only)")
-			out := fs.String("o", "", "output root (required): the outputs mirror the input folders below it")
-			planPath := fs.String("plan", "", "plan file to write (default OUTROOT/plan.json)")
-			shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never; -kind sort: only when given)")
-			kind := fs.String("kind", "detect", "what each row runs: detect, or sort (the whole sort of a probe stream: one row, or with -shard-length global, shard and merge rows)")
-			sf, sortOnly := sortPlanFlags(fs)
-			estDev := fs.String("estimate-for", "cuda", "device kind the time estimates assume: cpu or cuda")
-			return func(args []string) error {
-				if len(args) == 0 {
-					return usagef("batch plan takes the folders (or files) to search")
-				}
-				if *out == "" {
-					return usagef("-o OUTROOT is required")
-				}
-				given := map[string]bool{}
-				fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-				shardSeconds := shard.Seconds()
-				switch *kind {
-				case "detect":
-					if err := refuseGiven(given, sortOnlyReasons(sortOnly), "-kind detect"); err != nil {
-						return err
-					}
-				case "sort":
-					if err := refuseGiven(given, sortRefused, "-kind sort"); err != nil {
-						return err
-					}
-					if sf.motion.nblocks < 0 {
-						return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
-					}
-					if err := sf.opt.Validate(); err != nil {
-						return usagef("%v", err)
-					}
-					if !given["shard-length"] {
-						shardSeconds = 0 // a sort plans whole rows unless told
-					}
-				default:
-					return usagef("-kind %q: detect or sort", *kind)
-				}
-				if *estDev != "cpu" && *estDev != "cuda" {
-					return usagef("-estimate-for %q: cpu or cuda", *estDev)
-				}
-				if *shard < 0 {
-					return usagef("-shard-length must not be negative")
-				}
-				opt := planOptions(*kind, &in, &pf, sf, fs)
-				fs.Visit(func(f *flag.Flag) {
-					if passFlag(*kind, f.Name, sortOnly) {
-						opt.Given = append(opt.Given, f.Name)
-					}
-				})
-				pl, err := batch.New(batch.Spec{Kind: *kind, Inputs: args, OutRoot: *out, Options: opt, ShardSeconds: shardSeconds,
-					GPU: *estDev == "cuda"})
-				if err != nil {
-					return err
-				}
-				path := *planPath
-				if path == "" {
-					path = filepath.Join(*out, "plan.json")
-				}
-				if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-					return err
-				}
-				if err := pl.Write(path); err != nil {
-					return err
-				}
-				pl.Print(cmdOut)
-				fmt.Fprintf(cmdOut, "%d rows; plan written to %s\n", len(pl.Rows), path)
-				return nil
-			}
-		},
+		setup: setupBatchPlan,
 	})
 	register(&command{
 		name:    "batch task",
@@ -201,6 +126,92 @@ func init() {
 			}
 		},
 	})
+}
+
+// setupBatchPlan registers the flags of batch plan on fs and returns the
+// command.
+func setupBatchPlan(fs *flag.FlagSet) func([]string) error {
+	var in inputFlags
+	in.register(fs)
+	var pf pipelineFlags
+	pf.register(fs)
+	fs.Float64("threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal; -kind detect only: sort's is -Th_universal)")
+	fs.String("templates", "", "universal templates to use instead of learning them (as detect's -templates; -kind detect only)")
+	out := fs.String("o", "", "output root (required): the outputs mirror the input folders below it")
+	planPath := fs.String("plan", "", "plan file to write (default OUTROOT/plan.json)")
+	shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never; -kind sort: only when given)")
+	kind := fs.String("kind", "detect", "what each row runs: detect, or sort (the whole sort of a probe stream: one row, or with -shard-length global, shard and merge rows)")
+	sf, sortOnly := sortPlanFlags(fs)
+	estDev := fs.String("estimate-for", "cuda", "device kind the time estimates assume: cpu or cuda")
+	return func(args []string) error {
+		if len(args) == 0 {
+			return usagef("batch plan takes the folders (or files) to search")
+		}
+		if *out == "" {
+			return usagef("-o OUTROOT is required")
+		}
+		given := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+		if err := checkPlanKind(*kind, given, sortOnly, sf); err != nil {
+			return err
+		}
+		shardSeconds := shard.Seconds()
+		if *kind == batch.KindSort && !given["shard-length"] {
+			shardSeconds = 0 // a sort plans whole rows unless told
+		}
+		if *estDev != "cpu" && *estDev != "cuda" {
+			return usagef("-estimate-for %q: cpu or cuda", *estDev)
+		}
+		if *shard < 0 {
+			return usagef("-shard-length must not be negative")
+		}
+		opt := planOptions(*kind, &in, &pf, sf, fs)
+		fs.Visit(func(f *flag.Flag) {
+			if passFlag(*kind, f.Name, sortOnly) {
+				opt.Given = append(opt.Given, f.Name)
+			}
+		})
+		pl, err := batch.New(batch.Spec{Kind: *kind, Inputs: args, OutRoot: *out, Options: opt, ShardSeconds: shardSeconds,
+			GPU: *estDev == "cuda"})
+		if err != nil {
+			return err
+		}
+		path := *planPath
+		if path == "" {
+			path = filepath.Join(*out, "plan.json")
+		}
+		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+			return err
+		}
+		if err := pl.Write(path); err != nil {
+			return err
+		}
+		pl.Print(cmdOut)
+		fmt.Fprintf(cmdOut, "%d rows; plan written to %s\n", len(pl.Rows), path)
+		return nil
+	}
+}
+
+// checkPlanKind refuses a plan kind other than detect or sort, and the
+// flags given (by name) that a plan of kind does not take; for a sort, it
+// checks sort's settings sf.
+func checkPlanKind(kind string, given, sortOnly map[string]bool, sf *sortFlags) error {
+	switch kind {
+	case batch.KindDetect:
+		return refuseGiven(given, sortOnlyReasons(sortOnly), "-kind detect")
+	case batch.KindSort:
+		if err := refuseGiven(given, sortRefused, "-kind sort"); err != nil {
+			return err
+		}
+		if sf.motion.nblocks < 0 {
+			return usagef("-nblocks %d: must be 0 (no correction) or more", sf.motion.nblocks)
+		}
+		if err := sf.opt.Validate(); err != nil {
+			return usagef("%v", err)
+		}
+		return nil
+	}
+	return usagef("-kind %q: detect or sort", kind)
 }
 
 // planOptions are the options of a plan of kind with the flags of batch
