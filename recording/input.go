@@ -27,6 +27,7 @@ type Input struct {
 // recording it opens (a command reports it as a misuse of its flags).
 type OptionError struct{ Msg string }
 
+// Error returns the message.
 func (e *OptionError) Error() string { return e.Msg }
 
 // Open opens the recording of paths (one path, or the files of one
