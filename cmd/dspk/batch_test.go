@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -13,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"dspk/batch"
 	"dspk/export"
+	"dspk/phy"
 	"dspk/sim"
 )
 
@@ -21,12 +22,16 @@ import (
 // (TestMain's DSPK_TEST_MAIN) for its task processes.
 func useTestBinaryForTasks(t *testing.T) {
 	t.Helper()
-	old := taskCommand
-	t.Cleanup(func() { taskCommand = old })
-	taskCommand = func(args []string) *exec.Cmd {
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), "DSPK_TEST_MAIN=1", "DSPK_TEST_ARGS="+strings.Join(args, " "))
-		return cmd
+	old := newRunner
+	t.Cleanup(func() { newRunner = old })
+	newRunner = func() *batch.Runner {
+		r := old()
+		r.Executable = os.Args[0]
+		r.WorkerArgs = func(device, plan string) []string {
+			return append([]string{"-test.run=^$", "--"}, batch.WorkerArgs(device, plan)...)
+		}
+		r.Env = append(os.Environ(), "DSPK_TEST_MAIN=1")
+		return r
 	}
 }
 
@@ -71,7 +76,7 @@ var batchFlags = []string{"-batch", "20000"}
 // dspk.json, the manifest and batch.json; it returns the names compared.
 func sameFolders(t *testing.T, got, want string) []string {
 	t.Helper()
-	skip := map[string]bool{"dspk.json": true, export.ManifestName: true, batchFile: true}
+	skip := map[string]bool{"dspk.json": true, export.ManifestName: true, batch.MarkFile: true}
 	ents, err := os.ReadDir(want)
 	if err != nil {
 		t.Fatal(err)
@@ -164,7 +169,8 @@ func shardsExact(t *testing.T, dir, in string, flags []string, shard string, per
 	}
 	// Every shard holds spikes (the split is not trivial).
 	for _, r := range pl.Rows[1:4] {
-		_, n, err := shardSummary(r.Out)
+		s, err := phy.ReadShardSummary(r.Out)
+		n := s.Spikes
 		if err != nil || n == 0 {
 			t.Errorf("shard %s: %d spikes, %v", r.Out, n, err)
 		}
@@ -225,7 +231,7 @@ func TestBatchPlanFinds(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("batch plan: %d %s", code, stderr)
 	}
-	pl, err := readPlan(filepath.Join(out, "plan.json"))
+	pl, err := batch.Read(filepath.Join(out, "plan.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +293,7 @@ func TestBatchRunRetries(t *testing.T) {
 	bin := copyRec(t, dir, nil)
 	out := filepath.Join(dir, "out")
 	plan, pl, _ := planBatch(t, out, "-shard-length", "1.5s", filepath.Dir(bin))
-	if len(pl.Rows) != 5 || pl.Rows[2].Step != stepShard {
+	if len(pl.Rows) != 5 || pl.Rows[2].Step != batch.StepShard {
 		t.Fatalf("%d rows, want global, 3 shards, merge", len(pl.Rows))
 	}
 	victim := &pl.Rows[2]
@@ -295,7 +301,7 @@ func TestBatchRunRetries(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "row 2 (shard") || !strings.Contains(stderr, "row 4 (merge sim imec0): skipped") {
 		t.Errorf("killed run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	for _, row := range []*Row{victim, &pl.Rows[4]} {
+	for _, row := range []*batch.Row{victim, &pl.Rows[4]} {
 		if _, err := os.Stat(row.Out); err == nil {
 			t.Errorf("%s exists after its row failed", row.Out)
 		}
@@ -360,14 +366,14 @@ func killRowMidWrite(t *testing.T, plan, out, pause, marker string) (code int, s
 // planBatch runs `dspk batch plan -o OUT ARGS…`, fails t unless it exits 0,
 // and returns the plan's path, the plan read back and what the command
 // printed.
-func planBatch(t *testing.T, out string, args ...string) (plan string, pl *Plan, stdout string) {
+func planBatch(t *testing.T, out string, args ...string) (plan string, pl *batch.Plan, stdout string) {
 	t.Helper()
 	code, stdout, stderr := dspk(t, append([]string{"batch", "plan", "-o", out}, args...)...)
 	if code != 0 {
 		t.Fatalf("batch plan: %d %s", code, stderr)
 	}
 	plan = filepath.Join(out, "plan.json")
-	pl, err := readPlan(plan)
+	pl, err := batch.Read(plan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +381,7 @@ func planBatch(t *testing.T, out string, args ...string) (plan string, pl *Plan,
 }
 
 // rowSteps lists the step of every row of pl.
-func rowSteps(pl *Plan) []string {
+func rowSteps(pl *batch.Plan) []string {
 	var steps []string
 	for _, r := range pl.Rows {
 		steps = append(steps, r.Step)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"dspk/batch"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -46,9 +47,9 @@ func TestBatchSlurm(t *testing.T) {
 	writeBatchRec(t, filepath.Join(in, "day1"), "mouse", 0, 20, 5)
 	writeBatchRec(t, filepath.Join(in, "day1"), "mouse", 1, 20, 6)
 	writeBatchRec(t, filepath.Join(in, "day2"), "long", 0, 60, 7)
-	plan := func(out string) *Plan {
+	plan := func(out string) *batch.Plan {
 		bin(nil, append(append([]string{"batch", "plan", "-o", out, "-shard-length", "20s"}, batchFlags...), in)...)
-		pl, err := readPlan(filepath.Join(out, "plan.json"))
+		pl, err := batch.Read(filepath.Join(out, "plan.json"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -65,11 +66,11 @@ func TestBatchSlurm(t *testing.T) {
 	if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "sbatch") {
 		t.Errorf("batch slurm -gpus on a node without GPUs: %v %s (want sbatch's error)", err, out)
 	}
-	os.Remove(filepath.Join(slurmDir(remote), "jobs.json"))
+	os.Remove(filepath.Join(batch.SlurmDir(remote), "jobs.json"))
 
 	victim := -1
 	for _, r := range remote.Rows {
-		if r.Step == stepShard && r.Shard == 1 {
+		if r.Step == batch.StepShard && r.Shard == 1 {
 			victim = r.ID
 		}
 	}
@@ -80,7 +81,7 @@ func TestBatchSlurm(t *testing.T) {
 	// folder (it then pauses before committing), and kill it.
 	vr := &remote.Rows[victim]
 	deadline := time.Now().Add(90 * time.Second)
-	for rowState(remote, vr) != "writing" || !tmpHas(vr.Out, "spike_times.npy") {
+	for remote.State(vr) != "writing" || !tmpHas(vr.Out, "spike_times.npy") {
 		if time.Now().After(deadline) {
 			t.Fatalf("row %d never started writing:\n%s\n%s", victim, bin(nil, "batch", "status", planFile), slurmLogs(remote))
 		}
@@ -103,10 +104,10 @@ func TestBatchSlurm(t *testing.T) {
 	t.Logf("after the kill (%.1f s):\n%s", time.Since(t0).Seconds(), status)
 	for _, r := range remote.Rows {
 		want := "done"
-		if r.ID == victim || r.Step == stepMerge {
+		if r.ID == victim || r.Step == batch.StepMerge {
 			want = "missing"
 		}
-		if got := rowState(remote, &r); got != want && !(want == "missing" && got == "writing") {
+		if got := remote.State(&r); got != want && !(want == "missing" && got == "writing") {
 			t.Errorf("row %d (%s) after the kill: %s, want %s", r.ID, r.Step, got, want)
 		}
 		if _, err := os.Stat(r.Out); want == "missing" && err == nil {
@@ -136,13 +137,13 @@ func tmpHas(out, file string) bool {
 	return len(m) > 0
 }
 
-func readJobs(t *testing.T, pl *Plan) []slurmJob {
+func readJobs(t *testing.T, pl *batch.Plan) []batch.SlurmJob {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(slurmDir(pl), "jobs.json"))
+	b, err := os.ReadFile(filepath.Join(batch.SlurmDir(pl), "jobs.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var jobs []slurmJob
+	var jobs []batch.SlurmJob
 	if err := json.Unmarshal(b, &jobs); err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func waitQueueEmpty(t *testing.T, limit time.Duration) {
 
 // slurmLogs returns the SLURM logs of a plan's tasks, for a failure
 // message.
-func slurmLogs(pl *Plan) string {
+func slurmLogs(pl *batch.Plan) string {
 	var b strings.Builder
 	files, _ := filepath.Glob(filepath.Join(pl.OutRoot, ".dspk-batch", "logs", "*.log"))
 	for _, f := range files {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"dspk/batch"
 	"encoding/json"
 	"math"
 	"os"
@@ -41,18 +42,18 @@ func TestBatchSort(t *testing.T) {
 		t.Fatalf("plan kind %q, shard_seconds %g, %d rows; want sort, 0, 2:\n%s", pl.Kind, pl.ShardSeconds, len(pl.Rows), stdout)
 	}
 	for _, a := range []string{"-Th_learned=7", "-cluster_init_seed=3", "-nblocks=0"} {
-		if !slices.Contains(pl.Args, a) {
-			t.Errorf("plan args %q lack %s", pl.Args, a)
+		if !slices.Contains(pl.Args(), a) {
+			t.Errorf("plan args %q lack %s", pl.Args(), a)
 		}
 	}
 	for i, r := range pl.Rows {
 		// 32 sites and the sync channel; 2-s windows with 61-sample context.
-		wantSecs, wantMem := estimateSort(10, 33, 30000, 60000, 61, false)
-		if r.Step != stepSort || r.Phase != 0 || r.Shards != 1 || len(r.Needs) != 0 || r.Windows != [2]int{0, r.Total} ||
+		wantSecs, wantMem := batch.EstimateSort(10, 33, 30000, 60000, 61, false)
+		if r.Step != batch.StepSort || r.Phase != 0 || r.Shards != 1 || len(r.Needs) != 0 || r.Windows != [2]int{0, r.Total} ||
 			r.Total != 5 || r.Seconds != 10 || r.Channels != 33 || r.Files[0] != bins[i] {
 			t.Errorf("row %d: %+v", i, r)
 		}
-		if r.EstSeconds != wantSecs || r.EstMemBytes != wantMem || r.EstSeconds != 60+10/sortCPUSpeed {
+		if r.EstSeconds != wantSecs || r.EstMemBytes != wantMem || r.EstSeconds != 60+10/0.5 { // sorts on the CPU at 0.5× real time
 			t.Errorf("row %d: estimate %g s %d B, want %g s %d B", i, r.EstSeconds, r.EstMemBytes, wantSecs, wantMem)
 		}
 	}
@@ -61,12 +62,12 @@ func TestBatchSort(t *testing.T) {
 	}
 
 	// SLURM: one array of both rows, its limits from the sort estimates.
-	scripts, err := writeSlurm(pl, slurmOptions{gpus: true, exe: "/opt/dspk"})
+	scripts, err := batch.WriteSlurm(pl, batch.SlurmOptions{GPUs: true, Executable: "/opt/dspk"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	wantMiB := int64(math.Ceil(1.5 * float64(pl.Rows[0].EstMemBytes) / (1 << 20)))
-	if len(scripts) != 1 || !slices.Equal(scripts[0].rows, []int{0, 1}) || scripts[0].time != "0:10:00" || scripts[0].memMiB != wantMiB {
+	if len(scripts) != 1 || !slices.Equal(scripts[0].Rows, []int{0, 1}) || scripts[0].Time != "0:10:00" || scripts[0].MemMiB != wantMiB {
 		t.Errorf("slurm scripts %+v, want one of rows 0,1, 0:10:00 and %d MiB", scripts, wantMiB)
 	}
 
@@ -92,7 +93,7 @@ func TestBatchSort(t *testing.T) {
 		if err != nil || !strings.Contains(string(js), `"kind": "sort"`) {
 			t.Errorf("%s/dspk.json: %v %.200s", r.Out, err, js)
 		}
-		if !rowDone(pl, &pl.Rows[i]) {
+		if !pl.Done(&pl.Rows[i]) {
 			t.Errorf("row %d is not done after the run", i)
 		}
 	}
@@ -182,16 +183,16 @@ func TestBatchSortRefusals(t *testing.T) {
 	}
 	// Sort's flags that are also detect's (the pipeline's) plan either kind.
 	plan, pl, _ := planBatch(t, out, "-kind", "sort", "-Th_universal", "8", "-nskip", "5", "-tmax", "9", in)
-	if !slices.Equal(pl.Args, []string{"-Th_universal=8", "-nskip=5", "-tmax=9"}) {
-		t.Errorf("args %q", pl.Args)
+	if !slices.Equal(pl.Args(), []string{"-Th_universal=8", "-nskip=5", "-tmax=9"}) {
+		t.Errorf("args %q", pl.Args())
 	}
-	if r := pl.Rows[0]; len(pl.Rows) != 1 || r.Seconds != 9 || r.Step != stepSort {
+	if r := pl.Rows[0]; len(pl.Rows) != 1 || r.Seconds != 9 || r.Step != batch.StepSort {
 		t.Errorf("rows %+v", pl.Rows)
 	}
 	// Flags of the recording and the CAR reach the rows (in name order).
 	out3 := filepath.Join(dir, "out3")
-	if _, pl3, _ := planBatch(t, out3, "-kind", "sort", "-force-dtype", "-groups", "-car-groups", in); !slices.Equal(pl3.Args, []string{"-car-groups=true", "-force-dtype=true", "-groups=true"}) {
-		t.Errorf("args %v", pl3.Args)
+	if _, pl3, _ := planBatch(t, out3, "-kind", "sort", "-force-dtype", "-groups", "-car-groups", in); !slices.Equal(pl3.Args(), []string{"-car-groups=true", "-force-dtype=true", "-groups=true"}) {
+		t.Errorf("args %v", pl3.Args())
 	}
 	b, _ := os.ReadFile(plan)
 	for _, c := range []struct {
@@ -208,7 +209,7 @@ func TestBatchSortRefusals(t *testing.T) {
 		e, _ := json.Marshal(m)
 		bad := filepath.Join(dir, "bad.json")
 		os.WriteFile(bad, e, 0o644)
-		if _, err := readPlan(bad); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := batch.Read(bad); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("readPlan: %v, want %q", err, c.want)
 		}
 		if code, _, stderr := dspk(t, "batch", "status", bad); code != 1 || !strings.Contains(stderr, c.want) {

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"dspk/compute"
@@ -242,16 +241,11 @@ func useDevice(dev *compute.Device, log io.Writer) string {
 		return dev.String()
 	}
 	fmt.Fprintf(log, "note: preprocessing, the whitening statistic and detection run on %s; template learning on the CPU\n", dev.Spec())
-	return fmt.Sprintf("preprocessing and detection %s", dev)
+	return pipeline.DeviceUse(dev)
 }
 
 // datPath is the raw file Phy should read for rec.
-func datPath(rec recording.Recording) string {
-	if oe, ok := rec.(*recording.OpenEphys); ok {
-		return filepath.Join(filepath.Dir(oe.Oebin()), "continuous", oe.Stream().Folder(), "continuous.dat")
-	}
-	return rec.Name()
-}
+func datPath(rec recording.Recording) string { return recording.DatPath(rec) }
 
 // printSummary prints the closing line of detect: what was found, how
 // fast the whole command went from s.Started (in words: faster or slower

@@ -63,28 +63,8 @@ func (f *pipelineFlags) check(pr *probe.Probe, unused map[string]string) error {
 			return usagef("-%s does not apply: %s; leave it out", name, unused[name])
 		}
 	}
-	if f.groups {
-		if shanks := slices.Compact(slices.Sorted(slices.Values(pr.Shank))); len(shanks) < 2 {
-			return usagef("-groups does not apply: every site of probe %s is in one group (shank %d); "+
-				"give a probe with shank ids (probeinterface shank_ids, Kilosort kcoords) or leave -groups out", pr.Name, pr.Shank[0])
-		}
-	}
-	if set["nearest_chans"] {
-		limit, what := pr.Len(), fmt.Sprintf("probe %s has %d sites", pr.Name, pr.Len())
-		if f.groups {
-			size := map[int]int{}
-			for _, s := range pr.Shank {
-				size[s]++
-			}
-			for _, s := range slices.Sorted(maps.Keys(size)) {
-				if n := size[s]; n < limit {
-					limit, what = n, fmt.Sprintf("with -groups each group is searched on its own, and group %d of probe %s has %d sites", s, pr.Name, n)
-				}
-			}
-		}
-		if f.nearChans > limit {
-			return usagef("-nearest_chans %d: %s; give at most %d", f.nearChans, what, limit)
-		}
+	if err := f.config().CheckProbe(pr, set["nearest_chans"]); err != nil {
+		return usagef("%v", err)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,7 +21,11 @@ func TestMain(m *testing.M) {
 			progressInterval = 0 // a progress line after every window, for the interrupt tests to act on
 			signalsReady = func() { fmt.Fprintln(os.Stderr, "dspk-test: signals caught") }
 		}
-		os.Args = append([]string{"dspk"}, strings.Fields(os.Getenv("DSPK_TEST_ARGS"))...)
+		args := strings.Fields(os.Getenv("DSPK_TEST_ARGS"))
+		if i := slices.Index(os.Args, "--"); i > 0 && len(args) == 0 {
+			args = os.Args[i+1:] // a batch worker's arguments (useTestBinaryForTasks)
+		}
+		os.Args = append([]string{"dspk"}, args...)
 		main()
 		return
 	}

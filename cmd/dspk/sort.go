@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"dspk/compute"
@@ -52,7 +51,7 @@ dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 				printWarnings(cmdErr, in.warnings)
 				inputs := in.runInputs(args, rec)
 				t0 := time.Now()
-				res, err := runSort(cmdCtx, rec, pr, &pf, &sf, inputs, in.warnings, cmdErr, sortHooks{})
+				res, err := runSort(cmdCtx, rec, pr, &pf, &sf, inputs, in.warnings, cmdErr)
 				if err != nil {
 					return err
 				}
@@ -111,82 +110,40 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.opt.PCOverwrite, "pc-overwrite", false, "PC-feature channels as Kilosort4 chooses them (the last unit sharing a template wins)")
 }
 
-// sortHooks let a caller that runs many sorts in one process (a batch
-// worker) share its open device and add to the folder; the zero value is
-// what dspk sort uses.
-type sortHooks struct {
-	// dev is an open device to run on (sf.device is then ignored); the
-	// caller closes it. Nil: runSort opens sf.device and closes it.
-	dev *compute.Device
-	// check, if set, is called with the pipeline before the folder is
-	// reserved; an error stops the sort.
-	check func(p *pipeline.Pipeline) error
-	// extra, if set, is called with the temporary folder after every
-	// result file is written and before the folder is committed.
-	extra func(dir string) error
-	// progress, if set, receives the passes' progress instead of
-	// standard error's bar.
-	progress func(pass string, done, total int)
-	// sort, if set, computes the result instead of p.Sort (the merge of
-	// a sort split in time).
-	sort func(ctx context.Context, p *pipeline.Pipeline, opt pipeline.SortOptions) (*pipeline.SortResult, error)
-}
-
-// runSort opens the device (or uses h.dev), reserves the folder sf.out,
-// runs the sort and writes the folder with its summary figure. The
-// passes' warnings go to log.
+// runSort opens the device, reserves the folder sf.out, runs the sort
+// and writes the folder with its summary figure. The passes' warnings go
+// to log.
 func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *pipelineFlags, sf *sortFlags,
-	inputs, warnings []string, log io.Writer, h sortHooks) (*pipeline.SortResult, error) {
+	inputs, warnings []string, log io.Writer) (*pipeline.SortResult, error) {
 	if err := sf.checkProbe(pr); err != nil {
 		return nil, err
 	}
-	dev := h.dev
-	if dev == nil {
-		d, reason, err := compute.Open(sf.device)
-		if err != nil {
-			return nil, err
-		}
-		defer d.Close()
-		dev = d
-		fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
-	} else {
-		fmt.Fprintf(log, "device: %s\n", dev)
+	dev, reason, err := compute.Open(sf.device)
+	if err != nil {
+		return nil, err
 	}
+	defer dev.Close()
+	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
 	p, err := pipeline.New(dev, rec, pr, sortConfig(pf, sf))
 	if err != nil {
 		return nil, err
 	}
 	defer p.Close() // before dev.Close
-	if h.check != nil {
-		if err := h.check(p); err != nil {
-			return nil, err
-		}
-	}
 	opt := sortOptions(sf)
 	var res *pipeline.SortResult
 	w, err := phy.CreateSort(sf.out, phy.Options{Overwrite: sf.overwrite, DatPath: datPath(rec), Context: ctx,
-		Inputs: inputs, Warnings: warnings,
-		Extra: h.extra})
+		Inputs: inputs, Warnings: warnings})
 	if err != nil {
 		return nil, err
 	}
 	defer w.Close()
 	opt.Device = dev.String()
-	bar := h.progress
-	if bar == nil {
-		bar = newBar()
-	}
-	p.Progress = trackProgress(bar)
+	p.Progress = trackProgress(newBar())
 	opt.Stage = func(s string) {
 		setStage(s)
 		fmt.Fprintf(log, "%s…\n", s)
 	}
-	if h.sort != nil {
-		res, err = h.sort(ctx, p, opt)
-	} else {
-		res, err = p.Sort(ctx, opt)
-	}
-	if err != nil {
+	if res, err = p.Sort(ctx, opt); err != nil {
 		return nil, err
 	}
 	for _, s := range res.Stages {
@@ -204,9 +161,8 @@ func runSort(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf *
 // -x_centers beyond the number of distinct x positions of its sites
 // (k-means would place centres on the same x, and groups would be empty).
 func (f *sortFlags) checkProbe(pr *probe.Probe) error {
-	if xs := slices.Compact(slices.Sorted(slices.Values(pr.X))); f.xCenters > len(xs) {
-		return usagef("-x_centers %d: the sites of probe %s lie at %d distinct x positions; give at most %d (0: from the channels' x histogram)",
-			f.xCenters, pr.Name, len(xs), len(xs))
+	if err := sortOptions(f).CheckProbe(pr); err != nil {
+		return usagef("%v", err)
 	}
 	return nil
 }

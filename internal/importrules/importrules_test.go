@@ -14,16 +14,19 @@ const module = "dspk"
 
 // layers ranks dspk's packages as docs/architecture.md §1 draws them:
 // a package imports only packages of its own layer or lower ones, except
-// that the data layer imports no device package.
+// that the data layer imports no device package. batch (plans of many
+// runs, their workers and SLURM jobs) sits between the folder writer and
+// the command.
 var layers = map[string]int{
-	"cmd/dspk":   5,
+	"cmd/dspk":   6,
+	"batch":      5,
 	"phy":        4,
 	"bench":      4,
 	"pipeline":   3,
 	"preprocess": 2, "detect": 2, "cluster": 2, "curate": 2, "match": 2, "motion": 2, "linalg": 2, "ops": 2,
 	"recording": 1, "probe": 1, "export": 1, "sim": 1, "compare": 1, "kilosort": 1, "figure": 1,
 	"compute": 0, "internal/cuda": 0, "internal/gputest": 0, "internal/emutest": 0,
-	"internal/importrules": 6,
+	"internal/importrules": 7,
 }
 
 const (

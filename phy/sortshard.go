@@ -1,4 +1,4 @@
-package main
+package phy
 
 import (
 	"encoding/json"
@@ -72,14 +72,14 @@ func writeNPYs(dir string, files []npyFile) error {
 	return nil
 }
 
-// saveSortGlobal writes g, the global step of a sort of a schedule of
-// windows windows, into dir: the whitening operator
+// SaveSortGlobal writes g, the global step of a sort split in time of a
+// schedule of windows windows, into dir: the whitening operator
 // (whitening_index.npy, whitening_value.npy), the universal templates
 // (wTEMP.npy, wPCA.npy), the learned templates (U.npy, float32
 // [N, C, P]), with motion the estimate (dshift.npy, float64
 // [windows, blocks]; yblk.npy; motion_spikes.npy, int64 [windows]) and
 // sortGlobalFile with the rest.
-func saveSortGlobal(dir string, g *pipeline.SortGlobal, windows int) error {
+func SaveSortGlobal(dir string, g *pipeline.SortGlobal, windows int) error {
 	w, tm, u := g.Whitening, g.Universal, g.Templates
 	files := []npyFile{
 		{"whitening_index.npy", []int{w.C, w.K}, w.Index},
@@ -111,14 +111,14 @@ func readNPYOf(dir, name, descr string, shape ...int) (*export.NPY, error) {
 	path := filepath.Join(dir, name)
 	a, err := export.ReadNPYFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("batch: %w", err)
+		return nil, fmt.Errorf("phy: %w", err)
 	}
 	ok := a.Descr == descr && !a.Fortran && len(a.Shape) == len(shape)
 	for i := 0; ok && i < len(shape); i++ {
 		ok = shape[i] < 0 || a.Shape[i] == shape[i]
 	}
 	if !ok {
-		return nil, fmt.Errorf("batch: %s: %s %s, want %s of shape %v (-1: any)", path, a.Descr, a.ShapeString(), descr, shape)
+		return nil, fmt.Errorf("phy: %s: %s %s, want %s of shape %v (-1: any)", path, a.Descr, a.ShapeString(), descr, shape)
 	}
 	return a, nil
 }
@@ -141,26 +141,26 @@ func readJSONFile(dir, name, format string, v any, got func() string) error {
 	path := filepath.Join(dir, name)
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return fmt.Errorf("batch: %w", err)
+		return fmt.Errorf("phy: %w", err)
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("batch: %s: %w", path, err)
+		return fmt.Errorf("phy: %s: %w", path, err)
 	}
 	if got() != format {
-		return fmt.Errorf("batch: %s: format %q, want %q (written by another version of dspk: run the plan's rows again)", path, got(), format)
+		return fmt.Errorf("phy: %s: format %q, want %q (written by another version of dspk: run the plan's rows again)", path, got(), format)
 	}
 	return nil
 }
 
-// loadSortGlobal reads what saveSortGlobal wrote into dir for a schedule
+// LoadSortGlobal reads what SaveSortGlobal wrote into dir for a schedule
 // of windows windows and nt samples per template.
-func loadSortGlobal(dir string, windows, nt int) (*pipeline.SortGlobal, error) {
+func LoadSortGlobal(dir string, windows, nt int) (*pipeline.SortGlobal, error) {
 	var gi sortGlobalInfo
 	if err := readJSONFile(dir, sortGlobalFile, sortGlobalFormat, &gi, func() string { return gi.Format }); err != nil {
 		return nil, err
 	}
 	if gi.Windows != windows {
-		return nil, fmt.Errorf("batch: %s: global results of %d windows, the recording has %d; plan again", dir, gi.Windows, windows)
+		return nil, fmt.Errorf("phy: %s: global results of %d windows, the recording has %d; plan again", dir, gi.Windows, windows)
 	}
 	tm, err := detect.LoadTemplates(dir, nt)
 	if err != nil {
@@ -184,7 +184,7 @@ func loadSortGlobal(dir string, windows, nt int) (*pipeline.SortGlobal, error) {
 	}
 	for i, v := range w.Index {
 		if v < 0 || int(v) >= C {
-			return nil, fmt.Errorf("batch: %s: whitening_index.npy entry %d is %d, outside [0, %d)", dir, i, v, C)
+			return nil, fmt.Errorf("phy: %s: whitening_index.npy entry %d is %d, outside [0, %d)", dir, i, v, C)
 		}
 	}
 	ua, err := readNPYOf(dir, "U.npy", "<f4", gi.Learned, C, tm.P)
@@ -232,14 +232,15 @@ func loadSortGlobal(dir string, windows, nt int) (*pipeline.SortGlobal, error) {
 	return g, nil
 }
 
-// saveSortShard writes the spikes ms of windows [first, end) of total,
+// SaveSortShard writes the spikes ms of a sort's shard, windows
+// [first, end) of total,
 // matched in seconds, into dir: spike_samples.npy (int64 [n]),
 // spike_templates.npy (int32 [n]), amplitudes.npy (float32 [n]),
 // features.npy (float32 [n, nc, p]) and sortShardFile.
-func saveSortShard(dir string, ms *match.Spikes, first, end, total, nc, p int, seconds float64) error {
+func SaveSortShard(dir string, ms *match.Spikes, first, end, total, nc, p int, seconds float64) error {
 	n := ms.Len()
 	if len(ms.Template) != n || len(ms.Amplitude) != n || len(ms.Features) != n*nc*p {
-		return fmt.Errorf("batch: %d spikes with %d templates, %d amplitudes and %d features (%d×%d per spike)",
+		return fmt.Errorf("phy: %d spikes with %d templates, %d amplitudes and %d features (%d×%d per spike)",
 			n, len(ms.Template), len(ms.Amplitude), len(ms.Features), nc, p)
 	}
 	err := writeNPYs(dir, []npyFile{
@@ -255,11 +256,11 @@ func saveSortShard(dir string, ms *match.Spikes, first, end, total, nc, p int, s
 		Windows: [2]int{first, end}, Total: total, Spikes: n, NC: nc, P: p, Seconds: seconds})
 }
 
-// loadSortShards reads the shard folders parts, in order, and returns
+// LoadSortShards reads the shard folders parts, in order, and returns
 // their spikes concatenated and their summed matching time. The shards
 // must cover windows [0, total) in order, each with nc·p features per
 // spike.
-func loadSortShards(parts []string, total, nc, p int) (*match.Spikes, float64, error) {
+func LoadSortShards(parts []string, total, nc, p int) (*match.Spikes, float64, error) {
 	ms := &match.Spikes{NC: nc, P: p}
 	seconds, next := 0.0, 0
 	for _, dir := range parts {
@@ -268,7 +269,7 @@ func loadSortShards(parts []string, total, nc, p int) (*match.Spikes, float64, e
 			return nil, 0, err
 		}
 		if si.Windows[0] != next || si.Windows[1] <= si.Windows[0] || si.Total != total || si.NC != nc || si.P != p {
-			return nil, 0, fmt.Errorf("batch: %s: windows %v of %d with %d×%d features; the merge expects windows from %d of %d with %d×%d",
+			return nil, 0, fmt.Errorf("phy: %s: windows %v of %d with %d×%d features; the merge expects windows from %d of %d with %d×%d",
 				dir, si.Windows, si.Total, si.NC, si.P, next, total, nc, p)
 		}
 		next = si.Windows[1]
@@ -301,7 +302,7 @@ func loadSortShards(parts []string, total, nc, p int) (*match.Spikes, float64, e
 		seconds += si.Seconds
 	}
 	if next != total {
-		return nil, 0, fmt.Errorf("batch: the shards %v cover windows [0, %d) of %d", parts, next, total)
+		return nil, 0, fmt.Errorf("phy: the shards %v cover windows [0, %d) of %d", parts, next, total)
 	}
 	return ms, seconds, nil
 }
