@@ -14,7 +14,8 @@ const module = "dspk"
 
 // layers ranks dspk's packages as docs/architecture.md §1 draws them:
 // a package imports only packages of its own layer or lower ones, except
-// that the data layer imports no device package.
+// that the data layer imports no device package. The base layer (−1),
+// below the devices, holds plain Go helpers every package may use.
 var layers = map[string]int{
 	"cmd/dspk":   5,
 	"phy":        4,
@@ -22,6 +23,7 @@ var layers = map[string]int{
 	"preprocess": 2, "detect": 2, "cluster": 2, "curate": 2, "match": 2, "motion": 2, "linalg": 2, "ops": 2,
 	"recording": 1, "probe": 1, "export": 1, "sim": 1, "compare": 1, "kilosort": 1,
 	"compute": 0, "internal/cuda": 0, "internal/gputest": 0, "internal/emutest": 0,
+	"internal/par":         -1,
 	"internal/importrules": 6,
 }
 
