@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dspk/compute"
+	"dspk/internal/par"
 )
 
 //go:embed kernels/cluster.cu
@@ -507,30 +508,23 @@ const scoreBlockCUDA = scoreBlock
 // CPU's sampler and generator): cand[g·Q …], nq[g] (0 for a finished
 // group, which draws nothing more, as the CPU loop stops).
 func sampleGroups(dg []*devGroup, meta []int32, w []float64, Q int, cand, nq []int32, workers int) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, workers))
 	if workers == 0 {
-		sem = make(chan struct{}, 64)
+		workers = 64
 	}
-	for i, g := range dg {
+	par.Each(len(dg), workers, func(_, i int) {
+		g := dg[i]
 		if g.done {
 			nq[i] = 0
-			continue
+			return
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			o := int(meta[i*metaLen+metaSpk])
-			q := sampleWeighted(g.rng, w[o:o+g.n], Q, nil, nil)
-			nq[i] = int32(len(q))
-			if len(q) == 0 {
-				g.done = true
-			}
-			copy(cand[i*Q:], q)
-		}()
-	}
-	wg.Wait()
+		o := int(meta[i*metaLen+metaSpk])
+		q := sampleWeighted(g.rng, w[o:o+g.n], Q, nil, nil)
+		nq[i] = int32(len(q))
+		if len(q) == 0 {
+			g.done = true
+		}
+		copy(cand[i*Q:], q)
+	})
 }
 
 // graphFromTable builds a group's graph from its kNN table (row stride

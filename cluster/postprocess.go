@@ -4,11 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"dspk/detect"
+	"dspk/internal/par"
 	"dspk/kilosort"
 )
 
@@ -271,7 +270,7 @@ func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, 
 	}
 	// The similarities to a base are split between the workers (each
 	// value its own, so the split changes nothing).
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/64))
+	workers := par.Workers(n / 64)
 	utus := make([][]float64, workers)
 	for i := range utus {
 		utus[i] = make([]float64, P*P)
@@ -292,20 +291,7 @@ func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, 
 					sim[j] = pairSim(w[k*P*C:(k+1)*P*C], w[j*P*C:(j+1)*P*C], nk, nrm[j], ck, C, P, ww, utu)
 				}
 			}
-			if workers == 1 {
-				simRange(0, n, utus[0])
-			} else {
-				var wg sync.WaitGroup
-				for i := 1; i < workers; i++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						simRange(i*n/workers, (i+1)*n/workers, utus[i])
-					}()
-				}
-				simRange(0, n/workers, utus[0])
-				wg.Wait()
-			}
+			par.Split(n, workers, func(i, j0, j1 int) { simRange(j0, j1, utus[i]) })
 			cand = cand[:0]
 			for j := 0; j < n; j++ {
 				if j != k && alive[j] {
