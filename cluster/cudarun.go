@@ -1,8 +1,9 @@
 package cluster
 
 import (
-	"dspk/compute"
 	"time"
+
+	"dspk/compute"
 )
 
 // runOn is run on the device operations o: the groups' rows and layout

@@ -2,11 +2,12 @@ package curate
 
 import (
 	"context"
-	"dspk/internal/par"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
+
+	"dspk/internal/par"
 )
 
 // PCFeatures returns Phy's PC features of the spikes (pc_features.npy,

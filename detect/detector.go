@@ -5,10 +5,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"time"
 
 	"dspk/compute"
 	"dspk/internal/par"
-	"time"
 )
 
 // boundSlack is the relative margin of the pruning test U² > Th²·(1 −

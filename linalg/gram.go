@@ -1,7 +1,6 @@
 package linalg
 
 import (
-	"dspk/internal/par"
 	"fmt"
 	"runtime"
 	"unsafe"
@@ -9,6 +8,8 @@ import (
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"dspk/internal/par"
 )
 
 // SplitLen is the largest number of samples whose products one partial sum

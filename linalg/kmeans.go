@@ -1,12 +1,13 @@
 package linalg
 
 import (
-	"dspk/internal/par"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"sort"
+
+	"dspk/internal/par"
 )
 
 // kmeansBlock is the number of points one task handles in KMeans. Sums

@@ -1,11 +1,12 @@
 package linalg
 
 import (
-	"dspk/internal/par"
 	"fmt"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"dspk/internal/par"
 )
 
 // gramBlockRows is the number of rows of x whose products one task sums

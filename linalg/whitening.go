@@ -1,12 +1,13 @@
 package linalg
 
 import (
-	"dspk/internal/par"
 	"fmt"
 	"sync"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"dspk/internal/par"
 )
 
 // Whitening is a sparse whitening operator with K non-zeros per row, as

@@ -1,9 +1,10 @@
 package linalg
 
 import (
-	"dspk/internal/par"
 	"fmt"
 	"math"
+
+	"dspk/internal/par"
 )
 
 // zcaChunks is the number of channel chunks LocalZCA shares out among

@@ -1,10 +1,11 @@
 package match
 
 import (
-	"dspk/internal/par"
 	"math"
 	"slices"
 	"sort"
+
+	"dspk/internal/par"
 )
 
 // peel runs the matching rounds on B: each round finds the columns in

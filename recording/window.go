@@ -1,9 +1,10 @@
 package recording
 
 import (
-	"dspk/internal/par"
 	"fmt"
 	"strings"
+
+	"dspk/internal/par"
 )
 
 // WindowError is a failure to load one window of a schedule; it names the

@@ -1,9 +1,10 @@
 package cuda
 
 import (
-	"dspk/internal/par"
 	"fmt"
 	"unsafe"
+
+	"dspk/internal/par"
 )
 
 // HostBuffer is page-locked host memory, copied to and from the device at
