@@ -8,10 +8,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 
 	"dspk/compute"
 	"dspk/detect"
+	"dspk/internal/par"
 	"dspk/kilosort"
 )
 
@@ -270,25 +270,11 @@ func parallel(work []*groupWork, prm *Params, f func(*groupWork)) {
 	}
 	work = slices.Clone(work)
 	slices.SortStableFunc(work, func(a, b *groupWork) int { return cmp.Compare(len(b.spikes), len(a.spikes)) })
-	next := make(chan *groupWork)
-	var wg sync.WaitGroup
-	for range min(workers, len(work)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for w := range next {
-				f(w)
-			}
-		}()
-	}
-	for _, w := range work {
-		if prm.halted() {
-			break
+	par.Each(len(work), workers, func(_, i int) {
+		if !prm.halted() {
+			f(work[i])
 		}
-		next <- w
-	}
-	close(next)
-	wg.Wait()
+	})
 }
 
 // clusterWork builds a group's features and clusters them.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"dspk/compute"
+	"dspk/internal/par"
 )
 
 //go:embed kernels/cluster.cu
@@ -173,217 +174,6 @@ func (gc *cudaClusterer) run(dg []*devGroup, prm *Params) error {
 	})
 }
 
-// runOn is run on the device operations o.
-func runOn(o devOps, dg []*devGroup, lay *layout, prm *Params, times *stageTimes) (err error) {
-	G := len(dg)
-	meta, land, x := lay.meta, lay.land, lay.x
-	nSpk, nX, nLand, maxN, maxS := lay.nSpk, lay.nX, len(lay.land), lay.maxN, lay.maxS
-	K, Q := prm.InitLabels, prm.Candidates
-	nblk := (maxN + scoreBlockCUDA - 1) / scoreBlockCUDA
-	var mems []compute.Mem
-	alloc := func(bytes int) compute.Ptr {
-		if err != nil {
-			return 0
-		}
-		var m compute.Mem
-		if m, err = o.alloc(max(bytes, 8)); err == nil {
-			mems = append(mems, m)
-		}
-		return m.Ptr
-	}
-	defer func() {
-		for _, m := range mems {
-			if e := o.free(m); e != nil && err == nil {
-				err = e
-			}
-		}
-	}()
-	dX, dMeta, dLand := alloc(nX*8), alloc(len(meta)*4), alloc(nLand*4)
-	dKn := alloc(nSpk * cudaKMax * 4)
-	dV, dE, dW, dC := alloc(nSpk*8), alloc(nSpk*8), alloc(nSpk*8), alloc(nSpk*4)
-	dCand, dNq := alloc(G*Q*4), alloc(G*4)
-	dPart, dTot, dBest := alloc(G*nblk*Q*8), alloc(G*Q*8), alloc(G*4)
-	if err != nil {
-		return err
-	}
-	// Outputs and scratch start as NaN / −1, so that anything a
-	// kernel fails to write shows.
-	for _, p := range []struct {
-		p compute.Ptr
-		n int
-	}{{dKn, nSpk * cudaKMax}, {dV, 2 * nSpk}, {dW, 2 * nSpk}, {dPart, 2 * G * nblk * Q}, {dTot, 2 * G * Q}, {dBest, G}} {
-		if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
-			return err
-		}
-	}
-	t0 := time.Now()
-	if x != nil {
-		if err = o.upload(dX, x); err != nil {
-			return err
-		}
-	} else {
-		// One group's float64 rows at a time, built from the float32
-		// features into a reused buffer, to their place on the device.
-		var buf []float64
-		for i, g := range dg {
-			rows := g.x
-			if g.in != nil {
-				buf = growF(buf, g.n*g.d)
-				clear(buf)
-				groupFeaturesInto(buf, g.in, g.w.spikes, g.w.ichan)
-				rows = buf
-			}
-			if err = o.upload(dX.Add(8*int(meta[i*metaLen+metaX])), rows); err != nil {
-				return err
-			}
-		}
-	}
-	if err = o.upload(dMeta, meta); err != nil {
-		return err
-	}
-	if err = o.upload(dLand, land); err != nil {
-		return err
-	}
-	spikeGrid := compute.Dim3{X: (maxN + tile - 1) / tile, Y: G}
-	if err = o.sync(); err != nil {
-		return err
-	}
-	t1 := time.Now()
-	if err = o.launch("knn", spikeGrid, compute.D1(tile), 0, dX, dMeta, dLand, dKn); err != nil {
-		return err
-	}
-	kn := make([]int32, nSpk*cudaKMax)
-	if err = o.download(dKn, kn); err != nil {
-		return err
-	}
-	times.upload, times.knn = t1.Sub(t0), time.Since(t1)
-	for i, g := range dg {
-		m := meta[i*metaLen:]
-		g.g = graphFromTable(g.n, g.land, int(m[metaK]), kn[int(m[metaSpk])*cudaKMax:], cudaKMax)
-	}
-
-	// k-means++.
-	if err = o.launch("norms", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV); err != nil {
-		return err
-	}
-	if err = o.memset32(dE, 0, nSpk*2); err != nil {
-		return err
-	}
-	if err = o.memset32(dC, 0, nSpk); err != nil {
-		return err
-	}
-	w := make([]float64, nSpk)
-	cand := make([]int32, G*Q)
-	nq := make([]int32, G)
-	for _, g := range dg {
-		g.rng = initRNG(prm.ClusterInitSeed)
-	}
-	flat := compute.D1((nSpk + 255) / 256)
-	t2 := time.Now()
-	times.rounds = 0
-	for j := 0; j < K; j++ {
-		if prm.halted() {
-			return errHalted
-		}
-		times.rounds = j + 1
-		if err = o.launch("weights", flat, compute.D1(256), 0, dV, dE, dW, int32(nSpk)); err != nil {
-			return err
-		}
-		if err = o.download(dW, w); err != nil {
-			return err
-		}
-		live := false
-		sampleGroups(dg, meta, w, Q, cand, nq, prm.Workers)
-		for _, v := range nq {
-			live = live || v > 0
-		}
-		if !live {
-			break
-		}
-		if err = o.upload(dCand, cand); err != nil {
-			return err
-		}
-		if err = o.upload(dNq, nq); err != nil {
-			return err
-		}
-		err = o.launch("score", compute.Dim3{X: nblk, Y: G}, compute.D1(scoreBlockCUDA), 0,
-			dX, dMeta, dV, dE, dCand, dNq, int32(Q), int32(nblk), dPart)
-		if err != nil {
-			return err
-		}
-		err = o.launch("pick", compute.D1(G), compute.D1(128), 0, dMeta, dCand, dNq, int32(Q), int32(nblk), dPart, dTot, dBest)
-		if err != nil {
-			return err
-		}
-		if err = o.launch("update", spikeGrid, compute.D1(tile), 0, dX, dMeta, dV, dBest, int32(j), dE, dC); err != nil {
-			return err
-		}
-	}
-
-	if err = o.sync(); err != nil {
-		return err
-	}
-	t3 := time.Now()
-	times.kmeans = t3.Sub(t2)
-
-	// Assignment rounds.
-	ki, ks, lam, inStart, inList := lay.links(dg, prm.Lambda)
-	dKi, dKs, dLam := alloc(nSpk*4), alloc(nLand*4), alloc(G*8)
-	dInStart, dInList := alloc(len(inStart)*4), alloc(len(inList)*4)
-	dD, dNk, dOrder, dScratch := alloc(nLand*4), alloc(G*K*4), alloc(G*K*4), alloc(nLand*K*4)
-	if err != nil {
-		return err
-	}
-	for _, p := range []struct {
-		p compute.Ptr
-		n int
-	}{{dD, nLand}, {dNk, G * K}, {dOrder, G * K}, {dScratch, nLand * K}} {
-		if err = o.memset32(p.p, 0xffffffff, p.n); err != nil {
-			return err
-		}
-	}
-	for _, u := range []struct {
-		p compute.Ptr
-		v []int32
-	}{{dMeta, meta}, {dKi, ki}, {dKs, ks}, {dInStart, inStart}, {dInList, inList}} {
-		if err = o.upload(u.p, u.v); err != nil {
-			return err
-		}
-	}
-	if err = o.upload(dLam, lam); err != nil {
-		return err
-	}
-	landGrid := compute.Dim3{X: (maxS + tile - 1) / tile, Y: G}
-	for r := 0; r < prm.Rounds; r++ {
-		if prm.halted() {
-			return errHalted
-		}
-		if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dC, int32(1), int32(K), dNk, dOrder); err != nil {
-			return err
-		}
-		err = o.launch("landmarkStep", landGrid, compute.D1(tile), 0, dMeta, dLam, dKs, dInStart, dInList, dC, dNk, int32(K), dScratch, dD)
-		if err != nil {
-			return err
-		}
-		if err = o.launch("sizes", compute.D1(G), compute.D1(256), K*4, dMeta, dD, int32(0), int32(K), dNk, dOrder); err != nil {
-			return err
-		}
-		if err = o.launch("spikeStep", spikeGrid, compute.D1(tile), 0, dMeta, dLam, dKi, dKn, dD, dNk, dOrder, int32(K), dC); err != nil {
-			return err
-		}
-	}
-	labels := make([]int32, nSpk)
-	if err = o.download(dC, labels); err != nil {
-		return err
-	}
-	times.assign = time.Since(t3)
-	for i, g := range dg {
-		off := int(meta[i*metaLen+metaSpk])
-		g.w.labels = append([]int32(nil), labels[off:off+g.n]...)
-	}
-	return nil
-}
-
 // layout is the device groups laid end to end, as the kernels read them.
 type layout struct {
 	meta, land       []int32   // [G·metaLen], landmarks
@@ -507,30 +297,23 @@ const scoreBlockCUDA = scoreBlock
 // CPU's sampler and generator): cand[g·Q …], nq[g] (0 for a finished
 // group, which draws nothing more, as the CPU loop stops).
 func sampleGroups(dg []*devGroup, meta []int32, w []float64, Q int, cand, nq []int32, workers int) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, max(1, workers))
 	if workers == 0 {
-		sem = make(chan struct{}, 64)
+		workers = 64
 	}
-	for i, g := range dg {
+	par.Each(len(dg), workers, func(_, i int) {
+		g := dg[i]
 		if g.done {
 			nq[i] = 0
-			continue
+			return
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			o := int(meta[i*metaLen+metaSpk])
-			q := sampleWeighted(g.rng, w[o:o+g.n], Q, nil, nil)
-			nq[i] = int32(len(q))
-			if len(q) == 0 {
-				g.done = true
-			}
-			copy(cand[i*Q:], q)
-		}()
-	}
-	wg.Wait()
+		o := int(meta[i*metaLen+metaSpk])
+		q := sampleWeighted(g.rng, w[o:o+g.n], Q, nil, nil)
+		nq[i] = int32(len(q))
+		if len(q) == 0 {
+			g.done = true
+		}
+		copy(cand[i*Q:], q)
+	})
 }
 
 // graphFromTable builds a group's graph from its kNN table (row stride

@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
+	"dspk/curate"
 	"dspk/detect"
+	"dspk/internal/par"
 	"dspk/kilosort"
 )
 
@@ -218,40 +218,9 @@ func pairSim(a, b []float64, na, nb float64, ca []int, C, P int, ww, utu []float
 // stop (if not nil) reports true it skips the bases left, and its result
 // means nothing.
 func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, tol float64, stop func() bool) ([]float32, int) {
+	t := newTemplateMerge(u, counts, C, P, nt, wpca)
+	t.loop.Stop = stop
 	n := len(counts)
-	ww := wtw(wpca, P, nt)
-	w := make([]float64, len(u))
-	for i, v := range u {
-		w[i] = float64(v)
-	}
-	cnt := make([]float64, n)
-	for k, v := range counts {
-		cnt[k] = float64(v)
-	}
-	alive := make([]bool, n)
-	for k := range alive {
-		alive[k] = true
-	}
-	norm := func(k int) float64 {
-		s := 0.0
-		for _, v := range w[k*P*C : (k+1)*P*C] {
-			s += v * v
-		}
-		return math.Sqrt(s)
-	}
-	// chans lists the non-zero channels of template k.
-	chans := func(k int) []int {
-		var out []int
-		for c := 0; c < C; c++ {
-			for p := 0; p < P; p++ {
-				if w[(k*P+p)*C+c] != 0 {
-					out = append(out, c)
-					break
-				}
-			}
-		}
-		return out
-	}
 	order := make([]int, n)
 	for k := range order {
 		order[k] = k
@@ -262,98 +231,114 @@ func mergeTemplates(u []float32, counts []int, C, P, nt int, wpca []float32, r, 
 		}
 		return b - a
 	})
-	sim := make([]float64, n)
-	cand := make([]int, 0, n)
-	// Each template's norm, kept current as merges change the base.
-	nrm := make([]float64, n)
-	for k := range nrm {
-		nrm[k] = norm(k)
-	}
-	// The similarities to a base are split between the workers (each
-	// value its own, so the split changes nothing).
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/64))
-	utus := make([][]float64, workers)
-	for i := range utus {
-		utus[i] = make([]float64, P*P)
-	}
-	for _, k := range order {
-		if !alive[k] || stop != nil && stop() {
-			continue
-		}
-		for {
-			nk := nrm[k]
-			ck := chans(k)
-			simRange := func(j0, j1 int, utu []float64) {
-				for j := j0; j < j1; j++ {
-					sim[j] = 0
-					if j == k || !alive[j] {
-						continue
-					}
-					sim[j] = pairSim(w[k*P*C:(k+1)*P*C], w[j*P*C:(j+1)*P*C], nk, nrm[j], ck, C, P, ww, utu)
-				}
-			}
-			if workers == 1 {
-				simRange(0, n, utus[0])
-			} else {
-				var wg sync.WaitGroup
-				for i := 1; i < workers; i++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						simRange(i*n/workers, (i+1)*n/workers, utus[i])
-					}()
-				}
-				simRange(0, n/workers, utus[0])
-				wg.Wait()
-			}
-			cand = cand[:0]
-			for j := 0; j < n; j++ {
-				if j != k && alive[j] {
-					cand = append(cand, j)
-				}
-			}
-			slices.SortStableFunc(cand, func(a, b int) int {
-				switch {
-				case sim[a] > sim[b]:
-					return -1
-				case sim[a] < sim[b]:
-					return 1
-				}
-				return b - a
-			})
-			merged := false
-			for _, j := range cand {
-				if sim[j] < r {
-					break
-				}
-				nj := nrm[j]
-				if math.Abs(2*(nk-nj)/(nk+nj)) < tol {
-					tot := cnt[k] + cnt[j]
-					for i := k * P * C; i < (k+1)*P*C; i++ {
-						w[i] = (cnt[k]*w[i] + cnt[j]*w[i-k*P*C+j*P*C]) / tot
-					}
-					clear(w[j*P*C : (j+1)*P*C])
-					nrm[k], nrm[j] = norm(k), 0
-					cnt[k] = tot
-					alive[j] = false
-					merged = true
-					break
-				}
-			}
-			if !merged {
-				break
-			}
-		}
-	}
+	t.loop.Run(order, r, func(k, j int) bool {
+		nk, nj := t.nrm[k], t.nrm[j]
+		return math.Abs(2*(nk-nj)/(nk+nj)) < tol
+	})
 	var out []float32
 	nOut := 0
 	for k := 0; k < n; k++ {
-		if alive[k] {
-			for _, v := range w[k*P*C : (k+1)*P*C] {
+		if t.loop.Alive[k] {
+			for _, v := range t.w[k*P*C : (k+1)*P*C] {
 				out = append(out, float32(v))
 			}
 			nOut++
 		}
 	}
 	return out, nOut
+}
+
+// templateMerge is the state of one mergeTemplates: the templates in
+// float64 as merges change them, their spike counts and norms, and the
+// scratch of the similarities.
+type templateMerge struct {
+	w, cnt, nrm []float64
+	ww          []float64 // wtw of the basis
+	C, P        int
+	sim         []float64 // the similarities to the base last scored
+	// The similarities to a base are split between the workers (each
+	// value its own, so the split changes nothing); utus[i] is worker
+	// i's scratch.
+	workers int
+	utus    [][]float64
+	loop    curate.MergeLoop
+}
+
+// newTemplateMerge returns the merge of the n = len(counts) templates of u
+// [n][P][C] with counts spikes.
+func newTemplateMerge(u []float32, counts []int, C, P, nt int, wpca []float32) *templateMerge {
+	n := len(counts)
+	t := &templateMerge{w: make([]float64, len(u)), cnt: make([]float64, n), nrm: make([]float64, n),
+		ww: wtw(wpca, P, nt), C: C, P: P, sim: make([]float64, n), workers: par.Workers(n / 64)}
+	for i, v := range u {
+		t.w[i] = float64(v)
+	}
+	for k, v := range counts {
+		t.cnt[k] = float64(v)
+	}
+	t.loop = curate.MergeLoop{Alive: make([]bool, n), Score: t.score, Join: t.join}
+	for k := range n {
+		t.loop.Alive[k] = true
+		t.nrm[k] = t.norm(k)
+	}
+	t.utus = make([][]float64, t.workers)
+	for i := range t.utus {
+		t.utus[i] = make([]float64, P*P)
+	}
+	return t
+}
+
+// norm returns the norm of template k.
+func (t *templateMerge) norm(k int) float64 {
+	s := 0.0
+	for _, v := range t.w[k*t.P*t.C : (k+1)*t.P*t.C] {
+		s += v * v
+	}
+	return math.Sqrt(s)
+}
+
+// chans lists the non-zero channels of template k.
+func (t *templateMerge) chans(k int) []int {
+	var out []int
+	for c := 0; c < t.C; c++ {
+		for p := 0; p < t.P; p++ {
+			if t.w[(k*t.P+p)*t.C+c] != 0 {
+				out = append(out, c)
+				break
+			}
+		}
+	}
+	return out
+}
+
+// score returns the similarity of every live template to base k (0 for k
+// and the merged ones).
+func (t *templateMerge) score(k int) []float64 {
+	n, C, P, w := len(t.sim), t.C, t.P, t.w
+	nk := t.nrm[k]
+	ck := t.chans(k)
+	alive := t.loop.Alive
+	par.Split(n, t.workers, func(i, j0, j1 int) {
+		for j := j0; j < j1; j++ {
+			t.sim[j] = 0
+			if j == k || !alive[j] {
+				continue
+			}
+			t.sim[j] = pairSim(w[k*P*C:(k+1)*P*C], w[j*P*C:(j+1)*P*C], nk, t.nrm[j], ck, C, P, t.ww, t.utus[i])
+		}
+	})
+	return t.sim
+}
+
+// join merges template j into k: their count-weighted mean replaces k,
+// and j is cleared.
+func (t *templateMerge) join(k, j int) {
+	m, w := t.P*t.C, t.w
+	tot := t.cnt[k] + t.cnt[j]
+	for i := k * m; i < (k+1)*m; i++ {
+		w[i] = (t.cnt[k]*w[i] + t.cnt[j]*w[i-k*m+j*m]) / tot
+	}
+	clear(w[j*m : (j+1)*m])
+	t.nrm[k], t.nrm[j] = t.norm(k), 0
+	t.cnt[k] = tot
 }

@@ -196,153 +196,182 @@ func merge(ctx context.Context, s *Spikes, u *Units, bs *Basis, p Params) (Merge
 	if u.P != bs.P || s.P != bs.P {
 		panic("curate: spikes, units and basis differ in P")
 	}
-	N, C, P := u.N, u.C, u.P
-	m := C * P
-	members := make([][]int, N)
-	for i, c := range s.Cluster {
-		if c < 0 || int(c) >= N {
-			panic(fmt.Sprintf("curate: spike %d in cluster %d of %d", i, c, N))
-		}
-		members[c] = append(members[c], i)
-	}
-	count := make([]int, N)
-	for k := range N {
-		count[k] = len(members[k])
-	}
-	good, _ := Refract(s.Cluster, Seconds(s.Time, p.FS), p)
-	good = append(good, make([]bool, N-len(good))...)
-	W := slices.Clone(u.W)
-	alive := make([]bool, N)
-	for k := range alive {
-		alive[k] = true
-	}
-	bases := descending(N, func(k int) float64 { return float64(count[k]) })
-	w, sup := normalised(&Units{N: N, C: C, P: P, W: W})
-	site := onSite(sup, C)
-	mark := make([]int, N)
-	M := make([]float64, P*P)
-	c := make([]float64, N)
-	lag := make([]int, N)
-	tmp := make([]float64, P)
-	shifts := map[int][]float64{}
-	var steps []MergeStep
-	trainOf := func(k int) []float64 {
-		t := make([]float64, len(members[k]))
-		for i, r := range members[k] {
-			t[i] = float64(s.Time[r]) / p.FS
-		}
-		return t
-	}
-	fm := s.NC * s.P
-	// join merges j into k: j's spikes move by the lag difference (times
-	// and features, and its template, shifted through wPCA) and the
-	// templates are averaged weighted by spike count; same marks a merge
-	// of the same-waveform rule.
-	join := func(k, j int, same bool) {
-		delta := lag[k] - lag[j]
-		if delta != 0 {
-			S, ok := shifts[delta]
-			if !ok {
-				S = bs.shiftMatrix(delta)
-				shifts[delta] = S
-			}
-			for _, r := range members[j] {
-				s.Time[r] -= int64(delta)
-				applyShift(s.Features[r*fm:(r+1)*fm], S, P, tmp)
-			}
-			applyShift(W[j*m:(j+1)*m], S, P, tmp)
-		}
-		nk, nj := float64(count[k]), float64(count[j])
-		for i := range m {
-			W[k*m+i] = float32((nk*float64(W[k*m+i]) + nj*float64(W[j*m+i])) / (nk + nj))
-			W[j*m+i] = 0
-		}
-		for _, r := range members[j] {
-			s.Cluster[r] = int32(k)
-		}
-		members[k] = append(members[k], members[j]...)
-		members[j] = nil
-		count[k] += count[j]
-		count[j] = 0
-		alive[j] = false
-		w[k], sup[k] = normalise(W[k*m:(k+1)*m], C, P)
-		w[j], sup[j] = normalise(W[j*m:(j+1)*m], C, P)
-		for _, ch := range sup[k] {
-			site[ch] = append(site[ch], k) // repeats are skipped by scoreAll
-		}
-		steps = append(steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: c[j], SameWaveform: same})
-	}
-	// examine merges into base k, again after every merge (its template
-	// changed), the candidates by decreasing similarity down to least;
-	// accept decides each (same: the same-waveform rule's).
-	examine := func(k int, least float64, same bool, accept func(j int) bool) {
-		for ctx.Err() == nil {
-			bs.scoreAll(w, sup, site, k, c, lag, M, mark)
-			c[k] = 0
-			merged := false
-			for _, j := range descending(N, func(j int) float64 { return c[j] }) {
-				if !(c[j] >= least) {
-					break
-				}
-				if accept(j) {
-					join(k, j, same)
-					merged = true
-					break
-				}
-			}
-			if !merged {
-				return
-			}
-		}
-	}
+	g := newMerger(s, u, bs, p)
+	g.loop.Stop = func() bool { return ctx.Err() != nil }
+	good := g.good()
+	bases := descending(g.n, func(k int) float64 { return float64(g.count[k]) })
 	// One waveform cut in two: every unit, by decreasing spike count,
 	// absorbs the units whose templates match its own (similarity ≥
 	// p.SameWaveform) at the same amplitude, whatever their correlograms.
 	if p.SameWaveform > 0 {
-		for _, k := range bases {
-			if alive[k] && count[k] > 0 {
-				examine(k, p.SameWaveform, true, func(j int) bool {
-					return count[j] > 0 && sameAmplitude(W[k*m:(k+1)*m], W[j*m:(j+1)*m])
-				})
-			}
-		}
-		if len(steps) > 0 {
+		g.same = true
+		g.loop.Run(filter(bases, func(k int) bool { return g.count[k] > 0 }), p.SameWaveform, func(k, j int) bool {
+			return g.count[j] > 0 && sameAmplitude(g.template(k), g.template(j))
+		})
+		g.same = false
+		if len(g.steps) > 0 {
 			// Kilosort4's merges then run on these units: the bases judged
 			// on their trains, in the order of their counts now.
-			good, _ = Refract(s.Cluster, Seconds(s.Time, p.FS), p)
-			good = append(good, make([]bool, N-len(good))...)
-			bases = descending(N, func(k int) float64 { return float64(count[k]) })
+			good = g.good()
+			bases = descending(g.n, func(k int) float64 { return float64(g.count[k]) })
 		}
 	}
-	for _, k := range bases {
-		if !good[k] || !alive[k] {
-			continue
-		}
-		examine(k, p.RThresh, false, func(j int) bool {
-			return PairMetrics(trainOf(k), trainOf(j)).CrossRefractory(p.CCGThreshold)
-		})
-	}
+	g.loop.Run(filter(bases, func(k int) bool { return good[k] }), p.RThresh, func(k, j int) bool {
+		return PairMetrics(g.train(k), g.train(j)).CrossRefractory(p.CCGThreshold)
+	})
 	if ctx.Err() != nil {
 		return MergeResult{}, context.Cause(ctx)
 	}
-	newID := make([]int32, N)
-	var old []int
-	out := &Units{C: C, P: P}
+	return g.result(), nil
+}
+
+// merger is the state of one [Merge]: the units' templates, members and
+// counts as merges change them, and the scratch of the similarity scores.
+type merger struct {
+	s       *Spikes
+	bs      *Basis
+	p       Params
+	n, c, m int     // units, channels, values of a template (C·P)
+	members [][]int // each unit's spike rows
+	count   []int   // each unit's spike count
+	W       []float32
+	// The templates normalised, their non-zero channels, and the units
+	// on each channel (with repeats), for the similarity scores.
+	w         [][]float64
+	sup, site [][]int
+	mark      []int
+	M, tmp    []float64
+	sim       []float64 // the similarities to the base last scored
+	lag       []int     // and their lags
+	shifts    map[int][]float64
+	steps     []MergeStep
+	same      bool // joins are the same-waveform rule's
+	loop      MergeLoop
+}
+
+// newMerger returns the merger of s's spikes into u's units.
+func newMerger(s *Spikes, u *Units, bs *Basis, p Params) *merger {
+	N, C, P := u.N, u.C, u.P
+	g := &merger{s: s, bs: bs, p: p, n: N, c: C, m: C * P,
+		members: make([][]int, N), count: make([]int, N), W: slices.Clone(u.W),
+		mark: make([]int, N), M: make([]float64, P*P), tmp: make([]float64, P),
+		sim: make([]float64, N), lag: make([]int, N), shifts: map[int][]float64{}}
+	for i, c := range s.Cluster {
+		if c < 0 || int(c) >= N {
+			panic(fmt.Sprintf("curate: spike %d in cluster %d of %d", i, c, N))
+		}
+		g.members[c] = append(g.members[c], i)
+	}
 	for k := range N {
-		if !alive[k] {
+		g.count[k] = len(g.members[k])
+	}
+	g.w, g.sup = normalised(&Units{N: N, C: C, P: P, W: g.W})
+	g.site = onSite(g.sup, C)
+	g.loop = MergeLoop{Alive: make([]bool, N), Score: g.score, Join: g.join}
+	for k := range g.loop.Alive {
+		g.loop.Alive[k] = true
+	}
+	return g
+}
+
+// good returns which units' autocorrelograms pass [Refract] now.
+func (g *merger) good() []bool {
+	good, _ := Refract(g.s.Cluster, Seconds(g.s.Time, g.p.FS), g.p)
+	return append(good, make([]bool, g.n-len(good))...)
+}
+
+// template returns unit k's template.
+func (g *merger) template(k int) []float32 { return g.W[k*g.m : (k+1)*g.m] }
+
+// train returns unit k's spike times in seconds.
+func (g *merger) train(k int) []float64 {
+	t := make([]float64, len(g.members[k]))
+	for i, r := range g.members[k] {
+		t[i] = float64(g.s.Time[r]) / g.p.FS
+	}
+	return t
+}
+
+// score returns the similarity of every unit to base k (0 for k itself).
+func (g *merger) score(k int) []float64 {
+	g.bs.scoreAll(g.w, g.sup, g.site, k, g.sim, g.lag, g.M, g.mark)
+	g.sim[k] = 0
+	return g.sim
+}
+
+// join merges j into k: j's spikes move by the lag difference (times and
+// features, and its template, shifted through wPCA) and the templates are
+// averaged weighted by spike count.
+func (g *merger) join(k, j int) {
+	s, m, P := g.s, g.m, g.bs.P
+	W := g.W
+	delta := g.lag[k] - g.lag[j]
+	if delta != 0 {
+		S, ok := g.shifts[delta]
+		if !ok {
+			S = g.bs.shiftMatrix(delta)
+			g.shifts[delta] = S
+		}
+		fm := s.NC * s.P
+		for _, r := range g.members[j] {
+			s.Time[r] -= int64(delta)
+			applyShift(s.Features[r*fm:(r+1)*fm], S, P, g.tmp)
+		}
+		applyShift(W[j*m:(j+1)*m], S, P, g.tmp)
+	}
+	nk, nj := float64(g.count[k]), float64(g.count[j])
+	for i := range m {
+		W[k*m+i] = float32((nk*float64(W[k*m+i]) + nj*float64(W[j*m+i])) / (nk + nj))
+		W[j*m+i] = 0
+	}
+	for _, r := range g.members[j] {
+		s.Cluster[r] = int32(k)
+	}
+	g.members[k] = append(g.members[k], g.members[j]...)
+	g.members[j] = nil
+	g.count[k] += g.count[j]
+	g.count[j] = 0
+	g.w[k], g.sup[k] = normalise(W[k*m:(k+1)*m], g.c, P)
+	g.w[j], g.sup[j] = normalise(W[j*m:(j+1)*m], g.c, P)
+	for _, ch := range g.sup[k] {
+		g.site[ch] = append(g.site[ch], k) // repeats are skipped by scoreAll
+	}
+	g.steps = append(g.steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: g.sim[j], SameWaveform: g.same})
+}
+
+// result renumbers the surviving units 0…N−1 in the order of their old
+// labels, relabels and sorts the spikes, and returns the outcome.
+func (g *merger) result() MergeResult {
+	s := g.s
+	newID := make([]int32, g.n)
+	var old []int
+	out := &Units{C: g.c, P: g.bs.P}
+	for k := range g.n {
+		if !g.loop.Alive[k] {
 			newID[k] = -1
 			continue
 		}
 		newID[k] = int32(len(old))
 		old = append(old, k)
-		out.W = append(out.W, W[k*m:(k+1)*m]...)
+		out.W = append(out.W, g.template(k)...)
 	}
 	out.N = len(old)
 	for i, c := range s.Cluster {
 		s.Cluster[i] = newID[c]
 	}
 	s.SortByTime()
-	return MergeResult{Units: out, Old: old, Merges: steps}, nil
+	return MergeResult{Units: out, Old: old, Merges: g.steps}
+}
+
+// filter returns the members of ks for which keep holds, in order.
+func filter(ks []int, keep func(k int) bool) []int {
+	var out []int
+	for _, k := range ks {
+		if keep(k) {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 // descending returns 0…n−1 ordered by decreasing key, ties by decreasing

@@ -3,12 +3,11 @@ package curate
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"dspk/internal/par"
 )
 
 // PCFeatures returns Phy's PC features of the spikes (pc_features.npy,
@@ -206,42 +205,23 @@ func pcRow(s *Spikes, ch *Channels, byTemplate map[int32][]int, own []int, row [
 	return spikes
 }
 
-// parallelEach runs the items 0…n−1 on GOMAXPROCS workers (at most n),
-// each taking the next item as it is free: worker is called once per
-// worker and returns the function that does one item with that worker's
+// parallelEach is [par.Each] of the items 0…n−1 on GOMAXPROCS workers
+// (at most n) with a context and per-worker scratch: worker is called
+// once per worker and returns the function that does one item with that worker's
 // scratch. It returns when every item is done, or, once ctx is done, when
 // the items begun are, with the context's cause.
 func parallelEach(ctx context.Context, n int, worker func() func(k int)) error {
-	w := min(n, runtime.GOMAXPROCS(0))
-	if w <= 1 {
-		if n > 0 {
-			do := worker()
-			for k := range n {
-				if ctx.Err() != nil {
-					return context.Cause(ctx)
-				}
-				do(k)
-			}
+	nw := par.Workers(n)
+	dos := make([]func(k int), nw)
+	par.Each(n, nw, func(w, k int) {
+		if ctx.Err() != nil {
+			return
 		}
-		return nil
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range w {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			do := worker()
-			for ctx.Err() == nil {
-				k := int(next.Add(1) - 1)
-				if k >= n {
-					return
-				}
-				do(k)
-			}
-		}()
-	}
-	wg.Wait()
+		if dos[w] == nil {
+			dos[w] = worker()
+		}
+		dos[w](k)
+	})
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}

@@ -5,11 +5,10 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
+	"time"
 
 	"dspk/compute"
-	"time"
+	"dspk/internal/par"
 )
 
 // boundSlack is the relative margin of the pruning test U² > Th²·(1 −
@@ -118,10 +117,8 @@ type Detector struct {
 	ownStart int64
 	owned    int
 	nchunks  int
-	next     atomic.Int64
-	wid      atomic.Int64
-	wg       sync.WaitGroup
-	runFn    func()
+	loop     par.Loop
+	chunkFn  func(w, ci int) // runChunk, bound once so that a window allocates nothing
 }
 
 // worker is one goroutine's scratch.
@@ -296,7 +293,7 @@ func newDetector(dev *compute.Device, g *Grid, k, p, nt, T int, prm Params) (*De
 			return nil, err
 		}
 	}
-	d.runFn = d.run
+	d.chunkFn = d.runChunk
 	return d, nil
 }
 
@@ -495,15 +492,11 @@ func (d *Detector) Detect(dst *Spikes, x []float32, ownStart int64, owned int) S
 	}
 	d.x, d.ownStart, d.owned = x, ownStart, owned
 	d.nchunks = (owned + d.chunk - 1) / d.chunk
-	d.next.Store(0)
-	d.wid.Store(0)
 	nw := min(d.workers, d.nchunks)
-	d.wg.Add(nw)
-	for range nw - 1 {
-		go d.runFn()
+	for _, w := range d.ws[:nw] {
+		w.st = Stats{}
 	}
-	d.runFn()
-	d.wg.Wait()
+	d.loop.Each(d.nchunks, nw, d.chunkFn)
 	var st Stats
 	for _, w := range d.ws[:nw] {
 		st.Add(w.st)

@@ -92,6 +92,41 @@ func NewGrid(p *probe.Probe, prm Params) (*Grid, error) {
 	if g.Dmin == 0 {
 		g.Dmin = medianStep(p.Y)
 	}
+	if err := g.centres(p, nch); err != nil {
+		return nil, err
+	}
+	g.Candidates = len(g.Xup) * len(g.Yup)
+	if g.Candidates > maxCandidates {
+		return nil, fmt.Errorf("detect: probe %s gives %d template centres (%d x by %d y values), more than %d",
+			p.Name, g.Candidates, len(g.Xup), len(g.Yup), maxCandidates)
+	}
+
+	g.NC = min(prm.NearestChans, nch)
+	g.S = prm.TemplateSizes
+	maxD2 := prm.MaxChannelDistance * prm.MaxChannelDistance
+	cx := make([]float64, 0, g.Candidates)
+	cy := make([]float64, 0, g.Candidates)
+	for _, x := range g.Xup {
+		for _, y := range g.Yup {
+			cx = append(cx, x)
+			cy = append(cy, y)
+		}
+	}
+	tables := g.tables
+	if prm.Groups {
+		tables = g.groupTables
+	}
+	if err := tables(p, prm, cx, cy, maxD2); err != nil {
+		return nil, err
+	}
+	g.weights(prm)
+	return g, nil
+}
+
+// centres sets the candidate centres' x and y values (Xup, Yup): on each
+// shank of p's nch channels, a Dminx/2 by Dmin/2 lattice over the
+// shank's extent.
+func (g *Grid) centres(p *probe.Probe, nch int) error {
 	shanks := slices.Clone(p.Shank)
 	slices.Sort(shanks)
 	shanks = slices.Compact(shanks)
@@ -110,7 +145,7 @@ func NewGrid(p *probe.Probe, prm Params) (*Grid, error) {
 		ny := math.Ceil((ymax + 0.01 - ymin) / ystep)
 		nx := math.RoundToEven((xmax-xmin)/(g.Dminx/2)) + 1
 		if !(ny*nx <= maxCandidates) {
-			return nil, fmt.Errorf("detect: probe %s shank %d spans %g×%g µm; with steps %g and %g µm that is more than %d template centres",
+			return fmt.Errorf("detect: probe %s shank %d spans %g×%g µm; with steps %g and %g µm that is more than %d template centres",
 				p.Name, sh, xmax-xmin, ymax-ymin, g.Dminx/2, ystep, maxCandidates)
 		}
 		for i := range int(ny) {
@@ -121,56 +156,45 @@ func NewGrid(p *probe.Probe, prm Params) (*Grid, error) {
 	slices.Sort(xs)
 	slices.Sort(ys)
 	g.Xup, g.Yup = slices.Compact(xs), slices.Compact(ys)
-	g.Candidates = len(g.Xup) * len(g.Yup)
-	if g.Candidates > maxCandidates {
-		return nil, fmt.Errorf("detect: probe %s gives %d template centres (%d x by %d y values), more than %d",
-			p.Name, g.Candidates, len(g.Xup), len(g.Yup), maxCandidates)
-	}
+	return nil
+}
 
-	g.NC = min(prm.NearestChans, nch)
-	g.S = prm.TemplateSizes
-	maxD2 := prm.MaxChannelDistance * prm.MaxChannelDistance
-	cx := make([]float64, 0, g.Candidates)
-	cy := make([]float64, 0, g.Candidates)
-	for _, x := range g.Xup {
-		for _, y := range g.Yup {
-			cx = append(cx, x)
-			cy = append(cy, y)
+// tables keeps the candidate centres (cx, cy) within √maxD2 of a channel
+// and sets their nearest channels and distances and their nearest kept
+// centres.
+func (g *Grid) tables(p *probe.Probe, prm Params, cx, cy []float64, maxD2 float64) error {
+	near, d2 := probe.KNearest(p.X, p.Y, cx, cy, g.NC)
+	for f := range cx {
+		if d2[f][0] > maxD2 {
+			continue
 		}
-	}
-	if prm.Groups {
-		if err := g.groupTables(p, prm, cx, cy, maxD2); err != nil {
-			return nil, err
-		}
-	} else {
-		near, d2 := probe.KNearest(p.X, p.Y, cx, cy, g.NC)
-		for f := range cx {
-			if d2[f][0] > maxD2 {
-				continue
-			}
-			g.Index = append(g.Index, f)
-			g.X = append(g.X, cx[f])
-			g.Y = append(g.Y, cy[f])
-			for j := range g.NC {
-				g.IC = append(g.IC, int32(near[f][j]))
-				g.DS = append(g.DS, d2[f][j])
-			}
-		}
-		f := len(g.X)
-		if f == 0 {
-			return nil, fmt.Errorf("detect: probe %s: no template centre lies within %g µm of a channel", p.Name, prm.MaxChannelDistance)
-		}
-		g.NC2 = min(prm.NearestTemplates, f)
-		near2, _ := probe.KNearest(g.X, g.Y, g.X, g.Y, g.NC2)
-		g.IC2 = make([]int32, 0, f*g.NC2)
-		for a := range f {
-			for j := range g.NC2 {
-				g.IC2 = append(g.IC2, int32(near2[a][j]))
-			}
+		g.Index = append(g.Index, f)
+		g.X = append(g.X, cx[f])
+		g.Y = append(g.Y, cy[f])
+		for j := range g.NC {
+			g.IC = append(g.IC, int32(near[f][j]))
+			g.DS = append(g.DS, d2[f][j])
 		}
 	}
 	f := len(g.X)
+	if f == 0 {
+		return fmt.Errorf("detect: probe %s: no template centre lies within %g µm of a channel", p.Name, prm.MaxChannelDistance)
+	}
+	g.NC2 = min(prm.NearestTemplates, f)
+	near2, _ := probe.KNearest(g.X, g.Y, g.X, g.Y, g.NC2)
+	g.IC2 = make([]int32, 0, f*g.NC2)
+	for a := range f {
+		for j := range g.NC2 {
+			g.IC2 = append(g.IC2, int32(near2[a][j]))
+		}
+	}
+	return nil
+}
 
+// weights sets the kept centres' spatial weights for each template size:
+// exp(−d²/σ²) over the centre's nearest channels, normalised.
+func (g *Grid) weights(prm Params) {
+	f := len(g.X)
 	g.Sigma = make([]float64, g.S)
 	for s := range g.S {
 		g.Sigma[s] = prm.MinTemplateSize * float64(s+1)
@@ -191,7 +215,6 @@ func NewGrid(p *probe.Probe, prm Params) (*Grid, error) {
 			}
 		}
 	}
-	return g, nil
 }
 
 // medianStep is numpy's median(diff(unique(y))), or 1 if all y are equal.

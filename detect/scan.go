@@ -7,19 +7,9 @@ import (
 	"time"
 )
 
-// run is one goroutine of Detect: it takes chunks until none is left.
-func (d *Detector) run() {
-	defer d.wg.Done()
-	w := d.ws[d.wid.Add(1)-1]
-	w.st = Stats{}
-	for {
-		ci := int(d.next.Add(1) - 1)
-		if ci >= d.nchunks {
-			return
-		}
-		d.chunkRun(w, ci)
-	}
-}
+// runChunk is one item of Detect's loop: worker w detects the spikes of
+// chunk ci.
+func (d *Detector) runChunk(w, ci int) { d.chunkRun(d.ws[w], ci) }
 
 // blockGroup is the number of channels correlated before the centres
 // whose highest channel is among them are evaluated (an even number: the

@@ -3,13 +3,13 @@ package linalg
 import (
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"dspk/internal/par"
 )
 
 // SplitLen is the largest number of samples whose products one partial sum
@@ -103,32 +103,6 @@ func newGramWork[T float32 | float64](C int) *gramWork[T] {
 	return w
 }
 
-// parallel runs f(k) for k in [0, n) on up to GOMAXPROCS goroutines, each
-// taking the next k from a shared counter.
-func parallel(n int, f func(k int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	if workers <= 1 {
-		for k := 0; k < n; k++ {
-			f(k)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for {
-				k := int(next.Add(1)) - 1
-				if k >= n {
-					return
-				}
-				f(k)
-			}
-		})
-	}
-	wg.Wait()
-}
-
 // gemv sets y[:m] = A·x for the m×n row-major A of stride lda, through
 // gonum's assembly dot kernels (float32 sums with eight partial
 // accumulators for float32; four-row blocks for float64).
@@ -169,7 +143,7 @@ func (w *gramWork[T]) add(acc []float64, x []T, ld, c0, c1 int, mean []float64) 
 		n := s1 - s0
 		tiles := (n + tile - 1) / tile
 		// Pack: tile k of channel c at pack[(k*C+c)*tile:].
-		parallel(len(w.bounds)-1, func(ch int) {
+		par.Each(len(w.bounds)-1, par.Workers(len(w.bounds)-1), func(_, ch int) {
 			for c := w.bounds[ch]; c < w.bounds[ch+1]; c++ {
 				row := x[c*ld+s0 : c*ld+s1]
 				var m float64
@@ -191,7 +165,7 @@ func (w *gramWork[T]) add(acc []float64, x []T, ld, c0, c1 int, mean []float64) 
 			}
 		})
 		// Products, chunk by chunk of rows.
-		parallel(len(w.bounds)-1, func(ch int) {
+		par.Each(len(w.bounds)-1, par.Workers(len(w.bounds)-1), func(_, ch int) {
 			r0, r1 := w.bounds[ch], w.bounds[ch+1]
 			tmp := w.tmp[ch]
 			for k := 0; k < tiles; k++ {

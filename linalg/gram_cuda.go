@@ -401,6 +401,17 @@ func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c
 			return err
 		}
 	}
+	if err := g.multiply(c, method, x, ld, c0, n, S, W); err != nil {
+		return err
+	}
+	return g.finish(c, dst, S, n, beta)
+}
+
+// multiply forms the product slices of the packed buffer (of x in place
+// for GramGEMMInPlace: columns [c0, c0+n) with stride ld) with cuBLAS as
+// method says: S slices of W samples per channel.
+func (g *GPUGram) multiply(c *compute.Ctx, method GramMethod, x compute.Ptr, ld, c0, n, S, W int) error {
+	C := g.c
 	ws, prod := g.ws.Ptr, g.prod.Ptr
 	var err error
 	switch method {
@@ -457,10 +468,7 @@ func (g *GPUGram) product(c *compute.Ctx, name string, dst, x compute.Ptr, ld, c
 	case GramDGEMM:
 		err = c.Dgemm(compute.Trans, compute.NoTrans, C, C, n, 1, ws, W, ws, W, 0, prod, C)
 	}
-	if err != nil {
-		return err
-	}
-	return g.finish(c, dst, S, n, beta)
+	return err
 }
 
 // finish launches the sum of the S product slices into dst = sum/n +

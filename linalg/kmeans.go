@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sort"
-	"sync"
-	"sync/atomic"
+
+	"dspk/internal/par"
 )
 
 // kmeansBlock is the number of points one task handles in KMeans. Sums
@@ -123,20 +122,12 @@ func KMeans(x []float32, n, d, k int, opt KMeansOptions) (KMeansResult, error) {
 		}
 	}
 	results := make([]KMeansResult, opt.NInit)
-	sem := make(chan struct{}, max(1, min(opt.NInit, runtime.GOMAXPROCS(0))))
-	var wg sync.WaitGroup
-	for run := range opt.NInit {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			w := newKMWork(x, n, d, k)
-			centers := w.seedPlusPlus(&draws[run])
-			labels, iter := w.lloyd(centers, opt.MaxIter, tol)
-			results[run] = KMeansResult{Centers: centers, Labels: labels, Inertia: w.inertia(centers, labels), Iter: iter, Run: run}
-		}()
-	}
-	wg.Wait()
+	par.Each(opt.NInit, par.Workers(opt.NInit), func(_, run int) {
+		w := newKMWork(x, n, d, k)
+		centers := w.seedPlusPlus(&draws[run])
+		labels, iter := w.lloyd(centers, opt.MaxIter, tol)
+		results[run] = KMeansResult{Centers: centers, Labels: labels, Inertia: w.inertia(centers, labels), Iter: iter, Run: run}
+	})
 	best := results[0]
 	for _, r := range results[1:] {
 		if r.Inertia < best.Inertia {
@@ -201,23 +192,14 @@ func newKMWork(x []float32, n, d, k int) *kmWork {
 // blocks runs fn for every block index on up to GOMAXPROCS goroutines;
 // row is a per-goroutine scratch of length d.
 func (w *kmWork) blocks(fn func(b int, row []float64)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), w.nb) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			row := make([]float64, w.d)
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= w.nb {
-					return
-				}
-				fn(b, row)
-			}
-		}()
-	}
-	wg.Wait()
+	nw := par.Workers(w.nb)
+	rows := make([][]float64, nw)
+	par.Each(w.nb, nw, func(g, b int) {
+		if rows[g] == nil {
+			rows[g] = make([]float64, w.d)
+		}
+		fn(b, rows[g])
+	})
 }
 
 // meanVariance returns the mean over features of the population variance.

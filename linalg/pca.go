@@ -2,12 +2,11 @@ package linalg
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+
+	"dspk/internal/par"
 )
 
 // gramBlockRows is the number of rows of x whose products one task sums
@@ -56,34 +55,24 @@ func gram32(x []float32, n, d int) []float64 {
 	}
 	nb := (n + gramBlockRows - 1) / gramBlockRows
 	parts := make([][]float64, nb)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	workers := min(runtime.GOMAXPROCS(0), nb)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			buf := make([]float64, gramBlockRows*d)
-			for {
-				b := int(next.Add(1) - 1)
-				if b >= nb {
-					return
-				}
-				r0, r1 := b*gramBlockRows, min((b+1)*gramBlockRows, n)
-				rows := r1 - r0
-				a := buf[:rows*d]
-				for i, v := range x[r0*d : r1*d] {
-					a[i] = float64(v)
-				}
-				c := make([]float64, d*d)
-				blas64.Syrk(blas.Trans, 1,
-					blas64.General{Rows: rows, Cols: d, Stride: d, Data: a},
-					0, blas64.Symmetric{N: d, Stride: d, Data: c, Uplo: blas.Upper})
-				parts[b] = c
-			}
-		}()
-	}
-	wg.Wait()
+	nw := par.Workers(nb)
+	bufs := make([][]float64, nw)
+	par.Each(nb, nw, func(g, b int) {
+		if bufs[g] == nil {
+			bufs[g] = make([]float64, gramBlockRows*d)
+		}
+		r0, r1 := b*gramBlockRows, min((b+1)*gramBlockRows, n)
+		rows := r1 - r0
+		a := bufs[g][:rows*d]
+		for i, v := range x[r0*d : r1*d] {
+			a[i] = float64(v)
+		}
+		c := make([]float64, d*d)
+		blas64.Syrk(blas.Trans, 1,
+			blas64.General{Rows: rows, Cols: d, Stride: d, Data: a},
+			0, blas64.Symmetric{N: d, Stride: d, Data: c, Uplo: blas.Upper})
+		parts[b] = c
+	})
 	g := make([]float64, d*d)
 	for _, p := range parts {
 		for i := range d {

@@ -2,12 +2,12 @@ package linalg
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"gonum.org/v1/gonum/blas/blas32"
+
+	"dspk/internal/par"
 )
 
 // Whitening is a sparse whitening operator with K non-zeros per row, as
@@ -135,60 +135,39 @@ func (w *Whitening) Apply(dst, src []float32, T int) {
 		return
 	}
 	blocks := (w.C + applyRows - 1) / applyRows
-	workers := min(runtime.GOMAXPROCS(0), blocks)
-	// The job comes from a pool and its goroutines start from method
-	// values bound once, so that a call allocates nothing.
+	// The job comes from a pool and its loop's function is a method
+	// value bound once, so that a call allocates nothing.
 	j := applyJobs.Get().(*applyJob)
-	j.w, j.dst, j.src, j.t, j.blocks = w, dst, src, T, blocks
-	j.next.Store(0)
-	if workers <= 1 {
-		j.work()
-	} else {
-		j.wg.Add(workers)
-		for range workers {
-			go j.worker()
-		}
-		j.wg.Wait()
-	}
+	j.w, j.dst, j.src, j.t = w, dst, src, T
+	j.loop.Each(blocks, par.Workers(blocks), j.blockFn)
 	j.w, j.dst, j.src = nil, nil, nil
 	applyJobs.Put(j)
 }
 
-// applyJob is one Apply call, its blocks of rows taken in turn by its
-// goroutines.
+// applyJob is one Apply call, its blocks of rows taken in turn by the
+// workers of its loop.
 type applyJob struct {
-	w         *Whitening
-	dst, src  []float32
-	t, blocks int
-	next      atomic.Int64
-	wg        sync.WaitGroup
-	worker    func() // work, then wg.Done; made once per job
+	w        *Whitening
+	dst, src []float32
+	t        int
+	loop     par.Loop
+	blockFn  func(_, b int) // block, made once per job
 }
 
 var applyJobs = sync.Pool{New: func() any {
 	j := new(applyJob)
-	j.worker = func() {
-		j.work()
-		j.wg.Done()
-	}
+	j.blockFn = j.block
 	return j
 }}
 
-// work computes blocks of applyRows output rows, tile by tile, until none
-// is left.
-func (j *applyJob) work() {
+// block computes block b of applyRows output rows, tile by tile.
+func (j *applyJob) block(_, b int) {
 	w, T := j.w, j.t
-	for {
-		b := int(j.next.Add(1)) - 1
-		if b >= j.blocks {
-			return
-		}
-		r0, r1 := b*applyRows, min((b+1)*applyRows, w.C)
-		for t0 := 0; t0 < T; t0 += applyTile {
-			t1 := min(t0+applyTile, T)
-			for c := r0; c < r1; c++ {
-				w.applyRow(j.dst[c*T+t0:c*T+t1], j.src, T, t0, c)
-			}
+	r0, r1 := b*applyRows, min((b+1)*applyRows, w.C)
+	for t0 := 0; t0 < T; t0 += applyTile {
+		t1 := min(t0+applyTile, T)
+		for c := r0; c < r1; c++ {
+			w.applyRow(j.dst[c*T+t0:c*T+t1], j.src, T, t0, c)
 		}
 	}
 }

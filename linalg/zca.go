@@ -3,6 +3,8 @@ package linalg
 import (
 	"fmt"
 	"math"
+
+	"dspk/internal/par"
 )
 
 // zcaChunks is the number of channel chunks LocalZCA shares out among
@@ -78,7 +80,7 @@ func LocalZCA(cc []float64, C int, x, y []float64, nrange int, eps float64) (*Wh
 	// scratch. failed[k] records a failed decomposition in chunk k.
 	chunks := min(C, zcaChunks)
 	failed := make([]int, chunks)
-	parallel(chunks, func(k int) {
+	par.Each(chunks, par.Workers(chunks), func(_, k int) {
 		failed[k] = -1
 		block := make([]float64, n*n)
 		vals, vecs := make([]float64, n), make([]float64, n*n)

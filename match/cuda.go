@@ -230,11 +230,21 @@ func (g *cudaMatcher) grow(c *compute.Ctx, m *Matcher, T int) error {
 // its spikes to m.found (column, template, coefficient, projection) and
 // their features to g.hostF.
 func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned int) error {
-	N, C, P, nt := m.n, m.c, m.p, m.nt
-	nc := m.prm.NearestChans
 	if err := c.Memset32(g.st.Ptr, 0, stLen); err != nil {
 		return err
 	}
+	if err := g.projectWindow(c, m, x, T); err != nil {
+		return err
+	}
+	if err := g.peel(c, m, T, owned); err != nil {
+		return err
+	}
+	return g.collect(c, m, x, T)
+}
+
+// projectWindow projects the window at x on the templates (B).
+func (g *cudaMatcher) projectWindow(c *compute.Ctx, m *Matcher, x compute.Ptr, T int) error {
+	N, C, P, nt := m.n, m.c, m.p, m.nt
 	// Projection: B[:, e0:e0+w] = U [N, C·P] · Bc [C·P, w], chunk by chunk,
 	// over each template's support channels only.
 	for e0 := 0; e0 < T; e0 += gpuChunk {
@@ -250,6 +260,13 @@ func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned in
 			return err
 		}
 	}
+	return nil
+}
+
+// peel runs the rounds of matching and subtraction on B, up to
+// MaxPeels, stopping once a round finds nothing.
+func (g *cudaMatcher) peel(c *compute.Ctx, m *Matcher, T, owned int) error {
+	N, nt := m.n, m.nt
 	if cap(g.hostSt) < stLen {
 		g.hostSt = make([]int32, stLen)
 	}
@@ -295,6 +312,14 @@ func (g *cudaMatcher) run(c *compute.Ctx, m *Matcher, x compute.Ptr, T, owned in
 			}
 		}
 	}
+	return nil
+}
+
+// collect ranks the spikes found, computes their features from the
+// window at x, and brings them back to m.found and g.hostF.
+func (g *cudaMatcher) collect(c *compute.Ctx, m *Matcher, x compute.Ptr, T int) error {
+	C, P, nt := m.c, m.p, m.nt
+	nc := m.prm.NearestChans
 	if err := c.Launch(g.rank, compute.D1(gpuBlocks), compute.D1(gpuThreads), 0,
 		g.ft, g.fu, g.fa, g.fq, g.roundStart, g.st, g.gt, g.gu, g.ga, g.gq); err != nil {
 		return err

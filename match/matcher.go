@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"dspk/compute"
 	"dspk/detect"
+	"dspk/internal/par"
 )
 
 // chunkCols is the number of columns one worker filters and projects at a
@@ -198,44 +197,39 @@ func (m *Matcher) grow(T int) {
 func (m *Matcher) project(x []float32, T int) {
 	C, P := m.c, m.p
 	chunks := (T + chunkCols - 1) / chunkCols
-	var wg sync.WaitGroup
-	next := make(chan int, chunks)
-	for i := range chunks {
-		next <- i
+	nw := min(m.workers, chunks)
+	type scratch struct {
+		cor *detect.Correlator
+		bc  []float32
 	}
-	close(next)
-	for range min(m.workers, chunks) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			cor := m.bank.Correlator()
-			bc := make([]float32, C*P*chunkCols)
-			for ch := range next {
-				e0 := ch * chunkCols
-				w := min(chunkCols, T-e0)
-				// Two used channels per transform.
-				var pend = -1
-				for c := range C {
-					if !m.used[c] {
-						continue
-					}
-					if pend < 0 {
-						pend = c
-						continue
-					}
-					cor.Correlate(bc[pend*P*w:(pend+1)*P*w], x[pend*T:(pend+1)*T], bc[c*P*w:(c+1)*P*w], x[c*T:(c+1)*T], e0, w)
-					pend = -1
-				}
-				if pend >= 0 {
-					cor.Correlate(bc[pend*P*w:(pend+1)*P*w], x[pend*T:(pend+1)*T], nil, nil, e0, w)
-				}
-				for u := range m.n {
-					project(m.b[u*T+e0:u*T+e0+w], bc[:C*P*w], m.proj[u], w)
-				}
+	ws := make([]scratch, max(1, nw))
+	par.Each(chunks, nw, func(g, ch int) {
+		if ws[g].bc == nil {
+			ws[g] = scratch{m.bank.Correlator(), make([]float32, C*P*chunkCols)}
+		}
+		cor, bc := ws[g].cor, ws[g].bc
+		e0 := ch * chunkCols
+		w := min(chunkCols, T-e0)
+		// Two used channels per transform.
+		var pend = -1
+		for c := range C {
+			if !m.used[c] {
+				continue
 			}
-		}()
-	}
-	wg.Wait()
+			if pend < 0 {
+				pend = c
+				continue
+			}
+			cor.Correlate(bc[pend*P*w:(pend+1)*P*w], x[pend*T:(pend+1)*T], bc[c*P*w:(c+1)*P*w], x[c*T:(c+1)*T], e0, w)
+			pend = -1
+		}
+		if pend >= 0 {
+			cor.Correlate(bc[pend*P*w:(pend+1)*P*w], x[pend*T:(pend+1)*T], nil, nil, e0, w)
+		}
+		for u := range m.n {
+			project(m.b[u*T+e0:u*T+e0+w], bc[:C*P*w], m.proj[u], w)
+		}
+	})
 }
 
 // score recomputes the best score s(t) = max_u max(B[u,t],0)²/‖U_u‖² and
@@ -296,18 +290,7 @@ func (m *Matcher) score(T int, round []spike) {
 			m.scoreGroup(T, g)
 		}
 	} else {
-		var next atomic.Int32
-		var wg sync.WaitGroup
-		for range nw {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for g := int(next.Add(1) - 1); g < G; g = int(next.Add(1) - 1) {
-					m.scoreGroup(T, g)
-				}
-			}()
-		}
-		wg.Wait()
+		par.Each(G, nw, func(_, g int) { m.scoreGroup(T, g) })
 	}
 	// Group by group over blocks of columns, so that each group's scores
 	// are read in order and the block's s and su stay in cache; each span

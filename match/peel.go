@@ -4,7 +4,8 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"sync"
+
+	"dspk/internal/par"
 )
 
 // peel runs the matching rounds on B: each round finds the columns in
@@ -139,16 +140,7 @@ func (m *Matcher) split(work int, f func(w, nw int)) {
 		f(0, 1)
 		return
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < nw; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(w, nw)
-		}()
-	}
-	f(0, nw)
-	wg.Wait()
+	par.Run(nw, func(w int) { f(w, nw) })
 }
 
 // splitMinWork is the work below which split does not start goroutines.

@@ -3,11 +3,10 @@ package motion
 import (
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"dspk/compute"
+	"dspk/internal/par"
 	"dspk/linalg"
 
 	"gonum.org/v1/gonum/mat"
@@ -234,7 +233,7 @@ func (k *Corrector) matrix(w int) bool {
 // each row scaled to unit norm if norm.
 func krigingMatrix(m []float32, x, y, sh, iK []float64, sigma float64, norm bool) {
 	C := len(x)
-	parallel(C, func(c0, c1 int) {
+	par.Split(C, par.Workers(C), func(_, c0, c1 int) {
 		row := make([]float64, C)
 		for c := c0; c < c1; c++ {
 			clear(row)
@@ -387,22 +386,4 @@ func (k *Corrector) Close() error {
 		return err
 	}
 	return nil
-}
-
-// parallel runs f over [0, n) split into GOMAXPROCS contiguous parts.
-func parallel(n int, f func(i0, i1 int)) {
-	p := min(runtime.GOMAXPROCS(0), n)
-	if p <= 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for i := range p {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(i*n/p, (i+1)*n/p)
-		}()
-	}
-	wg.Wait()
 }

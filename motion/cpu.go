@@ -1,9 +1,6 @@
 package motion
 
-import (
-	"runtime"
-	"sync"
-)
+import "dspk/internal/par"
 
 // cpuScorer computes the registration scores on the CPU, windows spread
 // over GOMAXPROCS goroutines; each score is summed in the fixed order of
@@ -15,19 +12,13 @@ type cpuScorer struct {
 }
 
 func (c cpuScorer) scores(out []float64, starts []int, l, smax int, S []int32, R []float64) error {
-	nw := min(runtime.GOMAXPROCS(0), c.nb)
-	var wg sync.WaitGroup
-	for w := range nw {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var lanes [scoreLanes]float64
-			for t := w; t < c.nb; t += nw {
-				c.window(out, &lanes, t, starts, l, smax, S[t], R)
-			}
-		}()
-	}
-	wg.Wait()
+	nw := par.Workers(c.nb)
+	par.Run(nw, func(w int) {
+		var lanes [scoreLanes]float64
+		for t := w; t < c.nb; t += nw {
+			c.window(out, &lanes, t, starts, l, smax, S[t], R)
+		}
+	})
 	return nil
 }
 

@@ -3,6 +3,7 @@ package motion
 import (
 	"fmt"
 
+	"dspk/internal/par"
 	"dspk/linalg"
 )
 
@@ -27,7 +28,7 @@ func (k *Corrector) Fold(W *linalg.Whitening, w int) *linalg.Whitening {
 		return k.fold
 	}
 	p := make([]float32, C*C)
-	parallel(C, func(c0, c1 int) {
+	par.Split(C, par.Workers(C), func(_, c0, c1 int) {
 		row := make([]float64, C)
 		for c := c0; c < c1; c++ {
 			clear(row)

@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
 	"dspk/compute"
+	"dspk/internal/par"
 )
 
 // Storage is the set of element types the trailing mean accepts; it only fixes the stored rounding.
@@ -244,24 +243,13 @@ func run[T Storage](k *kernel[T], dst, src []T, rows, n, cf int, inPlace bool, w
 			}
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, len(tasks)) {
-		wg.Go(func() {
-			var hist []T
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(tasks) {
-					return
-				}
-				tk := &tasks[i]
-				for r := tk.r0; r < tk.r1; r++ {
-					hist = rowPass(k, dst[r*n:(r+1)*n], src[r*n:(r+1)*n], tk.t0, tk.t1, cf, inPlace, tk.head, hist)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	hists := make([][]T, max(1, min(workers, len(tasks)))) // each worker's history scratch
+	par.Each(len(tasks), workers, func(w, i int) {
+		tk := &tasks[i]
+		for r := tk.r0; r < tk.r1; r++ {
+			hists[w] = rowPass(k, dst[r*n:(r+1)*n], src[r*n:(r+1)*n], tk.t0, tk.t1, cf, inPlace, tk.head, hists[w])
+		}
+	})
 }
 
 // plan splits [rows, n] into ranges of rows or, for few rows, segments of rows as tasks.

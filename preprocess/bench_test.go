@@ -98,7 +98,7 @@ func BenchmarkStages(b *testing.B) {
 		cpu0 := cpuTime()
 		for range b.N {
 			pp.out = buf
-			pp.parallel(384, (*cpuPreprocessor).filterRange)
+			pp.loop.Split(384, pp.workers, pp.filterFn)
 			pp.out = nil
 		}
 		reportRealtime(b, p, cpu0)
@@ -147,7 +147,7 @@ func BenchmarkStagesKernels(b *testing.B) {
 			cpu0 := cpuTime()
 			for range b.N {
 				pp.out = buf
-				pp.parallel(384, (*cpuPreprocessor).filterRange)
+				pp.loop.Split(384, pp.workers, pp.filterFn)
 				pp.out = nil
 			}
 			reportRealtime(b, p, cpu0)

@@ -3,10 +3,9 @@ package preprocess
 import (
 	"fmt"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"time"
 
+	"dspk/internal/par"
 	"dspk/linalg"
 )
 
@@ -40,16 +39,10 @@ type cpuPreprocessor struct {
 	src []int16
 	out []float32
 
-	// The parallel stage in progress: its step, its n and worker count,
-	// the next worker index to hand out, and the goroutine body
-	// (runStage, bound once in newCPU so that starting a goroutine
-	// allocates nothing).
-	stageFn  func(pp *cpuPreprocessor, w, lo, hi int)
-	stageN   int
-	stageW   int
-	stageWid atomic.Int64
-	stageWG  sync.WaitGroup
-	runFn    func()
+	// The steps' loop and its functions, method values bound once in
+	// newCPU so that a Run allocates nothing.
+	loop                   par.Loop
+	sumFn, refFn, filterFn func(w, lo, hi int)
 }
 
 // blockT is the number of time columns a worker converts and references
@@ -88,7 +81,7 @@ func newCPU(p Params) (*cpuPreprocessor, error) {
 		mean:    make([]float32, C),
 		run0:    p.ChanMap[0],
 	}
-	pp.runFn = pp.runStage
+	pp.sumFn, pp.refFn, pp.filterFn = pp.sumRange, pp.referenceRange, pp.filterRange
 	for i, r := range p.ChanMap {
 		if r != pp.run0+i {
 			pp.run0 = -1
@@ -188,7 +181,7 @@ func (pp *cpuPreprocessor) Run(dst []float32, src []int16, w *linalg.Whitening) 
 	pp.reference(out, src)
 	t1 := time.Now()
 	pp.src, pp.out = nil, out
-	pp.parallel(C, (*cpuPreprocessor).filterRange)
+	pp.loop.Split(C, pp.workers, pp.filterFn)
 	pp.out = nil
 	t2 := time.Now()
 	if w != nil {
@@ -225,40 +218,10 @@ func (f *Filter) flops() int64 {
 // from src into out.
 func (pp *cpuPreprocessor) reference(out []float32, src []int16) {
 	pp.src, pp.out = src, out
-	pp.parallel(pp.t, (*cpuPreprocessor).sumRange)
+	pp.loop.Split(pp.t, pp.workers, pp.sumFn)
 	pp.finishMean()
-	pp.parallel((pp.t+blockT-1)/blockT, (*cpuPreprocessor).referenceRange)
+	pp.loop.Split((pp.t+blockT-1)/blockT, pp.workers, pp.refFn)
 	pp.src, pp.out = nil, nil
-}
-
-// parallel splits [0, n) into contiguous ranges, one per worker, and runs
-// f on them concurrently: worker 0 on the calling goroutine, the others
-// on goroutines that read the stage from pp (runStage), so that a stage
-// allocates nothing.
-func (pp *cpuPreprocessor) parallel(n int, f func(pp *cpuPreprocessor, w, lo, hi int)) {
-	W := min(pp.workers, n)
-	if W <= 1 {
-		f(pp, 0, 0, n)
-		return
-	}
-	pp.stageFn, pp.stageN, pp.stageW = f, n, W
-	pp.stageWid.Store(0)
-	pp.stageWG.Add(W - 1)
-	for range W - 1 {
-		go pp.runFn()
-	}
-	f(pp, 0, 0, n/W)
-	pp.stageWG.Wait()
-	pp.stageFn = nil
-}
-
-// runStage is one goroutine of parallel: it takes the next worker index
-// w ≥ 1 and runs the stage on its range.
-func (pp *cpuPreprocessor) runStage() {
-	defer pp.stageWG.Done()
-	n, W := pp.stageN, pp.stageW
-	w := int(pp.stageWid.Add(1))
-	pp.stageFn(pp, w, w*n/W, (w+1)*n/W)
 }
 
 // sumRange accumulates, in worker w's sums, every file channel over time

@@ -121,123 +121,163 @@ func ParseMeta(r io.Reader, name string) (*Meta, error) {
 	return m, nil
 }
 
-// typed fills the typed fields from Fields.
+// typed fills the typed fields from Fields: the stream, channel count and
+// rate, then the file and probe fields, the channel counts by kind and
+// the saved channels.
 func (m *Meta) typed(line map[string]int) error {
-	bad := func(k, format string, a ...any) error {
-		return &MetaError{Name: m.Name, Line: line[k], Key: k, Msg: fmt.Sprintf(format, a...)}
-	}
-	getInt := func(k string, dst *int64) (bool, error) {
-		v, ok := m.Fields[k]
-		if !ok || v == "" {
-			return false, nil
-		}
-		x, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return false, bad(k, "%q is not an integer", v)
-		}
-		*dst = x
-		return true, nil
-	}
-	getFloat := func(k string, dst *float64) (bool, error) {
-		v, ok := m.Fields[k]
-		if !ok || v == "" {
-			return false, nil
-		}
-		x, err := strconv.ParseFloat(v, 64)
-		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
-			return false, bad(k, "%q is not a finite number", v)
-		}
-		*dst = x
-		return true, nil
-	}
-
+	f := metaFields{m: m, line: line}
 	m.TypeThis = m.Fields["typeThis"]
 	if m.TypeThis == "" {
 		m.TypeThis = "imec"
 	}
 	var n int64
-	if ok, err := getInt("nSavedChans", &n); err != nil {
+	if ok, err := f.getInt("nSavedChans", &n); err != nil {
 		return err
 	} else if !ok {
-		return bad("nSavedChans", "missing: the channel count of the .bin is unknown")
+		return f.bad("nSavedChans", "missing: the channel count of the .bin is unknown")
 	}
 	if n <= 0 || n > maxSavedChans {
-		return bad("nSavedChans", "%d channels: want 1…%d", n, maxSavedChans)
+		return f.bad("nSavedChans", "%d channels: want 1…%d", n, maxSavedChans)
 	}
 	m.NSavedChans = int(n)
 
 	rateKey := map[string]string{"imec": "imSampRate", "nidq": "niSampRate", "obx": "obSampRate"}[m.TypeThis]
 	if rateKey == "" {
-		return bad("typeThis", "unknown stream type %q", m.TypeThis)
+		return f.bad("typeThis", "unknown stream type %q", m.TypeThis)
 	}
-	if ok, err := getFloat(rateKey, &m.SampleRate); err != nil {
+	if ok, err := f.getFloat(rateKey, &m.SampleRate); err != nil {
 		return err
 	} else if !ok {
-		return bad(rateKey, "missing: the sample rate is unknown")
+		return f.bad(rateKey, "missing: the sample rate is unknown")
 	}
 	if !(m.SampleRate > 0) {
-		return bad(rateKey, "rate %g Hz: must be positive", m.SampleRate)
+		return f.bad(rateKey, "rate %g Hz: must be positive", m.SampleRate)
 	}
+	if err := f.fileAndProbe(); err != nil {
+		return err
+	}
+	if err := f.counts(); err != nil {
+		return err
+	}
+	return f.saveChans()
+}
 
-	if ok, err := getInt("fileSizeBytes", &m.FileSizeBytes); err != nil {
+// metaFields reads the fields of a Meta being typed; line gives each
+// key's line for the errors.
+type metaFields struct {
+	m    *Meta
+	line map[string]int
+}
+
+// bad returns the error of key k.
+func (f metaFields) bad(k, format string, a ...any) error {
+	return &MetaError{Name: f.m.Name, Line: f.line[k], Key: k, Msg: fmt.Sprintf(format, a...)}
+}
+
+// getInt sets *dst to the integer of key k and reports whether k is
+// set (an error if it is not an integer).
+func (f metaFields) getInt(k string, dst *int64) (bool, error) {
+	v, ok := f.m.Fields[k]
+	if !ok || v == "" {
+		return false, nil
+	}
+	x, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return false, f.bad(k, "%q is not an integer", v)
+	}
+	*dst = x
+	return true, nil
+}
+
+// getFloat is getInt for a finite number.
+func (f metaFields) getFloat(k string, dst *float64) (bool, error) {
+	v, ok := f.m.Fields[k]
+	if !ok || v == "" {
+		return false, nil
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+		return false, f.bad(k, "%q is not a finite number", v)
+	}
+	*dst = x
+	return true, nil
+}
+
+// fileAndProbe fills the file's size, time and first sample, the range
+// and the probe's type and part.
+func (f metaFields) fileAndProbe() error {
+	m := f.m
+	if ok, err := f.getInt("fileSizeBytes", &m.FileSizeBytes); err != nil {
 		return err
 	} else if ok && m.FileSizeBytes < 0 {
-		return bad("fileSizeBytes", "negative size %d", m.FileSizeBytes)
+		return f.bad("fileSizeBytes", "negative size %d", m.FileSizeBytes)
 	}
-	if _, err := getFloat("fileTimeSecs", &m.FileTimeSecs); err != nil {
+	if _, err := f.getFloat("fileTimeSecs", &m.FileTimeSecs); err != nil {
 		return err
 	}
-	if _, err := getInt("firstSample", &m.FirstSample); err != nil {
+	if _, err := f.getInt("firstSample", &m.FirstSample); err != nil {
 		return err
 	}
-	if _, err := getFloat("imAiRangeMax", &m.ImAiRangeMax); err != nil {
+	if _, err := f.getFloat("imAiRangeMax", &m.ImAiRangeMax); err != nil {
 		return err
 	}
 	var x int64
-	if ok, err := getInt("imMaxInt", &x); err != nil {
+	if ok, err := f.getInt("imMaxInt", &x); err != nil {
 		return err
 	} else if ok {
 		if x <= 0 || x > 1<<30 {
-			return bad("imMaxInt", "%d: must be positive", x)
+			return f.bad("imMaxInt", "%d: must be positive", x)
 		}
 		m.ImMaxInt = int(x)
 	}
 	x = 0
-	if _, err := getInt("imDatPrb_type", &x); err != nil {
+	if _, err := f.getInt("imDatPrb_type", &x); err != nil {
 		return err
 	}
 	if x < 0 || x > 1<<30 {
-		return bad("imDatPrb_type", "%d: not a probe type", x)
+		return f.bad("imDatPrb_type", "%d: not a probe type", x)
 	}
 	m.ProbeType = int(x)
 	m.ProbePart = m.Fields["imDatPrb_pn"]
+	return nil
+}
 
-	for _, f := range []struct {
+// counts fills the saved and acquired channel counts by kind (AP, LF,
+// SY) and checks the saved ones against nSavedChans.
+func (f metaFields) counts() error {
+	m := f.m
+	for _, c := range []struct {
 		key string
 		dst *[3]int
 	}{{"snsApLfSy", &m.SavedAPLFSY}, {"acqApLfSy", &m.AcquiredAPLFSY}} {
-		v, ok := m.Fields[f.key]
+		v, ok := m.Fields[c.key]
 		if !ok || v == "" {
 			continue
 		}
 		parts := strings.Split(v, ",")
 		if len(parts) != 3 {
-			return bad(f.key, "%q: want three counts AP,LF,SY", v)
+			return f.bad(c.key, "%q: want three counts AP,LF,SY", v)
 		}
 		for i, p := range parts {
-			c, err := strconv.Atoi(strings.TrimSpace(p))
-			if err != nil || c < 0 || c > maxSavedChans {
-				return bad(f.key, "%q: want three counts AP,LF,SY", v)
+			n, err := strconv.Atoi(strings.TrimSpace(p))
+			if err != nil || n < 0 || n > maxSavedChans {
+				return f.bad(c.key, "%q: want three counts AP,LF,SY", v)
 			}
-			f.dst[i] = c
+			c.dst[i] = n
 		}
 	}
 	if _, ok := m.Fields["snsApLfSy"]; ok && m.TypeThis == "imec" {
 		if s := m.SavedAPLFSY; s[0]+s[1]+s[2] != m.NSavedChans {
-			return bad("snsApLfSy", "%d+%d+%d channels but nSavedChans=%d", s[0], s[1], s[2], m.NSavedChans)
+			return f.bad("snsApLfSy", "%d+%d+%d channels but nSavedChans=%d", s[0], s[1], s[2], m.NSavedChans)
 		}
 	}
+	return nil
+}
 
+// saveChans fills the saved channels (snsSaveChanSubset; every channel
+// when absent or "all").
+func (f metaFields) saveChans() error {
+	m := f.m
 	subset, ok := m.Fields["snsSaveChanSubset"]
 	if !ok || subset == "" || subset == "all" {
 		m.SaveChans = make([]int, m.NSavedChans)
@@ -248,7 +288,7 @@ func (m *Meta) typed(line map[string]int) error {
 	}
 	chans, err := parseChanSubset(subset, m.NSavedChans)
 	if err != nil {
-		return bad("snsSaveChanSubset", "%v", err)
+		return f.bad("snsSaveChanSubset", "%v", err)
 	}
 	m.SaveChans = chans
 	return nil

@@ -3,7 +3,8 @@ package recording
 import (
 	"fmt"
 	"strings"
-	"sync"
+
+	"dspk/internal/par"
 )
 
 // WindowError is a failure to load one window of a schedule; it names the
@@ -80,13 +81,13 @@ const minPart = 4096
 // partReader reads a stretch of samples in pieces on several goroutines;
 // kept by a Loader, it allocates nothing per window once warm.
 type partReader struct {
-	rec         Recording
-	data        []int16
-	start       int64
-	n, parts, c int
-	errs        []error
-	wg          sync.WaitGroup
-	runs        []func() // runs[p] reads piece p; made once
+	rec    Recording
+	data   []int16
+	start  int64
+	c      int
+	errs   []error
+	loop   par.Loop
+	partFn func(p, lo, hi int) // part, bound once so that a read allocates nothing
 }
 
 // read reads samples [start, start+n) into data in up to parts pieces
@@ -96,17 +97,14 @@ func (r *partReader) read(rec Recording, data []int16, start int64, n, parts int
 	if parts == 1 {
 		return rec.ReadInt16(data, start, n)
 	}
-	r.rec, r.data, r.start, r.n, r.parts, r.c = rec, data, start, n, parts, rec.Channels()
-	for len(r.runs) < parts {
-		p := len(r.runs)
-		r.runs = append(r.runs, func() { r.part(p) })
+	r.rec, r.data, r.start, r.c = rec, data, start, rec.Channels()
+	if r.partFn == nil {
+		r.partFn = r.part
+	}
+	for len(r.errs) < parts {
 		r.errs = append(r.errs, nil)
 	}
-	r.wg.Add(parts)
-	for p := range parts {
-		go r.runs[p]()
-	}
-	r.wg.Wait()
+	r.loop.Split(n, parts, r.partFn)
 	r.rec, r.data = nil, nil
 	for p := range parts {
 		if err := r.errs[p]; err != nil {
@@ -117,9 +115,7 @@ func (r *partReader) read(rec Recording, data []int16, start int64, n, parts int
 	return nil
 }
 
-// part reads piece p of the current read.
-func (r *partReader) part(p int) {
-	defer r.wg.Done()
-	lo, hi := r.n*p/r.parts, r.n*(p+1)/r.parts
+// part reads piece p of the current read, samples [lo, hi) of it.
+func (r *partReader) part(p, lo, hi int) {
 	r.errs[p] = r.rec.ReadInt16(r.data[lo*r.c:hi*r.c], r.start+int64(lo), hi-lo)
 }

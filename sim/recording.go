@@ -9,6 +9,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"dspk/internal/par"
 	"dspk/probe"
 )
 
@@ -138,20 +139,9 @@ func (r *Recording) chunks(k0, k1 int64) [][]int16 {
 			missing = append(missing, k)
 		}
 	}
-	var wg sync.WaitGroup
-	next := make(chan int64)
-	for range min(workers(), len(missing)) {
-		wg.Go(func() {
-			for k := range next {
-				out[k-k0] = r.renderChunk(k, nil)
-			}
-		})
-	}
-	for _, k := range missing {
-		next <- k
-	}
-	close(next)
-	wg.Wait()
+	par.Each(len(missing), workers(), func(_, i int) {
+		out[missing[i]-k0] = r.renderChunk(missing[i], nil)
+	})
 	for _, k := range missing {
 		r.cache[k] = out[k-k0]
 		r.order = append(r.order, k)

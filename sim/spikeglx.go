@@ -224,7 +224,7 @@ func spikeGLXMeta(m *model, binPath string, gain int, np2 bool) string {
 		sync, nLF = nAP, 0
 		part, ptype, rangeMax, maxInt = "NP2000", "21", np2RangeMax, np2MaxInt
 	}
-	var imro, chans, geom, shank strings.Builder
+	var imro, chans, geom strings.Builder
 	fmt.Fprintf(&imro, "(%s,%d)", ptype, nAP)
 	fmt.Fprintf(&chans, "(%d,%d,1)", nAP, nLF)
 	fmt.Fprintf(&geom, "(%s,%d,0,70)", part, nShanks)
@@ -243,6 +243,60 @@ func spikeGLXMeta(m *model, binPath string, gain int, np2 bool) string {
 	}
 	fmt.Fprintf(&chans, "(SY0;%d:%d)", sync, sync)
 
+	kv := map[string]string{
+		"acqApLfSy":         fmt.Sprintf("%d,%d,1", nAP, nLF),
+		"appVersion":        metaAppVersion,
+		"fileCreateTime":    metaCreateTime,
+		"fileName":          filepath.Base(binPath),
+		"fileSizeBytes":     strconv.FormatInt(m.samples*int64(m.nChan)*2, 10),
+		"fileTimeSecs":      ff(float64(m.samples) / fs),
+		"firstSample":       "0",
+		"gateMode":          "Immediate",
+		"imAiRangeMax":      ff(rangeMax),
+		"imAiRangeMin":      ff(-rangeMax),
+		"imCalibrated":      "false",
+		"imDatPrb_pn":       part,
+		"imDatPrb_type":     ptype,
+		"imMaxInt":          strconv.Itoa(maxInt),
+		"imSampRate":        ff(fs),
+		"imStdby":           "",
+		"nSavedChans":       strconv.Itoa(m.nChan),
+		"snsApLfSy":         fmt.Sprintf("%d,0,1", nAP),
+		"snsSaveChanSubset": saveSubset(nAP, sync),
+		"syncSourcePeriod":  "1",
+		"trigMode":          "Immediate",
+		"typeImEnabled":     "1",
+		"typeNiEnabled":     "0",
+		"typeThis":          "imec",
+		"userNotes": fmt.Sprintf("dspk sim v%d: seed %d, %d units, %d spikes, noise SD %g counts, drift %g um/s, probe %s",
+			truthVersion, m.cfg.Seed, len(m.units), len(m.times), m.cfg.NoiseSD, m.cfg.DriftUmPerS, p.Name),
+		"~imroTbl":     imro.String(),
+		"~snsChanMap":  chans.String(),
+		"~snsGeomMap":  geom.String(),
+		"~snsShankMap": shankMap(p, site, nShanks, np2),
+	}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		b.WriteString(k)
+		b.WriteByte('=')
+		b.WriteString(kv[k])
+		b.WriteString("\r\n")
+	}
+	return b.String()
+}
+
+// shankMap returns the ~snsShankMap of the .meta: NP2.0's and NP1.0's
+// fixed layouts, else each site's rank of x and of y among the distinct
+// values of its shank. site maps each of the len(site) file rows before
+// the sync row to its site (−1 if none).
+func shankMap(p *probe.Probe, site []int, nShanks int, np2 bool) string {
+	nAP := len(site)
+	var shank strings.Builder
 	switch {
 	case np2:
 		fmt.Fprintf(&shank, "(1,2,640)")
@@ -282,52 +336,7 @@ func spikeGLXMeta(m *model, binPath string, gain int, np2 bool) string {
 			}
 		}
 	}
-
-	kv := map[string]string{
-		"acqApLfSy":         fmt.Sprintf("%d,%d,1", nAP, nLF),
-		"appVersion":        metaAppVersion,
-		"fileCreateTime":    metaCreateTime,
-		"fileName":          filepath.Base(binPath),
-		"fileSizeBytes":     strconv.FormatInt(m.samples*int64(m.nChan)*2, 10),
-		"fileTimeSecs":      ff(float64(m.samples) / fs),
-		"firstSample":       "0",
-		"gateMode":          "Immediate",
-		"imAiRangeMax":      ff(rangeMax),
-		"imAiRangeMin":      ff(-rangeMax),
-		"imCalibrated":      "false",
-		"imDatPrb_pn":       part,
-		"imDatPrb_type":     ptype,
-		"imMaxInt":          strconv.Itoa(maxInt),
-		"imSampRate":        ff(fs),
-		"imStdby":           "",
-		"nSavedChans":       strconv.Itoa(m.nChan),
-		"snsApLfSy":         fmt.Sprintf("%d,0,1", nAP),
-		"snsSaveChanSubset": saveSubset(nAP, sync),
-		"syncSourcePeriod":  "1",
-		"trigMode":          "Immediate",
-		"typeImEnabled":     "1",
-		"typeNiEnabled":     "0",
-		"typeThis":          "imec",
-		"userNotes": fmt.Sprintf("dspk sim v%d: seed %d, %d units, %d spikes, noise SD %g counts, drift %g um/s, probe %s",
-			truthVersion, m.cfg.Seed, len(m.units), len(m.times), m.cfg.NoiseSD, m.cfg.DriftUmPerS, p.Name),
-		"~imroTbl":     imro.String(),
-		"~snsChanMap":  chans.String(),
-		"~snsGeomMap":  geom.String(),
-		"~snsShankMap": shank.String(),
-	}
-	keys := make([]string, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	var b strings.Builder
-	for _, k := range keys {
-		b.WriteString(k)
-		b.WriteByte('=')
-		b.WriteString(kv[k])
-		b.WriteString("\r\n")
-	}
-	return b.String()
+	return shank.String()
 }
 
 // createTemp creates a new file prefix+random+suffix in dir with mode 0666

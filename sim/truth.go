@@ -323,32 +323,54 @@ func (t *Truth) waveformLen() int {
 // (counts, shapes, sorted times, cluster ids, per-unit spike counts, the
 // float32 copies of positions and amplitudes); errors name the file.
 func ReadTruthDir(dir string) (*Truth, error) {
+	t, js, err := readTruthJSON(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.readSpikes(dir, js); err != nil {
+		return nil, err
+	}
+	if err := t.readUnits(dir, js); err != nil {
+		return nil, err
+	}
+	if err := t.readExtras(dir); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// truthError is the error of file name of the truth directory dir.
+func truthError(dir, name, format string, a ...any) error {
+	return fmt.Errorf("sim: %s: %s", filepath.Join(dir, name), fmt.Sprintf(format, a...))
+}
+
+// readTruthJSON reads truth.json of dir: the Truth of its configuration
+// and unit parameters, and the file's contents.
+func readTruthJSON(dir string) (*Truth, *truthJSON, error) {
 	jpath := filepath.Join(dir, FileTruthJSON)
 	jb, err := os.ReadFile(jpath)
 	if err != nil {
-		return nil, fmt.Errorf("sim: %w", err)
+		return nil, nil, fmt.Errorf("sim: %w", err)
 	}
 	var js truthJSON
 	if err := json.Unmarshal(jb, &js); err != nil {
-		return nil, fmt.Errorf("sim: %s: %w", jpath, err)
+		return nil, nil, fmt.Errorf("sim: %s: %w", jpath, err)
 	}
-	bad := func(name, format string, a ...any) error {
-		return fmt.Errorf("sim: %s: %s", filepath.Join(dir, name), fmt.Sprintf(format, a...))
-	}
+	bad := func(format string, a ...any) error { return truthError(dir, FileTruthJSON, format, a...) }
 	if js.Generator != "dspk/sim" || js.Version != truthVersion {
-		return nil, bad(FileTruthJSON, "generator %q version %d, want dspk/sim version %d", js.Generator, js.Version, truthVersion)
+		return nil, nil, bad("generator %q version %d, want dspk/sim version %d", js.Generator, js.Version, truthVersion)
 	}
 	var pr *probe.Probe
 	if err := json.Unmarshal(js.Config.Probe, &pr); err != nil || pr == nil {
-		return nil, bad(FileTruthJSON, "no valid probe in config (%v)", err)
+		return nil, nil, bad("no valid probe in config (%v)", err)
 	}
 	if err := pr.Validate(); err != nil {
-		return nil, bad(FileTruthJSON, "%v", err)
+		return nil, nil, bad("%v", err)
 	}
 	js.Config.Config.Probe = pr
 	nu := len(js.Units)
 	if js.TroughIndex < 0 || js.TroughIndex >= js.WaveformLength || js.Samples < 0 || js.Spikes < 0 {
-		return nil, bad(FileTruthJSON, "trough index %d, waveform length %d, %d samples, %d spikes",
+		return nil, nil, bad("trough index %d, waveform length %d, %d samples, %d spikes",
 			js.TroughIndex, js.WaveformLength, js.Samples, js.Spikes)
 	}
 	t := &Truth{
@@ -367,80 +389,90 @@ func ReadTruthDir(dir string) (*Truth, error) {
 	nSites := pr.Len()
 	for i, u := range js.Units {
 		if u.ID != i {
-			return nil, bad(FileTruthJSON, "unit %d has id %d", i, u.ID)
+			return nil, nil, bad("unit %d has id %d", i, u.ID)
 		}
 		if u.PeakChannel < 0 || int(u.PeakChannel) >= nSites {
-			return nil, bad(FileTruthJSON, "unit %d: peak channel %d outside 0..%d", i, u.PeakChannel, nSites-1)
+			return nil, nil, bad("unit %d: peak channel %d outside 0..%d", i, u.PeakChannel, nSites-1)
 		}
 		t.UnitX[i], t.UnitY[i], t.UnitZ[i] = u.X, u.Y, u.Z
 		t.UnitAmplitude[i], t.UnitRate[i], t.UnitShape[i] = u.Amplitude, u.Rate, u.Shape
 		t.UnitPeakChannel[i] = u.PeakChannel
 	}
+	return t, &js, nil
+}
 
+// readSpikes reads the spike times and clusters and checks them against
+// truth.json js: times sorted within the recording, clusters of its
+// units, its per-unit spike counts.
+func (t *Truth) readSpikes(dir string, js *truthJSON) error {
+	nu := len(js.Units)
 	if err := readNPY(dir, FileSpikeTimes, []int{js.Spikes}, &t.SpikeTimes); err != nil {
-		return nil, err
+		return err
 	}
 	if err := readNPY(dir, FileSpikeClusters, []int{js.Spikes}, &t.SpikeClusters); err != nil {
-		return nil, err
+		return err
 	}
 	counts := make([]int, nu)
 	for i, c := range t.SpikeClusters {
 		if c < 0 || int(c) >= nu {
-			return nil, bad(FileSpikeClusters, "spike %d has cluster %d, outside 0..%d", i, c, nu-1)
+			return truthError(dir, FileSpikeClusters, "spike %d has cluster %d, outside 0..%d", i, c, nu-1)
 		}
 		counts[c]++
 	}
 	for i, s := range t.SpikeTimes {
 		if s < 0 || s >= js.Samples {
-			return nil, bad(FileSpikeTimes, "spike %d at sample %d, outside 0..%d", i, s, js.Samples-1)
+			return truthError(dir, FileSpikeTimes, "spike %d at sample %d, outside 0..%d", i, s, js.Samples-1)
 		}
 		if i > 0 && s < t.SpikeTimes[i-1] {
-			return nil, bad(FileSpikeTimes, "spike %d at sample %d comes before spike %d at %d", i, s, i-1, t.SpikeTimes[i-1])
+			return truthError(dir, FileSpikeTimes, "spike %d at sample %d comes before spike %d at %d", i, s, i-1, t.SpikeTimes[i-1])
 		}
 	}
 	for i, u := range js.Units {
 		if counts[i] != u.Spikes {
-			return nil, bad(FileSpikeClusters, "unit %d has %d spikes, %s says %d", i, counts[i], FileTruthJSON, u.Spikes)
+			return truthError(dir, FileSpikeClusters, "unit %d has %d spikes, %s says %d", i, counts[i], FileTruthJSON, u.Spikes)
 		}
 	}
+	return nil
+}
 
+// readUnits reads the units' positions, amplitudes, peak channels (each
+// checked against truth.json's) and waveforms.
+func (t *Truth) readUnits(dir string, js *truthJSON) error {
+	nu := len(js.Units)
 	var pos, amp, wav []float32
 	var peak []int32
 	if err := readNPY(dir, FileUnitPositions, []int{nu, 2}, &pos); err != nil {
-		return nil, err
+		return err
 	}
 	if err := readNPY(dir, FileUnitAmplitudes, []int{nu}, &amp); err != nil {
-		return nil, err
+		return err
 	}
 	if err := readNPY(dir, FileUnitPeakChannel, []int{nu}, &peak); err != nil {
-		return nil, err
+		return err
 	}
 	if err := readNPY(dir, FileUnitWaveforms, []int{nu, js.WaveformLength}, &wav); err != nil {
-		return nil, err
+		return err
 	}
 	for i := range nu {
 		if pos[2*i] != float32(t.UnitX[i]) || pos[2*i+1] != float32(t.UnitY[i]) {
-			return nil, bad(FileUnitPositions, "unit %d at (%g, %g), %s says (%g, %g)", i, pos[2*i], pos[2*i+1], FileTruthJSON, t.UnitX[i], t.UnitY[i])
+			return truthError(dir, FileUnitPositions, "unit %d at (%g, %g), %s says (%g, %g)", i, pos[2*i], pos[2*i+1], FileTruthJSON, t.UnitX[i], t.UnitY[i])
 		}
 		if amp[i] != float32(t.UnitAmplitude[i]) {
-			return nil, bad(FileUnitAmplitudes, "unit %d amplitude %g, %s says %g", i, amp[i], FileTruthJSON, t.UnitAmplitude[i])
+			return truthError(dir, FileUnitAmplitudes, "unit %d amplitude %g, %s says %g", i, amp[i], FileTruthJSON, t.UnitAmplitude[i])
 		}
 		if peak[i] != t.UnitPeakChannel[i] {
-			return nil, bad(FileUnitPeakChannel, "unit %d peak channel %d, %s says %d", i, peak[i], FileTruthJSON, t.UnitPeakChannel[i])
+			return truthError(dir, FileUnitPeakChannel, "unit %d peak channel %d, %s says %d", i, peak[i], FileTruthJSON, t.UnitPeakChannel[i])
 		}
 		w := make([]float64, js.WaveformLength)
 		for j := range w {
 			w[j] = float64(wav[i*js.WaveformLength+j])
 			if math.IsNaN(w[j]) || math.IsInf(w[j], 0) {
-				return nil, bad(FileUnitWaveforms, "unit %d sample %d is %g", i, j, w[j])
+				return truthError(dir, FileUnitWaveforms, "unit %d sample %d is %g", i, j, w[j])
 			}
 		}
 		t.UnitWaveform[i] = w
 	}
-	if err := t.readExtras(dir); err != nil {
-		return nil, err
-	}
-	return t, nil
+	return nil
 }
 
 // readExtras reads the motion files and the spike scales when they exist.

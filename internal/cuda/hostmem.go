@@ -2,9 +2,9 @@ package cuda
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 	"unsafe"
+
+	"dspk/internal/par"
 )
 
 // HostBuffer is page-locked host memory, copied to and from the device at
@@ -132,15 +132,9 @@ const hugePage = 2 << 20
 // zeroes the pages in parallel before the driver locks them.
 func faultIn(m []byte) {
 	const page = 4096
-	parts := max(1, min(runtime.GOMAXPROCS(0), len(m)>>22))
-	var wg sync.WaitGroup
-	for i := range parts {
-		lo, hi := i*len(m)/parts, (i+1)*len(m)/parts
-		wg.Go(func() {
-			for o := lo &^ (page - 1); o < hi; o += page {
-				m[max(o, lo)] = 0
-			}
-		})
-	}
-	wg.Wait()
+	par.Split(len(m), par.Workers(len(m)>>22), func(_, lo, hi int) {
+		for o := lo &^ (page - 1); o < hi; o += page {
+			m[max(o, lo)] = 0
+		}
+	})
 }

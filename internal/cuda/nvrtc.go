@@ -153,56 +153,18 @@ func (c *Ctx) Compile(name, source string, options ...string) (*Module, error) {
 	if err := nvrtcLib.load(); err != nil {
 		return nil, err
 	}
-	ma, mi, err := NVRTCVersion()
+	key, opts, ptx, err := compileKey(d, source, options)
 	if err != nil {
 		return nil, err
 	}
-	archs, err := nvrtcArchs()
-	if err != nil {
-		return nil, err
-	}
-	tgt, ptx, err := target(d.info.Major*10+d.info.Minor, archs)
-	if err != nil {
-		return nil, err
-	}
-	opts := append([]string{"--gpu-architecture=" + tgt, "-std=c++17"}, options...)
-	drvVer, err := DriverVersion()
-	if err != nil {
-		return nil, err
-	}
-	key := kernelKey(keyInput{source: source, opts: opts, target: tgt, ptx: ptx, nvrtc: [2]int{ma, mi},
-		driver: drvVer, drvFile: driverFileName(), deviceC: d.info.Major*10 + d.info.Minor})
 	if m := d.modules[key]; m != nil {
 		noteCache(func(s *CompileStats) { s.Reused++ })
 		return m, nil
 	}
 	t0 := time.Now()
 	dir := KernelCacheDir()
-	// One compile (or disk read) per image at a time: a second caller of
-	// the same key (another device of the process, such as a warm-up's)
-	// waits for the first and loads its image; if the first failed, it
-	// tries itself.
-	imageMu.Lock()
-	img, inMemory := imageCache[key]
-	for !inMemory {
-		ch, busy := imageFlight[key]
-		if !busy {
-			ch = make(chan struct{})
-			imageFlight[key] = ch
-			defer func() {
-				imageMu.Lock()
-				delete(imageFlight, key)
-				imageMu.Unlock()
-				close(ch)
-			}()
-			break
-		}
-		imageMu.Unlock()
-		<-ch
-		imageMu.Lock()
-		img, inMemory = imageCache[key]
-	}
-	imageMu.Unlock()
+	img, inMemory, release := claimImage(key)
+	defer release()
 	fromDisk := false
 	compile := func(name, source string, opts []string, ptx bool) (image, error) {
 		t := time.Now()
@@ -252,6 +214,62 @@ func (c *Ctx) Compile(name, source string, options ...string) (*Module, error) {
 	m := &Module{dev: d, h: mod, name: name, funcs: map[string]*Function{}}
 	d.modules[key] = m
 	return m, nil
+}
+
+// compileKey returns the cache key of source compiled for d's
+// architecture with options, the NVRTC options, and whether the image is
+// PTX (for a device newer than NVRTC's architectures).
+func compileKey(d *Device, source string, options []string) (key [32]byte, opts []string, ptx bool, err error) {
+	ma, mi, err := NVRTCVersion()
+	if err != nil {
+		return key, nil, false, err
+	}
+	archs, err := nvrtcArchs()
+	if err != nil {
+		return key, nil, false, err
+	}
+	tgt, ptx, err := target(d.info.Major*10+d.info.Minor, archs)
+	if err != nil {
+		return key, nil, false, err
+	}
+	opts = append([]string{"--gpu-architecture=" + tgt, "-std=c++17"}, options...)
+	drvVer, err := DriverVersion()
+	if err != nil {
+		return key, nil, false, err
+	}
+	key = kernelKey(keyInput{source: source, opts: opts, target: tgt, ptx: ptx, nvrtc: [2]int{ma, mi},
+		driver: drvVer, drvFile: driverFileName(), deviceC: d.info.Major*10 + d.info.Minor})
+	return key, opts, ptx, nil
+}
+
+// claimImage returns the process's image of key if it has one; otherwise
+// it claims key's compile (or disk read), so that there is one per image
+// at a time: a second caller of the same key (another device of the
+// process, such as a warm-up's) waits for the first and takes its image;
+// if the first failed, it claims the compile itself. The caller calls
+// release (never nil) once it has stored the image or failed.
+func claimImage(key [32]byte) (img image, inMemory bool, release func()) {
+	imageMu.Lock()
+	defer imageMu.Unlock()
+	for {
+		if img, ok := imageCache[key]; ok {
+			return img, true, func() {}
+		}
+		ch, busy := imageFlight[key]
+		if !busy {
+			ch = make(chan struct{})
+			imageFlight[key] = ch
+			return image{}, false, func() {
+				imageMu.Lock()
+				delete(imageFlight, key)
+				imageMu.Unlock()
+				close(ch)
+			}
+		}
+		imageMu.Unlock()
+		<-ch
+		imageMu.Lock()
+	}
 }
 
 // compileImage runs NVRTC once; on NVRTC_ERROR_BUILTIN_OPERATION_FAILURE it

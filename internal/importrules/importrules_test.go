@@ -16,7 +16,8 @@ const module = "dspk"
 // a package imports only packages of its own layer or lower ones, except
 // that the data layer imports no device package. batch (plans of many
 // runs, their workers and SLURM jobs) sits between the folder writer and
-// the command.
+// the command. The base layer (−1), below the devices, holds plain Go
+// helpers every package may use.
 var layers = map[string]int{
 	"cmd/dspk":   6,
 	"batch":      5,
@@ -26,6 +27,7 @@ var layers = map[string]int{
 	"preprocess": 2, "detect": 2, "cluster": 2, "curate": 2, "match": 2, "motion": 2, "linalg": 2, "ops": 2,
 	"recording": 1, "probe": 1, "export": 1, "sim": 1, "compare": 1, "kilosort": 1, "figure": 1,
 	"compute": 0, "internal/cuda": 0, "internal/gputest": 0, "internal/emutest": 0,
+	"internal/par":         -1,
 	"internal/importrules": 7,
 }
 
