@@ -4,14 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"compress/flate"
+	"dspk/internal/par"
 	"encoding/binary"
 	"hash/adler32"
 	"hash/crc32"
 	"image"
 	"image/png"
 	"io"
-	"runtime"
-	"sync"
 )
 
 // encodePNG writes img as a PNG with the fastest compression: the drift
@@ -53,17 +52,16 @@ func encodePNGParallel(w io.Writer, img *image.RGBA) error {
 			copy(dst[3*x:3*x+3], src[4*x:4*x+3])
 		}
 	}
-	bands := max(1, min(runtime.GOMAXPROCS(0), height/16))
+	bands := par.Workers(height / 16)
 	type band struct {
 		filtered []byte // the band's uncompressed stream (filter bytes and rows)
 		deflated bytes.Buffer
 		err      error
 	}
 	out := make([]band, bands)
-	var wg sync.WaitGroup
-	for k := range bands {
+	par.Run(bands, func(k int) {
 		y0, y1 := k*height/bands, (k+1)*height/bands
-		wg.Go(func() {
+		{
 			bd := &out[k]
 			prev, cur := make([]byte, stride), make([]byte, stride)
 			if y0 > 0 {
@@ -93,9 +91,8 @@ func encodePNGParallel(w io.Writer, img *image.RGBA) error {
 				}
 			}
 			bd.err = err
-		})
-	}
-	wg.Wait()
+		}
+	})
 	ad := adler32.New()
 	n := 2 + 4 // zlib header and checksum
 	for k := range out {

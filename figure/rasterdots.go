@@ -1,11 +1,10 @@
 package figure
 
 import (
+	"dspk/internal/par"
 	"image"
 	"image/color"
 	"math"
-	"runtime"
-	"sync"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -96,12 +95,8 @@ func paintSquares(img *image.RGBA, sqs []square) {
 // parallelRange calls fn on consecutive parts [lo, hi) of [0, n), at
 // least minPart long, one per core, and waits for them.
 func parallelRange(n, minPart int, fn func(lo, hi int)) {
-	parts := max(1, min(runtime.GOMAXPROCS(0), n/max(minPart, 1)))
-	var wg sync.WaitGroup
-	for k := range parts {
-		wg.Go(func() { fn(k*n/parts, (k+1)*n/parts) })
-	}
-	wg.Wait()
+	parts := par.Workers(n / max(minPart, 1))
+	par.Split(n, parts, func(_, lo, hi int) { fn(lo, hi) })
 }
 
 // splat paints the opaque colour (r, g, b) over the pixel-space rectangle

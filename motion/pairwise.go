@@ -1,11 +1,10 @@
 package motion
 
 import (
+	"dspk/internal/par"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 	"gonum.org/v1/gonum/mat"
@@ -103,108 +102,97 @@ func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int) []pai
 	cells := rows * AmpBins
 	// Each window's normalised block, column by column, in frequency.
 	spec := make([][]complex128, nb) // [AmpBins][n/2+1] per window
-	var wg sync.WaitGroup
-	workers := runtime.GOMAXPROCS(0)
-	next := make(chan int, nb)
-	for t := range nb {
-		next <- t
+	workers := par.Workers(nb)
+	ffts := make([]*fourier.FFT, workers)
+	for w := range ffts {
+		ffts[w] = fourier.NewFFT(n)
 	}
-	close(next)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fft := fourier.NewFFT(n)
-			col := make([]float64, n)
-			for t := range next {
-				if spikes[t] == 0 {
-					continue
-				}
-				h := G[t*cells : (t+1)*cells]
-				var ss float64
-				for r := lo; r < lo+l; r++ {
-					for c := range AmpBins {
-						ss += h[r*AmpBins+c] * h[r*AmpBins+c]
-					}
-				}
-				if ss == 0 {
-					continue
-				}
-				inv := 1 / math.Sqrt(ss)
-				s := make([]complex128, AmpBins*(n/2+1))
-				for c := range AmpBins {
-					clear(col)
-					for r := range l {
-						col[r] = h[(lo+r)*AmpBins+c] * inv
-					}
-					fft.Coefficients(s[c*(n/2+1):(c+1)*(n/2+1)], col)
-				}
-				spec[t] = s
+	cols := make([][]float64, workers)
+	par.Each(nb, workers, func(w, t int) {
+		if spikes[t] == 0 {
+			return
+		}
+		h := G[t*cells : (t+1)*cells]
+		var ss float64
+		for r := lo; r < lo+l; r++ {
+			for c := range AmpBins {
+				ss += h[r*AmpBins+c] * h[r*AmpBins+c]
 			}
-		}()
-	}
-	wg.Wait()
+		}
+		if ss == 0 {
+			return
+		}
+		if cols[w] == nil {
+			cols[w] = make([]float64, n)
+		}
+		col, inv := cols[w], 1/math.Sqrt(ss)
+		s := make([]complex128, AmpBins*(n/2+1))
+		for c := range AmpBins {
+			clear(col)
+			for r := range l {
+				col[r] = h[(lo+r)*AmpBins+c] * inv
+			}
+			ffts[w].Coefficients(s[c*(n/2+1):(c+1)*(n/2+1)], col)
+		}
+		spec[t] = s
+	})
 
-	type job struct{ i int }
-	jobs := make(chan int, nb)
-	for i := range nb {
-		jobs <- i
-	}
-	close(jobs)
 	perRow := make([][]pairShift, nb)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fft := fourier.NewFFT(n)
-			prod := make([]complex128, n/2+1)
-			cc := make([]float64, n)
-			for i := range jobs {
-				if spec[i] == nil {
-					continue
-				}
-				end := nb
-				if horizon > 0 {
-					end = min(nb, i+horizon+1)
-				}
-				for j := i + 1; j < end; j++ {
-					if spec[j] == nil {
-						continue
-					}
-					clear(prod)
-					for c := range AmpBins {
-						a := spec[i][c*(n/2+1) : (c+1)*(n/2+1)]
-						bj := spec[j][c*(n/2+1) : (c+1)*(n/2+1)]
-						for k := range prod {
-							prod[k] += complex(real(a[k]), -imag(a[k])) * bj[k]
-						}
-					}
-					fft.Sequence(cc, prod)
-					// cc[s] = n·Σ a[m]·b[m+s]: window i rolled by s aligns with j.
-					best, bs := math.Inf(-1), 0
-					for s := -smax; s <= smax; s++ {
-						if v := cc[(s+n)%n]; v > best {
-							best, bs = v, s
-						}
-					}
-					d := float64(bs)
-					if bs > -smax && bs < smax {
-						ym, y0, yp := cc[(bs-1+n)%n], best, cc[(bs+1+n)%n]
-						if den := ym - 2*y0 + yp; den < 0 {
-							d += 0.5 * (ym - yp) / den
-						}
-					}
-					perRow[i] = append(perRow[i], pairShift{i: i, j: j, d: d, c: best / float64(n)})
-				}
-			}
-		}()
+	prods, ccs := make([][]complex128, workers), make([][]float64, workers)
+	for w := range workers {
+		prods[w], ccs[w] = make([]complex128, n/2+1), make([]float64, n)
 	}
-	wg.Wait()
+	par.Each(nb, workers, func(w, i int) {
+		if spec[i] == nil {
+			return
+		}
+		end := nb
+		if horizon > 0 {
+			end = min(nb, i+horizon+1)
+		}
+		for j := i + 1; j < end; j++ {
+			if spec[j] != nil {
+				perRow[i] = append(perRow[i], registerPair(ffts[w], prods[w], ccs[w], spec[i], spec[j], i, j, smax))
+			}
+		}
+	})
 	var out []pairShift
 	for _, r := range perRow {
 		out = append(out, r...)
 	}
 	return out
+}
+
+// registerPair returns the displacement of windows i and j from their
+// spectra a and b ([AmpBins][n/2+1]): the argmax over |s| ≤ smax of the
+// cross-correlation Σ_c Σ_m a_c[m]·b_c[m+s] (window i rolled by s aligns
+// with j), refined by a parabola through its neighbours, and the
+// correlation there. prod and cc are scratch of n/2+1 and n elements.
+func registerPair(fft *fourier.FFT, prod []complex128, cc []float64, a, b []complex128, i, j, smax int) pairShift {
+	n := len(cc)
+	clear(prod)
+	for c := range AmpBins {
+		ac := a[c*(n/2+1) : (c+1)*(n/2+1)]
+		bc := b[c*(n/2+1) : (c+1)*(n/2+1)]
+		for k := range prod {
+			prod[k] += complex(real(ac[k]), -imag(ac[k])) * bc[k]
+		}
+	}
+	fft.Sequence(cc, prod) // n times the circular cross-correlation
+	best, bs := math.Inf(-1), 0
+	for s := -smax; s <= smax; s++ {
+		if v := cc[(s+n)%n]; v > best {
+			best, bs = v, s
+		}
+	}
+	d := float64(bs)
+	if bs > -smax && bs < smax {
+		ym, yp := cc[(bs-1+n)%n], cc[(bs+1+n)%n]
+		if den := ym - 2*best + yp; den < 0 {
+			d += 0.5 * (ym - yp) / den
+		}
+	}
+	return pairShift{i: i, j: j, d: d, c: best / float64(n)}
 }
 
 // solvePairs solves the weighted least squares of the pairs for the

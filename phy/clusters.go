@@ -2,12 +2,10 @@ package phy
 
 import (
 	"math"
-	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 
 	"dspk/detect"
+	"dspk/internal/par"
 )
 
 // clusters accumulates, per template centre, what the cluster files
@@ -158,30 +156,21 @@ func similarity(w [][]float64, chans [][]int32, wpca []float32, p, nt, C int) []
 	// (a, b) and (b, a) for b ≥ a only, so no two rows write one element,
 	// and every value is computed as one loop would.
 	eachRow := func(fn func(M []float64, seen []int, a int)) {
-		var next atomic.Int64
 		const chunk = 4
-		var wg sync.WaitGroup
-		for range max(1, min(runtime.GOMAXPROCS(0), (K+chunk-1)/chunk)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				M := make([]float64, p*p)
-				seen := make([]int, K)
-				for i := range seen {
-					seen[i] = -1
-				}
-				for {
-					a0 := int(next.Add(chunk)) - chunk
-					if a0 >= K {
-						return
-					}
-					for a := a0; a < min(a0+chunk, K); a++ {
-						fn(M, seen, a)
-					}
-				}
-			}()
+		chunks := (K + chunk - 1) / chunk
+		W := par.Workers(chunks)
+		Ms, seens := make([][]float64, W), make([][]int, W)
+		for w := range W {
+			Ms[w], seens[w] = make([]float64, p*p), make([]int, K)
+			for i := range seens[w] {
+				seens[w][i] = -1
+			}
 		}
-		wg.Wait()
+		par.Each(chunks, W, func(w, c int) {
+			for a := c * chunk; a < min((c+1)*chunk, K); a++ {
+				fn(Ms[w], seens[w], a)
+			}
+		})
 	}
 	eachRow(func(M []float64, _ []int, k int) { norm[k] = math.Sqrt(max(cross(M, k, k, true), 0)) })
 	eachRow(func(M []float64, seen []int, a int) {
