@@ -127,7 +127,19 @@ func Compute(in Input, opt Options) (*Table, error) {
 		in.unitMetrics(units[i], i, tm, pc, opt, cols)
 	})
 	t.Columns = cols.list
-	t.Labels = Label(t, opt.Labels, in.Templates != nil)
+	lo := opt.Labels
+	if in.ChannelPositions == nil {
+		// Without positions exp_decay is NaN for every unit: its noise
+		// rule would call every unit noise.
+		noise := map[string]Range{}
+		for k, v := range lo.Noise {
+			if k != "exp_decay" {
+				noise[k] = v
+			}
+		}
+		lo.Noise = noise
+	}
+	t.Labels = Label(t, lo, in.Templates != nil)
 	return t, nil
 }
 
