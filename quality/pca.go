@@ -217,12 +217,31 @@ func mahalanobis(x [][]float64, labels []int, r int) (iso, lratio float64) {
 			}
 			s += diff[a] * t
 		}
-		d2[k] = s
+		// scipy's cdist takes the square root (NaN when a poorly
+		// conditioned covariance makes the form negative); SpikeInterface
+		// squares it again.
+		r := math.Sqrt(s)
+		d2[k] = r * r
 	}
-	slices.Sort(d2)
+	// np.sort puts NaN last.
+	slices.SortFunc(d2, func(a, b float64) int {
+		switch an, bn := math.IsNaN(a), math.IsNaN(b); {
+		case an && bn:
+			return 0
+		case an:
+			return 1
+		case bn:
+			return -1
+		}
+		return cmp.Compare(a, b)
+	})
 	chi := distuv.ChiSquared{K: float64(d)}
 	sum := 0.0
 	for _, v := range d2 {
+		if math.IsNaN(v) {
+			sum = nan
+			break
+		}
 		sum += 1 - chi.CDF(v)
 	}
 	return d2[n-1], sum / float64(len(self))
