@@ -56,8 +56,14 @@
 // With templates, Compute also derives the template shape metrics that
 // SpikeInterface's Bombcell port uses (num_positive_peaks,
 // num_negative_peaks, peak_to_trough_duration, waveform_baseline_flatness,
-// the peak/trough ratios and widths, exp_decay) and labels every unit as
-// [LabelOptions] describes.
+// the peak/trough ratios and widths, exp_decay), as SpikeInterface's
+// template_metrics extension does by default: on the main channel's
+// template upsampled ×10 by scipy's resample_poly rule, peaks found by
+// scipy's find_peaks rule. exp_decay is fitted by a bounded least-squares
+// search of its own (scipy's curve_fit stops within about 1e-5 of it) on
+// the channels where the template is not exactly zero. Every unit is
+// then labelled as [LabelOptions] describes; a unit without spikes has
+// no waveform and is noise, as in SpikeInterface.
 //
 // # Files
 //

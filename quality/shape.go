@@ -99,6 +99,9 @@ func (in *Input) shapeMetrics(i int, tm *templateInfo, opt ShapeOptions, cols *c
 		neg[k] = -v
 		maxAbs = max(maxAbs, math.Abs(v))
 	}
+	if maxAbs == 0 {
+		return // no waveform (a unit without spikes): NaN throughout
+	}
 	minProm := opt.MinThreshDetectPeaksTroughs * maxAbs
 	edge := 0
 	if opt.EdgeExclusionMs > 0 {

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"dspk/export"
@@ -18,6 +19,7 @@ type siFixture struct {
 	UnitIDs      []int32               `json:"unit_ids"`
 	MainChannels []int                 `json:"main_channels"`
 	Metrics      map[string][]*float64 `json:"metrics"`
+	Labels       []string              `json:"bc_label"`
 }
 
 // loadSI reads the fixture into an Input.
@@ -75,14 +77,17 @@ func loadSI(t *testing.T) (Input, siFixture) {
 }
 
 // siTolerance is the relative tolerance against SpikeInterface per
-// metric; 1e-6 unless listed. snr and sd_ratio divide float32 values in
-// float32 in SpikeInterface.
-var siTolerance = map[string]float64{}
+// metric; 1e-6 unless listed. Measured: every metric within 1.5e-14 but
+// snr (5e-8) and sd_ratio (1.1e-7), which SpikeInterface divides in
+// float32, and exp_decay (8.7e-6): scipy's curve_fit (TRF) stops at its
+// own tolerances short of the least-squares optimum dspk finds.
+var siTolerance = map[string]float64{"exp_decay": 1e-4}
 
 // TestAgainstSpikeInterface compares every metric with SpikeInterface's
 // value on the fixture: equal within the relative tolerance (1e-12
-// absolute near zero), NaN where SpikeInterface gives NaN. d_prime is
-// compared in magnitude (see the package comment).
+// absolute near zero), NaN where SpikeInterface gives NaN; d_prime in
+// magnitude (see the package comment). The labels must equal those of
+// SpikeInterface's bombcell_label_units on SpikeInterface's metrics.
 func TestAgainstSpikeInterface(t *testing.T) {
 	in, fx := loadSI(t)
 	opt := DefaultOptions()
@@ -136,4 +141,7 @@ func TestAgainstSpikeInterface(t *testing.T) {
 		}
 	}
 	t.Logf("%d values of %d metrics checked", checked, len(fx.Metrics))
+	if !slices.Equal(tab.Labels, fx.Labels) {
+		t.Errorf("labels %v, SpikeInterface's bombcell_label_units %v", tab.Labels, fx.Labels)
+	}
 }

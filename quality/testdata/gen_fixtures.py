@@ -20,6 +20,13 @@ spikes. It then
     metric, default parameters; sd_ratio's get_noise_levels is pointed at
     the noise_levels extension so that both snr and sd_ratio use one set
     of levels, as dspk's Input has);
+  * computes the template shape metrics on each unit's main-channel
+    template upsampled ×10 by resample_poly, with template/metrics.py's
+    functions and the template_metrics extension's defaults
+    (min_thresh_detect_peaks_troughs 0.3, edge_exclusion_ms 0.09), and
+    exp_decay on the whole upsampled template (channel_tolerance None);
+    then bombcell_label_units on all these metrics with its default
+    thresholds;
   * builds Kilosort-style PC features (3 PCs on each unit's 4 channels
     nearest its main channel) and, per unit, the neighbourhood array as
     SpikeInterface's quality_metrics._prepare_data does for a sparse
@@ -42,6 +49,9 @@ from spikeinterface.core.generate import generate_ground_truth_recording
 import spikeinterface.metrics.quality.misc_metrics as mm
 import spikeinterface.metrics.quality.pca_metrics as pm
 import spikeinterface.core as sicore
+import spikeinterface.metrics.template.metrics as tm
+from spikeinterface.curation import bombcell_label_units
+from scipy.signal import resample_poly
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "si")
 FS = 30000.0
@@ -80,6 +90,35 @@ def trains(rng):
     dup = base[100:110]  # equal times
     st[4] = np.sort(np.concatenate([base, extra, close, dup]))
     return [np.clip(t, 0, T - 1) for t in st]
+
+
+def template_metrics(templates, pos, nu):
+    """SpikeInterface's template shape metrics of every unit (NaN without spikes)."""
+    fs = FS * 10
+    cols = {}
+    for u in range(nu):
+        t = templates[u].astype(np.float64)
+        if not np.any(t):
+            row = {}
+        else:
+            main = np.argmax(np.max(np.abs(t), axis=0))
+            x = resample_poly(t[:, main], 10, 1)
+            pi = tm.get_trough_and_peak_idx(x, fs, min_thresh_detect_peaks_troughs=0.3, edge_exclusion_ms=0.09)
+            npos, nneg = tm.get_number_of_peaks(pi)
+            row = dict(num_positive_peaks=npos, num_negative_peaks=nneg,
+                       peak_to_trough_duration=tm.get_peak_to_trough_duration(pi, fs),
+                       waveform_baseline_flatness=tm.get_waveform_baseline_flatness(x, fs, baseline_window_ms=(0.0, 0.5)),
+                       exp_decay=tm.get_exp_decay(resample_poly(t, 10, 1, axis=0), pos, fs, peak_function="ptp",
+                                                  min_r2=0.2, linear_fit=False, channel_tolerance=None,
+                                                  min_channels_for_fit=None, num_channels_for_fit=None,
+                                                  normalize_decay=False),
+                       **tm.get_waveform_ratios(x, pi), **tm.get_waveform_widths(pi, fs))
+        for k in ("num_positive_peaks", "num_negative_peaks", "peak_to_trough_duration", "waveform_baseline_flatness",
+                  "exp_decay", "peak_before_to_trough_ratio", "peak_after_to_trough_ratio",
+                  "peak_before_to_peak_after_ratio", "main_peak_to_trough_ratio", "trough_width",
+                  "peak_before_width", "peak_after_width"):
+            cols.setdefault(k, []).append(float(row.get(k, np.nan)))
+    return {k: np.array(v) for k, v in cols.items()}
 
 
 def main():
@@ -143,6 +182,19 @@ def main():
              "drift", "sd_ratio"]
     qm = an.compute("quality_metrics", metric_names=names, skip_pc_metrics=True).get_data()
 
+    shape = template_metrics(templates, pos, nu)
+    import pandas as pd
+
+    # Debian's pandas 1.5 cannot np.nonzero a Series; hand the module an
+    # np whose nonzero takes the values first.
+    import types
+    import spikeinterface.curation.bombcell_curation as bcm
+
+    shim = types.SimpleNamespace(**{k: getattr(np, k) for k in dir(np) if not k.startswith("__")})
+    shim.nonzero = lambda x: np.nonzero(np.asarray(x))
+    bcm.np = shim
+    bc = bombcell_label_units(external_metrics=[qm, pd.DataFrame(shape, index=qm.index)])
+
     # Kilosort-style PC features: each unit's 4 channels nearest its main
     # channel (main first), a unit-specific centre plus noise.
     d = np.linalg.norm(pos[:, None, :] - pos[None, :, :], axis=2)
@@ -199,6 +251,9 @@ def main():
            "main_channels": main_ch.tolist(), "metrics": {}}
     for c in qm.columns:
         res["metrics"][c] = [None if not np.isfinite(v) else float(v) for v in qm[c].to_numpy(dtype=float)]
+    for k, v in shape.items():
+        res["metrics"][k] = [None if not np.isfinite(x) else float(x) for x in v]
+    res["bc_label"] = bc["bombcell_label"].tolist()
     for k, v in pc.items():
         res["metrics"][k] = [None if not np.isfinite(x) else x for x in v]
     with open(os.path.join(OUT, "si_metrics.json"), "w") as f:
