@@ -34,12 +34,17 @@ func (in *Input) pcPrep(units []unit, tm *templateInfo) *pcData {
 		for _, s := range u.idx {
 			rowOf[s] = r
 		}
-		tr := in.modalTemplate(u)
-		row := in.PCFeatureInd[int(tr)*nf : (int(tr)+1)*nf]
-		pc.chans[r] = distinct(row)
+		pc.main[r] = -1
 		if tm != nil {
 			pc.main[r] = int32(tm.main[r])
-		} else {
+		}
+		tr := int(in.modalTemplate(u))
+		if tr < 0 || (tr+1)*nf > len(in.PCFeatureInd) {
+			continue // a unit without spikes whose id has no row
+		}
+		row := in.PCFeatureInd[tr*nf : (tr+1)*nf]
+		pc.chans[r] = distinct(row)
+		if tm == nil {
 			pc.main[r] = row[0]
 		}
 	}

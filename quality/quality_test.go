@@ -237,6 +237,16 @@ func TestDeterministic(t *testing.T) {
 	if v := a.Column("nn_hit_rate"); slices.ContainsFunc(v, math.IsNaN) {
 		t.Errorf("nn_hit_rate %v", v)
 	}
+	// A unit without spikes and without a feature row gets NaN.
+	in.UnitIDs = []int32{0, 1, 2, 3, 9}
+	in.Templates = append(in.Templates, make([]float32, testNT*testNC)...)
+	c, err := Compute(in, DefaultOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := c.Column("silhouette")[4]; !math.IsNaN(v) || c.Labels[4] != "noise" {
+		t.Errorf("unit without spikes: silhouette %v, label %s", v, c.Labels[4])
+	}
 }
 
 // addPCs gives every spike 3 PCs on its unit's 4 feature channels.
