@@ -1,0 +1,299 @@
+package quality
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"dspk/export"
+)
+
+// ReadSortFolder loads the Input of a Kilosort or Phy folder (as dspk
+// sort writes it, or after curation in Phy): spike_times.npy;
+// spike_clusters.npy (else spike_templates.npy) as the units;
+// spike_templates.npy; amplitudes.npy; templates.npy, unwhitened by
+// whitening_mat_inv.npy when present; pc_features.npy and
+// pc_feature_ind.npy; channel_positions.npy; spike_positions.npy (its y
+// as the depths) when present; params.py for the sample rate.
+//
+// Each unit's template is that of its most frequent template. A spike's
+// amplitude is its amplitudes.npy scaling times the signed extremum, on
+// the unit's main channel, of the spike's own unwhitened template: the
+// spike's peak in the data's units, as SpikeInterface's spike_amplitudes
+// reads it off the recording. The recording's length is that of the raw
+// file params.py names when it is there, else the last spike plus one.
+// There are no noise levels: set Input.NoiseLevels for snr and sd_ratio.
+func ReadSortFolder(dir string) (*Input, error) {
+	p, err := readParams(filepath.Join(dir, "params.py"))
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{SampleRate: p.rate}
+	ld := loader{dir: dir}
+	times := ld.ints("spike_times.npy", true)
+	clusters := ld.ints("spike_clusters.npy", false)
+	tmpl := ld.ints("spike_templates.npy", false)
+	if clusters == nil {
+		clusters = tmpl
+	}
+	if ld.err == nil && clusters == nil {
+		ld.err = fmt.Errorf("quality: %s has neither spike_clusters.npy nor spike_templates.npy", dir)
+	}
+	scale := ld.floats("amplitudes.npy", false)
+	tdata, tshape := ld.array("templates.npy", false)
+	winv, _ := ld.array("whitening_mat_inv.npy", false)
+	pcf, pcShape := ld.float32s("pc_features.npy")
+	pcind := ld.ints("pc_feature_ind.npy", false)
+	pos, _ := ld.array("channel_positions.npy", false)
+	spos, _ := ld.array("spike_positions.npy", false)
+	if ld.err != nil {
+		return nil, ld.err
+	}
+	in.SpikeTimes = times
+	in.SpikeUnits = toInt32(clusters)
+	if tmpl != nil {
+		in.SpikeTemplates = toInt32(tmpl)
+	}
+	in.ChannelPositions = pos
+	if spos != nil {
+		in.SpikeDepths = make([]float32, len(spos)/2)
+		for s := range in.SpikeDepths {
+			in.SpikeDepths[s] = float32(spos[2*s+1])
+		}
+	}
+	if pcf != nil && pcind != nil {
+		in.PCFeatures, in.NPC, in.NFeat = pcf, pcShape[1], pcShape[2]
+		in.PCFeatureInd = toInt32(pcind)
+	}
+	in.NumSamples = p.samples(dir)
+	if in.NumSamples <= 0 {
+		for _, t := range times {
+			in.NumSamples = max(in.NumSamples, t+1)
+		}
+	}
+	if tdata != nil {
+		in.setTemplates(tdata, tshape, winv, scale)
+	} else if scale != nil {
+		in.Amplitudes = toFloat32(scale)
+	}
+	return in, ld.err
+}
+
+// setTemplates fills the per-unit templates and the spikes' amplitudes
+// from Kilosort's per-template arrays.
+func (in *Input) setTemplates(tdata []float64, shape []int, winv, scale []float64) {
+	nT, nt, nc := shape[0], shape[1], shape[2]
+	if winv != nil && len(winv) == nc*nc {
+		un := make([]float64, len(tdata))
+		for t := range nT * nt {
+			row := tdata[t*nc : (t+1)*nc]
+			out := un[t*nc : (t+1)*nc]
+			for a, v := range row {
+				if v == 0 {
+					continue
+				}
+				for b := range nc {
+					out[b] += v * winv[a*nc+b]
+				}
+			}
+		}
+		tdata = un
+	}
+	units := in.group()
+	in.TemplateSamples, in.Channels = nt, nc
+	in.Templates = make([]float32, len(units)*nt*nc)
+	in.UnitIDs = make([]int32, len(units))
+	tm := make([]int32, len(units))
+	for r, u := range units {
+		in.UnitIDs[r] = u.id
+		tm[r] = in.modalTemplate(u)
+		if int(tm[r]) >= nT {
+			continue
+		}
+		for k := range nt * nc {
+			in.Templates[r*nt*nc+k] = float32(tdata[int(tm[r])*nt*nc+k])
+		}
+	}
+	if scale == nil {
+		return
+	}
+	info := in.templateInfo()
+	in.Amplitudes = make([]float32, len(in.SpikeTimes))
+	for r, u := range units {
+		c := info.main[r]
+		for _, s := range u.idx {
+			t := int(tm[r])
+			if in.SpikeTemplates != nil {
+				t = int(in.SpikeTemplates[s])
+			}
+			if t >= nT {
+				continue
+			}
+			ext := 0.0
+			for k := range nt {
+				if v := tdata[(t*nt+k)*nc+c]; math.Abs(v) > math.Abs(ext) {
+					ext = v
+				}
+			}
+			in.Amplitudes[s] = float32(scale[s] * ext)
+		}
+	}
+}
+
+// loader reads .npy files of one folder, keeping the first error.
+type loader struct {
+	dir string
+	err error
+}
+
+// read returns the file's array; nil without error for a missing
+// optional file.
+func (l *loader) read(name string, required bool) *export.NPY {
+	if l.err != nil {
+		return nil
+	}
+	a, err := export.ReadNPYFile(filepath.Join(l.dir, name))
+	if err != nil {
+		if !required && errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		l.err = fmt.Errorf("quality: %w", err)
+		return nil
+	}
+	return a
+}
+
+func (l *loader) ints(name string, required bool) []int64 {
+	a := l.read(name, required)
+	if a == nil {
+		return nil
+	}
+	v, err := a.Int64()
+	if err != nil {
+		l.err = fmt.Errorf("quality: %s: %w", name, err)
+	}
+	return v
+}
+
+func (l *loader) floats(name string, required bool) []float64 {
+	v, _ := l.array(name, required)
+	return v
+}
+
+func (l *loader) array(name string, required bool) ([]float64, []int) {
+	a := l.read(name, required)
+	if a == nil {
+		return nil, nil
+	}
+	v, err := a.Float64()
+	if err != nil {
+		l.err = fmt.Errorf("quality: %s: %w", name, err)
+	}
+	return v, a.Shape
+}
+
+func (l *loader) float32s(name string) ([]float32, []int) {
+	a := l.read(name, false)
+	if a == nil {
+		return nil, nil
+	}
+	if len(a.Shape) != 3 {
+		l.err = fmt.Errorf("quality: %s: shape %s, want 3 dimensions", name, a.ShapeString())
+		return nil, nil
+	}
+	v, err := a.Float32()
+	if err != nil {
+		l.err = fmt.Errorf("quality: %s: %w", name, err)
+	}
+	return v, a.Shape
+}
+
+func toInt32(v []int64) []int32 {
+	out := make([]int32, len(v))
+	for i, x := range v {
+		out[i] = int32(x)
+	}
+	return out
+}
+
+func toFloat32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}
+
+// params are the entries of params.py that ReadSortFolder uses.
+type params struct {
+	rate     float64
+	datPath  string
+	channels int64
+	itemSize int64
+	offset   int64
+}
+
+// readParams parses the simple "key = literal" lines of Phy's params.py.
+func readParams(path string) (params, error) {
+	var p params
+	f, err := os.Open(path)
+	if err != nil {
+		return p, fmt.Errorf("quality: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		k, v, ok := strings.Cut(sc.Text(), "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		unq := strings.Trim(v, `'"[]r`)
+		switch k {
+		case "sample_rate":
+			p.rate, err = strconv.ParseFloat(v, 64)
+			if err != nil {
+				return p, fmt.Errorf("quality: %s: sample_rate %q", path, v)
+			}
+		case "dat_path":
+			if !strings.Contains(unq, ",") {
+				p.datPath = strings.Trim(unq, `'"`)
+			}
+		case "n_channels_dat":
+			p.channels, _ = strconv.ParseInt(v, 10, 64)
+		case "offset":
+			p.offset, _ = strconv.ParseInt(v, 10, 64)
+		case "dtype":
+			p.itemSize = map[string]int64{"int16": 2, "uint16": 2, "int32": 4, "float32": 4, "float64": 8, "int8": 1, "uint8": 1}[unq]
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return p, fmt.Errorf("quality: %s: %w", path, err)
+	}
+	if !(p.rate > 0) {
+		return p, fmt.Errorf("quality: %s: no positive sample_rate", path)
+	}
+	return p, nil
+}
+
+// samples returns the raw file's length in samples, or 0 when unknown.
+func (p params) samples(dir string) int64 {
+	if p.datPath == "" || p.channels <= 0 || p.itemSize <= 0 {
+		return 0
+	}
+	path := p.datPath
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return (st.Size() - p.offset) / (p.channels * p.itemSize)
+}

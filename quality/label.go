@@ -1,0 +1,167 @@
+package quality
+
+import "math"
+
+// Range bounds one metric: a unit passes when Min ≤ value ≤ Max (both
+// inclusive); a NaN bound is no bound. Abs tests |value|.
+type Range struct {
+	Min, Max float64
+	Abs      bool
+}
+
+// in reports whether v passes r (NaN never does).
+func (r Range) in(v float64) bool {
+	if r.Abs {
+		v = math.Abs(v)
+	}
+	if math.IsNaN(v) {
+		return false
+	}
+	return (math.IsNaN(r.Min) || v >= r.Min) && (math.IsNaN(r.Max) || v <= r.Max)
+}
+
+// set reports whether r bounds anything.
+func (r Range) set() bool { return !math.IsNaN(r.Min) || !math.IsNaN(r.Max) }
+
+// LabelOptions are the thresholds of the automatic labels, by metric
+// name, in three groups, as SpikeInterface 0.105's Bombcell port
+// (spikeinterface.curation.bombcell_label_units, written with Bombcell's
+// author) applies them:
+//
+//  1. noise: a unit failing any Noise range, or with NaN in any of them,
+//     is "noise" (a non-physiological waveform).
+//  2. mua: a unit that is not noise and fails any MUA range is "mua"
+//     (a NaN metric is skipped).
+//  3. non_soma: a unit that is not noise is "non_soma" when its main peak
+//     is large against the trough (main_peak_to_trough_ratio above its
+//     range), or when it is narrow (both peak_before_width and
+//     trough_width below their ranges) and a peak before the trough is
+//     large (peak_before_to_trough_ratio or
+//     peak_before_to_peak_after_ratio above its range); NaN is skipped.
+//  4. Any other unit is "good".
+//
+// Without templates the noise and non_soma rules are not applied.
+type LabelOptions struct {
+	// Noise are the waveform ranges: num_positive_peaks ≤ 2,
+	// num_negative_peaks ≤ 1, peak_to_trough_duration 0.1–1.15 ms,
+	// waveform_baseline_flatness ≤ 0.5, peak_after_to_trough_ratio ≤ 0.8,
+	// exp_decay 0.01–0.1 /µm.
+	Noise map[string]Range
+	// MUA are the spike-train ranges: |amplitude_median| ≥ 30 µV,
+	// snr ≥ 5, amplitude_cutoff ≤ 0.2, num_spikes ≥ 300,
+	// rp_contamination ≤ 0.1, presence_ratio ≥ 0.7, drift_ptp ≤ 100 µm.
+	MUA map[string]Range
+	// NonSomatic are the ranges whose excess marks a non-somatic unit:
+	// peak_before_to_trough_ratio ≤ 3, peak_before_width ≥ 0.15 ms,
+	// trough_width ≥ 0.2 ms, peak_before_to_peak_after_ratio ≤ 3,
+	// main_peak_to_trough_ratio ≤ 0.8.
+	NonSomatic map[string]Range
+	// SkipNonSomatic leaves out rule 3.
+	SkipNonSomatic bool
+}
+
+// DefaultLabelOptions returns the thresholds of
+// bombcell_get_default_thresholds in SpikeInterface 0.105.
+func DefaultLabelOptions() LabelOptions {
+	none := math.NaN()
+	return LabelOptions{
+		Noise: map[string]Range{
+			"num_positive_peaks":         {none, 2, false},
+			"num_negative_peaks":         {none, 1, false},
+			"peak_to_trough_duration":    {0.0001, 0.00115, false},
+			"waveform_baseline_flatness": {none, 0.5, false},
+			"peak_after_to_trough_ratio": {none, 0.8, false},
+			"exp_decay":                  {0.01, 0.1, false},
+		},
+		MUA: map[string]Range{
+			"amplitude_median": {30, none, true},
+			"snr":              {5, none, false},
+			"amplitude_cutoff": {none, 0.2, false},
+			"num_spikes":       {300, none, false},
+			"rp_contamination": {none, 0.1, false},
+			"presence_ratio":   {0.7, none, false},
+			"drift_ptp":        {none, 100, false},
+		},
+		NonSomatic: map[string]Range{
+			"peak_before_to_trough_ratio":     {none, 3, false},
+			"peak_before_width":               {0.00015, none, false},
+			"trough_width":                    {0.0002, none, false},
+			"peak_before_to_peak_after_ratio": {none, 3, false},
+			"main_peak_to_trough_ratio":       {none, 0.8, false},
+		},
+	}
+}
+
+// Label returns each unit's label ("noise", "non_soma", "mua", "good")
+// by the rules of [LabelOptions]; waveform says whether t has template
+// metrics, without which only the MUA rule applies. A threshold on a
+// metric t lacks is ignored.
+func Label(t *Table, lo LabelOptions, waveform bool) []string {
+	labels := make([]string, len(t.UnitIDs))
+	for i := range labels {
+		labels[i] = "good"
+	}
+	fails := func(ranges map[string]Range, i int, nanFails bool) bool {
+		for name, r := range ranges {
+			col := t.Column(name)
+			if col == nil || !r.set() {
+				continue
+			}
+			v := col[i]
+			if math.IsNaN(v) {
+				if nanFails {
+					return true
+				}
+				continue
+			}
+			if !r.in(v) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := range labels {
+		switch {
+		case waveform && fails(lo.Noise, i, true):
+			labels[i] = "noise"
+		case fails(lo.MUA, i, false):
+			labels[i] = "mua"
+		}
+		if waveform && !lo.SkipNonSomatic && labels[i] != "noise" && nonSomatic(t, lo.NonSomatic, i) {
+			labels[i] = "non_soma"
+		}
+	}
+	return labels
+}
+
+// nonSomatic applies rule 3 of LabelOptions to unit i.
+func nonSomatic(t *Table, ns map[string]Range, i int) bool {
+	// above reports a value beyond its range; NaN or no range is not.
+	above := func(name string) bool {
+		r, ok := ns[name]
+		col := t.Column(name)
+		if !ok || col == nil || !r.set() || math.IsNaN(col[i]) {
+			return false
+		}
+		return !r.in(col[i])
+	}
+	// narrow: no width metric passes (NaN counts as not passing).
+	narrow := true
+	any := false
+	for _, name := range []string{"peak_before_width", "trough_width"} {
+		r, ok := ns[name]
+		col := t.Column(name)
+		if !ok || col == nil || !r.set() {
+			continue
+		}
+		any = true
+		if r.in(col[i]) {
+			narrow = false
+		}
+	}
+	if !any {
+		narrow = false
+	}
+	large := above("peak_before_to_trough_ratio") || above("peak_before_to_peak_after_ratio")
+	return (large && narrow) || above("main_peak_to_trough_ratio")
+}
