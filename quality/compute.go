@@ -2,12 +2,11 @@ package quality
 
 import (
 	"cmp"
+	"dspk/internal/par"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 )
 
 // Input is one sort as plain arrays. Spikes need not be in time order.
@@ -123,7 +122,7 @@ func Compute(in Input, opt Options) (*Table, error) {
 	cols := newColumns(len(units))
 	tm := in.templateInfo()
 	pc := in.pcPrep(units, tm)
-	parallel(len(units), func(i int) {
+	par.Each(len(units), par.Workers(len(units)), func(_, i int) {
 		in.unitMetrics(units[i], i, tm, pc, opt, cols)
 	})
 	t.Columns = cols.list
@@ -238,23 +237,4 @@ func (in *Input) timeOrder() []int {
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(in.SpikeTimes[a], in.SpikeTimes[b]) })
 	return order
-}
-
-// parallel runs f(0…n-1) on all cores.
-func parallel(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				f(i)
-			}
-		})
-	}
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }

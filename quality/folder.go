@@ -28,7 +28,12 @@ import (
 // spike's peak in the data's units, as SpikeInterface's spike_amplitudes
 // reads it off the recording. The recording's length is that of the raw
 // file params.py names when it is there, else the last spike plus one.
-// There are no noise levels: set Input.NoiseLevels for snr and sd_ratio.
+// The noise levels are the channels' standard deviations in the
+// unwhitened data implied by the whitening: whitened data have unit
+// covariance, so the data's covariance is W⁻¹W⁻ᵀ and a channel's SD is
+// the norm of its row of whitening_mat_inv.npy (SpikeInterface estimates
+// it instead from the median absolute deviation of random chunks of the
+// recording; the two agree where spikes are a small part of the signal).
 func ReadSortFolder(dir string) (*Input, error) {
 	p, err := readParams(filepath.Join(dir, "params.py"))
 	if err != nil {
@@ -77,6 +82,7 @@ func ReadSortFolder(dir string) (*Input, error) {
 			in.NumSamples = max(in.NumSamples, t+1)
 		}
 	}
+	in.NoiseLevels = noiseLevels(winv, len(pos)/2)
 	if tdata != nil {
 		in.setTemplates(tdata, tshape, winv, scale)
 	} else if scale != nil {
@@ -296,4 +302,21 @@ func (p params) samples(dir string) int64 {
 		return 0
 	}
 	return (st.Size() - p.offset) / (p.channels * p.itemSize)
+}
+
+// noiseLevels returns each channel's SD from the C×C inverse whitening
+// matrix winv (row norms), nil when winv is not C×C.
+func noiseLevels(winv []float64, C int) []float32 {
+	if C == 0 || len(winv) != C*C {
+		return nil
+	}
+	out := make([]float32, C)
+	for c := range C {
+		var ss float64
+		for k := range C {
+			ss += winv[c*C+k] * winv[c*C+k]
+		}
+		out[c] = float32(math.Sqrt(ss))
+	}
+	return out
 }

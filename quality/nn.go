@@ -1,6 +1,7 @@
 package quality
 
 import (
+	"dspk/internal/par"
 	"math"
 	"slices"
 
@@ -72,7 +73,7 @@ func kNearestAll(x [][]float64, k int) [][]int {
 	all := mat.NewDense(n, d, flat)
 	out := make([][]int, n)
 	const block = 128
-	parallel((n+block-1)/block, func(b int) {
+	par.Each((n+block-1)/block, par.Workers((n+block-1)/block), func(_, b int) {
 		lo, hi := b*block, min((b+1)*block, n)
 		var g mat.Dense
 		g.Mul(all.Slice(lo, hi, 0, d), all.T())
