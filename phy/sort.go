@@ -139,7 +139,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 			good++
 		}
 	}
-	mp, cp, clp := r.Params.Match, r.Params.Curate, r.Params.Cluster
+	mp, cp, clp := r.Matching, r.Curation, r.Params.Cluster
 	for k, v := range map[string]any{
 		"Th_learned": mp.ThLearned, "max_peels": int64(mp.MaxPeels),
 		"acg_threshold": cp.ACGThreshold, "ccg_threshold": cp.CCGThreshold, "duplicate_spike_ms": cp.DuplicateSpikeMs,

@@ -250,7 +250,7 @@ func TestDetectSinkOrderAndError(t *testing.T) {
 // passes12 runs the whitening and template passes of p.
 func passes12(t *testing.T, p *Pipeline) (*linalg.Whitening, *detect.Templates) {
 	t.Helper()
-	w, _, err := p.Whitening(context.Background())
+	w, _, _, err := p.Whitening(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

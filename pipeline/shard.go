@@ -35,7 +35,7 @@ type Global struct {
 // returns their results, as [Pipeline.Run] computes them before
 // detection.
 func (p *Pipeline) Global(ctx context.Context, opt RunOptions) (*Global, error) {
-	w, _, err := p.Whitening(ctx)
+	w, _, warnings, err := p.Whitening(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +50,7 @@ func (p *Pipeline) Global(ctx context.Context, opt RunOptions) (*Global, error) 
 	if g.Templates.NT != p.cfg.NT {
 		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.TemplatesSource, g.Templates.NT, p.cfg.NT)
 	}
-	g.Warnings = p.Warnings()
+	g.Warnings = append(p.Warnings(), warnings...)
 	return g, nil
 }
 
@@ -117,24 +117,9 @@ func (p *Pipeline) RunWindows(ctx context.Context, sink Sink, g *Global, first, 
 	for k, v := range p.Timings {
 		sum.PassSeconds[k] = v.Seconds()
 	}
-	sum.Warnings = append(append([]string(nil), g.Warnings...), p.warningsAfter(g.Warnings)...)
+	sum.Warnings = withWarnings(g.Warnings, p.Warnings())
 	if err := sink.End(sum); err != nil {
 		return nil, err
 	}
 	return sum, nil
-}
-
-// warningsAfter returns the pipeline's warnings that are not in have.
-func (p *Pipeline) warningsAfter(have []string) []string {
-	seen := map[string]bool{}
-	for _, w := range have {
-		seen[w] = true
-	}
-	var out []string
-	for _, w := range p.warnings {
-		if !seen[w] {
-			out = append(out, w)
-		}
-	}
-	return out
 }

@@ -72,8 +72,11 @@ type RunInfo struct {
 	// Device names where the passes ran, for the provenance.
 	Device string
 	// Motion is the motion estimate the windows were corrected by (nil
-	// with nblocks 0) and WindowTimes the windows' centre times in s.
+	// with nblocks 0), Correction the rule that corrected them (the auto
+	// rule's choice; "" without motion) and WindowTimes the windows'
+	// centre times in s.
 	Motion      *motion.Estimate
+	Correction  string
 	WindowTimes []float64
 }
 
@@ -171,10 +174,11 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		defer close(gridDone)
 		p.Grid()
 	}()
-	w, _, err := p.Whitening(ctx)
+	w, _, ww, err := p.Whitening(ctx)
 	if err != nil {
 		return nil, err
 	}
+	warnings := append(p.Warnings(), ww...)
 	stage("whitening", start)
 	tm := opt.Templates
 	source := opt.TemplatesFile
@@ -183,14 +187,14 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		// The detection pass's detector is built while the host learns
 		// the templates from the clips.
 		defer p.dropDetector()
-		tm, sum.Clips, err = p.learnTemplates(ctx, w, p.prepareDetector)
+		tm, sum.Clips, err = p.learnTemplates(ctx, w, nil, p.prepareDetector)
 		if err != nil {
 			return nil, err
 		}
 		stage("templates", t)
 		source = "learned from the data"
 		if sum.Clips < detect.FewClips {
-			p.warnings = append(p.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
+			warnings = append(warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
 				"(Kilosort4's runs on large probes have thousands); check them (wTEMP.npy) or supply -templates from a longer recording",
 				p.rec.Name(), sum.Clips))
 		}
@@ -199,24 +203,17 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	if tm.NT != prm.NT {
 		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
 	}
-	p.drift = nil
-	var stopCorrection func() // frees the motion corrector's device memory
+	var corr *correction // the run's motion correction (nblocks > 0)
 	if p.cfg.NBlocks > 0 {
 		// The motion pass on uncorrected windows, then every later pass on
 		// corrected ones; templates learned here are learned again from
 		// corrected windows, as Kilosort4's second pass does (§4).
-		stop, err := p.estimateAndCorrect(ctx, w, tm)
-		if err != nil {
+		if corr, err = p.estimateAndCorrect(ctx, w, tm); err != nil {
 			return nil, err
 		}
-		stopCorrection = stop
-		defer func() {
-			if stopCorrection != nil {
-				stopCorrection()
-			}
-		}()
+		defer func() { corr.Close() }() // frees the corrector's device memory
 		if opt.Templates == nil {
-			if tm, sum.Clips, err = p.LearnTemplates(ctx, w); err != nil {
+			if tm, sum.Clips, err = p.learnTemplates(ctx, w, corr, nil); err != nil {
 				return nil, err
 			}
 			source = "learned from the drift-corrected data"
@@ -235,8 +232,8 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		Templates: tm, TemplatesSource: source, Clips: sum.Clips,
 		Whitening: w, Device: opt.Device,
 	}
-	if p.drift != nil {
-		info.Motion, info.WindowTimes = p.drift, p.WindowTimes()
+	if corr != nil {
+		info.Motion, info.Correction, info.WindowTimes = corr.est, corr.ruleName(), p.WindowTimes()
 	}
 	t = time.Now()
 	if err := sink.Begin(info); err != nil {
@@ -244,7 +241,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	}
 	stage("sink_begin", t)
 	t = time.Now()
-	stats, err := p.Detect(ctx, w, tm, func(win recording.Window, s *detect.Spikes) error {
+	stats, err := p.detectPass(ctx, windowPass{name: "detection", w: w, corr: corr}, tm, func(win recording.Window, s *detect.Spikes) error {
 		sum.Spikes += s.Len()
 		return sink.Window(win, s)
 	})
@@ -255,10 +252,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	// The run's device work is over: the detectors are closed, and so is
 	// the corrector before End, so that a sink may release the device
 	// beside its End.
-	if stopCorrection != nil {
-		stopCorrection()
-		stopCorrection = nil
-	}
+	corr.Close()
 	sum.Centres = g.F()
 	sum.Work = stats
 	sum.Wall = time.Since(start)
@@ -277,7 +271,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		}
 		sum.PassWaits[pass] = m
 	}
-	sum.Warnings = p.Warnings()
+	sum.Warnings = warnings
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

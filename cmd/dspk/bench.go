@@ -223,7 +223,7 @@ func benchWindow(dev *compute.Device, reps int, pre, det bool) error {
 	}
 	defer p.Close()
 	ctx := context.Background()
-	wh, _, err := p.Whitening(ctx)
+	wh, _, _, err := p.Whitening(ctx)
 	if err != nil {
 		return err
 	}

@@ -86,7 +86,7 @@ type sortFlags struct {
 
 func (f *sortFlags) register(fs *flag.FlagSet) {
 	d := pipeline.DefaultSortOptions()
-	c := pipeline.DefaultConfig()
+	c := pipeline.DefaultSortConfig()
 	f.opt = d
 	fs.StringVar(&f.out, "o", "", "output folder (required)")
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N (the window passes and both clusterings run there;\n"+
@@ -94,7 +94,7 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 	fs.Float64Var(&f.thUniversal, "Th_universal", c.ThUniversal, "detection threshold of the universal templates in whitened SD")
 	fs.Uint64Var(&f.seed, "seed", c.Seed, "seed of template learning (k-means)")
-	f.motion.register(fs, 1, pipeline.CorrectionAuto)
+	f.motion.register(fs, c)
 	fs.Float64Var(&f.opt.Match.ThLearned, "Th_learned", d.Match.ThLearned, "threshold of learned-template matching in whitened SD")
 	fs.IntVar(&f.opt.Match.MaxPeels, "max_peels", d.Match.MaxPeels, "most matching rounds per window")
 	fs.IntVar(&f.opt.Cluster.ClusterDownsampling, "cluster_downsampling", d.Cluster.ClusterDownsampling, "every k-th spike of a group is a landmark of the kNN graph")
