@@ -86,8 +86,8 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if err != nil {
 		return err
 	}
-	tm := info.Templates
-	u := r.Templates
+	tm := info.Universal
+	u := r.Learned
 	for _, f := range []struct {
 		name  string
 		shape []int
@@ -165,7 +165,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 		}
 	}
 	prov["sort"] = map[string]any{
-		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned,
+		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned.N,
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": good, "spikes": n,
 		"merges": len(cr.Merges), "same_waveform_merges": same, "dropped_outside_recording": r.Outside,
 		"matching": mp, "clustering": clp, "curation": cp, "pc_overwrite": r.Params.PCOverwrite,

@@ -22,10 +22,9 @@ func (p *Pipeline) DetectParams() detect.Params { return detectParams(p.cfg) }
 func detectParams(cfg Config) detect.Params {
 	prm := detect.DefaultParams()
 	prm.Settings = cfg.Settings
+	// nt0min follows nt as Kilosort4's None does: int(20·nt/61).
 	prm.NT0Min = kilosort.DefaultNT0Min(cfg.NT)
 	prm.Seed = cfg.Seed
-	prm.NearestChans = cfg.NearestChans
-	prm.NearestTemplates = cfg.NearestTemplates
 	prm.Groups = cfg.Groups
 	return prm
 }

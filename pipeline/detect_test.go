@@ -161,7 +161,7 @@ func TestRunCallsSink(t *testing.T) {
 	if c.sum != sum || sum.Spikes != c.spikes.Len() || sum.Spikes == 0 || sum.Windows != p.Schedule().Windows {
 		t.Errorf("summary %+v for %d spikes", sum, c.spikes.Len())
 	}
-	if c.info.Grid.F() != sum.Centres || c.info.Templates == nil || c.info.Whitening == nil || c.info.Device != "cpu" {
+	if c.info.Grid.F() != sum.Centres || c.info.Universal == nil || c.info.Whitening == nil || c.info.Device != "cpu" {
 		t.Errorf("run info %+v", c.info)
 	}
 	if s := sum.Speed(); !strings.Contains(s, "real time (") {

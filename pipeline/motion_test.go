@@ -116,8 +116,8 @@ func TestMotionRun(t *testing.T) {
 	if !(math.Abs(s0-speed) < 1.5) || !(math.Abs(s1) < 1.5) {
 		t.Errorf("mean spike depth moves %.2f µm/s uncorrected (want ≈ %g), %.2f µm/s corrected (want ≈ 0)", s0, speed, s1)
 	}
-	if !strings.Contains(c1.info.TemplatesSource, "corrected") {
-		t.Errorf("templates %q: not learned again from corrected windows", c1.info.TemplatesSource)
+	if !strings.Contains(c1.info.UniversalSource, "corrected") {
+		t.Errorf("templates %q: not learned again from corrected windows", c1.info.UniversalSource)
 	}
 	if _, ok := p1.Timings["motion"]; !ok {
 		t.Errorf("no motion pass timed: %v", p1.Timings)

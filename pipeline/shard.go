@@ -18,10 +18,10 @@ import (
 type Global struct {
 	// Whitening is the whitening operator of the whole recording.
 	Whitening *linalg.Whitening
-	// Templates are the universal templates and feature basis, and
-	// TemplatesSource says where they came from.
-	Templates       *detect.Templates
-	TemplatesSource string
+	// Universal are the universal templates and feature basis, and
+	// UniversalSource says where they came from.
+	Universal       *detect.Templates
+	UniversalSource string
 	// Clips is the number of clips the templates were learned from (0
 	// when they were given).
 	Clips int
@@ -31,7 +31,7 @@ type Global struct {
 }
 
 // Global runs the passes that see the whole recording — the whitening
-// statistic and, unless opt.Templates is set, template learning — and
+// statistic and, unless opt.Universal is set, template learning — and
 // returns their results, as [Pipeline.Run] computes them before
 // detection.
 func (p *Pipeline) Global(ctx context.Context, opt RunOptions) (*Global, error) {
@@ -39,16 +39,16 @@ func (p *Pipeline) Global(ctx context.Context, opt RunOptions) (*Global, error) 
 	if err != nil {
 		return nil, err
 	}
-	g := &Global{Whitening: w, Templates: opt.Templates, TemplatesSource: opt.TemplatesFile}
-	if g.Templates == nil {
-		g.Templates, g.Clips, err = p.LearnTemplates(ctx, w)
+	g := &Global{Whitening: w, Universal: opt.Universal, UniversalSource: opt.UniversalFile}
+	if g.Universal == nil {
+		g.Universal, g.Clips, err = p.LearnTemplates(ctx, w)
 		if err != nil {
 			return nil, err
 		}
-		g.TemplatesSource = "learned from the data"
+		g.UniversalSource = "learned from the data"
 	}
-	if g.Templates.NT != p.cfg.NT {
-		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.TemplatesSource, g.Templates.NT, p.cfg.NT)
+	if g.Universal.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.UniversalSource, g.Universal.NT, p.cfg.NT)
 	}
 	g.Warnings = append(p.Warnings(), warnings...)
 	return g, nil
@@ -57,14 +57,14 @@ func (p *Pipeline) Global(ctx context.Context, opt RunOptions) (*Global, error) 
 // Info returns the [RunInfo] of a run of this pipeline with the global
 // results g on the device named device.
 func (p *Pipeline) Info(g *Global, device string) (*RunInfo, error) {
-	if g.Whitening == nil || g.Templates == nil {
+	if g.Whitening == nil || g.Universal == nil {
 		return nil, fmt.Errorf("%s: global results without whitening or templates", p.rec.Name())
 	}
 	if g.Whitening.C != p.probe.Len() {
 		return nil, fmt.Errorf("%s: whitening of %d channels for a probe of %d sites", p.rec.Name(), g.Whitening.C, p.probe.Len())
 	}
-	if g.Templates.NT != p.cfg.NT {
-		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.TemplatesSource, g.Templates.NT, p.cfg.NT)
+	if g.Universal.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.UniversalSource, g.Universal.NT, p.cfg.NT)
 	}
 	grid, err := p.Grid()
 	if err != nil {
@@ -73,7 +73,7 @@ func (p *Pipeline) Info(g *Global, device string) (*RunInfo, error) {
 	return &RunInfo{
 		Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: p.DetectParams(),
 		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid,
-		Templates: g.Templates, TemplatesSource: g.TemplatesSource, Clips: g.Clips,
+		Universal: g.Universal, UniversalSource: g.UniversalSource, Clips: g.Clips,
 		Whitening: g.Whitening, Device: device,
 	}, nil
 }
@@ -100,7 +100,7 @@ func (p *Pipeline) RunWindows(ctx context.Context, sink Sink, g *Global, first, 
 	}
 	sum := &Summary{Windows: end - first, Clips: g.Clips,
 		Samples: p.sched.Window(end-1).OwnEnd - p.sched.Window(first).OwnStart}
-	stats, err := p.DetectWindows(ctx, windows, g.Whitening, g.Templates, func(win recording.Window, s *detect.Spikes) error {
+	stats, err := p.DetectWindows(ctx, windows, g.Whitening, g.Universal, func(win recording.Window, s *detect.Spikes) error {
 		sum.Spikes += s.Len()
 		return sink.Window(win, s)
 	})

@@ -60,10 +60,10 @@ type RunInfo struct {
 	// Grid is the template-centre grid: a spike's Center indexes it, and
 	// its Channels are Grid.IC[Center·NC …].
 	Grid *detect.Grid
-	// Templates are the universal templates and feature basis used, and
-	// TemplatesSource says where they came from.
-	Templates       *detect.Templates
-	TemplatesSource string
+	// Universal are the universal templates and feature basis used, and
+	// UniversalSource says where they came from.
+	Universal       *detect.Templates
+	UniversalSource string
 	// Clips is the number of clips templates were learned from (0 when
 	// they were given).
 	Clips int
@@ -82,10 +82,11 @@ type RunInfo struct {
 
 // RunOptions configures [Pipeline.Run].
 type RunOptions struct {
-	// Templates, if set, are used instead of learning them (pass 2 is
-	// skipped); TemplatesFile names their source for the provenance.
-	Templates     *detect.Templates
-	TemplatesFile string
+	// Universal, if set, are the universal templates used instead of
+	// learning them (pass 2 is skipped); UniversalFile names their source
+	// for the provenance.
+	Universal     *detect.Templates
+	UniversalFile string
 	// Device names the device that ran the passes, for the provenance.
 	Device string
 	// Started is when the process (or the caller's timing) began: if set,
@@ -180,8 +181,8 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	}
 	warnings := append(p.Warnings(), ww...)
 	stage("whitening", start)
-	tm := opt.Templates
-	source := opt.TemplatesFile
+	tm := opt.Universal
+	source := opt.UniversalFile
 	if tm == nil {
 		t := time.Now()
 		// The detection pass's detector is built while the host learns
@@ -201,7 +202,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	}
 	prm := p.DetectParams()
 	if tm.NT != prm.NT {
-		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.UniversalFile, tm.NT, prm.NT)
 	}
 	var corr *correction // the run's motion correction (nblocks > 0)
 	if p.cfg.NBlocks > 0 {
@@ -212,7 +213,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 			return nil, err
 		}
 		defer func() { corr.Close() }() // frees the corrector's device memory
-		if opt.Templates == nil {
+		if opt.Universal == nil {
 			if tm, sum.Clips, err = p.learnTemplates(ctx, w, corr, nil); err != nil {
 				return nil, err
 			}
@@ -229,7 +230,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	info := &RunInfo{
 		Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
 		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: g,
-		Templates: tm, TemplatesSource: source, Clips: sum.Clips,
+		Universal: tm, UniversalSource: source, Clips: sum.Clips,
 		Whitening: w, Device: opt.Device,
 	}
 	if corr != nil {
@@ -303,7 +304,7 @@ func Provenance(info *RunInfo, sum *Summary) map[string]any {
 			"nearest_chans": g.NC, "nearest_templates": g.NC2},
 		"config":            info.Config,
 		"detection":         info.Detect,
-		"templates":         info.TemplatesSource,
+		"templates":         info.UniversalSource,
 		"device":            info.Device,
 		"schedule":          info.Schedule,
 		"summary":           sum,

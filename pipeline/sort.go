@@ -118,16 +118,18 @@ type SortResult struct {
 	// Stages lists the stages in order with their times.
 	Stages []StageTime
 	// Detected is the number of spikes of universal detection, Clusters0
-	// the clusters of the first clustering, Learned the learned
-	// templates after post-processing, Matched the spikes of learned-
-	// template matching and Clusters1 the clusters of the final
+	// the clusters of the first clustering, Matched the spikes of
+	// learned-template matching and Clusters1 the clusters of the final
 	// clustering (before merges).
-	Detected, Clusters0, Learned, Matched, Clusters1 int
+	Detected, Clusters0, Matched, Clusters1 int
 	// Groups0 and Groups1 describe the groups of the first and the final
 	// clustering (their spikes and feature channels).
 	Groups0, Groups1 []cluster.Group
-	// Templates are the learned templates U [N'][C][P] the matching used.
-	Templates match.Templates
+	// Learned are the learned templates U [N'][C][P] (the first
+	// clustering's, post-processed) that the matching used. The universal
+	// templates are Info.Universal and the final units' templates
+	// Curated.Units (dense: Curated.Templates, templates.npy).
+	Learned match.Templates
 	// Channels gives each learned template's feature channels (iCC at its
 	// best channel) and the sites' positions.
 	Channels *curate.Channels

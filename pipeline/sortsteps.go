@@ -34,8 +34,8 @@ type SortGlobal struct {
 	// "" without motion).
 	Motion     *motion.Estimate
 	Correction string
-	// Templates are the learned templates the matching uses.
-	Templates match.Templates
+	// Learned are the learned templates the matching uses.
+	Learned match.Templates
 	// Detected is the number of spikes of universal detection and Work
 	// its work counts; Clusters0 and Groups0 describe the first
 	// clustering.
@@ -160,7 +160,7 @@ func (p *Pipeline) sortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 		return nil, err
 	}
 	r0 = nil
-	g.Templates = match.Templates{N: n, C: C, P: P, U: transposePC(u, n, P, C), WPCA: tm.WPCA}
+	g.Learned = match.Templates{N: n, C: C, P: P, U: transposePC(u, n, P, C), WPCA: tm.WPCA}
 	stage("learned templates", t0, n, "templates")
 	return g, nil
 }
@@ -187,8 +187,8 @@ func (p *Pipeline) checkSortGlobal(g *SortGlobal) error {
 		return fmt.Errorf("%s: whitening of %d channels for a probe of %d sites", name, g.Whitening.C, C)
 	case g.Universal.NT != p.cfg.NT:
 		return fmt.Errorf("%s: universal templates of %d samples, the run uses nt = %d", name, g.Universal.NT, p.cfg.NT)
-	case g.Templates.C != C || g.Templates.P != g.Universal.P:
-		return fmt.Errorf("%s: learned templates of %d channels and %d PCs, want %d and %d", name, g.Templates.C, g.Templates.P, C, g.Universal.P)
+	case g.Learned.C != C || g.Learned.P != g.Universal.P:
+		return fmt.Errorf("%s: learned templates of %d channels and %d PCs, want %d and %d", name, g.Learned.C, g.Learned.P, C, g.Universal.P)
 	case (g.Motion != nil) != (p.cfg.NBlocks > 0):
 		return fmt.Errorf("%s: sort's global results with motion estimate %v for nblocks %d", name, g.Motion != nil, p.cfg.NBlocks)
 	case g.Motion != nil && g.Motion.Windows != p.sched.Windows:
@@ -232,12 +232,12 @@ func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, sp sortParams,
 		}
 		defer corr.Close()
 	}
-	m, err := match.NewMatcher(p.dev, g.Templates, p.probe.X, p.probe.Y, sp.match)
+	m, err := match.NewMatcher(p.dev, g.Learned, p.probe.X, p.probe.Y, sp.match)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: learned templates: %w", name, err)
 	}
 	defer m.Close()
-	ch := channelsOf(m, g.Templates.N, p)
+	ch := channelsOf(m, g.Learned.N, p)
 	var windows []int
 	if first != 0 || end != p.sched.Windows {
 		for i := first; i < end; i++ {
@@ -301,11 +301,11 @@ func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	}
 	// The feature channels come from a matcher on the host: they depend
 	// on the templates and the probe only.
-	m, err := match.NewMatcher(nil, g.Templates, p.probe.X, p.probe.Y, sp.match)
+	m, err := match.NewMatcher(nil, g.Learned, p.probe.X, p.probe.Y, sp.match)
 	if err != nil {
 		return nil, fmt.Errorf("%s: learned templates: %w", p.rec.Name(), err)
 	}
-	ch := channelsOf(m, g.Templates.N, p)
+	ch := channelsOf(m, g.Learned.N, p)
 	if err := m.Close(); err != nil {
 		return nil, err
 	}
@@ -322,7 +322,7 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	start time.Time, tc *templateChans) (*SortResult, error) {
 	name := p.rec.Name()
 	res := &SortResult{Params: opt, Matching: sp.match, Curation: sp.curate, Detected: g.Detected, Clusters0: g.Clusters0, Groups0: g.Groups0,
-		Learned: g.Templates.N, Templates: g.Templates, Channels: tc.ch, Correction: g.Correction}
+		Learned: g.Learned, Channels: tc.ch, Correction: g.Correction}
 	res.Stages = append(res.Stages, g.Stages...)
 	stage := func(s string, t0 time.Time, n int, what string) {
 		res.Stages = append(res.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
@@ -333,8 +333,8 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	}
 	prm := p.DetectParams()
 	res.Info = &RunInfo{Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
-		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid, Templates: g.Universal,
-		TemplatesSource: g.UniversalSource, Clips: g.Clips, Whitening: g.Whitening, Device: opt.Device}
+		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid, Universal: g.Universal,
+		UniversalSource: g.UniversalSource, Clips: g.Clips, Whitening: g.Whitening, Device: opt.Device}
 	if g.Motion != nil {
 		res.Info.Motion, res.Info.WindowTimes = g.Motion, p.WindowTimes()
 	}
@@ -347,7 +347,7 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 		return nil, fmt.Errorf("%s: learned-template matching found %d spikes above Th_learned = %g; a sort needs at least %d: "+
 			"lower -Th_learned or use a longer recording", name, res.Matched, mp.ThLearned, MinSortSpikes)
 	}
-	n, C, P := g.Templates.N, g.Templates.C, g.Templates.P
+	n, C, P := g.Learned.N, g.Learned.C, g.Learned.P
 
 	// Final clustering: units are the learned templates at their best
 	// channels.

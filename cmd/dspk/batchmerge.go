@@ -157,7 +157,7 @@ func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, 
 	sched := p.Schedule()
 	sum := &pipeline.Summary{Windows: sched.Windows, Samples: sched.End - sched.Start, Clips: g.Clips,
 		Centres: info.Grid.F(), PassSeconds: map[string]float64{}}
-	nc, np := info.Grid.NC, g.Templates.P
+	nc, np := info.Grid.NC, g.Universal.P
 	s := &detect.Spikes{NC: nc, P: np}
 	var t32, chans []int32
 	var shardWall float64

@@ -109,7 +109,7 @@ func runSortStep(ctx context.Context, pl *Plan, r *Row, device string, devs devi
 			return false, err
 		}
 		secs := time.Since(t0).Seconds()
-		if err := saveSortShard(od.Dir(), ms, r.Windows[0], r.Windows[1], r.Total, cfg.NearestChans, g.Templates.P, secs); err != nil {
+		if err := saveSortShard(od.Dir(), ms, r.Windows[0], r.Windows[1], r.Total, cfg.NearestChans, g.Learned.P, secs); err != nil {
 			return false, err
 		}
 	default:
@@ -140,7 +140,7 @@ func runSortMerge(ctx context.Context, pl *Plan, r *Row, device string, devs dev
 		if err != nil {
 			return nil, err
 		}
-		ms, secs, err := loadSortShards(r.Parts, r.Total, p.Config().NearestChans, g.Templates.P)
+		ms, secs, err := loadSortShards(r.Parts, r.Total, p.Config().NearestChans, g.Learned.P)
 		if err != nil {
 			return nil, err
 		}

@@ -221,10 +221,10 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 	case stepDetect:
 		ro := pipeline.RunOptions{Device: useDevice(dev, io.Discard)}
 		if df.templates != "" {
-			if ro.Templates, err = detect.LoadTemplates(df.templates, cfg.NT); err != nil {
+			if ro.Universal, err = detect.LoadTemplates(df.templates, cfg.NT); err != nil {
 				return false, err
 			}
-			ro.TemplatesFile = df.templates
+			ro.UniversalFile = df.templates
 		}
 		opt.Extra = withPlot
 		w, err := phy.Create(r.Out, opt)
@@ -237,10 +237,10 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 	case stepGlobal:
 		ro := pipeline.RunOptions{}
 		if df.templates != "" {
-			if ro.Templates, err = detect.LoadTemplates(df.templates, cfg.NT); err != nil {
+			if ro.Universal, err = detect.LoadTemplates(df.templates, cfg.NT); err != nil {
 				return false, err
 			}
-			ro.TemplatesFile = df.templates
+			ro.UniversalFile = df.templates
 		}
 		od, err := export.CreateOutputDir(r.Out, export.OutputOptions{Kind: "batch-global", Overwrite: overwrite, Inputs: inputs, Context: ctx})
 		if err != nil {
@@ -286,7 +286,7 @@ func runRow(ctx context.Context, pl *Plan, r *Row, device string, devs devices, 
 // the templates (wTEMP.npy, wPCA.npy) and global.json (their source, the
 // clip count and the warnings).
 func saveGlobal(dir string, g *pipeline.Global) error {
-	w, tm := g.Whitening, g.Templates
+	w, tm := g.Whitening, g.Universal
 	for _, f := range []struct {
 		name  string
 		shape []int
@@ -301,7 +301,7 @@ func saveGlobal(dir string, g *pipeline.Global) error {
 			return err
 		}
 	}
-	return export.WriteJSON(filepath.Join(dir, "global.json"), globalInfo{Source: g.TemplatesSource, Clips: g.Clips, Warnings: g.Warnings})
+	return export.WriteJSON(filepath.Join(dir, "global.json"), globalInfo{Source: g.UniversalSource, Clips: g.Clips, Warnings: g.Warnings})
 }
 
 // globalInfo is global.json.
@@ -342,7 +342,7 @@ func loadGlobal(dir string, nt int) (*pipeline.Global, error) {
 	if err := json.Unmarshal(b, &gi); err != nil {
 		return nil, fmt.Errorf("batch: %s: %w", filepath.Join(dir, "global.json"), err)
 	}
-	return &pipeline.Global{Whitening: w, Templates: tm, TemplatesSource: gi.Source, Clips: gi.Clips, Warnings: gi.Warnings}, nil
+	return &pipeline.Global{Whitening: w, Universal: tm, UniversalSource: gi.Source, Clips: gi.Clips, Warnings: gi.Warnings}, nil
 }
 
 // testPause waits, when DSPK_BATCH_TEST_PAUSE is "ROW:SECONDS" and row

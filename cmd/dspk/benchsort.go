@@ -71,7 +71,7 @@ func benchSort(path string, dev *compute.Device) error {
 		// The CUDA matcher and clusterer sum in float64 (FMA off).
 		peak64, peak32 = gpuFMAPerSec, gpuFMAPerSec
 	}
-	C, P := float64(pr.Len()), float64(res.Templates.P)
+	C, P := float64(pr.Len()), float64(res.Learned.P)
 	nt := float64(p.Config().NT)
 	cols := float64(p.Schedule().End - p.Schedule().Start)
 	size := fmt.Sprintf("%.0f s, %d sites", float64(rec.Samples())/rec.SampleRate(), pr.Len())
@@ -81,7 +81,7 @@ func benchSort(path string, dev *compute.Device) error {
 		var flops, peak float64
 		switch s.Name {
 		case "matching":
-			flops = cols * (2*P*nt*C + 2*float64(res.Learned)*C*P)
+			flops = cols * (2*P*nt*C + 2*float64(res.Learned.N)*C*P)
 			peak = peak32
 		case "clustering spikes":
 			flops, peak = kmeansFlops(res.Groups0, P), peak64

@@ -207,7 +207,7 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		if err != nil {
 			return nil, 0, err
 		}
-		opt.Templates, opt.TemplatesFile = tm, df.templates
+		opt.Universal, opt.UniversalFile = tm, df.templates
 		timings["templates_load"] = time.Since(t).Seconds()
 	}
 	var raster rasterPreparation

@@ -111,7 +111,7 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 	}
 	defer dev.Close()
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
-	cfg := pf.config()
+	cfg := pf.configOf(pipeline.DefaultDriftConfig())
 	cfg.ThUniversal = f.threshold
 	f.motion.apply(&cfg)
 	p, err := pipeline.New(dev, rec, pr, cfg)
