@@ -220,44 +220,31 @@ func (p *Pipeline) eachWindow(ctx context.Context, ps windowPass, fn func(rw rec
 // host between windows, and finish's work on the host overlaps the
 // device's work on the later windows. start must leave the window's
 // working array free to be overwritten (on a GPU, by work queued behind
-// its own); depth is at least 1. The loop, one window after another with
-// its waits and progress accounted for, reads best whole.
+// its own); depth is at least 1. It is a little over 100 lines: the
+// order of loading, starting, prefetching and finishing windows is the
+// point of it and reads best in one loop.
 func (p *Pipeline) eachWindowOverlapped(ctx context.Context, ps windowPass, depth int,
 	start func(rw recording.Window, win *compute.Window) error, finish func(rw recording.Window) error) error {
-	pass, windows, w := ps.name, ps.windows, ps.w
+	pass := ps.name
 	t0 := time.Now()
 	defer func() { p.Timings[pass] += time.Since(t0) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if w != p.white {
-		if err := p.pre.SetWhitening(w); err != nil {
-			return fmt.Errorf("%s: %s: %w", p.rec.Name(), pass, err)
-		}
-		p.white = w
+	if err := p.whiten(ps); err != nil {
+		return err
 	}
-	nbuf := 0
-	opt := recording.LoaderOptions{Windows: windows, InFlight: inFlight(p.cfg), Readers: Readers(), Alloc: func(n int) []int16 {
-		b := p.bufs[nbuf].Int16()[:n]
-		nbuf++
-		return b
-	}}
-	ld := recording.NewLoader(p.rec, p.sched, opt)
+	ld := p.loader(ps.windows)
 	defer ld.Close()
-	total := len(windows)
-	if windows == nil {
+	total, done := len(ps.windows), 0
+	if ps.windows == nil {
 		total = p.sched.Windows
 	}
-	done := 0
 	if p.Progress != nil && total > 0 {
 		// The pass's start, so that its rate is not measured from the
 		// end of the one before (the clusterings run between them).
 		p.Progress(pass, 0, total)
 	}
-	waits := p.Waits[pass]
-	if waits == nil {
-		waits = map[string]time.Duration{}
-		p.Waits[pass] = waits
-	}
+	waits := p.passWaits(pass)
 	var pending []recording.Window // started, not finished, oldest first
 	complete := func() error {
 		if finish != nil {
@@ -297,21 +284,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, ps windowPass, dept
 		if nerr != nil {
 			return nerr
 		}
-		b := next
-		t := time.Now()
-		err := p.win.Load(b.Data)
-		waits["upload"] += time.Since(t)
-		if err == nil {
-			err = p.pre.Window(p.win)
-		}
-		if err == nil && ps.corr != nil && w != nil {
-			err = ps.corr.window(b.Window, p.win)
-		}
-		rw := b.Window
-		if ps.raw != nil {
-			ps.raw(rw, b.Data)
-		}
-		ld.Release(b)
+		rw := next.Window
+		err := p.load(ps, next, waits)
+		ld.Release(next)
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
@@ -351,6 +326,60 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, ps windowPass, dept
 		}
 	}
 	return nil
+}
+
+// whiten makes the preprocessing whiten by the whitening of ps unless it
+// does.
+func (p *Pipeline) whiten(ps windowPass) error {
+	if ps.w != p.white {
+		if err := p.pre.SetWhitening(ps.w); err != nil {
+			return fmt.Errorf("%s: %s: %w", p.rec.Name(), ps.name, err)
+		}
+		p.white = ps.w
+	}
+	return nil
+}
+
+// loader returns a loader of the given windows (all of them if nil) into
+// the pipeline's buffers.
+func (p *Pipeline) loader(windows []int) *recording.Loader {
+	nbuf := 0
+	opt := recording.LoaderOptions{Windows: windows, InFlight: inFlight(p.cfg), Readers: Readers(), Alloc: func(n int) []int16 {
+		b := p.bufs[nbuf].Int16()[:n]
+		nbuf++
+		return b
+	}}
+	return recording.NewLoader(p.rec, p.sched, opt)
+}
+
+// passWaits returns the waits of the pass named pass ([Pipeline.Waits]),
+// made if new.
+func (p *Pipeline) passWaits(pass string) map[string]time.Duration {
+	waits := p.Waits[pass]
+	if waits == nil {
+		waits = map[string]time.Duration{}
+		p.Waits[pass] = waits
+	}
+	return waits
+}
+
+// load uploads the raw window b into the pipeline's window (its time
+// added to waits["upload"]), preprocesses it, corrects it as ps says
+// (whitened windows only) and shows the raw window to ps.raw.
+func (p *Pipeline) load(ps windowPass, b *recording.Batch, waits map[string]time.Duration) error {
+	t := time.Now()
+	err := p.win.Load(b.Data)
+	waits["upload"] += time.Since(t)
+	if err == nil {
+		err = p.pre.Window(p.win)
+	}
+	if err == nil && ps.corr != nil && ps.w != nil {
+		err = ps.corr.window(b.Window, p.win)
+	}
+	if ps.raw != nil {
+		ps.raw(b.Window, b.Data)
+	}
+	return err
 }
 
 // Readers is the number of goroutines that read each window of a pass:

@@ -109,14 +109,7 @@ func (p *Pipeline) RunWindows(ctx context.Context, sink Sink, g *Global, first, 
 	}
 	sum.Centres = info.Grid.F()
 	sum.Work = stats
-	sum.Wall = time.Since(start)
-	sum.WallSeconds = sum.Wall.Seconds()
-	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
-	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
-	sum.PassSeconds = map[string]float64{}
-	for k, v := range p.Timings {
-		sum.PassSeconds[k] = v.Seconds()
-	}
+	p.timeSummary(sum, start)
 	sum.Warnings = withWarnings(g.Warnings, p.Warnings())
 	if err := sink.End(sum); err != nil {
 		return nil, err

@@ -181,45 +181,17 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	}
 	warnings := append(p.Warnings(), ww...)
 	stage("whitening", start)
-	tm := opt.Universal
-	source := opt.UniversalFile
-	if tm == nil {
-		t := time.Now()
-		// The detection pass's detector is built while the host learns
-		// the templates from the clips.
-		defer p.dropDetector()
-		tm, sum.Clips, err = p.learnTemplates(ctx, w, nil, p.prepareDetector)
-		if err != nil {
-			return nil, err
-		}
-		stage("templates", t)
-		source = "learned from the data"
-		if sum.Clips < detect.FewClips {
-			warnings = append(warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
-				"(Kilosort4's runs on large probes have thousands); check them (wTEMP.npy) or supply -templates from a longer recording",
-				p.rec.Name(), sum.Clips))
-		}
+	// The detection pass's detector is built while the host learns the
+	// templates from the clips.
+	defer p.dropDetector()
+	u, err := p.runUniversal(ctx, w, opt, stage)
+	if err != nil {
+		return nil, err
 	}
+	defer u.corr.Close() // frees the corrector's device memory
+	tm, source, corr := u.tm, u.source, u.corr
+	sum.Clips, warnings = u.clips, append(warnings, u.warnings...)
 	prm := p.DetectParams()
-	if tm.NT != prm.NT {
-		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.UniversalFile, tm.NT, prm.NT)
-	}
-	var corr *correction // the run's motion correction (nblocks > 0)
-	if p.cfg.NBlocks > 0 {
-		// The motion pass on uncorrected windows, then every later pass on
-		// corrected ones; templates learned here are learned again from
-		// corrected windows, as Kilosort4's second pass does (§4).
-		if corr, err = p.estimateAndCorrect(ctx, w, tm); err != nil {
-			return nil, err
-		}
-		defer func() { corr.Close() }() // frees the corrector's device memory
-		if opt.Universal == nil {
-			if tm, sum.Clips, err = p.learnTemplates(ctx, w, corr, nil); err != nil {
-				return nil, err
-			}
-			source = "learned from the drift-corrected data"
-		}
-	}
 	t := time.Now()
 	<-gridDone
 	g, err := p.Grid()
@@ -256,14 +228,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	corr.Close()
 	sum.Centres = g.F()
 	sum.Work = stats
-	sum.Wall = time.Since(start)
-	sum.WallSeconds = sum.Wall.Seconds()
-	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
-	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
-	sum.PassSeconds = map[string]float64{}
-	for k, v := range p.Timings {
-		sum.PassSeconds[k] = v.Seconds()
-	}
+	p.timeSummary(sum, start)
 	sum.PassWaits = map[string]map[string]float64{}
 	for pass, ws := range p.Waits {
 		m := map[string]float64{}
@@ -284,6 +249,70 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		return nil, err
 	}
 	return sum, nil
+}
+
+// universalRun is what a run detects with ([Pipeline.runUniversal]).
+type universalRun struct {
+	tm       *detect.Templates // the universal templates
+	source   string            // where they came from
+	clips    int               // the clips they were learned from (0: given)
+	corr     *correction       // the correction of the windows (nblocks > 0)
+	warnings []string          // of few clips
+}
+
+// runUniversal returns the universal templates of a run: opt's, or
+// learned from the data (the "templates" stage, timed by stage); with
+// nblocks > 0 also the correction of the windows after the motion pass,
+// templates learned here then learned again from corrected windows, as
+// Kilosort4's second pass does (§4). The caller closes the correction.
+func (p *Pipeline) runUniversal(ctx context.Context, w *linalg.Whitening, opt RunOptions, stage func(string, time.Time)) (*universalRun, error) {
+	u := &universalRun{tm: opt.Universal, source: opt.UniversalFile}
+	var err error
+	if u.tm == nil {
+		t := time.Now()
+		if u.tm, u.clips, err = p.learnTemplates(ctx, w, nil, p.prepareDetector); err != nil {
+			return nil, err
+		}
+		stage("templates", t)
+		u.source = "learned from the data"
+		if u.clips < detect.FewClips {
+			u.warnings = append(u.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
+				"(Kilosort4's runs on large probes have thousands); check them (wTEMP.npy) or supply -templates from a longer recording",
+				p.rec.Name(), u.clips))
+		}
+	}
+	if u.tm.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.UniversalFile, u.tm.NT, p.cfg.NT)
+	}
+	if p.cfg.NBlocks > 0 {
+		// The motion pass on uncorrected windows, then every later pass
+		// on corrected ones.
+		if u.corr, err = p.estimateAndCorrect(ctx, w, u.tm); err != nil {
+			return nil, err
+		}
+		if opt.Universal == nil {
+			if u.tm, u.clips, err = p.learnTemplates(ctx, w, u.corr, nil); err != nil {
+				u.corr.Close()
+				return nil, err
+			}
+			u.source = "learned from the drift-corrected data"
+		}
+	}
+	return u, nil
+}
+
+// timeSummary sets the wall time of sum since start, the seconds of
+// recording of its samples, its speed and the time of each pass
+// ([Pipeline.Timings]).
+func (p *Pipeline) timeSummary(sum *Summary, start time.Time) {
+	sum.Wall = time.Since(start)
+	sum.WallSeconds = sum.Wall.Seconds()
+	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
+	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
+	sum.PassSeconds = map[string]float64{}
+	for k, v := range p.Timings {
+		sum.PassSeconds[k] = v.Seconds()
+	}
 }
 
 // Provenance returns the record of a run that a sink stores beside its

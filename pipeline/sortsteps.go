@@ -66,9 +66,7 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 func (p *Pipeline) sortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal, error) {
 	name := p.rec.Name()
 	g := &SortGlobal{}
-	stage := func(s string, t0 time.Time, n int, what string) {
-		g.Stages = append(g.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
-	}
+	stage := g.stage
 	t0 := time.Now()
 	w, _, ww, err := p.Whitening(ctx)
 	if err != nil {
@@ -133,36 +131,52 @@ func (p *Pipeline) sortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 			name, g.Detected, p.cfg.ThUniversal, MinSortSpikes)
 	}
 
-	// First clustering: units are the template centres.
-	if err := announce(ctx, opt, "clustering spikes"); err != nil {
+	if err := p.firstClustering(ctx, opt, g, grid, tm, centre, feat); err != nil {
 		return nil, err
 	}
-	t0 = time.Now()
+	return g, nil
+}
+
+// firstClustering runs the first clustering (mode 'spikes': units are
+// the template centres of grid) of the detected spikes' centres and
+// features, and post-processes its clusters into g's learned templates,
+// adding both stages to g.
+func (p *Pipeline) firstClustering(ctx context.Context, opt SortOptions, g *SortGlobal, grid *detect.Grid, tm *detect.Templates,
+	centre []int32, feat []float32) error {
+	if err := announce(ctx, opt, "clustering spikes"); err != nil {
+		return err
+	}
+	t0 := time.Now()
 	C, P := p.probe.Len(), tm.P
 	cl, err := cluster.NewClusterer(p.dev, opt.Cluster)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cl.Close()
 	in := &cluster.Input{NC: grid.NC, P: P, C: C, ChanX: p.probe.X, ChanY: p.probe.Y,
 		UnitX: grid.X, UnitY: grid.Y, UnitChans: grid.IC, Unit: centre, Features: feat}
 	r0, err := cl.ClusterContext(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("%s: first clustering of %d spikes: %w", name, g.Detected, err)
+		return fmt.Errorf("%s: first clustering of %d spikes: %w", p.rec.Name(), g.Detected, err)
 	}
 	centre, feat, in = nil, nil, nil
 	g.Clusters0, g.Groups0 = r0.N, r0.Groups
-	stage("clustering spikes", t0, r0.N, "clusters")
+	g.stage("clustering spikes", t0, r0.N, "clusters")
 
 	t0 = time.Now()
 	u, n, err := cluster.PostprocessTemplatesContext(ctx, r0.Wall, r0.Counts, C, tm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r0 = nil
 	g.Learned = match.Templates{N: n, C: C, P: P, U: transposePC(u, n, P, C), WPCA: tm.WPCA}
-	stage("learned templates", t0, n, "templates")
-	return g, nil
+	g.stage("learned templates", t0, n, "templates")
+	return nil
+}
+
+// stage adds the stage s, begun at t0, which produced n of what, to g.
+func (g *SortGlobal) stage(s string, t0 time.Time, n int, what string) {
+	g.Stages = append(g.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
 }
 
 // announce starts a host stage of a sort: the window passes check ctx
