@@ -25,8 +25,8 @@ type Global struct {
 	// Clips is the number of clips the templates were learned from (0
 	// when they were given).
 	Clips int
-	// Warnings are those the global passes found ([Pipeline.Warnings]
-	// after them).
+	// Warnings are the pipeline's ([Pipeline.Warnings]) and those the
+	// global passes found.
 	Warnings []string
 }
 

@@ -124,8 +124,9 @@ type Summary struct {
 	Centres int `json:"centres"`
 	// Work sums the detector's work counts.
 	Work detect.Stats `json:"work"`
-	// Warnings are those the passes found ([Pipeline.Warnings]); a sink
-	// writes them with its own (dspk.json's "warnings").
+	// Warnings are the pipeline's ([Pipeline.Warnings]) and those the
+	// run's passes found; a sink writes them with its own (dspk.json's
+	// "warnings").
 	Warnings []string `json:"-"`
 	// Timings holds, in seconds, where the whole run's time went: the
 	// caller's (RunOptions.Timings), each stage of Run as a whole (set-up

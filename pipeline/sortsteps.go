@@ -45,7 +45,8 @@ type SortGlobal struct {
 	Groups0   []cluster.Group
 	// Stages are the stages run so far, in order, with their times.
 	Stages []StageTime
-	// Warnings are the pipeline's warnings after these stages.
+	// Warnings are the pipeline's ([Pipeline.Warnings]) and those these
+	// stages found.
 	Warnings []string
 }
 
