@@ -78,10 +78,10 @@ func (d *detectRow) runOptions() (pipeline.RunOptions, error) {
 	var ro pipeline.RunOptions
 	if t := d.pl.Options.Templates; t != "" {
 		var err error
-		if ro.Templates, err = detect.LoadTemplates(t, d.pl.Options.Config.NT); err != nil {
+		if ro.Universal, err = detect.LoadTemplates(t, d.pl.Options.Config.NT); err != nil {
 			return ro, err
 		}
-		ro.TemplatesFile = t
+		ro.UniversalFile = t
 	}
 	return ro, nil
 }

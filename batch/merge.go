@@ -38,7 +38,7 @@ func mergeShards(ctx context.Context, p *pipeline.Pipeline, g *pipeline.Global, 
 	sched := p.Schedule()
 	sum := &pipeline.Summary{Windows: sched.Windows, Samples: sched.End - sched.Start, Clips: g.Clips,
 		Centres: info.Grid.F(), PassSeconds: map[string]float64{}}
-	s := &detect.Spikes{NC: info.Grid.NC, P: g.Templates.P}
+	s := &detect.Spikes{NC: info.Grid.NC, P: g.Universal.P}
 	var shardWall float64
 	for _, part := range r.Parts {
 		if err := ctx.Err(); err != nil {

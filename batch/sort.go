@@ -201,7 +201,7 @@ func matchShard(ctx context.Context, p *pipeline.Pipeline, cfg pipeline.Config, 
 		return err
 	}
 	secs := time.Since(t0).Seconds()
-	return phy.SaveSortShard(dir, ms, r.Windows[0], r.Windows[1], r.Total, cfg.NearestChans, g.Templates.P, secs)
+	return phy.SaveSortShard(dir, ms, r.Windows[0], r.Windows[1], r.Total, cfg.NearestChans, g.Learned.P, secs)
 }
 
 // runSortMerge runs the merge row r: the shards' spikes in window order
@@ -220,7 +220,7 @@ func (w *Worker) runSortMerge(ctx context.Context, pl *Plan, r *Row, device stri
 		if err != nil {
 			return nil, err
 		}
-		ms, secs, err := phy.LoadSortShards(r.Parts, r.Total, p.Config().NearestChans, g.Templates.P)
+		ms, secs, err := phy.LoadSortShards(r.Parts, r.Total, p.Config().NearestChans, g.Learned.P)
 		if err != nil {
 			return nil, err
 		}

@@ -69,7 +69,7 @@ func (r *runner) sort() error {
 		// flop per lane and clock.
 		peak64, peak32 = pk.FP64/2, pk.FP64/2
 	}
-	C, P := float64(pr.Len()), float64(res.Templates.P)
+	C, P := float64(pr.Len()), float64(res.Learned.P)
 	nt := float64(p.Config().NT)
 	cols := float64(p.Schedule().End - p.Schedule().Start)
 	size := fmt.Sprintf("%.0f s, %d sites", float64(rec.Samples())/rec.SampleRate(), pr.Len())
@@ -79,7 +79,7 @@ func (r *runner) sort() error {
 		var flops, peak float64
 		switch s.Name {
 		case "matching":
-			flops = cols * (2*P*nt*C + 2*float64(res.Learned)*C*P)
+			flops = cols * (2*P*nt*C + 2*float64(res.Learned.N)*C*P)
 			peak = peak32
 		case "clustering spikes":
 			flops, peak = kmeansFlops(res.Groups0, P), peak64

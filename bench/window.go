@@ -110,7 +110,7 @@ func (r *runner) window(pre, det bool) error {
 		return err
 	}
 	defer p.Close()
-	wh, _, err := p.Whitening(r.ctx)
+	wh, _, _, err := p.Whitening(r.ctx)
 	if err != nil {
 		return err
 	}

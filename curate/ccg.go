@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"dspk/kilosort"
 )
 
 // Correlogram constants (Kilosort4's CCG.py, kilosort4-sort.md §7.1).
@@ -19,22 +21,24 @@ const (
 	MinSpikes = 10
 )
 
-// Params are the curation settings under Kilosort4's names, with its
-// defaults from [DefaultParams].
-type Params struct {
-	// FS is the sample rate in Hz (30000).
-	FS float64
+// Settings are the curation settings a caller chooses: Kilosort4's
+// ([kilosort.Curation], under its names in the comments, with its
+// defaults) and dspk's same-waveform merge. [DefaultSettings] gives the
+// defaults.
+type Settings struct {
 	// ACGThreshold: a cluster is good when its autocorrelogram has
 	// R12 < ACGThreshold and Q12 < 0.2 (acg_threshold, 0.2).
 	ACGThreshold float64
 	// CCGThreshold: a pair is cross-refractory when R12 < CCGThreshold and
 	// Q12 < 0.05 (ccg_threshold, 0.25).
 	CCGThreshold float64
-	// RThresh is the least template similarity of a merge candidate (0.5).
+	// RThresh is the least template similarity of a merge candidate
+	// (r_thresh, which Kilosort4 hard-codes at 0.5).
 	RThresh float64
 	// SameWaveform is the least template similarity at which two units of
 	// one amplitude are one waveform and merge without the correlogram
-	// test ([Merge]; dspk's rule, 0.99; 0 leaves Kilosort4's merges alone).
+	// test ([Merge]; dspk's rule, [SameWaveformDefault]; 0 leaves
+	// Kilosort4's merges alone).
 	SameWaveform float64
 	// DuplicateSpikeMs is the least time between kept spikes of a cluster
 	// (duplicate_spike_ms, 0.25).
@@ -45,33 +49,61 @@ type Params struct {
 	PositionLimit float64
 }
 
-// DefaultParams returns Kilosort4's defaults at 30 kHz, and dspk's
-// same-waveform merge at 0.99.
-func DefaultParams() Params {
-	return Params{FS: 30000, ACGThreshold: 0.2, CCGThreshold: 0.25, RThresh: 0.5, SameWaveform: 0.99, DuplicateSpikeMs: 0.25, PositionLimit: 100}
+// SameWaveformDefault is dspk's default of [Settings.SameWaveform]: units
+// whose templates correlate at least this much are one waveform cut in
+// two (docs/sort.md).
+const SameWaveformDefault = 0.99
+
+// DefaultSettings returns Kilosort4's curation defaults
+// ([kilosort.CurationDefaults], [kilosort.MergeRThresh]) and dspk's
+// same-waveform merge at [SameWaveformDefault].
+func DefaultSettings() Settings {
+	ks := kilosort.CurationDefaults()
+	return Settings{ACGThreshold: ks.ACGThreshold, CCGThreshold: ks.CCGThreshold, RThresh: kilosort.MergeRThresh,
+		SameWaveform: SameWaveformDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
 }
 
 // Validate reports the first setting that cannot work, under the flag
 // name of dspk sort.
-func (p Params) Validate() error {
+func (s Settings) Validate() error {
 	finite := func(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 	switch {
-	case !(p.FS > 0) || !finite(p.FS):
-		return fmt.Errorf("curate: sample rate %g Hz must be positive and finite", p.FS)
-	case !(p.ACGThreshold >= 0) || !finite(p.ACGThreshold):
-		return fmt.Errorf("curate: acg_threshold = %g must be 0 or more and finite", p.ACGThreshold)
-	case !(p.CCGThreshold >= 0) || !finite(p.CCGThreshold):
-		return fmt.Errorf("curate: ccg_threshold = %g must be 0 or more and finite", p.CCGThreshold)
-	case !(p.RThresh >= 0 && p.RThresh <= 1):
-		return fmt.Errorf("curate: merge similarity r_thresh = %g must be in [0, 1]", p.RThresh)
-	case !(p.SameWaveform >= 0 && p.SameWaveform <= 1):
-		return fmt.Errorf("curate: same-waveform = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", p.SameWaveform)
-	case !(p.DuplicateSpikeMs >= 0) || !finite(p.DuplicateSpikeMs):
-		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", p.DuplicateSpikeMs)
-	case !(p.PositionLimit > 0) || !finite(p.PositionLimit):
-		return fmt.Errorf("curate: position_limit = %g µm must be positive and finite", p.PositionLimit)
+	case !(s.ACGThreshold >= 0) || !finite(s.ACGThreshold):
+		return fmt.Errorf("curate: acg_threshold = %g must be 0 or more and finite", s.ACGThreshold)
+	case !(s.CCGThreshold >= 0) || !finite(s.CCGThreshold):
+		return fmt.Errorf("curate: ccg_threshold = %g must be 0 or more and finite", s.CCGThreshold)
+	case !(s.RThresh >= 0 && s.RThresh <= 1):
+		return fmt.Errorf("curate: merge similarity r_thresh = %g must be in [0, 1]", s.RThresh)
+	case !(s.SameWaveform >= 0 && s.SameWaveform <= 1):
+		return fmt.Errorf("curate: same-waveform = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", s.SameWaveform)
+	case !(s.DuplicateSpikeMs >= 0) || !finite(s.DuplicateSpikeMs):
+		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", s.DuplicateSpikeMs)
+	case !(s.PositionLimit > 0) || !finite(s.PositionLimit):
+		return fmt.Errorf("curate: position_limit = %g µm must be positive and finite", s.PositionLimit)
 	}
 	return nil
+}
+
+// Params are the settings of a curation: the recording's sample rate and
+// the chosen [Settings].
+type Params struct {
+	// FS is the sample rate in Hz of the spike times.
+	FS float64
+	Settings
+}
+
+// DefaultParams returns [DefaultSettings] at Kilosort4's default rate,
+// 30 kHz.
+func DefaultParams() Params {
+	return Params{FS: kilosort.Defaults().Fs, Settings: DefaultSettings()}
+}
+
+// Validate reports the first setting that cannot work.
+func (p Params) Validate() error {
+	if !(p.FS > 0) || math.IsNaN(p.FS) || math.IsInf(p.FS, 0) {
+		return fmt.Errorf("curate: sample rate %g Hz must be positive and finite", p.FS)
+	}
+	return p.Settings.Validate()
 }
 
 // DuplicateSpikeBins returns ⌊DuplicateSpikeMs·FS/1000⌋ (7 at 30 kHz).

@@ -15,7 +15,7 @@
 // The stages follow kilosort4-sort.md §7 and §8 and are exact given their
 // inputs, with these deliberate differences (docs/curate.md lists them):
 //   - before Kilosort4's correlogram merges, units whose templates are one
-//     waveform (similarity ≥ [Params.SameWaveform], norms within 10 %)
+//     waveform (similarity ≥ [Settings.SameWaveform], norms within 10 %)
 //     merge without the correlogram test ([Merge]; 0 turns it off);
 //   - a correlogram of trains spanning no time (T = 0) gives metrics that
 //     fail every test ([Metrics.Valid] false) instead of Kilosort's

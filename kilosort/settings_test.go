@@ -55,3 +55,30 @@ func TestEndLimit(t *testing.T) {
 		t.Error("Unmarshal of a string: no error")
 	}
 }
+
+// TestSortDefaults pins Kilosort4's defaults of the sort's settings
+// (kilosort4-sort.md §9) and their JSON names.
+func TestSortDefaults(t *testing.T) {
+	m, mt, c := MotionDefaults(), MatchingDefaults(), CurationDefaults()
+	if m.NBlocks != 1 || m.SigInterp != 20 || m.BinningDepth != 5 || m.DriftSmoothing != [3]float64{0.5, 0.5, 0.5} {
+		t.Errorf("MotionDefaults() = %+v", m)
+	}
+	if mt.ThLearned != 8 || mt.MaxPeels != 100 {
+		t.Errorf("MatchingDefaults() = %+v", mt)
+	}
+	if c.ACGThreshold != 0.2 || c.CCGThreshold != 0.25 || c.DuplicateSpikeMs != 0.25 || c.PositionLimit != 100 || MergeRThresh != 0.5 {
+		t.Errorf("CurationDefaults() = %+v, MergeRThresh %g", c, MergeRThresh)
+	}
+	for _, c := range []struct {
+		v    any
+		want string
+	}{
+		{m, `{"nblocks":1,"sig_interp":20,"binning_depth":5,"drift_smoothing":[0.5,0.5,0.5]}`},
+		{mt, `{"Th_learned":8,"max_peels":100}`},
+		{c, `{"acg_threshold":0.2,"ccg_threshold":0.25,"duplicate_spike_ms":0.25,"position_limit":100}`},
+	} {
+		if b, err := json.Marshal(c.v); err != nil || string(b) != c.want {
+			t.Errorf("JSON %s, %v; want %s", b, err, c.want)
+		}
+	}
+}

@@ -3,15 +3,16 @@ package match
 import (
 	"fmt"
 	"math"
+
+	"dspk/kilosort"
 )
 
 // Params are the settings of learned-template matching under Kilosort4's
-// names; [DefaultParams] gives its defaults.
+// names: its matching settings ([kilosort.Matching]) and those of the
+// detection front end it shares (nt, nt0min, nearest_chans);
+// [DefaultParams] gives Kilosort4's defaults of all of them.
 type Params struct {
-	// ThLearned is Th_learned (8): a spike needs B/‖U‖ > ThLearned.
-	ThLearned float64 `json:"Th_learned"`
-	// MaxPeels is max_peels (100): the most matching rounds per window.
-	MaxPeels int `json:"max_peels"`
+	kilosort.Matching
 	// NT is the template length nt (61); the window has NT columns of
 	// context on each side.
 	NT int `json:"nt"`
@@ -22,18 +23,31 @@ type Params struct {
 	NearestChans int `json:"nearest_chans"`
 }
 
-// DefaultParams returns Kilosort4's defaults.
+// DefaultParams returns Kilosort4's defaults ([kilosort.MatchingDefaults]
+// and [kilosort.Defaults]).
 func DefaultParams() Params {
-	return Params{ThLearned: 8, MaxPeels: 100, NT: 61, NT0Min: 20, NearestChans: 10}
+	ks := kilosort.Defaults()
+	return Params{Matching: kilosort.MatchingDefaults(), NT: ks.NT, NT0Min: ks.NT0Min, NearestChans: ks.NearestChans}
+}
+
+// ValidateSettings reports the first of Kilosort4's matching settings s
+// that cannot work, naming it.
+func ValidateSettings(s kilosort.Matching) error {
+	switch {
+	case !(s.ThLearned > 0) || math.IsInf(s.ThLearned, 0):
+		return fmt.Errorf("match: Th_learned = %g must be positive and finite", s.ThLearned)
+	case s.MaxPeels < 1:
+		return fmt.Errorf("match: max_peels = %d must be at least 1", s.MaxPeels)
+	}
+	return nil
 }
 
 // Validate reports settings that cannot work.
 func (p Params) Validate() error {
+	if err := ValidateSettings(p.Matching); err != nil {
+		return err
+	}
 	switch {
-	case !(p.ThLearned > 0) || math.IsInf(p.ThLearned, 0):
-		return fmt.Errorf("match: Th_learned = %g must be positive and finite", p.ThLearned)
-	case p.MaxPeels < 1:
-		return fmt.Errorf("match: max_peels = %d must be at least 1", p.MaxPeels)
 	case p.NT < 3 || p.NT%2 == 0:
 		return fmt.Errorf("match: template length nt = %d must be odd and at least 3", p.NT)
 	case p.NT0Min < 0 || p.NT0Min >= p.NT:

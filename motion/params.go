@@ -3,25 +3,17 @@ package motion
 import (
 	"fmt"
 	"math"
+
+	"dspk/kilosort"
 )
 
 // Params are the motion settings, under Kilosort4's names
-// (../shared/docs/kilosort4-sort.md §9).
+// (../shared/docs/kilosort4-sort.md §9): [kilosort.Motion] (nblocks,
+// sig_interp, binning_depth, drift_smoothing) and the detection threshold.
+// [Estimator] refuses NBlocks 0, Kilosort's "no correction", which is the
+// caller's to handle.
 type Params struct {
-	// NBlocks is Kilosort's nblocks: 1 estimates one rigid shift per
-	// window; k > 1 estimates 2k − 1 half-overlapping blocks along depth.
-	// (0, Kilosort's "no correction", is the caller's to handle: the
-	// Estimator refuses it.)
-	NBlocks int
-	// BinningDepth is binning_depth: µm per depth bin of the histograms
-	// (also the unit of the shifts before refinement).
-	BinningDepth float64
-	// SigInterp is sig_interp: σ in µm of the kriging kernel
-	// exp(−d²/2σ²) of the correction.
-	SigInterp float64
-	// Smoothing is drift_smoothing: the Gaussian σ over the axes (shift,
-	// window, block) of the block scores, in samples of each axis.
-	Smoothing [3]float64
+	kilosort.Motion
 	// ThUniversal is Th_universal: the detection threshold, also the low
 	// end of the amplitude axis of the histograms.
 	ThUniversal float64
@@ -67,10 +59,11 @@ func ParseRegistration(s string) (Registration, error) {
 	return 0, fmt.Errorf("motion: registration %q: want kilosort or pairwise", s)
 }
 
-// DefaultParams returns Kilosort4's defaults: nblocks 1, binning_depth 5,
-// sig_interp 20, drift_smoothing [0.5, 0.5, 0.5], Th_universal 9.
+// DefaultParams returns Kilosort4's defaults ([kilosort.MotionDefaults]:
+// nblocks 1, binning_depth 5, sig_interp 20, drift_smoothing
+// [0.5, 0.5, 0.5]; Th_universal 9).
 func DefaultParams() Params {
-	return Params{NBlocks: 1, BinningDepth: 5, SigInterp: 20, Smoothing: [3]float64{0.5, 0.5, 0.5}, ThUniversal: 9}
+	return Params{Motion: kilosort.MotionDefaults(), ThUniversal: kilosort.Defaults().ThUniversal}
 }
 
 // Fixed constants of the estimate (hard-coded in Kilosort4).
@@ -133,7 +126,7 @@ func newGeometry(yc []float64, p Params) (*geometry, error) {
 	if !(p.ThUniversal > 0) || p.ThUniversal >= ampCap {
 		return nil, fmt.Errorf("motion: Th_universal %v is not in (0, %d)", p.ThUniversal, ampCap)
 	}
-	for i, s := range p.Smoothing {
+	for i, s := range p.DriftSmoothing {
 		if !(s >= 0) || math.IsInf(s, 0) {
 			return nil, fmt.Errorf("motion: drift_smoothing[%d] = %v is not ≥ 0", i, s)
 		}

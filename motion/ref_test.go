@@ -118,7 +118,7 @@ func refEstimate(yc []float64, win []refSpikes, p Params) ([][]float64, []float6
 			}
 		}
 	}
-	e = refGauss(e, p.Smoothing)
+	e = refGauss(e, p.DriftSmoothing)
 	d := make([][]float64, nb)
 	for t := range nb {
 		d[t] = make([]float64, B)

@@ -48,7 +48,7 @@ func register(sc scorer, G []float64, spikes []int, g *geometry, p Params) ([]fl
 			}
 		}
 	}
-	e = gaussian3(e, [3]int{nf, nb, B}, p.Smoothing)
+	e = gaussian3(e, [3]int{nf, nb, B}, p.DriftSmoothing)
 	d := make([]float64, nb*B)
 	var w [SubBins]float64
 	for k := range w {

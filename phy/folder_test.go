@@ -238,7 +238,7 @@ func checkFolder(t *testing.T, dir string, tw *tee) {
 	t.Helper()
 	s, info := &tw.spikes, tw.info
 	n, nc, P := s.Len(), s.NC, s.P
-	pr, g, tm := info.Probe, info.Grid, info.Templates
+	pr, g, tm := info.Probe, info.Grid, info.Universal
 	C, nt := pr.Len(), tm.NT
 
 	// phylib _load_spike_samples, _load_data: spike_times.npy int, 1-D,

@@ -27,7 +27,7 @@ import (
 // whitening_value.npy, float32 C×K), the templates (wTEMP.npy, wPCA.npy)
 // and global.json (their source, the clip count and the warnings).
 func SaveGlobal(dir string, g *pipeline.Global) error {
-	w, tm := g.Whitening, g.Templates
+	w, tm := g.Whitening, g.Universal
 	err := writeNPYs(dir, []npyFile{
 		{"whitening_index.npy", []int{w.C, w.K}, w.Index},
 		{"whitening_value.npy", []int{w.C, w.K}, w.Value},
@@ -37,7 +37,7 @@ func SaveGlobal(dir string, g *pipeline.Global) error {
 	if err != nil {
 		return err
 	}
-	return export.WriteJSON(filepath.Join(dir, "global.json"), globalInfo{Source: g.TemplatesSource, Clips: g.Clips, Warnings: g.Warnings})
+	return export.WriteJSON(filepath.Join(dir, "global.json"), globalInfo{Source: g.UniversalSource, Clips: g.Clips, Warnings: g.Warnings})
 }
 
 // globalInfo is global.json.
@@ -76,7 +76,7 @@ func LoadGlobal(dir string, nt int) (*pipeline.Global, error) {
 	if err := readJSON(filepath.Join(dir, "global.json"), &gi); err != nil {
 		return nil, err
 	}
-	return &pipeline.Global{Whitening: w, Templates: tm, TemplatesSource: gi.Source, Clips: gi.Clips, Warnings: gi.Warnings}, nil
+	return &pipeline.Global{Whitening: w, Universal: tm, UniversalSource: gi.Source, Clips: gi.Clips, Warnings: gi.Warnings}, nil
 }
 
 // checkWhitening refuses a whitening operator read from dir whose index

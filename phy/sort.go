@@ -89,8 +89,8 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if err != nil {
 		return err
 	}
-	tm := info.Templates
-	u := r.Templates
+	tm := info.Universal
+	u := r.Learned
 	for _, f := range []struct {
 		name  string
 		shape []int
@@ -142,7 +142,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 			good++
 		}
 	}
-	mp, cp, clp := r.Params.Match, r.Params.Curate, r.Params.Cluster
+	mp, cp, clp := r.Matching, r.Curation, r.Params.Cluster
 	for k, v := range map[string]any{
 		"Th_learned": mp.ThLearned, "max_peels": int64(mp.MaxPeels),
 		"acg_threshold": cp.ACGThreshold, "ccg_threshold": cp.CCGThreshold, "duplicate_spike_ms": cp.DuplicateSpikeMs,
@@ -168,7 +168,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 		}
 	}
 	prov["sort"] = map[string]any{
-		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned,
+		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned.N,
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": good, "spikes": n,
 		"merges": len(cr.Merges), "same_waveform_merges": same, "dropped_outside_recording": r.Outside,
 		"matching": mp, "clustering": clp, "curation": cp, "pc_overwrite": r.Params.PCOverwrite,

@@ -80,7 +80,7 @@ func writeNPYs(dir string, files []npyFile) error {
 // [windows, blocks]; yblk.npy; motion_spikes.npy, int64 [windows]) and
 // sortGlobalFile with the rest.
 func SaveSortGlobal(dir string, g *pipeline.SortGlobal, windows int) error {
-	w, tm, u := g.Whitening, g.Universal, g.Templates
+	w, tm, u := g.Whitening, g.Universal, g.Learned
 	files := []npyFile{
 		{"whitening_index.npy", []int{w.C, w.K}, w.Index},
 		{"whitening_value.npy", []int{w.C, w.K}, w.Value},
@@ -196,7 +196,7 @@ func LoadSortGlobal(dir string, windows, nt int) (*pipeline.SortGlobal, error) {
 		return nil, err
 	}
 	g := &pipeline.SortGlobal{Whitening: w, Universal: tm, UniversalSource: gi.UniversalSource, Clips: gi.Clips,
-		Correction: gi.Correction, Templates: match.Templates{N: gi.Learned, C: C, P: tm.P, U: u, WPCA: tm.WPCA},
+		Correction: gi.Correction, Learned: match.Templates{N: gi.Learned, C: C, P: tm.P, U: u, WPCA: tm.WPCA},
 		Detected: gi.Detected, Work: gi.Work, Clusters0: gi.Clusters0, Groups0: gi.Groups0, Stages: gi.Stages,
 		Warnings: gi.Warnings}
 	if gi.Motion {

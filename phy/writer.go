@@ -162,7 +162,7 @@ func (w *Writer) Begin(info *pipeline.RunInfo) error {
 		return fmt.Errorf("phy: %s: Begin called twice", w.od.Final())
 	}
 	w.info = info
-	g, tm := info.Grid, info.Templates
+	g, tm := info.Grid, info.Universal
 	w.nc, w.p = g.NC, tm.P
 	w.acc = newClusters(g.F(), g.NC, tm.P)
 
@@ -223,7 +223,7 @@ func (w *Writer) Begin(info *pipeline.RunInfo) error {
 // and positions, the whitening matrices, the templates, params.py, ops.npy
 // and probe.json.
 func (w *Writer) writeRunFiles(info *pipeline.RunInfo) error {
-	tm, pr := info.Templates, info.Probe
+	tm, pr := info.Universal, info.Probe
 	C := pr.Len()
 	cm, pos, sh := channelArrays(pr)
 	dense, inv, err := pipeline.WhiteningMatrices(info.Whitening)
@@ -447,7 +447,7 @@ func (w *Writer) writeExtra() error {
 // tables.
 func (w *Writer) writeClusterFiles(id []int32, order []int, sum *pipeline.Summary) error {
 	info := w.info
-	g, tm, pr := info.Grid, info.Templates, info.Probe
+	g, tm, pr := info.Grid, info.Universal, info.Probe
 	K := len(order)
 	// Each cluster's mean features and channels; the similarity of the
 	// templates is computed from them beside the writing of the files.

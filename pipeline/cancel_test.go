@@ -36,7 +36,7 @@ func TestCancelWithWindowsReady(t *testing.T) {
 	if p.Schedule().Windows < 6 {
 		t.Fatalf("%d windows; the test needs several", p.Schedule().Windows)
 	}
-	w, _, err := p.Whitening(context.Background())
+	w, _, _, err := p.Whitening(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,39 +32,54 @@ type Config struct {
 	// the spikes they share, and subtracting it removes part of every
 	// spike). dspk's extension; off by default.
 	CARGroups bool `json:"car_groups"`
-	// NBlocks is Kilosort4's nblocks: 0 leaves the windows uncorrected
-	// (today's detection, byte for byte); 1 estimates one rigid shift per
-	// window and k > 1 a shift per block of 2k − 1 half-overlapping
-	// blocks along depth, from a first detection pass, and detection then
-	// runs on windows corrected for it (../shared/docs/kilosort4-sort.md
-	// §2–§3). dspk detect's default is 0, Kilosort4's is 1.
-	NBlocks int `json:"nblocks"`
-	// SigInterp is sig_interp: σ in µm of the kriging kernel that
-	// corrects the windows.
-	SigInterp float64 `json:"sig_interp"`
-	// BinningDepth is binning_depth: µm per depth bin of the motion
-	// histograms.
-	BinningDepth float64 `json:"binning_depth"`
-	// DriftSmoothing is drift_smoothing: the Gaussian σ over the axes
-	// (shift, window, block) of the block registration scores.
-	DriftSmoothing [3]float64 `json:"drift_smoothing"`
+	// Motion holds Kilosort4's motion settings: NBlocks 0 leaves the
+	// windows uncorrected; 1 estimates one rigid shift per window and
+	// k > 1 a shift per block of 2k − 1 half-overlapping blocks along
+	// depth, from a first detection pass, and the later passes then run
+	// on windows corrected for it (../shared/docs/kilosort4-sort.md
+	// §2–§3). SigInterp, BinningDepth and DriftSmoothing matter only with
+	// NBlocks > 0. Kilosort4's default nblocks is 1; dspk detect's is 0
+	// ([DefaultConfig]).
+	kilosort.Motion
 	// Correction names the rule that corrects the windows
 	// ([motion.Rule]'s names): "kilosort" (Kilosort4's kriging, the
-	// default; "" means it too), "smooth" (dspk's wider, regularised
+	// default of dspk detect and drift; "" means it too), "smooth" (dspk's wider, regularised
 	// kriging, docs/motion.md) or "auto" ([CorrectionAuto]: smooth when
 	// the estimate moves by [AutoSmoothRangeUm] or more, the default of
 	// dspk sort).
 	Correction string `json:"drift_correction"`
 }
 
-// DefaultConfig returns Kilosort4's defaults, seed 1, two windows read
-// ahead and no motion correction (NBlocks 0; the other motion settings
-// at Kilosort4's defaults).
+// DefaultConfig returns the configuration of dspk detect with no flags:
+// Kilosort4's settings ([kilosort.Defaults]) and motion settings
+// ([kilosort.MotionDefaults]) but for nblocks, which is 0 (dspk's choice:
+// no motion correction, the detection of Kilosort4's second pass on
+// uncorrected windows), and dspk's own: seed 1, two windows read ahead,
+// no groups, the correction rule "kilosort" (used only with nblocks > 0).
 func DefaultConfig() Config {
-	mp := motion.DefaultParams()
-	return Config{Settings: kilosort.Defaults(), Seed: 1, InFlight: 2,
-		SigInterp: mp.SigInterp, BinningDepth: mp.BinningDepth, DriftSmoothing: mp.Smoothing,
+	m := kilosort.MotionDefaults()
+	m.NBlocks = 0
+	return Config{Settings: kilosort.Defaults(), Seed: 1, InFlight: 2, Motion: m,
 		Correction: motion.CorrectionKilosort.String()}
+}
+
+// DefaultSortConfig returns the configuration of dspk sort with no
+// flags: [DefaultConfig] with Kilosort4's nblocks, 1, and dspk's
+// correction rule [CorrectionAuto].
+func DefaultSortConfig() Config {
+	c := DefaultConfig()
+	c.NBlocks = kilosort.MotionDefaults().NBlocks
+	c.Correction = CorrectionAuto
+	return c
+}
+
+// DefaultDriftConfig returns the configuration of dspk drift with no
+// flags: [DefaultConfig] with Kilosort4's nblocks, 1, and Kilosort4's
+// correction rule (the kriging of [motion.CorrectionKilosort]).
+func DefaultDriftConfig() Config {
+	c := DefaultConfig()
+	c.NBlocks = kilosort.MotionDefaults().NBlocks
+	return c
 }
 
 // validate checks the parameters that do not depend on the recording.

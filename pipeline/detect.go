@@ -22,10 +22,9 @@ func (p *Pipeline) DetectParams() detect.Params { return detectParams(p.cfg) }
 func detectParams(cfg Config) detect.Params {
 	prm := detect.DefaultParams()
 	prm.Settings = cfg.Settings
+	// nt0min follows nt as Kilosort4's None does: int(20·nt/61).
 	prm.NT0Min = kilosort.DefaultNT0Min(cfg.NT)
 	prm.Seed = cfg.Seed
-	prm.NearestChans = cfg.NearestChans
-	prm.NearestTemplates = cfg.NearestTemplates
 	prm.Groups = cfg.Groups
 	return prm
 }
@@ -35,18 +34,19 @@ func detectParams(cfg Config) detect.Params {
 // templates (wTEMP, k-means) and feature basis (wPCA, SVD) are learned.
 // It also returns the number of clips used.
 func (p *Pipeline) LearnTemplates(ctx context.Context, w *linalg.Whitening) (*detect.Templates, int, error) {
-	return p.learnTemplates(ctx, w, nil)
+	return p.learnTemplates(ctx, w, nil, nil)
 }
 
-// learnTemplates is LearnTemplates; afterPass, if not nil, is called once
-// the pass over the windows is over, before the host learns the templates
-// from the clips.
-func (p *Pipeline) learnTemplates(ctx context.Context, w *linalg.Whitening, afterPass func()) (*detect.Templates, int, error) {
+// learnTemplates is LearnTemplates on windows corrected by corr (if not
+// nil); afterPass, if not nil, is called once the pass over the windows
+// is over, before the host learns the templates from the clips.
+func (p *Pipeline) learnTemplates(ctx context.Context, w *linalg.Whitening, corr *correction, afterPass func()) (*detect.Templates, int, error) {
 	prm := p.DetectParams()
 	l := detect.NewLearner(p.probe.Len(), p.sched.Len(), prm)
 	defer l.Close()
 	// On a GPU the clips are found on the device; only they come back.
-	err := p.eachWindow(ctx, "templates", p.StatWindows(), w, func(rw recording.Window, win *compute.Window) error {
+	ps := windowPass{name: "templates", windows: p.StatWindows(), w: w, corr: corr}
+	err := p.eachWindow(ctx, ps, func(rw recording.Window, win *compute.Window) error {
 		if _, err := l.AddWindow(win); err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
@@ -68,15 +68,15 @@ func (p *Pipeline) learnTemplates(ctx context.Context, w *linalg.Whitening, afte
 	return tm, l.Len(), nil
 }
 
-// Detect runs pass 3: every window is preprocessed, whitened by w and
-// matched against the universal templates tm; sink receives each
+// Detect runs pass 3: every window is preprocessed, whitened by w
+// (uncorrected) and matched against the universal templates tm; sink receives each
 // window's spikes in file order, on a goroutine of its own while the next
 // windows are detected (the Spikes value is reused: copy what must
 // outlive the call). It returns the summed work counts and the first
 // error, the sink's included.
 func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
-	return p.detectPass(ctx, "detection", nil, w, tm, sink)
+	return p.detectPass(ctx, windowPass{name: "detection", w: w}, tm, sink)
 }
 
 // DetectWindows is [Pipeline.Detect] over the given windows of the
@@ -86,12 +86,13 @@ func (p *Pipeline) Detect(ctx context.Context, w *linalg.Whitening, tm *detect.T
 // window, the spikes of one run over all of them.
 func (p *Pipeline) DetectWindows(ctx context.Context, windows []int, w *linalg.Whitening, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
-	return p.detectPass(ctx, "detection", windows, w, tm, sink)
+	return p.detectPass(ctx, windowPass{name: "detection", windows: windows, w: w}, tm, sink)
 }
 
-// detectPass is [Pipeline.DetectWindows] under the pass name pass (the
-// motion pass is a detection pass too).
-func (p *Pipeline) detectPass(ctx context.Context, pass string, windows []int, w *linalg.Whitening, tm *detect.Templates,
+// detectPass is [Pipeline.DetectWindows] over the pass ps (the motion
+// pass is a detection pass too, and a run with motion correction detects
+// on corrected windows).
+func (p *Pipeline) detectPass(ctx context.Context, ps windowPass, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
 	prm := p.DetectParams()
 	g, err := p.Grid()
@@ -154,7 +155,7 @@ func (p *Pipeline) detectPass(ctx context.Context, pass string, windows []int, w
 		jobs <- sinkJob{rw, buf}
 		return nil
 	}
-	err = p.eachWindowOverlapped(ctx, pass, windows, w, detect.StartDepth, start, finish)
+	err = p.eachWindowOverlapped(ctx, ps, detect.StartDepth, start, finish)
 	close(jobs)
 	<-finished
 	if sinkErr != nil {

@@ -161,7 +161,7 @@ func TestRunCallsSink(t *testing.T) {
 	if c.sum != sum || sum.Spikes != c.spikes.Len() || sum.Spikes == 0 || sum.Windows != p.Schedule().Windows {
 		t.Errorf("summary %+v for %d spikes", sum, c.spikes.Len())
 	}
-	if c.info.Grid.F() != sum.Centres || c.info.Templates == nil || c.info.Whitening == nil || c.info.Device != "cpu" {
+	if c.info.Grid.F() != sum.Centres || c.info.Universal == nil || c.info.Whitening == nil || c.info.Device != "cpu" {
 		t.Errorf("run info %+v", c.info)
 	}
 	if s := sum.Speed(); !strings.Contains(s, "real time (") {
@@ -250,7 +250,7 @@ func TestDetectSinkOrderAndError(t *testing.T) {
 // passes12 runs the whitening and template passes of p.
 func passes12(t *testing.T, p *Pipeline) (*linalg.Whitening, *detect.Templates) {
 	t.Helper()
-	w, _, err := p.Whitening(context.Background())
+	w, _, _, err := p.Whitening(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ func TestGPUPipelineMatchesCPU(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		w, cc, err := p.Whitening(ctx)
+		w, cc, _, err := p.Whitening(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,7 +120,7 @@ func TestGPUDetectorMatchesCPUOnSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
-	w, _, err := p.Whitening(ctx)
+	w, _, _, err := p.Whitening(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,10 +20,7 @@ func (p *Pipeline) MotionParams() motion.Params {
 
 // motionParams returns the motion settings of c.
 func (c Config) motionParams() motion.Params {
-	mp := motion.DefaultParams()
-	mp.NBlocks, mp.BinningDepth, mp.SigInterp, mp.Smoothing, mp.ThUniversal =
-		c.NBlocks, c.BinningDepth, c.SigInterp, c.DriftSmoothing, c.ThUniversal
-	return mp
+	return motion.Params{Motion: c.Motion, ThUniversal: c.ThUniversal}
 }
 
 // EstimateMotion runs the motion pass (Kilosort4's first universal
@@ -45,10 +42,7 @@ func (p *Pipeline) EstimateMotion(ctx context.Context, w *linalg.Whitening, tm *
 		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
 	}
 	defer e.Close()
-	corr := p.correct
-	p.correct = nil // the motion pass sees the windows uncorrected
-	defer func() { p.correct = corr }()
-	_, err = p.detectPass(ctx, "motion", nil, w, tm, func(win recording.Window, s *detect.Spikes) error {
+	_, err = p.detectPass(ctx, windowPass{name: "motion", w: w}, tm, func(win recording.Window, s *detect.Spikes) error {
 		return e.Add(win.Index, s.Y, s.Amplitude)
 	})
 	if err != nil {
@@ -74,30 +68,36 @@ func (p *Pipeline) WindowTimes() []float64 {
 	return t
 }
 
-// Motion returns the motion estimate of the last [Pipeline.Run] with
-// nblocks > 0 (nil before, or with nblocks 0).
-func (p *Pipeline) Motion() *motion.Estimate { return p.drift }
+// correction corrects the whitened windows of a run for its motion
+// estimate, where each window lives (on a GPU with no copy to the host).
+type correction struct {
+	est  *motion.Estimate // the estimate the windows are corrected by
+	rule motion.Rule      // the rule that corrects them
+	k    *motion.Corrector
+}
+
+// window corrects the preprocessed window win of the schedule's window rw.
+func (c *correction) window(rw recording.Window, win *compute.Window) error {
+	return c.k.Window(win, rw.Index)
+}
+
+// Close frees the corrector's memory. It may be called on nil.
+func (c *correction) Close() {
+	if c != nil && c.k != nil {
+		c.k.Close()
+		c.k = nil
+	}
+}
 
 // estimateAndCorrect estimates the motion (the pass of
-// [Pipeline.EstimateMotion]), keeps the estimate for [Pipeline.Motion] and
-// corrects every later whitened window by it; it returns the function
-// that stops the correction.
-func (p *Pipeline) estimateAndCorrect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates) (stop func(), err error) {
+// [Pipeline.EstimateMotion]) and returns the correction of the run's
+// later windows by it, with the configuration's rule (the auto rule's
+// choice for the estimate). The caller closes it.
+func (p *Pipeline) estimateAndCorrect(ctx context.Context, w *linalg.Whitening, tm *detect.Templates) (*correction, error) {
 	est, err := p.EstimateMotion(ctx, w, tm)
 	if err != nil {
 		return nil, err
 	}
-	if stop, err = p.startCorrection(est); err != nil {
-		return nil, err
-	}
-	p.drift = est
-	return stop, nil
-}
-
-// startCorrection corrects every later whitened window of the pipeline
-// by est, where the window lives (on a GPU with no copy to the host), and
-// returns the function that stops it and frees the corrector.
-func (p *Pipeline) startCorrection(est *motion.Estimate) (stop func(), err error) {
 	rule, _ := parseRule(p.cfg.Correction)
 	if p.cfg.Correction == CorrectionAuto {
 		rule = autoRule(est)
@@ -105,26 +105,27 @@ func (p *Pipeline) startCorrection(est *motion.Estimate) (stop func(), err error
 	return p.correctWith(est, rule)
 }
 
-// correctWith is startCorrection with the rule given: it keeps est and
-// rule as the run's ([Pipeline.Motion], [Pipeline.CorrectionRule]).
-func (p *Pipeline) correctWith(est *motion.Estimate, rule motion.Rule) (stop func(), err error) {
+// correctWith returns the correction of whitened windows by est with the
+// rule given. The caller closes it.
+func (p *Pipeline) correctWith(est *motion.Estimate, rule motion.Rule) (*correction, error) {
 	x := make([]float64, p.probe.Len())
 	y := make([]float64, p.probe.Len())
 	for i := range x {
 		x[i], y[i] = float64(p.probe.X[i]), float64(p.probe.Y[i])
 	}
-	p.rule = rule
 	k, err := motion.NewCorrectorRule(p.dev, x, y, p.MotionParams(), est, rule)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
 	}
-	p.correct = func(rw recording.Window, win *compute.Window) error {
-		return k.Window(win, rw.Index)
+	return &correction{est: est, rule: rule, k: k}, nil
+}
+
+// ruleName is the name of the rule c corrects with, "" for no correction.
+func (c *correction) ruleName() string {
+	if c == nil {
+		return ""
 	}
-	return func() {
-		p.correct = nil
-		k.Close()
-	}, nil
+	return c.rule.String()
 }
 
 // checkMotion refuses motion settings the probe cannot take (nblocks
@@ -180,15 +181,6 @@ func autoRule(est *motion.Estimate) motion.Rule {
 		return motion.CorrectionSmooth
 	}
 	return motion.CorrectionKilosort
-}
-
-// CorrectionRule returns the rule the last run corrected its windows with
-// (the auto rule's choice), or "" if it corrected none.
-func (p *Pipeline) CorrectionRule() string {
-	if p.drift == nil {
-		return ""
-	}
-	return p.rule.String()
 }
 
 // parseRule returns the rule named name ("" is Kilosort4's; "auto"

@@ -91,12 +91,12 @@ func TestMotionRun(t *testing.T) {
 		return p, &c
 	}
 	p0, c0 := run(0)
-	if c0.info.Motion != nil || p0.Motion() != nil {
+	if c0.info.Motion != nil || c0.info.Correction != "" {
 		t.Error("nblocks 0 estimated motion")
 	}
 	p1, c1 := run(1)
 	est := c1.info.Motion
-	if est == nil || p1.Motion() != est {
+	if est == nil || c1.info.Correction != "kilosort" {
 		t.Fatal("nblocks 1: no motion estimate in RunInfo")
 	}
 	if est.Windows != p1.Schedule().Windows || est.Blocks != 1 || len(c1.info.WindowTimes) != est.Windows {
@@ -116,8 +116,8 @@ func TestMotionRun(t *testing.T) {
 	if !(math.Abs(s0-speed) < 1.5) || !(math.Abs(s1) < 1.5) {
 		t.Errorf("mean spike depth moves %.2f µm/s uncorrected (want ≈ %g), %.2f µm/s corrected (want ≈ 0)", s0, speed, s1)
 	}
-	if !strings.Contains(c1.info.TemplatesSource, "corrected") {
-		t.Errorf("templates %q: not learned again from corrected windows", c1.info.TemplatesSource)
+	if !strings.Contains(c1.info.UniversalSource, "corrected") {
+		t.Errorf("templates %q: not learned again from corrected windows", c1.info.UniversalSource)
 	}
 	if _, ok := p1.Timings["motion"]; !ok {
 		t.Errorf("no motion pass timed: %v", p1.Timings)

@@ -12,7 +12,6 @@ import (
 	"dspk/detect"
 	"dspk/kilosort"
 	"dspk/linalg"
-	"dspk/motion"
 	"dspk/preprocess"
 	"dspk/probe"
 	"dspk/recording"
@@ -33,7 +32,6 @@ type Pipeline struct {
 	pre   *preprocess.Preprocessor
 	win   *compute.Window    // the window the passes work on
 	bufs  []*compute.HostMem // the loader's buffers, reused by every pass
-	white *linalg.Whitening  // set on pre
 
 	// Progress, if set, is called when a pass of windows starts (done 0)
 	// and after each of its windows with the pass name ("whitening",
@@ -53,16 +51,12 @@ type Pipeline struct {
 	// device and libraries do on first use).
 	Waits map[string]map[string]time.Duration
 
-	onRaw    func(win recording.Window, data []int16) // sees each raw window of a pass
-	warnings []string
-
-	// correct, if set, corrects each preprocessed window where it lives
-	// (for motion, from the window's shifts) before the pass sees it.
-	correct func(rw recording.Window, win *compute.Window) error
-	drift   *motion.Estimate             // the last run's motion estimate
-	rule    motion.Rule                  // the rule that corrected the last run's windows
-	grid    func() (*detect.Grid, error) // builds the grid once (Grid)
-	ahead   chan preparedDetector        // the next detection pass's detector, being built (prepareDetector)
+	// cfgWarnings are the warnings of the probe and configuration
+	// (carWarnings), which every run reports first.
+	cfgWarnings []string
+	white       *linalg.Whitening            // set on pre
+	grid        func() (*detect.Grid, error) // builds the grid once (Grid)
+	ahead       chan preparedDetector        // the next detection pass's detector, being built (prepareDetector)
 }
 
 // New checks that the probe fits the recording and builds, on dev (nil
@@ -194,12 +188,27 @@ func (p *Pipeline) StatWindows() []int {
 	return w
 }
 
-// eachWindow loads the given windows ahead of fn (all of them if windows
-// is nil), preprocesses each into the pipeline's window on its device
-// (whitened by w unless nil) and calls fn with it.
-func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
-	fn func(rw recording.Window, win *compute.Window) error) error {
-	return p.eachWindowOverlapped(ctx, pass, windows, w, 1, fn, nil)
+// windowPass is one pass over windows of the schedule: its name (for Progress,
+// Timings and Waits), its windows (all of them if nil), the whitening of
+// its windows (none if nil) and what it does to each window besides its
+// work.
+type windowPass struct {
+	name    string
+	windows []int
+	w       *linalg.Whitening
+	// corr, if set, corrects each preprocessed, whitened window where it
+	// lives (for motion, from the window's shifts) before the pass's work
+	// sees it.
+	corr *correction
+	// raw, if set, sees each raw window as read.
+	raw func(win recording.Window, data []int16)
+}
+
+// eachWindow loads the windows of ps ahead of fn, preprocesses each into
+// the pipeline's window on its device (whitened and corrected as ps
+// says) and calls fn with it.
+func (p *Pipeline) eachWindow(ctx context.Context, ps windowPass, fn func(rw recording.Window, win *compute.Window) error) error {
+	return p.eachWindowOverlapped(ctx, ps, 1, fn, nil)
 }
 
 // eachWindowOverlapped is eachWindow with the work on a window in two
@@ -211,42 +220,31 @@ func (p *Pipeline) eachWindow(ctx context.Context, pass string, windows []int, w
 // host between windows, and finish's work on the host overlaps the
 // device's work on the later windows. start must leave the window's
 // working array free to be overwritten (on a GPU, by work queued behind
-// its own); depth is at least 1.
-func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, windows []int, w *linalg.Whitening, depth int,
+// its own); depth is at least 1. It is a little over 100 lines: the
+// order of loading, starting, prefetching and finishing windows is the
+// point of it and reads best in one loop.
+func (p *Pipeline) eachWindowOverlapped(ctx context.Context, ps windowPass, depth int,
 	start func(rw recording.Window, win *compute.Window) error, finish func(rw recording.Window) error) error {
+	pass := ps.name
 	t0 := time.Now()
 	defer func() { p.Timings[pass] += time.Since(t0) }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if w != p.white {
-		if err := p.pre.SetWhitening(w); err != nil {
-			return fmt.Errorf("%s: %s: %w", p.rec.Name(), pass, err)
-		}
-		p.white = w
+	if err := p.whiten(ps); err != nil {
+		return err
 	}
-	nbuf := 0
-	opt := recording.LoaderOptions{Windows: windows, InFlight: inFlight(p.cfg), Readers: Readers(), Alloc: func(n int) []int16 {
-		b := p.bufs[nbuf].Int16()[:n]
-		nbuf++
-		return b
-	}}
-	ld := recording.NewLoader(p.rec, p.sched, opt)
+	ld := p.loader(ps.windows)
 	defer ld.Close()
-	total := len(windows)
-	if windows == nil {
+	total, done := len(ps.windows), 0
+	if ps.windows == nil {
 		total = p.sched.Windows
 	}
-	done := 0
 	if p.Progress != nil && total > 0 {
 		// The pass's start, so that its rate is not measured from the
 		// end of the one before (the clusterings run between them).
 		p.Progress(pass, 0, total)
 	}
-	waits := p.Waits[pass]
-	if waits == nil {
-		waits = map[string]time.Duration{}
-		p.Waits[pass] = waits
-	}
+	waits := p.passWaits(pass)
 	var pending []recording.Window // started, not finished, oldest first
 	complete := func() error {
 		if finish != nil {
@@ -286,21 +284,9 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 		if nerr != nil {
 			return nerr
 		}
-		b := next
-		t := time.Now()
-		err := p.win.Load(b.Data)
-		waits["upload"] += time.Since(t)
-		if err == nil {
-			err = p.pre.Window(p.win)
-		}
-		if err == nil && p.correct != nil && p.white != nil {
-			err = p.correct(b.Window, p.win)
-		}
-		rw := b.Window
-		if p.onRaw != nil {
-			p.onRaw(rw, b.Data)
-		}
-		ld.Release(b)
+		rw := next.Window
+		err := p.load(ps, next, waits)
+		ld.Release(next)
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
 		}
@@ -342,6 +328,60 @@ func (p *Pipeline) eachWindowOverlapped(ctx context.Context, pass string, window
 	return nil
 }
 
+// whiten makes the preprocessing whiten by the whitening of ps unless it
+// does.
+func (p *Pipeline) whiten(ps windowPass) error {
+	if ps.w != p.white {
+		if err := p.pre.SetWhitening(ps.w); err != nil {
+			return fmt.Errorf("%s: %s: %w", p.rec.Name(), ps.name, err)
+		}
+		p.white = ps.w
+	}
+	return nil
+}
+
+// loader returns a loader of the given windows (all of them if nil) into
+// the pipeline's buffers.
+func (p *Pipeline) loader(windows []int) *recording.Loader {
+	nbuf := 0
+	opt := recording.LoaderOptions{Windows: windows, InFlight: inFlight(p.cfg), Readers: Readers(), Alloc: func(n int) []int16 {
+		b := p.bufs[nbuf].Int16()[:n]
+		nbuf++
+		return b
+	}}
+	return recording.NewLoader(p.rec, p.sched, opt)
+}
+
+// passWaits returns the waits of the pass named pass ([Pipeline.Waits]),
+// made if new.
+func (p *Pipeline) passWaits(pass string) map[string]time.Duration {
+	waits := p.Waits[pass]
+	if waits == nil {
+		waits = map[string]time.Duration{}
+		p.Waits[pass] = waits
+	}
+	return waits
+}
+
+// load uploads the raw window b into the pipeline's window (its time
+// added to waits["upload"]), preprocesses it, corrects it as ps says
+// (whitened windows only) and shows the raw window to ps.raw.
+func (p *Pipeline) load(ps windowPass, b *recording.Batch, waits map[string]time.Duration) error {
+	t := time.Now()
+	err := p.win.Load(b.Data)
+	waits["upload"] += time.Since(t)
+	if err == nil {
+		err = p.pre.Window(p.win)
+	}
+	if err == nil && ps.corr != nil && ps.w != nil {
+		err = ps.corr.window(b.Window, p.win)
+	}
+	if ps.raw != nil {
+		ps.raw(b.Window, b.Data)
+	}
+	return err
+}
+
 // Readers is the number of goroutines that read each window of a pass:
 // reads from the page cache scale to several cores (one reader: 4.7 GB/s
 // on the H200 host, eight: 17–34 GB/s, docs/perf.md).
@@ -349,9 +389,8 @@ func Readers() int { return max(1, min(8, runtime.GOMAXPROCS(0))) }
 
 // each is eachWindow for host stages: fn gets the window's [C][T] float32
 // data in host memory.
-func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *linalg.Whitening,
-	fn func(win recording.Window, x []float32) error) error {
-	return p.eachWindow(ctx, pass, windows, w, func(rw recording.Window, win *compute.Window) error {
+func (p *Pipeline) each(ctx context.Context, ps windowPass, fn func(win recording.Window, x []float32) error) error {
+	return p.eachWindow(ctx, ps, func(rw recording.Window, win *compute.Window) error {
 		x, err := win.Data()
 		if err != nil {
 			return fmt.Errorf("%s: window %d: %w", p.rec.Name(), rw.Index, err)
@@ -363,29 +402,30 @@ func (p *Pipeline) each(ctx context.Context, pass string, windows []int, w *lina
 // Whitening runs pass 1: the second moment of the filtered, unwhitened
 // owned samples of the statistic windows, averaged over windows, and
 // Kilosort4's local ZCA whitening from it. It returns the sparse
-// whitening operator and the second moment (C×C, row-major).
-func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64, error) {
+// whitening operator, the second moment (C×C, row-major) and what the
+// pass found legal but suspicious in the raw windows (see
+// [Pipeline.Warnings]), one line each naming the file.
+func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64, []string, error) {
 	sm := linalg.NewSecondMoment(p.dev, p.probe.Len())
 	defer sm.Close()
 	rails := newRailCounter(p.probe.ChanMap)
-	p.onRaw = func(win recording.Window, data []int16) { rails.add(win, data, p.rec.Channels(), p.cfg.NT) }
-	err := p.eachWindow(ctx, "whitening", p.StatWindows(), nil, func(rw recording.Window, win *compute.Window) error {
+	ps := windowPass{name: "whitening", windows: p.StatWindows(),
+		raw: func(win recording.Window, data []int16) { rails.add(win, data, p.rec.Channels(), p.cfg.NT) }}
+	err := p.eachWindow(ctx, ps, func(rw recording.Window, win *compute.Window) error {
 		return sm.AddWindow(win, p.cfg.NT, p.cfg.NT+rw.Owned())
 	})
-	p.onRaw = nil
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	p.warnings = append(p.warnings, rails.flatWarnings(p.rec.Name())...)
-	p.warnings = append(p.warnings, rails.warnings(p.rec.Name())...)
+	warnings := append(rails.flatWarnings(p.rec.Name()), rails.warnings(p.rec.Name())...)
 	if rails.samples < MinWhiteningSamples {
-		p.warnings = append(p.warnings, fmt.Sprintf("%s: the whitening matrix is estimated from %d samples per site "+
+		warnings = append(warnings, fmt.Sprintf("%s: the whitening matrix is estimated from %d samples per site "+
 			"(%.2f s), fewer than %d; it may be unreliable — use a longer recording, a larger -batch or a smaller -nskip",
 			p.rec.Name(), rails.samples, float64(rails.samples)/p.rec.SampleRate(), MinWhiteningSamples))
 	}
 	cc, err := sm.Result()
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
+		return nil, nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
 	}
 	var w *linalg.Whitening
 	if p.cfg.Groups {
@@ -394,17 +434,18 @@ func (p *Pipeline) Whitening(ctx context.Context) (*linalg.Whitening, []float64,
 		w, err = linalg.LocalZCA(cc, p.probe.Len(), p.probe.X, p.probe.Y, p.cfg.WhiteningRange, kilosort.WhiteningEps)
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
+		return nil, nil, nil, fmt.Errorf("%s: whitening: %w", p.rec.Name(), err)
 	}
-	return w, cc, nil
+	return w, cc, warnings, nil
 }
 
 // Whitened runs the windows of the schedule in order, preprocessed and
-// whitened by w, and calls fn with each window and its [C][T] data.
-// Only columns [Pad, Pad+win.Owned()) are owned by the window.
+// whitened by w (uncorrected), and calls fn with each window and its
+// [C][T] data. Only columns [Pad, Pad+win.Owned()) are owned by the
+// window.
 func (p *Pipeline) Whitened(ctx context.Context, pass string, w *linalg.Whitening,
 	fn func(win recording.Window, x []float32) error) error {
-	return p.each(ctx, pass, nil, w, fn)
+	return p.each(ctx, windowPass{name: pass, w: w}, fn)
 }
 
 // Close releases the pipeline's window, buffers and device resources

@@ -40,7 +40,7 @@ func TestWhiteningWhitensNoise(t *testing.T) {
 	if got := p.StatWindows(); len(got) != p.Schedule().Windows-1 {
 		t.Fatalf("stat windows %v of %d", got, p.Schedule().Windows)
 	}
-	w, cc, err := p.Whitening(context.Background())
+	w, cc, _, err := p.Whitening(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

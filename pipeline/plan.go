@@ -143,7 +143,7 @@ func (pl *Plan) New(dev *compute.Device) (*Pipeline, error) {
 	}
 	p := &Pipeline{dev: dev, rec: rec, probe: pl.probe, cfg: pl.cfg, sched: pl.sched, pre: pre, grid: pl.grid,
 		Timings: map[string]time.Duration{}, Waits: map[string]map[string]time.Duration{}}
-	p.warnings = carWarnings(pl.probe, pl.cfg)
+	p.cfgWarnings = carWarnings(pl.probe, pl.cfg)
 	if err := p.buffers(hosts); err != nil {
 		p.Close()
 		return nil, fmt.Errorf("%s: window buffers on %s: %w", rec.Name(), dev.Spec(), err)

@@ -22,7 +22,7 @@ func TestPlanMatchesNew(t *testing.T) {
 	run := func(p *Pipeline) ([]float64, detect.Spikes) {
 		t.Helper()
 		defer p.Close()
-		w, cc, err := p.Whitening(ctx)
+		w, cc, _, err := p.Whitening(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

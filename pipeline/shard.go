@@ -18,53 +18,53 @@ import (
 type Global struct {
 	// Whitening is the whitening operator of the whole recording.
 	Whitening *linalg.Whitening
-	// Templates are the universal templates and feature basis, and
-	// TemplatesSource says where they came from.
-	Templates       *detect.Templates
-	TemplatesSource string
+	// Universal are the universal templates and feature basis, and
+	// UniversalSource says where they came from.
+	Universal       *detect.Templates
+	UniversalSource string
 	// Clips is the number of clips the templates were learned from (0
 	// when they were given).
 	Clips int
-	// Warnings are those the global passes found ([Pipeline.Warnings]
-	// after them).
+	// Warnings are the pipeline's ([Pipeline.Warnings]) and those the
+	// global passes found.
 	Warnings []string
 }
 
 // Global runs the passes that see the whole recording — the whitening
-// statistic and, unless opt.Templates is set, template learning — and
+// statistic and, unless opt.Universal is set, template learning — and
 // returns their results, as [Pipeline.Run] computes them before
 // detection.
 func (p *Pipeline) Global(ctx context.Context, opt RunOptions) (*Global, error) {
-	w, _, err := p.Whitening(ctx)
+	w, _, warnings, err := p.Whitening(ctx)
 	if err != nil {
 		return nil, err
 	}
-	g := &Global{Whitening: w, Templates: opt.Templates, TemplatesSource: opt.TemplatesFile}
-	if g.Templates == nil {
-		g.Templates, g.Clips, err = p.LearnTemplates(ctx, w)
+	g := &Global{Whitening: w, Universal: opt.Universal, UniversalSource: opt.UniversalFile}
+	if g.Universal == nil {
+		g.Universal, g.Clips, err = p.LearnTemplates(ctx, w)
 		if err != nil {
 			return nil, err
 		}
-		g.TemplatesSource = "learned from the data"
+		g.UniversalSource = "learned from the data"
 	}
-	if g.Templates.NT != p.cfg.NT {
-		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.TemplatesSource, g.Templates.NT, p.cfg.NT)
+	if g.Universal.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.UniversalSource, g.Universal.NT, p.cfg.NT)
 	}
-	g.Warnings = p.Warnings()
+	g.Warnings = append(p.Warnings(), warnings...)
 	return g, nil
 }
 
 // Info returns the [RunInfo] of a run of this pipeline with the global
 // results g on the device named device.
 func (p *Pipeline) Info(g *Global, device string) (*RunInfo, error) {
-	if g.Whitening == nil || g.Templates == nil {
+	if g.Whitening == nil || g.Universal == nil {
 		return nil, fmt.Errorf("%s: global results without whitening or templates", p.rec.Name())
 	}
 	if g.Whitening.C != p.probe.Len() {
 		return nil, fmt.Errorf("%s: whitening of %d channels for a probe of %d sites", p.rec.Name(), g.Whitening.C, p.probe.Len())
 	}
-	if g.Templates.NT != p.cfg.NT {
-		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.TemplatesSource, g.Templates.NT, p.cfg.NT)
+	if g.Universal.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", g.UniversalSource, g.Universal.NT, p.cfg.NT)
 	}
 	grid, err := p.Grid()
 	if err != nil {
@@ -73,7 +73,7 @@ func (p *Pipeline) Info(g *Global, device string) (*RunInfo, error) {
 	return &RunInfo{
 		Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: p.DetectParams(),
 		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid,
-		Templates: g.Templates, TemplatesSource: g.TemplatesSource, Clips: g.Clips,
+		Universal: g.Universal, UniversalSource: g.UniversalSource, Clips: g.Clips,
 		Whitening: g.Whitening, Device: device,
 	}, nil
 }
@@ -100,7 +100,7 @@ func (p *Pipeline) RunWindows(ctx context.Context, sink Sink, g *Global, first, 
 	}
 	sum := &Summary{Windows: end - first, Clips: g.Clips,
 		Samples: p.sched.Window(end-1).OwnEnd - p.sched.Window(first).OwnStart}
-	stats, err := p.DetectWindows(ctx, windows, g.Whitening, g.Templates, func(win recording.Window, s *detect.Spikes) error {
+	stats, err := p.DetectWindows(ctx, windows, g.Whitening, g.Universal, func(win recording.Window, s *detect.Spikes) error {
 		sum.Spikes += s.Len()
 		return sink.Window(win, s)
 	})
@@ -109,32 +109,10 @@ func (p *Pipeline) RunWindows(ctx context.Context, sink Sink, g *Global, first, 
 	}
 	sum.Centres = info.Grid.F()
 	sum.Work = stats
-	sum.Wall = time.Since(start)
-	sum.WallSeconds = sum.Wall.Seconds()
-	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
-	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
-	sum.PassSeconds = map[string]float64{}
-	for k, v := range p.Timings {
-		sum.PassSeconds[k] = v.Seconds()
-	}
-	sum.Warnings = append(append([]string(nil), g.Warnings...), p.warningsAfter(g.Warnings)...)
+	p.timeSummary(sum, start)
+	sum.Warnings = withWarnings(g.Warnings, p.Warnings())
 	if err := sink.End(sum); err != nil {
 		return nil, err
 	}
 	return sum, nil
-}
-
-// warningsAfter returns the pipeline's warnings that are not in have.
-func (p *Pipeline) warningsAfter(have []string) []string {
-	seen := map[string]bool{}
-	for _, w := range have {
-		seen[w] = true
-	}
-	var out []string
-	for _, w := range p.warnings {
-		if !seen[w] {
-			out = append(out, w)
-		}
-	}
-	return out
 }

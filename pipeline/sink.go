@@ -60,10 +60,10 @@ type RunInfo struct {
 	// Grid is the template-centre grid: a spike's Center indexes it, and
 	// its Channels are Grid.IC[Center·NC …].
 	Grid *detect.Grid
-	// Templates are the universal templates and feature basis used, and
-	// TemplatesSource says where they came from.
-	Templates       *detect.Templates
-	TemplatesSource string
+	// Universal are the universal templates and feature basis used, and
+	// UniversalSource says where they came from.
+	Universal       *detect.Templates
+	UniversalSource string
 	// Clips is the number of clips templates were learned from (0 when
 	// they were given).
 	Clips int
@@ -72,17 +72,21 @@ type RunInfo struct {
 	// Device names where the passes ran, for the provenance.
 	Device string
 	// Motion is the motion estimate the windows were corrected by (nil
-	// with nblocks 0) and WindowTimes the windows' centre times in s.
+	// with nblocks 0), Correction the rule that corrected them (the auto
+	// rule's choice; "" without motion) and WindowTimes the windows'
+	// centre times in s.
 	Motion      *motion.Estimate
+	Correction  string
 	WindowTimes []float64
 }
 
 // RunOptions configures [Pipeline.Run].
 type RunOptions struct {
-	// Templates, if set, are used instead of learning them (pass 2 is
-	// skipped); TemplatesFile names their source for the provenance.
-	Templates     *detect.Templates
-	TemplatesFile string
+	// Universal, if set, are the universal templates used instead of
+	// learning them (pass 2 is skipped); UniversalFile names their source
+	// for the provenance.
+	Universal     *detect.Templates
+	UniversalFile string
 	// Device names the device that ran the passes, for the provenance.
 	Device string
 	// Started is when the process (or the caller's timing) began: if set,
@@ -120,8 +124,9 @@ type Summary struct {
 	Centres int `json:"centres"`
 	// Work sums the detector's work counts.
 	Work detect.Stats `json:"work"`
-	// Warnings are those the passes found ([Pipeline.Warnings]); a sink
-	// writes them with its own (dspk.json's "warnings").
+	// Warnings are the pipeline's ([Pipeline.Warnings]) and those the
+	// run's passes found; a sink writes them with its own (dspk.json's
+	// "warnings").
 	Warnings []string `json:"-"`
 	// Timings holds, in seconds, where the whole run's time went: the
 	// caller's (RunOptions.Timings), each stage of Run as a whole (set-up
@@ -171,57 +176,23 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		defer close(gridDone)
 		p.Grid()
 	}()
-	w, _, err := p.Whitening(ctx)
+	w, _, ww, err := p.Whitening(ctx)
 	if err != nil {
 		return nil, err
 	}
+	warnings := append(p.Warnings(), ww...)
 	stage("whitening", start)
-	tm := opt.Templates
-	source := opt.TemplatesFile
-	if tm == nil {
-		t := time.Now()
-		// The detection pass's detector is built while the host learns
-		// the templates from the clips.
-		defer p.dropDetector()
-		tm, sum.Clips, err = p.learnTemplates(ctx, w, p.prepareDetector)
-		if err != nil {
-			return nil, err
-		}
-		stage("templates", t)
-		source = "learned from the data"
-		if sum.Clips < detect.FewClips {
-			p.warnings = append(p.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
-				"(Kilosort4's runs on large probes have thousands); check them (wTEMP.npy) or supply -templates from a longer recording",
-				p.rec.Name(), sum.Clips))
-		}
+	// The detection pass's detector is built while the host learns the
+	// templates from the clips.
+	defer p.dropDetector()
+	u, err := p.runUniversal(ctx, w, opt, stage)
+	if err != nil {
+		return nil, err
 	}
+	defer u.corr.Close() // frees the corrector's device memory
+	tm, source, corr := u.tm, u.source, u.corr
+	sum.Clips, warnings = u.clips, append(warnings, u.warnings...)
 	prm := p.DetectParams()
-	if tm.NT != prm.NT {
-		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.TemplatesFile, tm.NT, prm.NT)
-	}
-	p.drift = nil
-	var stopCorrection func() // frees the motion corrector's device memory
-	if p.cfg.NBlocks > 0 {
-		// The motion pass on uncorrected windows, then every later pass on
-		// corrected ones; templates learned here are learned again from
-		// corrected windows, as Kilosort4's second pass does (§4).
-		stop, err := p.estimateAndCorrect(ctx, w, tm)
-		if err != nil {
-			return nil, err
-		}
-		stopCorrection = stop
-		defer func() {
-			if stopCorrection != nil {
-				stopCorrection()
-			}
-		}()
-		if opt.Templates == nil {
-			if tm, sum.Clips, err = p.LearnTemplates(ctx, w); err != nil {
-				return nil, err
-			}
-			source = "learned from the drift-corrected data"
-		}
-	}
 	t := time.Now()
 	<-gridDone
 	g, err := p.Grid()
@@ -232,11 +203,11 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	info := &RunInfo{
 		Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
 		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: g,
-		Templates: tm, TemplatesSource: source, Clips: sum.Clips,
+		Universal: tm, UniversalSource: source, Clips: sum.Clips,
 		Whitening: w, Device: opt.Device,
 	}
-	if p.drift != nil {
-		info.Motion, info.WindowTimes = p.drift, p.WindowTimes()
+	if corr != nil {
+		info.Motion, info.Correction, info.WindowTimes = corr.est, corr.ruleName(), p.WindowTimes()
 	}
 	t = time.Now()
 	if err := sink.Begin(info); err != nil {
@@ -244,7 +215,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	}
 	stage("sink_begin", t)
 	t = time.Now()
-	stats, err := p.Detect(ctx, w, tm, func(win recording.Window, s *detect.Spikes) error {
+	stats, err := p.detectPass(ctx, windowPass{name: "detection", w: w, corr: corr}, tm, func(win recording.Window, s *detect.Spikes) error {
 		sum.Spikes += s.Len()
 		return sink.Window(win, s)
 	})
@@ -255,20 +226,10 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 	// The run's device work is over: the detectors are closed, and so is
 	// the corrector before End, so that a sink may release the device
 	// beside its End.
-	if stopCorrection != nil {
-		stopCorrection()
-		stopCorrection = nil
-	}
+	corr.Close()
 	sum.Centres = g.F()
 	sum.Work = stats
-	sum.Wall = time.Since(start)
-	sum.WallSeconds = sum.Wall.Seconds()
-	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
-	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
-	sum.PassSeconds = map[string]float64{}
-	for k, v := range p.Timings {
-		sum.PassSeconds[k] = v.Seconds()
-	}
+	p.timeSummary(sum, start)
 	sum.PassWaits = map[string]map[string]float64{}
 	for pass, ws := range p.Waits {
 		m := map[string]float64{}
@@ -277,7 +238,7 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		}
 		sum.PassWaits[pass] = m
 	}
-	sum.Warnings = p.Warnings()
+	sum.Warnings = warnings
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -289,6 +250,70 @@ func (p *Pipeline) Run(ctx context.Context, sink Sink, opt RunOptions) (*Summary
 		return nil, err
 	}
 	return sum, nil
+}
+
+// universalRun is what a run detects with ([Pipeline.runUniversal]).
+type universalRun struct {
+	tm       *detect.Templates // the universal templates
+	source   string            // where they came from
+	clips    int               // the clips they were learned from (0: given)
+	corr     *correction       // the correction of the windows (nblocks > 0)
+	warnings []string          // of few clips
+}
+
+// runUniversal returns the universal templates of a run: opt's, or
+// learned from the data (the "templates" stage, timed by stage); with
+// nblocks > 0 also the correction of the windows after the motion pass,
+// templates learned here then learned again from corrected windows, as
+// Kilosort4's second pass does (§4). The caller closes the correction.
+func (p *Pipeline) runUniversal(ctx context.Context, w *linalg.Whitening, opt RunOptions, stage func(string, time.Time)) (*universalRun, error) {
+	u := &universalRun{tm: opt.Universal, source: opt.UniversalFile}
+	var err error
+	if u.tm == nil {
+		t := time.Now()
+		if u.tm, u.clips, err = p.learnTemplates(ctx, w, nil, p.prepareDetector); err != nil {
+			return nil, err
+		}
+		stage("templates", t)
+		u.source = "learned from the data"
+		if u.clips < detect.FewClips {
+			u.warnings = append(u.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
+				"(Kilosort4's runs on large probes have thousands); check them (wTEMP.npy) or supply -templates from a longer recording",
+				p.rec.Name(), u.clips))
+		}
+	}
+	if u.tm.NT != p.cfg.NT {
+		return nil, fmt.Errorf("%s: templates of %d samples, the run uses nt = %d", opt.UniversalFile, u.tm.NT, p.cfg.NT)
+	}
+	if p.cfg.NBlocks > 0 {
+		// The motion pass on uncorrected windows, then every later pass
+		// on corrected ones.
+		if u.corr, err = p.estimateAndCorrect(ctx, w, u.tm); err != nil {
+			return nil, err
+		}
+		if opt.Universal == nil {
+			if u.tm, u.clips, err = p.learnTemplates(ctx, w, u.corr, nil); err != nil {
+				u.corr.Close()
+				return nil, err
+			}
+			u.source = "learned from the drift-corrected data"
+		}
+	}
+	return u, nil
+}
+
+// timeSummary sets the wall time of sum since start, the seconds of
+// recording of its samples, its speed and the time of each pass
+// ([Pipeline.Timings]).
+func (p *Pipeline) timeSummary(sum *Summary, start time.Time) {
+	sum.Wall = time.Since(start)
+	sum.WallSeconds = sum.Wall.Seconds()
+	sum.Seconds = float64(sum.Samples) / p.rec.SampleRate()
+	sum.TimesRealTime = sum.Seconds / sum.WallSeconds
+	sum.PassSeconds = map[string]float64{}
+	for k, v := range p.Timings {
+		sum.PassSeconds[k] = v.Seconds()
+	}
 }
 
 // Provenance returns the record of a run that a sink stores beside its
@@ -309,7 +334,7 @@ func Provenance(info *RunInfo, sum *Summary) map[string]any {
 			"nearest_chans": g.NC, "nearest_templates": g.NC2},
 		"config":            info.Config,
 		"detection":         info.Detect,
-		"templates":         info.TemplatesSource,
+		"templates":         info.UniversalSource,
 		"device":            info.Device,
 		"schedule":          info.Schedule,
 		"summary":           sum,

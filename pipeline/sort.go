@@ -8,7 +8,7 @@ import (
 	"dspk/cluster"
 	"dspk/compute"
 	"dspk/curate"
-	"dspk/linalg"
+	"dspk/kilosort"
 	"dspk/match"
 	"dspk/recording"
 )
@@ -18,17 +18,21 @@ import (
 // round and cannot start from fewer.
 const MinSortSpikes = 100
 
-// SortOptions configures [Pipeline.Sort].
+// SortOptions configures [Pipeline.Sort]: the settings of the stages
+// after detection. Those the stages also need from the configuration and
+// the recording (nt, nt0min, nearest_chans, the sample rate) are not
+// options: the sort takes them from there ([SortResult.Matching],
+// [SortResult.Curation]).
 type SortOptions struct {
-	// Match holds Th_learned and max_peels (its NT, NT0Min and
-	// NearestChans are taken from the configuration).
-	Match match.Params
+	// Match holds Kilosort4's matching settings, Th_learned and
+	// max_peels.
+	Match kilosort.Matching
 	// Cluster holds the clustering settings (cluster_downsampling,
 	// max_cluster_subset, cluster_neighbors, cluster_init_seed, x_centers).
 	Cluster cluster.Params
-	// Curate holds acg_threshold, ccg_threshold, duplicate_spike_ms and
-	// position_limit (its FS is the recording's rate).
-	Curate curate.Params
+	// Curate holds the curation settings: acg_threshold, ccg_threshold,
+	// duplicate_spike_ms, position_limit and dspk's same-waveform merge.
+	Curate curate.Settings
 	// PCOverwrite reproduces Kilosort4's "last cluster sharing a template
 	// wins" choice of PC-feature channels (curate.PCFeatures).
 	PCOverwrite bool
@@ -39,28 +43,52 @@ type SortOptions struct {
 	Stage func(name string)
 }
 
-// DefaultSortOptions returns Kilosort4's defaults.
+// DefaultSortOptions returns the options of dspk sort with no flags:
+// Kilosort4's matching, clustering and curation defaults
+// ([kilosort.MatchingDefaults], [cluster.DefaultParams],
+// [curate.DefaultSettings]) with dspk's own choices: the same-waveform
+// merge at [curate.SameWaveformDefault] (Kilosort4 has none) and
+// PC-feature channels of each spike's own cluster (PCOverwrite false).
 func DefaultSortOptions() SortOptions {
-	return SortOptions{Match: match.DefaultParams(), Cluster: cluster.DefaultParams(), Curate: curate.DefaultParams()}
+	return SortOptions{Match: kilosort.MatchingDefaults(), Cluster: cluster.DefaultParams(), Curate: curate.DefaultSettings()}
 }
 
-// Validate reports the first setting of o that cannot work, before any
-// work is done: Th_learned and max_peels (the other matching settings come
-// from the configuration), the clustering's and the curation's (whose
-// sample rate is the recording's).
+// Validate reports the first option of o that cannot work, naming it,
+// before any work is done.
 func (o SortOptions) Validate() error {
-	m := match.DefaultParams()
-	m.ThLearned, m.MaxPeels = o.Match.ThLearned, o.Match.MaxPeels
-	if err := m.Validate(); err != nil {
+	if err := match.ValidateSettings(o.Match); err != nil {
 		return err
 	}
 	c := o.Cluster
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	cu := o.Curate
-	cu.FS = 1
-	return cu.Validate()
+	return o.Curate.Validate()
+}
+
+// sortParams are the settings of a sort's matching and curation, derived
+// once from its options, the configuration and the recording.
+type sortParams struct {
+	// match is the options' Th_learned and max_peels with nt, nt0min and
+	// nearest_chans of the configuration, the last at most the probe's
+	// channels as detection takes it (a tetrode's 4 with the default 10;
+	// a larger -nearest_chans given on the command line is refused
+	// there).
+	match match.Params
+	// curate is the options' curation settings at the recording's rate.
+	curate curate.Params
+}
+
+// sortParams validates opt and derives the sort's settings from it.
+func (p *Pipeline) sortParams(opt SortOptions) (sortParams, error) {
+	if err := opt.Validate(); err != nil {
+		return sortParams{}, err
+	}
+	prm := p.DetectParams()
+	return sortParams{
+		match:  match.Params{Matching: opt.Match, NT: prm.NT, NT0Min: prm.NT0Min, NearestChans: min(p.cfg.NearestChans, p.probe.Len())},
+		curate: curate.Params{FS: p.rec.SampleRate(), Settings: opt.Curate},
+	}, nil
 }
 
 // StageTime is the wall time of one stage of a sort and what it produced.
@@ -90,16 +118,18 @@ type SortResult struct {
 	// Stages lists the stages in order with their times.
 	Stages []StageTime
 	// Detected is the number of spikes of universal detection, Clusters0
-	// the clusters of the first clustering, Learned the learned
-	// templates after post-processing, Matched the spikes of learned-
-	// template matching and Clusters1 the clusters of the final
+	// the clusters of the first clustering, Matched the spikes of
+	// learned-template matching and Clusters1 the clusters of the final
 	// clustering (before merges).
-	Detected, Clusters0, Learned, Matched, Clusters1 int
+	Detected, Clusters0, Matched, Clusters1 int
 	// Groups0 and Groups1 describe the groups of the first and the final
 	// clustering (their spikes and feature channels).
 	Groups0, Groups1 []cluster.Group
-	// Templates are the learned templates U [N'][C][P] the matching used.
-	Templates match.Templates
+	// Learned are the learned templates U [N'][C][P] (the first
+	// clustering's, post-processed) that the matching used. The universal
+	// templates are Info.Universal and the final units' templates
+	// Curated.Units (dense: Curated.Templates, templates.npy).
+	Learned match.Templates
 	// Channels gives each learned template's feature channels (iCC at its
 	// best channel) and the sites' positions.
 	Channels *curate.Channels
@@ -109,8 +139,12 @@ type SortResult struct {
 	// Outside is the number of spikes whose merge-shifted time fell
 	// outside the recording and were dropped.
 	Outside int
-	// Params are the settings used.
-	Params SortOptions
+	// Params are the options of the sort; Matching and Curation the
+	// settings matching and curation ran with (Params' own with those of
+	// the configuration and the recording).
+	Params   SortOptions
+	Matching match.Params
+	Curation curate.Params
 }
 
 // Sort runs Kilosort4's whole sort on the recording (kilosort4-sort.md
@@ -135,24 +169,27 @@ type SortResult struct {
 // matching.
 func (p *Pipeline) Sort(ctx context.Context, opt SortOptions) (*SortResult, error) {
 	start := time.Now()
-	g, err := p.SortGlobal(ctx, opt)
+	sp, err := p.sortParams(opt)
+	if err != nil {
+		return nil, err
+	}
+	g, err := p.sortGlobal(ctx, opt)
 	if err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
-	ms, ch, err := p.matchRange(ctx, g, opt, 0, p.sched.Windows)
+	ms, ch, err := p.matchRange(ctx, g, sp, 0, p.sched.Windows)
 	if err != nil {
 		return nil, err
 	}
-	return p.sortFinish(ctx, g, opt, ms, time.Since(t0).Seconds(), start, ch)
+	return p.sortFinish(ctx, g, opt, sp, ms, time.Since(t0).Seconds(), start, ch)
 }
 
-// matchWindows runs the matching pass: the given windows of the
-// schedule (all of them if nil), preprocessed and whitened by w (and
-// corrected), peeled by m where the window lives; the spikes are
-// appended to dst in file order.
-func (p *Pipeline) matchWindows(ctx context.Context, windows []int, w *linalg.Whitening, m *match.Matcher, dst *match.Spikes) error {
-	return p.eachWindow(ctx, "matching", windows, w, func(rw recording.Window, win *compute.Window) error {
+// matchWindows runs the matching pass ps: its windows preprocessed,
+// whitened and corrected as it says, peeled by m where the window lives;
+// the spikes are appended to dst in file order.
+func (p *Pipeline) matchWindows(ctx context.Context, ps windowPass, m *match.Matcher, dst *match.Spikes) error {
+	return p.eachWindow(ctx, ps, func(rw recording.Window, win *compute.Window) error {
 		if err := m.MatchWindow(dst, win, rw.OwnStart, rw.Owned()); err != nil {
 			return fmt.Errorf("%s: matching window %d: %w", p.rec.Name(), rw.Index, err)
 		}

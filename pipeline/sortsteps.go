@@ -34,8 +34,8 @@ type SortGlobal struct {
 	// "" without motion).
 	Motion     *motion.Estimate
 	Correction string
-	// Templates are the learned templates the matching uses.
-	Templates match.Templates
+	// Learned are the learned templates the matching uses.
+	Learned match.Templates
 	// Detected is the number of spikes of universal detection and Work
 	// its work counts; Clusters0 and Groups0 describe the first
 	// clustering.
@@ -45,7 +45,8 @@ type SortGlobal struct {
 	Groups0   []cluster.Group
 	// Stages are the stages run so far, in order, with their times.
 	Stages []StageTime
-	// Warnings are the pipeline's warnings after these stages.
+	// Warnings are the pipeline's ([Pipeline.Warnings]) and those these
+	// stages found.
 	Warnings []string
 }
 
@@ -59,17 +60,20 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	return p.sortGlobal(ctx, opt)
+}
+
+// sortGlobal is SortGlobal with opt validated.
+func (p *Pipeline) sortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal, error) {
 	name := p.rec.Name()
 	g := &SortGlobal{}
-	stage := func(s string, t0 time.Time, n int, what string) {
-		g.Stages = append(g.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
-	}
+	stage := g.stage
 	t0 := time.Now()
-	w, _, err := p.Whitening(ctx)
+	w, _, ww, err := p.Whitening(ctx)
 	if err != nil {
 		return nil, err
 	}
-	g.Whitening = w
+	g.Whitening, g.Warnings = w, append(p.Warnings(), ww...)
 	stage("whitening", t0, len(p.StatWindows()), "windows")
 	t0 = time.Now()
 	tm, clips, err := p.LearnTemplates(ctx, w)
@@ -78,29 +82,28 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 	}
 	stage("templates", t0, clips, "clips")
 	if clips < detect.FewClips {
-		p.warnings = append(p.warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
+		g.Warnings = append(g.Warnings, fmt.Sprintf("%s: the templates were learned from only %d isolated peaks "+
 			"(Kilosort4's runs on large probes have thousands)", name, clips))
 	}
 	g.UniversalSource = "learned from the data"
-	p.drift = nil
+	var corr *correction // the sort's motion correction (nblocks > 0)
 	if p.cfg.NBlocks > 0 {
 		// The motion pass on uncorrected windows; every later pass
 		// (template learning again, detection, matching) on windows
 		// corrected for it, as Kilosort4 does (kilosort4-sort.md §2).
 		t0 = time.Now()
-		stop, err := p.estimateAndCorrect(ctx, w, tm)
-		if err != nil {
+		if corr, err = p.estimateAndCorrect(ctx, w, tm); err != nil {
 			return nil, err
 		}
-		defer stop()
+		defer corr.Close()
 		stage("motion", t0, p.sched.Windows, "windows")
 		t0 = time.Now()
-		if tm, clips, err = p.LearnTemplates(ctx, w); err != nil {
+		if tm, clips, err = p.learnTemplates(ctx, w, corr, nil); err != nil {
 			return nil, err
 		}
 		g.UniversalSource = "learned from the drift-corrected data"
 		stage("templates corrected", t0, clips, "clips")
-		g.Motion, g.Correction = p.drift, p.rule.String()
+		g.Motion, g.Correction = corr.est, corr.ruleName()
 	}
 	g.Universal, g.Clips = tm, clips
 	grid, err := p.Grid()
@@ -113,7 +116,7 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 	t0 = time.Now()
 	var centre []int32
 	var feat []float32
-	g.Work, err = p.Detect(ctx, w, tm, func(_ recording.Window, s *detect.Spikes) error {
+	g.Work, err = p.detectPass(ctx, windowPass{name: "detection", w: w, corr: corr}, tm, func(_ recording.Window, s *detect.Spikes) error {
 		centre = append(centre, s.Center...)
 		feat = append(feat, s.Features...)
 		return nil
@@ -129,37 +132,52 @@ func (p *Pipeline) SortGlobal(ctx context.Context, opt SortOptions) (*SortGlobal
 			name, g.Detected, p.cfg.ThUniversal, MinSortSpikes)
 	}
 
-	// First clustering: units are the template centres.
-	if err := announce(ctx, opt, "clustering spikes"); err != nil {
+	if err := p.firstClustering(ctx, opt, g, grid, tm, centre, feat); err != nil {
 		return nil, err
 	}
-	t0 = time.Now()
+	return g, nil
+}
+
+// firstClustering runs the first clustering (mode 'spikes': units are
+// the template centres of grid) of the detected spikes' centres and
+// features, and post-processes its clusters into g's learned templates,
+// adding both stages to g.
+func (p *Pipeline) firstClustering(ctx context.Context, opt SortOptions, g *SortGlobal, grid *detect.Grid, tm *detect.Templates,
+	centre []int32, feat []float32) error {
+	if err := announce(ctx, opt, "clustering spikes"); err != nil {
+		return err
+	}
+	t0 := time.Now()
 	C, P := p.probe.Len(), tm.P
 	cl, err := cluster.NewClusterer(p.dev, opt.Cluster)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer cl.Close()
 	in := &cluster.Input{NC: grid.NC, P: P, C: C, ChanX: p.probe.X, ChanY: p.probe.Y,
 		UnitX: grid.X, UnitY: grid.Y, UnitChans: grid.IC, Unit: centre, Features: feat}
 	r0, err := cl.ClusterContext(ctx, in)
 	if err != nil {
-		return nil, fmt.Errorf("%s: first clustering of %d spikes: %w", name, g.Detected, err)
+		return fmt.Errorf("%s: first clustering of %d spikes: %w", p.rec.Name(), g.Detected, err)
 	}
 	centre, feat, in = nil, nil, nil
 	g.Clusters0, g.Groups0 = r0.N, r0.Groups
-	stage("clustering spikes", t0, r0.N, "clusters")
+	g.stage("clustering spikes", t0, r0.N, "clusters")
 
 	t0 = time.Now()
 	u, n, err := cluster.PostprocessTemplatesContext(ctx, r0.Wall, r0.Counts, C, tm)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	r0 = nil
-	g.Templates = match.Templates{N: n, C: C, P: P, U: transposePC(u, n, P, C), WPCA: tm.WPCA}
-	stage("learned templates", t0, n, "templates")
-	g.Warnings = p.Warnings()
-	return g, nil
+	g.Learned = match.Templates{N: n, C: C, P: P, U: transposePC(u, n, P, C), WPCA: tm.WPCA}
+	g.stage("learned templates", t0, n, "templates")
+	return nil
+}
+
+// stage adds the stage s, begun at t0, which produced n of what, to g.
+func (g *SortGlobal) stage(s string, t0 time.Time, n int, what string) {
+	g.Stages = append(g.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
 }
 
 // announce starts a host stage of a sort: the window passes check ctx
@@ -184,8 +202,8 @@ func (p *Pipeline) checkSortGlobal(g *SortGlobal) error {
 		return fmt.Errorf("%s: whitening of %d channels for a probe of %d sites", name, g.Whitening.C, C)
 	case g.Universal.NT != p.cfg.NT:
 		return fmt.Errorf("%s: universal templates of %d samples, the run uses nt = %d", name, g.Universal.NT, p.cfg.NT)
-	case g.Templates.C != C || g.Templates.P != g.Universal.P:
-		return fmt.Errorf("%s: learned templates of %d channels and %d PCs, want %d and %d", name, g.Templates.C, g.Templates.P, C, g.Universal.P)
+	case g.Learned.C != C || g.Learned.P != g.Universal.P:
+		return fmt.Errorf("%s: learned templates of %d channels and %d PCs, want %d and %d", name, g.Learned.C, g.Learned.P, C, g.Universal.P)
 	case (g.Motion != nil) != (p.cfg.NBlocks > 0):
 		return fmt.Errorf("%s: sort's global results with motion estimate %v for nblocks %d", name, g.Motion != nil, p.cfg.NBlocks)
 	case g.Motion != nil && g.Motion.Windows != p.sched.Windows:
@@ -205,30 +223,36 @@ func (p *Pipeline) MatchWindows(ctx context.Context, g *SortGlobal, opt SortOpti
 	if first < 0 || end > p.sched.Windows || first >= end {
 		return nil, fmt.Errorf("%s: window range [%d, %d) outside the schedule's %d windows", p.rec.Name(), first, end, p.sched.Windows)
 	}
-	ms, _, err := p.matchRange(ctx, g, opt, first, end)
+	sp, err := p.sortParams(opt)
+	if err != nil {
+		return nil, err
+	}
+	ms, _, err := p.matchRange(ctx, g, sp, first, end)
 	return ms, err
 }
 
-// matchRange is MatchWindows; it also returns the learned templates'
-// feature channels and best channels (from the matcher).
-func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, opt SortOptions, first, end int) (*match.Spikes, *templateChans, error) {
+// matchRange is MatchWindows with the sort's settings sp; it also
+// returns the learned templates' feature channels and best channels
+// (from the matcher).
+func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, sp sortParams, first, end int) (*match.Spikes, *templateChans, error) {
 	if err := p.checkSortGlobal(g); err != nil {
 		return nil, nil, err
 	}
 	name := p.rec.Name()
+	var corr *correction
 	if g.Motion != nil {
-		stop, err := p.restoreCorrection(g.Motion, g.Correction)
-		if err != nil {
+		var err error
+		if corr, err = p.restoreCorrection(g.Motion, g.Correction); err != nil {
 			return nil, nil, err
 		}
-		defer stop()
+		defer corr.Close()
 	}
-	m, err := match.NewMatcher(p.dev, g.Templates, p.probe.X, p.probe.Y, p.matchParams(opt))
+	m, err := match.NewMatcher(p.dev, g.Learned, p.probe.X, p.probe.Y, sp.match)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: learned templates: %w", name, err)
 	}
 	defer m.Close()
-	ch := channelsOf(m, g.Templates.N, p)
+	ch := channelsOf(m, g.Learned.N, p)
 	var windows []int
 	if first != 0 || end != p.sched.Windows {
 		for i := first; i < end; i++ {
@@ -236,7 +260,7 @@ func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, opt SortOption
 		}
 	}
 	ms := &match.Spikes{}
-	if err := p.matchWindows(ctx, windows, g.Whitening, m, ms); err != nil {
+	if err := p.matchWindows(ctx, windowPass{name: "matching", windows: windows, w: g.Whitening, corr: corr}, m, ms); err != nil {
 		return nil, nil, err
 	}
 	// The matcher's window buffers (the CPU's projections, the GPU's
@@ -245,17 +269,6 @@ func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, opt SortOption
 		return nil, nil, fmt.Errorf("%s: matching: %w", name, err)
 	}
 	return ms, ch, nil
-}
-
-// matchParams returns opt's matching settings with NT, NT0Min and
-// NearestChans of the configuration, the last at most the probe's
-// channels as detection takes it (a tetrode's 4 with the default 10; a
-// larger -nearest_chans given on the command line is refused there).
-func (p *Pipeline) matchParams(opt SortOptions) match.Params {
-	prm := p.DetectParams()
-	mp := opt.Match
-	mp.NT, mp.NT0Min, mp.NearestChans = prm.NT, prm.NT0Min, min(p.cfg.NearestChans, p.probe.Len())
-	return mp
 }
 
 // templateChans are the learned templates' feature channels and best
@@ -275,20 +288,15 @@ func channelsOf(m *match.Matcher, n int, p *Pipeline) *templateChans {
 	return tc
 }
 
-// restoreCorrection corrects every later whitened window by est with the
-// rule named rule (as [Pipeline.SortGlobal] chose it) and returns the
-// function that stops it.
-func (p *Pipeline) restoreCorrection(est *motion.Estimate, rule string) (stop func(), err error) {
+// restoreCorrection returns the correction of whitened windows by est
+// with the rule named rule (as [Pipeline.SortGlobal] chose it). The
+// caller closes it.
+func (p *Pipeline) restoreCorrection(est *motion.Estimate, rule string) (*correction, error) {
 	r, ok := parseRule(rule)
 	if !ok || rule == "" || rule == CorrectionAuto {
 		return nil, fmt.Errorf("%s: correction rule %q: want one of %s but %s", p.rec.Name(), rule, ruleNames(), CorrectionAuto)
 	}
-	stop, err = p.correctWith(est, r)
-	if err != nil {
-		return nil, err
-	}
-	p.drift = est
-	return stop, nil
+	return p.correctWith(est, r)
 }
 
 // SortFinish runs the stages of [Pipeline.Sort] after the matching on
@@ -299,7 +307,8 @@ func (p *Pipeline) restoreCorrection(est *motion.Estimate, rule string) (stop fu
 // the matching's and its own; its warnings g's and the pipeline's new
 // ones.
 func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, ms *match.Spikes, matchSeconds float64) (*SortResult, error) {
-	if err := opt.Validate(); err != nil {
+	sp, err := p.sortParams(opt)
+	if err != nil {
 		return nil, err
 	}
 	if err := p.checkSortGlobal(g); err != nil {
@@ -307,11 +316,11 @@ func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	}
 	// The feature channels come from a matcher on the host: they depend
 	// on the templates and the probe only.
-	m, err := match.NewMatcher(nil, g.Templates, p.probe.X, p.probe.Y, p.matchParams(opt))
+	m, err := match.NewMatcher(nil, g.Learned, p.probe.X, p.probe.Y, sp.match)
 	if err != nil {
 		return nil, fmt.Errorf("%s: learned templates: %w", p.rec.Name(), err)
 	}
-	ch := channelsOf(m, g.Templates.N, p)
+	ch := channelsOf(m, g.Learned.N, p)
 	if err := m.Close(); err != nil {
 		return nil, err
 	}
@@ -319,16 +328,16 @@ func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	for _, s := range g.Stages {
 		before += s.Seconds
 	}
-	return p.sortFinish(ctx, g, opt, ms, matchSeconds, time.Now().Add(-time.Duration(before*float64(time.Second))), ch)
+	return p.sortFinish(ctx, g, opt, sp, ms, matchSeconds, time.Now().Add(-time.Duration(before*float64(time.Second))), ch)
 }
 
-// sortFinish is SortFinish with the sort's start time and the learned
-// templates' channels.
-func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, ms *match.Spikes, matchSeconds float64,
+// sortFinish is SortFinish with the sort's settings sp, its start time
+// and the learned templates' channels.
+func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, sp sortParams, ms *match.Spikes, matchSeconds float64,
 	start time.Time, tc *templateChans) (*SortResult, error) {
 	name := p.rec.Name()
-	res := &SortResult{Params: opt, Detected: g.Detected, Clusters0: g.Clusters0, Groups0: g.Groups0,
-		Learned: g.Templates.N, Templates: g.Templates, Channels: tc.ch, Correction: g.Correction}
+	res := &SortResult{Params: opt, Matching: sp.match, Curation: sp.curate, Detected: g.Detected, Clusters0: g.Clusters0, Groups0: g.Groups0,
+		Learned: g.Learned, Channels: tc.ch, Correction: g.Correction}
 	res.Stages = append(res.Stages, g.Stages...)
 	stage := func(s string, t0 time.Time, n int, what string) {
 		res.Stages = append(res.Stages, StageTime{Name: s, Seconds: time.Since(t0).Seconds(), Count: n, What: what})
@@ -339,21 +348,21 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	}
 	prm := p.DetectParams()
 	res.Info = &RunInfo{Recording: p.rec, Probe: p.probe, Config: p.cfg, Detect: prm,
-		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid, Templates: g.Universal,
-		TemplatesSource: g.UniversalSource, Clips: g.Clips, Whitening: g.Whitening, Device: opt.Device}
+		Schedule: p.sched, StatWindows: p.StatWindows(), Grid: grid, Universal: g.Universal,
+		UniversalSource: g.UniversalSource, Clips: g.Clips, Whitening: g.Whitening, Device: opt.Device}
 	if g.Motion != nil {
 		res.Info.Motion, res.Info.WindowTimes = g.Motion, p.WindowTimes()
 	}
 	sum := &Summary{Windows: p.sched.Windows, Samples: p.sched.End - p.sched.Start, Clips: g.Clips,
 		Work: g.Work, Centres: grid.F()}
-	mp := p.matchParams(opt)
+	mp := sp.match
 	res.Matched = ms.Len()
 	res.Stages = append(res.Stages, StageTime{Name: "matching", Seconds: matchSeconds, Count: res.Matched, What: "spikes"})
 	if res.Matched < MinSortSpikes {
 		return nil, fmt.Errorf("%s: learned-template matching found %d spikes above Th_learned = %g; a sort needs at least %d: "+
 			"lower -Th_learned or use a longer recording", name, res.Matched, mp.ThLearned, MinSortSpikes)
 	}
-	n, C, P := g.Templates.N, g.Templates.C, g.Templates.P
+	n, C, P := g.Learned.N, g.Learned.C, g.Learned.P
 
 	// Final clustering: units are the learned templates at their best
 	// channels.
@@ -387,12 +396,10 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 		return nil, err
 	}
 	t0 = time.Now()
-	cp := opt.Curate
-	cp.FS = p.rec.SampleRate()
-	sp := &curate.Spikes{NC: mp.NearestChans, P: P, Time: ms.Sample, Template: ms.Template,
+	spikes := &curate.Spikes{NC: mp.NearestChans, P: P, Time: ms.Sample, Template: ms.Template,
 		Cluster: r1.Labels, Amp: ms.Amplitude, Features: ms.Features}
-	res.Curated, err = curate.RunContext(ctx, sp, &curate.Units{N: r1.N, C: C, P: P, W: r1.Wall},
-		curate.NewBasis(g.Universal.WPCA, P, prm.NT), tc.ch, cp, opt.PCOverwrite)
+	res.Curated, err = curate.RunContext(ctx, spikes, &curate.Units{N: r1.N, C: C, P: P, W: r1.Wall},
+		curate.NewBasis(g.Universal.WPCA, P, prm.NT), tc.ch, sp.curate, opt.PCOverwrite)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +415,7 @@ func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	for _, s := range res.Stages {
 		sum.PassSeconds[s.Name] = s.Seconds
 	}
-	sum.Warnings = append(append([]string(nil), g.Warnings...), p.warningsAfter(g.Warnings)...)
+	sum.Warnings = withWarnings(g.Warnings, p.Warnings())
 	res.Summary = sum
 	return res, nil
 }

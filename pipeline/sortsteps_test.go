@@ -123,14 +123,14 @@ func TestSortSteps(t *testing.T) {
 				name string
 				a, b any
 			}{
-				{"templates", res.Templates, whole.Templates},
+				{"learned templates", res.Learned, whole.Learned},
 				{"channels", res.Channels, whole.Channels},
 				{"groups0", res.Groups0, whole.Groups0},
 				{"groups1", res.Groups1, whole.Groups1},
-				{"counts", []int{res.Detected, res.Clusters0, res.Learned, res.Matched, res.Clusters1, res.Outside},
-					[]int{whole.Detected, whole.Clusters0, whole.Learned, whole.Matched, whole.Clusters1, whole.Outside}},
+				{"counts", []int{res.Detected, res.Clusters0, res.Learned.N, res.Matched, res.Clusters1, res.Outside},
+					[]int{whole.Detected, whole.Clusters0, whole.Learned.N, whole.Matched, whole.Clusters1, whole.Outside}},
 				{"whitening", res.Info.Whitening, whole.Info.Whitening},
-				{"universal", res.Info.Templates, whole.Info.Templates},
+				{"universal", res.Info.Universal, whole.Info.Universal},
 				{"motion", res.Info.Motion, whole.Info.Motion},
 				{"window times", res.Info.WindowTimes, whole.Info.WindowTimes},
 				{"summary", Summary{Work: counts(res.Summary.Work), Clips: res.Summary.Clips, Spikes: res.Summary.Spikes, Warnings: res.Summary.Warnings,

@@ -32,7 +32,7 @@ func TestWarmUp(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer p.Close()
-		_, cc, err := p.Whitening(context.Background())
+		_, cc, _, err := p.Whitening(context.Background())
 		wait()
 		if err != nil {
 			t.Fatal(err)

@@ -173,11 +173,27 @@ func (r *railCounter) warnings(name string) []string {
 		"(site %d: %.1f %%); clipped data give spurious detections", name, which, 100*RailShareWarn, worst, 100*worstShare)}
 }
 
-// Warnings returns what the settings and the passes run so far found
-// legal but suspicious: CAR over fewer than [MinCARChannels] channels,
-// sites clipped at the int16 rails (above [RailShareWarn]), sites whose
-// values never change (all of them: no signal), templates learned from
-// fewer than [detect.FewClips] clips
-// and a whitening estimated from fewer than [MinWhiteningSamples]
-// samples. Each is one line naming the file.
-func (p *Pipeline) Warnings() []string { return append([]string(nil), p.warnings...) }
+// Warnings returns what the probe and the configuration make legal but
+// suspicious: a CAR over fewer than [MinCARChannels] channels. Each run
+// reports them first, with what its passes found (Summary.Warnings,
+// Global.Warnings, SortGlobal.Warnings): sites clipped at the int16 rails
+// (above [RailShareWarn]), sites whose values never change (all of them:
+// no signal), a whitening estimated from fewer than [MinWhiteningSamples]
+// samples ([Pipeline.Whitening]) and templates learned from fewer than
+// [detect.FewClips] clips. Each is one line naming the file.
+func (p *Pipeline) Warnings() []string { return append([]string(nil), p.cfgWarnings...) }
+
+// withWarnings returns have followed by those of more not in have.
+func withWarnings(have, more []string) []string {
+	seen := map[string]bool{}
+	for _, w := range have {
+		seen[w] = true
+	}
+	out := append([]string(nil), have...)
+	for _, w := range more {
+		if !seen[w] {
+			out = append(out, w)
+		}
+	}
+	return out
+}

@@ -101,7 +101,14 @@ type detectFlags struct {
 type releasingSink struct {
 	pipeline.Sink
 	release func()
-	took    time.Duration // how long release took
+	took    time.Duration     // how long release took
+	info    *pipeline.RunInfo // the run's, from Begin
+}
+
+// Begin keeps the run's info and begins the folder.
+func (s *releasingSink) Begin(info *pipeline.RunInfo) error {
+	s.info = info
+	return s.Sink.Begin(info)
 }
 
 // End writes the folder's end while release runs beside it.
@@ -119,13 +126,14 @@ func (s *releasingSink) End(sum *pipeline.Summary) error {
 }
 
 func (f *detectFlags) register(fs *flag.FlagSet) {
+	d := pipeline.DefaultConfig()
 	fs.StringVar(&f.out, "o", "", "output folder (required)")
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
-	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
+	fs.Float64Var(&f.threshold, "threshold", d.ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
 	fs.StringVar(&f.templates, "templates", "", "universal templates to use instead of learning them: an .npz with wTEMP and wPCA, or a folder with wTEMP.npy and wPCA.npy")
 	fs.BoolVar(&f.verbose, "v", false, "print where the run's time went (start-up, each pass, the folder, the kernels)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
-	f.motion.register(fs, 0, pipeline.DefaultConfig().Correction)
+	f.motion.register(fs, d)
 }
 
 // runDetect opens the device, builds the pipeline, loads the templates
@@ -198,7 +206,7 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		if err != nil {
 			return nil, 0, err
 		}
-		opt.Templates, opt.TemplatesFile = tm, df.templates
+		opt.Universal, opt.UniversalFile = tm, df.templates
 		timings["templates_load"] = time.Since(t).Seconds()
 	}
 	t = time.Now()
@@ -231,7 +239,7 @@ func runDetect(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf
 		return nil, 0, err
 	}
 	sum.Timings["device_close"] = sink.took.Seconds()
-	printWarnings(log, p.Warnings())
+	printWarnings(log, sum.Warnings)
 	return sum, w.Clusters(), nil
 }
 

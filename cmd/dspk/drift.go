@@ -64,15 +64,14 @@ type motionFlags struct {
 	correction   string
 }
 
-// register adds -nblocks (default nblocks), -sig_interp, -binning_depth
-// and -correction (default correction) to fs.
-func (f *motionFlags) register(fs *flag.FlagSet, nblocks int, correction string) {
-	d := pipeline.DefaultConfig()
-	fs.IntVar(&f.nblocks, "nblocks", nblocks, "motion correction (Kilosort4's nblocks): 0 none, 1 one rigid shift per window,\n"+
+// register adds -nblocks, -sig_interp, -binning_depth and -correction to
+// fs, with the defaults of the command's configuration d.
+func (f *motionFlags) register(fs *flag.FlagSet, d pipeline.Config) {
+	fs.IntVar(&f.nblocks, "nblocks", d.NBlocks, "motion correction (Kilosort4's nblocks): 0 none, 1 one rigid shift per window,\n"+
 		"k > 1 a shift per block of 2k − 1 half-overlapping blocks along the probe")
 	fs.Float64Var(&f.sigInterp, "sig_interp", d.SigInterp, "σ in µm of the kriging kernel that corrects the windows (Kilosort4's sig_interp)")
 	fs.Float64Var(&f.binningDepth, "binning_depth", d.BinningDepth, "depth bin in µm of the motion histograms (Kilosort4's binning_depth)")
-	fs.StringVar(&f.correction, "correction", correction, "how windows are corrected: kilosort (Kilosort4's kriging), smooth (wider, regularised kriging;\n"+
+	fs.StringVar(&f.correction, "correction", d.Correction, "how windows are corrected: kilosort (Kilosort4's kriging), smooth (wider, regularised kriging;\n"+
 		"docs/motion.md) or auto (smooth when the estimate moves by 10 µm or more, else kilosort; docs/sort.md)")
 }
 
@@ -91,11 +90,12 @@ type driftFlags struct {
 }
 
 func (f *driftFlags) register(fs *flag.FlagSet) {
+	d := pipeline.DefaultDriftConfig()
 	fs.StringVar(&f.out, "o", "", "output folder (required)")
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N")
-	fs.Float64Var(&f.threshold, "threshold", pipeline.DefaultConfig().ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
+	fs.Float64Var(&f.threshold, "threshold", d.ThUniversal, "detection threshold in whitened SD (Kilosort4's Th_universal)")
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
-	f.motion.register(fs, 1, pipeline.DefaultConfig().Correction)
+	f.motion.register(fs, d)
 }
 
 // runDrift estimates the motion of rec and writes the drift folder
@@ -109,7 +109,7 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 	}
 	defer dev.Close()
 	fmt.Fprintf(log, "device: %s (%s)\n", dev, reason)
-	cfg := pf.config()
+	cfg := pf.configOf(pipeline.DefaultDriftConfig())
 	cfg.ThUniversal = f.threshold
 	f.motion.apply(&cfg)
 	p, err := pipeline.New(dev, rec, pr, cfg)
@@ -127,6 +127,6 @@ func runDrift(ctx context.Context, rec recording.Recording, pr *probe.Probe, pf 
 	if err != nil {
 		return nil, nil, err
 	}
-	printWarnings(log, p.Warnings())
+	printWarnings(log, sum.Warnings)
 	return w.Drift(), sum, nil
 }

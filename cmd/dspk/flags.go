@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"dspk/kilosort"
@@ -12,8 +11,9 @@ import (
 	"dspk/probe"
 )
 
-// pipelineFlags are the processing parameters shared by preprocess and
-// detect.
+// pipelineFlags are the processing parameters shared by preprocess,
+// detect, sort and drift; their defaults are [pipeline.DefaultConfig]'s,
+// which the other commands' configurations share.
 type pipelineFlags struct {
 	tmin, tmax float64
 	invert     bool
@@ -31,10 +31,10 @@ type pipelineFlags struct {
 
 func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	d := pipeline.DefaultConfig()
-	fs.Float64Var(&f.tmin, "tmin", 0, "start of the data used, in seconds")
-	fs.Float64Var(&f.tmax, "tmax", math.Inf(1), "end of the data used, in seconds")
-	fs.BoolVar(&f.invert, "invert", false, "flip the sign of the data (Kilosort4's invert_sign)")
-	fs.BoolVar(&f.noCAR, "no-car", false, "skip the common average reference")
+	fs.Float64Var(&f.tmin, "tmin", d.Tmin, "start of the data used, in seconds")
+	fs.Float64Var(&f.tmax, "tmax", float64(d.Tmax), "end of the data used, in seconds")
+	fs.BoolVar(&f.invert, "invert", d.InvertSign, "flip the sign of the data (Kilosort4's invert_sign)")
+	fs.BoolVar(&f.noCAR, "no-car", !d.DoCAR, "skip the common average reference")
 	fs.Float64Var(&f.highpass, "highpass", d.HighpassCutoff, "high-pass cut-off in Hz")
 	fs.IntVar(&f.batch, "batch", d.BatchSize, "samples owned by each window (Kilosort4's batch_size)")
 	fs.IntVar(&f.nskip, "nskip", d.NSkip, "use every nskip-th window for whitening and template learning (Kilosort4's nskip)")
@@ -42,9 +42,9 @@ func (f *pipelineFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.nearChans, "nearest_chans", d.NearestChans, "channels per template centre (Kilosort4's nearest_chans)")
 	fs.IntVar(&f.nearTempl, "nearest_templates", d.NearestTemplates, "nearest centres a detection must beat (Kilosort4's nearest_templates);\n"+
 		"on small probes they span the whole array: lower it, or use -groups")
-	fs.BoolVar(&f.groups, "groups", false, "detect each group of sites (shank_ids / kcoords: a shank, tetrode or stereotrode) on its own:\n"+
+	fs.BoolVar(&f.groups, "groups", d.Groups, "detect each group of sites (shank_ids / kcoords: a shank, tetrode or stereotrode) on its own:\n"+
 		"whitening and suppression stay within a group (not Kilosort4's rule); the CAR spans all channels")
-	fs.BoolVar(&f.carGroups, "car-groups", false, fmt.Sprintf("with -groups, take the CAR within each group instead of over all channels\n"+
+	fs.BoolVar(&f.carGroups, "car-groups", d.CARGroups, fmt.Sprintf("with -groups, take the CAR within each group instead of over all channels\n"+
 		"(shanks wired to their own reference; every group needs at least %d channels; CPU preprocessing only)", pipeline.MinCARChannels))
 	f.fs = fs
 }
@@ -83,8 +83,11 @@ var preprocessUnused = map[string]string{
 	"nearest_templates": "preprocess does not detect",
 }
 
-func (f *pipelineFlags) config() pipeline.Config {
-	c := pipeline.DefaultConfig()
+// config is [pipeline.DefaultConfig] with the flags' values.
+func (f *pipelineFlags) config() pipeline.Config { return f.configOf(pipeline.DefaultConfig()) }
+
+// configOf is the configuration c with the flags' values.
+func (f *pipelineFlags) configOf(c pipeline.Config) pipeline.Config {
 	c.Tmin, c.Tmax = f.tmin, kilosort.EndLimit(f.tmax)
 	c.InvertSign = f.invert
 	c.DoCAR = !f.noCAR

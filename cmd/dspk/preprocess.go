@@ -82,11 +82,12 @@ func preprocessRun(ctx context.Context, p *pipeline.Pipeline, rec recording.Reco
 		return err
 	}
 	defer od.Abort()
-	w, _, err := p.Whitening(ctx)
+	w, _, passWarnings, err := p.Whitening(ctx)
 	if err != nil {
 		return err
 	}
-	warnings = append(append([]string{}, warnings...), p.Warnings()...)
+	runWarnings := append(p.Warnings(), passWarnings...)
+	warnings = append(append([]string{}, warnings...), runWarnings...)
 	dense, inv, err := pipeline.WhiteningMatrices(w)
 	if err != nil {
 		return err
@@ -128,7 +129,7 @@ func preprocessRun(ctx context.Context, p *pipeline.Pipeline, rec recording.Reco
 	if err := od.Commit(); err != nil {
 		return err
 	}
-	printWarnings(cmdErr, p.Warnings())
+	printWarnings(cmdErr, runWarnings)
 	s := p.Schedule()
 	fmt.Fprintf(cmdOut, "wrote %s: whitening from %d of %d windows, %d channels, %.1f s\n",
 		out, len(p.StatWindows()), s.Windows, c, time.Since(start).Seconds())

@@ -84,7 +84,7 @@ type sortFlags struct {
 
 func (f *sortFlags) register(fs *flag.FlagSet) {
 	d := pipeline.DefaultSortOptions()
-	c := pipeline.DefaultConfig()
+	c := pipeline.DefaultSortConfig()
 	f.opt = d
 	fs.StringVar(&f.out, "o", "", "output folder (required)")
 	fs.StringVar(&f.device, "device", "auto", "compute device: auto, cpu or cuda:N (the window passes and both clusterings run there;\n"+
@@ -92,14 +92,14 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.overwrite, "overwrite", false, "replace the output folder if it exists and is a folder dspk wrote, unchanged, holding no input of this run")
 	fs.Float64Var(&f.thUniversal, "Th_universal", c.ThUniversal, "detection threshold of the universal templates in whitened SD")
 	fs.Uint64Var(&f.seed, "seed", c.Seed, "seed of template learning (k-means)")
-	f.motion.register(fs, 1, pipeline.CorrectionAuto)
+	f.motion.register(fs, c)
 	fs.Float64Var(&f.opt.Match.ThLearned, "Th_learned", d.Match.ThLearned, "threshold of learned-template matching in whitened SD")
 	fs.IntVar(&f.opt.Match.MaxPeels, "max_peels", d.Match.MaxPeels, "most matching rounds per window")
 	fs.IntVar(&f.opt.Cluster.ClusterDownsampling, "cluster_downsampling", d.Cluster.ClusterDownsampling, "every k-th spike of a group is a landmark of the kNN graph")
 	fs.IntVar(&f.opt.Cluster.MaxClusterSubset, "max_cluster_subset", d.Cluster.MaxClusterSubset, "most landmarks per group (0: no cap)")
 	fs.IntVar(&f.opt.Cluster.ClusterNeighbors, "cluster_neighbors", d.Cluster.ClusterNeighbors, "neighbours of the kNN graph")
 	fs.Int64Var(&f.opt.Cluster.ClusterInitSeed, "cluster_init_seed", d.Cluster.ClusterInitSeed, "seed of every clustering's initial labels")
-	fs.IntVar(&f.xCenters, "x_centers", 0, "number of x centres of the clustering groups (0: from the channels' x histogram)")
+	fs.IntVar(&f.xCenters, "x_centers", d.Cluster.XCenters, "number of x centres of the clustering groups (0: from the channels' x histogram)")
 	fs.Float64Var(&f.opt.Curate.ACGThreshold, "acg_threshold", d.Curate.ACGThreshold, "a unit is good when its autocorrelogram's refractory ratio is below this")
 	fs.Float64Var(&f.opt.Curate.CCGThreshold, "ccg_threshold", d.Curate.CCGThreshold, "two units merge when their cross-correlogram's refractory ratio is below this")
 	fs.Float64Var(&f.opt.Curate.SameWaveform, "same-waveform", d.Curate.SameWaveform,
@@ -107,7 +107,7 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 			"they merge before Kilosort4's correlogram merges, without its test (0: Kilosort4's merges alone; docs/sort.md)")
 	fs.Float64Var(&f.opt.Curate.DuplicateSpikeMs, "duplicate_spike_ms", d.Curate.DuplicateSpikeMs, "least time in ms between two spikes of a unit (closer ones are duplicates)")
 	fs.Float64Var(&f.opt.Curate.PositionLimit, "position_limit", d.Curate.PositionLimit, "µm from the best channel of the channels that place a spike")
-	fs.BoolVar(&f.opt.PCOverwrite, "pc-overwrite", false, "PC-feature channels as Kilosort4 chooses them (the last unit sharing a template wins)")
+	fs.BoolVar(&f.opt.PCOverwrite, "pc-overwrite", d.PCOverwrite, "PC-feature channels as Kilosort4 chooses them (the last unit sharing a template wins)")
 }
 
 // runSort opens the device, reserves the folder sf.out, runs the sort
@@ -168,9 +168,9 @@ func (f *sortFlags) checkProbe(pr *probe.Probe) error {
 }
 
 // sortConfig is the pipeline configuration of a sort with the flags pf
-// and sf.
+// and sf: [pipeline.DefaultSortConfig] with the flags' values.
 func sortConfig(pf *pipelineFlags, sf *sortFlags) pipeline.Config {
-	cfg := pf.config()
+	cfg := pf.configOf(pipeline.DefaultSortConfig())
 	cfg.ThUniversal = sf.thUniversal
 	cfg.Seed = sf.seed
 	sf.motion.apply(&cfg)
