@@ -120,6 +120,7 @@ func (o *Options) flagSet(kind string) *flag.FlagSet {
 	fs.Float64Var(&c.SigInterp, "sig_interp", dc.SigInterp, "")
 	fs.Float64Var(&c.BinningDepth, "binning_depth", dc.BinningDepth, "")
 	fs.StringVar(&c.Correction, "correction", dc.Correction, "")
+	fs.StringVar(&c.Registration, "registration", dc.Registration, "")
 	fs.Float64Var(&s.Match.ThLearned, "Th_learned", ds.Match.ThLearned, "")
 	fs.IntVar(&s.Match.MaxPeels, "max_peels", ds.Match.MaxPeels, "")
 	fs.IntVar(&s.Cluster.ClusterDownsampling, "cluster_downsampling", ds.Cluster.ClusterDownsampling, "")

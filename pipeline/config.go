@@ -48,6 +48,11 @@ type Config struct {
 	// the estimate moves by [AutoSmoothRangeUm] or more, the default of
 	// dspk sort).
 	Correction string `json:"drift_correction"`
+	// Registration names how the motion estimate registers the windows
+	// ([motion.Registration]'s names): "kilosort" (Kilosort4's iterated
+	// reference; "" means it too) or "pairwise" (every pair of windows
+	// within a horizon, solved together; docs/motion.md).
+	Registration string `json:"drift_registration,omitempty"`
 }
 
 // DefaultConfig returns the configuration of dspk detect with no flags:
@@ -105,6 +110,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("nblocks %d must be 0 (no motion correction) or positive", c.NBlocks)
 	case c.NBlocks > 0 && !validRule(c.Correction):
 		return fmt.Errorf("drift correction %q: want one of %s", c.Correction, ruleNames())
+	case c.Registration != "" && !validRegistration(c.Registration):
+		return fmt.Errorf("drift registration %q: want kilosort or pairwise", c.Registration)
 	case c.NBlocks > 0 && (!(c.SigInterp > 0) || math.IsInf(c.SigInterp, 0)):
 		return fmt.Errorf("sig_interp %g µm must be positive and finite", c.SigInterp)
 	case c.NBlocks > 0 && (!(c.BinningDepth > 0) || math.IsInf(c.BinningDepth, 0)):
@@ -115,4 +122,11 @@ func (c Config) validate() error {
 		return fmt.Errorf("tmax %g s must be greater than tmin %g s (leave tmax out to use the recording to its end)", float64(c.Tmax), c.Tmin)
 	}
 	return nil
+}
+
+// validRegistration reports whether name is a registration of
+// [motion.ParseRegistration].
+func validRegistration(name string) bool {
+	_, err := motion.ParseRegistration(name)
+	return err == nil
 }

@@ -20,7 +20,12 @@ func (p *Pipeline) MotionParams() motion.Params {
 
 // motionParams returns the motion settings of c.
 func (c Config) motionParams() motion.Params {
-	return motion.Params{Motion: c.Motion, ThUniversal: c.ThUniversal}
+	mp := motion.Params{Motion: c.Motion, ThUniversal: c.ThUniversal, Pairwise: motion.DefaultPairwiseParams()}
+	if c.Registration != "" {
+		// Validate refuses other names.
+		mp.Registration, _ = motion.ParseRegistration(c.Registration)
+	}
+	return mp
 }
 
 // EstimateMotion runs the motion pass (Kilosort4's first universal

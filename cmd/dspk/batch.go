@@ -280,7 +280,7 @@ func sortPlanFlags(fs *flag.FlagSet) (*sortFlags, map[string]bool) {
 // it. The motion flags are detect's too, but a detect plan's rows do not
 // correct motion: its time shards would need a global drift estimate.
 func sortOnlyReasons(only map[string]bool) map[string]string {
-	motion := map[string]bool{"nblocks": true, "sig_interp": true, "binning_depth": true, "correction": true}
+	motion := map[string]bool{"nblocks": true, "sig_interp": true, "binning_depth": true, "correction": true, "registration": true}
 	why := map[string]string{}
 	for name := range only {
 		why[name] = "it is a flag of sort (plan with -kind sort)"

@@ -8,6 +8,7 @@ import (
 
 	"dspk/compute"
 	"dspk/figure"
+	"dspk/motion"
 	"dspk/phy"
 	"dspk/pipeline"
 	"dspk/probe"
@@ -62,6 +63,7 @@ type motionFlags struct {
 	sigInterp    float64
 	binningDepth float64
 	correction   string
+	registration string
 }
 
 // register adds -nblocks, -sig_interp, -binning_depth and -correction to
@@ -73,11 +75,25 @@ func (f *motionFlags) register(fs *flag.FlagSet, d pipeline.Config) {
 	fs.Float64Var(&f.binningDepth, "binning_depth", d.BinningDepth, "depth bin in µm of the motion histograms (Kilosort4's binning_depth)")
 	fs.StringVar(&f.correction, "correction", d.Correction, "how windows are corrected: kilosort (Kilosort4's kriging), smooth (wider, regularised kriging;\n"+
 		"docs/motion.md) or auto (smooth when the estimate moves by 10 µm or more, else kilosort; docs/sort.md)")
+	fs.StringVar(&f.registration, "registration", registrationName(d.Registration), "how the motion estimate registers the windows: kilosort (Kilosort4's, to one reference iterated\n"+
+		"from the middle window) or pairwise (every pair of windows within 300 s, solved together; docs/motion.md)")
+}
+
+// registrationName is the flag value of a configuration's registration.
+func registrationName(r string) string {
+	if r == "" {
+		return motion.RegisterKilosort.String()
+	}
+	return r
 }
 
 // apply sets the motion settings of c.
 func (f *motionFlags) apply(c *pipeline.Config) {
 	c.NBlocks, c.SigInterp, c.BinningDepth, c.Correction = f.nblocks, f.sigInterp, f.binningDepth, f.correction
+	c.Registration = ""
+	if f.registration != motion.RegisterKilosort.String() {
+		c.Registration = f.registration
+	}
 }
 
 // driftFlags are the flags of drift.
