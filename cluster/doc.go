@@ -1,7 +1,7 @@
 // Package cluster groups spikes into units by Kilosort4's graph clustering
-// (clustering_qr.run at commit d947208, kilosort4-sort.md §5), and turns
-// the clusters of the first clustering into learned templates
-// ([PostprocessTemplates], §5.9).
+// (its clustering_qr.run at Kilosort4's commit d947208, kilosort4-sort.md
+// §5), and turns the clusters of the first clustering into learned
+// templates ([PostprocessTemplates], §5.9).
 //
 // A [Clusterer] is built for a device by [NewClusterer](dev, [Params]) and
 // clusters an [Input]: each spike's unit (a template centre in Kilosort4's
@@ -38,8 +38,8 @@
 //  6. Merge tree (float64) by the greedy maximum of link counts over their
 //     expectation, and split decisions from the root down: ρ < 0.2 keeps a
 //     split, else the bimodality of a ridge-regression discriminant (score
-//     ≥ 0.6 keeps it); Kilosort4's refractory veto is skipped, as at
-//     d947208 where it never fires.
+//     ≥ 0.6 keeps it); Kilosort4's refractory veto is skipped: at
+//     Kilosort4's commit d947208 it never fires.
 //  7. Clusters are numbered by group (x outer, y inner) and within a group
 //     by node id; Wall is each cluster's mean feature row on its group's
 //     channels.

@@ -69,7 +69,6 @@
 // synchronisation, so that a fault is attributed to its kernel.
 //
 // The purego bindings themselves (driver API, NVRTC, cuBLAS; library
-// discovery) live in dspk/internal/cuda, which only this package imports;
-// [Device.CUDA] hands their device to ops, the one package whose GPU code
-// still calls them directly.
+// discovery) live in dspk/internal/cuda, which no other package
+// imports.
 package compute
