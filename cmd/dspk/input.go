@@ -79,7 +79,7 @@ func (f *inputFlags) openRecording(args []string) (recording.Recording, error) {
 	}
 	rec, err := recording.OpenFiles(args, f.options())
 	if err != nil {
-		return nil, err
+		return nil, optionUsage(err)
 	}
 	if w, ok := rec.(recording.Warner); ok {
 		f.warnings = append(f.warnings, w.Warnings()...)
@@ -102,11 +102,7 @@ func (f *inputFlags) open(args ...string) (recording.Recording, *probe.Probe, er
 	}
 	rec, pr, warnings, err := f.input().Open(args...)
 	if err != nil {
-		var oe *recording.OptionError
-		if errors.As(err, &oe) {
-			return nil, nil, usagef("%s", oe.Msg)
-		}
-		return nil, nil, err
+		return nil, nil, optionUsage(err)
 	}
 	f.warnings = append(f.warnings, warnings...)
 	return rec, pr, nil
@@ -118,4 +114,14 @@ func (f *inputFlags) resolveProbe(rec recording.Recording) (*probe.Probe, error)
 	pr, warnings, err := f.input().ResolveProbe(rec)
 	f.warnings = append(f.warnings, warnings...)
 	return pr, err
+}
+
+// optionUsage is err as a usage error (exit status 2) if it is a
+// [recording.OptionError], a flag that does not fit the recording.
+func optionUsage(err error) error {
+	var oe *recording.OptionError
+	if errors.As(err, &oe) {
+		return usagef("%s", oe.Msg)
+	}
+	return err
 }
