@@ -13,11 +13,11 @@ import (
 func init() {
 	register(&command{
 		name:  "compare",
-		short: "match detected spikes against ground truth: recall, precision, recall per amplitude band; score a drift estimate",
-		usage: "DETDIR|DRIFTDIR",
+		short: "score detected spikes, a sort's units or a drift estimate against ground truth (or one sort against another)",
+		usage: "-truth SIMDIR|SORTDIR DETDIR|SORTDIR|DRIFTDIR",
 		example: `dspk simulate -o sim1 -duration 60s
 dspk detect -o det1 sim1/sim_g0_t0.imec0.ap.bin
-dspk compare -truth sim1/truth det1
+dspk compare -truth sim1 det1              # sim1 or sim1/truth
 dspk compare -json -truth sim1/truth det1
 dspk compare -truth sim1/truth -units sort1
 dspk compare -truth sort-cpu sort-gpu      # two sorts: units of one against the other
@@ -25,19 +25,21 @@ dspk drift -o drift1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth drift1`,
 		writesNothing: true,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			truthDir := fs.String("truth", "", "ground-truth folder written by dspk simulate, or a sort folder to score another sort's units against (required)")
+			truthDir := fs.String("truth", "", "ground truth: a folder dspk simulate wrote (or its truth/ folder), or a sort folder to score another sort's units against (required)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 			opt := compare.DefaultOptions()
 			fs.Int64Var(&opt.MaxLag, "max-lag", opt.MaxLag, "largest time difference in samples")
 			fs.Float64Var(&opt.MaxDepth, "max-depth", opt.MaxDepth, "largest depth difference in µm (exclusive)")
 			units := addUnitFlags(fs)
 			return func(args []string) error {
-				if len(args) != 1 {
-					return usagef("compare takes one detection or drift folder")
-				}
 				if *truthDir == "" {
-					return usagef("-truth DIR is required")
+					return usagef("-truth DIR is required: dspk compare -truth DIR FOLDER, with DIR a dspk simulate folder (or its truth/) " +
+						"or a reference sort folder, and FOLDER the detect, sort or drift folder to score")
 				}
+				if len(args) != 1 {
+					return usagef("compare takes one detect, sort or drift folder after -truth %s; got %d arguments", *truthDir, len(args))
+				}
+				*truthDir = compare.TruthDir(*truthDir)
 				if units.wanted(args[0]) {
 					return units.run(*truthDir, args[0], *asJSON)
 				}
