@@ -19,17 +19,18 @@ import (
 func init() {
 	register(&command{
 		name:  "plot",
-		short: "redraw the drift raster of a detect folder (depth × time by amplitude, rate along the probe)",
-		usage: "DETDIR",
+		short: "draw the drift raster of a detect or sort folder (depth × time by amplitude, rate along the probe)",
+		usage: "DETDIR|SORTDIR",
 		example: `dspk plot det1
+dspk plot sort1
 dspk plot -o raster.png det1`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			out := fs.String("o", "", "PNG to write, named .png (default DETDIR/"+phy.RasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
+			out := fs.String("o", "", "PNG to write, named .png (default DIR/"+phy.RasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
 			title := fs.String("title", "", "title of the raster (default: recording, spikes, clusters)")
 			overwrite := fs.Bool("overwrite", false, "replace the -o file even if dspk did not draw it (never a folder, a link or an input)")
 			return func(args []string) error {
 				if len(args) != 1 {
-					return usagef("plot takes one detect folder")
+					return usagef("plot takes one detect or sort folder")
 				}
 				png := *out
 				if png == "" {
@@ -44,12 +45,12 @@ dspk plot -o raster.png det1`,
 				if err := plotFolder(cmdCtx, args[0], png, *title, !exists); err != nil {
 					return err
 				}
-				// Redrawn in place, the detect folder's raster stays a file
-				// dspk wrote: its manifest follows (-overwrite still replaces
-				// the folder).
+				// Drawn in place, the folder's raster is a file dspk wrote:
+				// its manifest lists it (a sort folder's gains the entry), so
+				// that -overwrite still replaces the folder.
 				if samePath(png, filepath.Join(args[0], phy.RasterFile)) {
 					if err := export.UpdateManifest(args[0], phy.RasterFile); err != nil {
-						fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); detect -overwrite will refuse this folder\n", args[0], err)
+						fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); -overwrite will refuse this folder\n", args[0], err)
 					}
 				}
 				fmt.Fprintf(cmdOut, "wrote %s\n", png)
