@@ -2,6 +2,7 @@ package recording
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -77,4 +78,21 @@ func apFiles(dir string) ([]string, error) {
 		}
 	}
 	return bins, nil
+}
+
+// ReadPaths reads a list of recording paths, one per line, as a command
+// takes them on standard input: spaces around a path and blank lines are
+// dropped.
+func ReadPaths(r io.Reader) ([]string, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("recording: reading the list of paths: %w", err)
+	}
+	var paths []string
+	for _, l := range strings.Split(string(data), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			paths = append(paths, l)
+		}
+	}
+	return paths, nil
 }

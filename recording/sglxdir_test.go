@@ -146,3 +146,13 @@ func TestCheckRate(t *testing.T) {
 		t.Errorf("OpenFiles with rate 30: %v", err)
 	}
 }
+
+func TestReadPaths(t *testing.T) {
+	got, err := ReadPaths(strings.NewReader("  a.ap.bin \n\n b/c d.bin\r\n\t\n"))
+	if err != nil || !slices.Equal(got, []string{"a.ap.bin", "b/c d.bin"}) {
+		t.Errorf("ReadPaths = %q, %v", got, err)
+	}
+	if got, err := ReadPaths(strings.NewReader("\n \n")); err != nil || len(got) != 0 {
+		t.Errorf("ReadPaths of blank lines = %q, %v", got, err)
+	}
+}

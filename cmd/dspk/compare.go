@@ -3,11 +3,9 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 
 	"dspk/compare"
-	"dspk/export"
 )
 
 func init() {
@@ -64,9 +62,9 @@ dspk compare -truth sim1/truth drift1`,
 						Warnings []string              `json:"warnings,omitempty"`
 					}{r, mr, warnings})
 				}
-				printReport(cmdOut, r)
+				r.WriteText(cmdOut)
 				if mr != nil {
-					printMotionReport(cmdOut, mr)
+					mr.WriteText(cmdOut)
 				}
 				return nil
 			}
@@ -74,19 +72,5 @@ dspk compare -truth sim1/truth drift1`,
 	})
 }
 
-// readNPY reads the .npy array at path.
-func readNPY(path string) (*export.NPY, error) {
-	return export.ReadNPYFile(path)
-}
-
 // printReport prints the spike comparison r as a table.
-func printReport(w io.Writer, r compare.Report) {
-	fmt.Fprintf(w, "true spikes      %d\n", r.NTruth)
-	fmt.Fprintf(w, "detections       %d\n", r.NDetected)
-	fmt.Fprintf(w, "matched          %d (mean lag %+.2f samples)\n", r.Matched, r.MeanLag)
-	fmt.Fprintf(w, "recall           %.3f\n", r.Recall)
-	fmt.Fprintf(w, "precision        %.3f\n", r.Precision)
-	for _, b := range r.Bands {
-		fmt.Fprintf(w, "recall %4.0f–%-3.0f SD %.3f  (%d of %d)\n", b.Band.Lo, b.Band.Hi, b.Recall, b.Matched, b.NTruth)
-	}
-}
+func printReport(w io.Writer, r compare.Report) { r.WriteText(w) }

@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
-	"io"
 	"os"
-	"strings"
 
 	"dspk/probe"
 	"dspk/recording"
@@ -51,20 +49,11 @@ func paths(args []string) ([]string, error) {
 	if len(args) != 1 || args[0] != "-" {
 		return args, nil
 	}
-	data, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		return nil, err
-	}
-	args = nil
-	for _, l := range strings.Split(string(data), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			args = append(args, l)
-		}
-	}
-	if len(args) == 0 {
+	args, err := recording.ReadPaths(os.Stdin)
+	if err == nil && len(args) == 0 {
 		return nil, usagef("no paths on standard input")
 	}
-	return args, nil
+	return args, err
 }
 
 // openRecording opens the recording of the command's arguments: one path,

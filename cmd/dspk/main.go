@@ -156,18 +156,17 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "dspk: unknown command %q\nRun 'dspk help' for usage.\n", name)
 		return 2
 	}
-	// The flag package's own messages are discarded: a flag error is
-	// one line here, the flags are listed on -h only.
+	// The flag package's messages (its error, then every flag) are
+	// discarded: a flag error is one line here, the flags shown on -h.
 	fs := flag.NewFlagSet("dspk "+name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
 	exec := cmd.setup(fs)
 	cmdOut, cmdErr, cmdCtx = stdout, stderr, ctx
 	setStage("")
 	setOutput("")
 	setCommand(cmd)
 	defer setCommand(&command{})
-	positional, err := parseInterspersed(fs, cliflag.Normalize(fs, args[1:]))
+	positional, err := cliflag.Parse(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(stderr, "usage: dspk %s [flags] %s\n\n%s\n\nFlags:\n", name, cmd.usage, cmd.short)
 		fs.SetOutput(stderr)
@@ -258,24 +257,4 @@ func init() {
 			}
 		},
 	})
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments ("dspk detect REC -o DIR"); "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
 }

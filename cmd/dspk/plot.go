@@ -103,8 +103,8 @@ func samePath(a, b string) bool {
 
 // plotFolder draws the drift raster of the detect folder dir into png
 // (with title, if not empty), which appears whole or not at all (see
-// writeAtomic, and noReplace there); it stops with ctx's error once ctx
-// is done.
+// export.WriteFileAtomic, and noReplace there); it stops with ctx's error
+// once ctx is done.
 func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) error {
 	d, err := phy.ReadRaster(dir)
 	if err != nil {
@@ -117,58 +117,9 @@ func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) err
 	if err != nil {
 		return err
 	}
-	return writeAtomic(ctx, png, b, noReplace)
-}
-
-// writeAtomic writes b to path through a temporary file in the same
-// folder, renamed over path once complete, so that path holds the old
-// content or the new one and never a part (a full disk, a kill). Once
-// ctx is done (checked last just before the rename) it writes nothing.
-// With noReplace, a path that exists by then is not replaced: the file
-// is linked to its name, which fails if the name is taken.
-func writeAtomic(ctx context.Context, path string, b []byte, noReplace bool) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+	if err := export.WriteFileAtomic(ctx, png, b, noReplace); err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer atForcedExit(func() { os.Remove(tmp) })()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		return fail(fmt.Errorf("writing %s: %w", path, err))
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if noReplace {
-		err := os.Link(tmp, path)
-		os.Remove(tmp)
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		markWritten(path)
-		return nil
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	markWritten(path)
+	markWritten(png)
 	return nil
 }

@@ -7,8 +7,8 @@ import (
 	"io"
 	"time"
 
+	"dspk/cluster"
 	"dspk/compute"
-	"dspk/kilosort"
 	"dspk/phy"
 	"dspk/pipeline"
 	"dspk/probe"
@@ -50,8 +50,8 @@ dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 					return err
 				}
 				printWarnings(cmdErr, in.warnings)
-				if w := shortSortWarning(rec, pf.tmin, pf.tmax); w != "" {
-					printWarnings(cmdErr, []string{w})
+				if w := cluster.ShortWarning(min(float64(rec.Samples())/rec.SampleRate(), pf.tmax) - pf.tmin); w != "" {
+					printWarnings(cmdErr, []string{w}) // not in dspk.json: the folder's bytes stay those of the sort
 				}
 				inputs := in.runInputs(args, rec)
 				t0 := time.Now()
@@ -186,23 +186,4 @@ func sortOptions(sf *sortFlags) pipeline.SortOptions {
 	opt := sf.opt
 	opt.Cluster.XCenters = sf.xCenters
 	return opt
-}
-
-// shortSortSeconds is the length of recording under which sort warns that
-// units merge: its clustering splits a group of spikes only once the
-// group holds kilosort.ClusterMinGroup (1000) of them, which a 3-Hz unit
-// reaches in 333 s. A 60-s simulation of 120 units gives 93 of them well
-// detected, a 10-minute one 120 (docs/perf-sort.md).
-const shortSortSeconds = 300
-
-// shortSortWarning is the warning of a sort of fewer than
-// shortSortSeconds of rec between tmin and tmax, or "".
-func shortSortWarning(rec recording.Recording, tmin, tmax float64) string {
-	secs := max(min(float64(rec.Samples())/rec.SampleRate(), tmax)-tmin, 0)
-	if secs >= shortSortSeconds {
-		return ""
-	}
-	return fmt.Sprintf("the sort uses %.0f s of recording: under %d s it merges many units, because its clustering splits a group of spikes "+
-		"only once the group holds %d (60 s of 120 simulated units: 93 well detected; 10 minutes: 120); sort 5 minutes or more",
-		secs, shortSortSeconds, kilosort.ClusterMinGroup)
 }

@@ -59,6 +59,28 @@ func Normalize(fs *flag.FlagSet, args []string) []string {
 	return out
 }
 
+// Parse parses the flags of args into fs, spelt as [Normalize] allows,
+// before or after the positional arguments ("dspk detect REC -o DIR"),
+// and returns the positional arguments; "--" ends the flags.
+func Parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	args = Normalize(fs, args)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return positional, nil
+		}
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(positional, rest...), nil
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+}
+
 // Closest returns the name of the flag of fs that name most likely
 // misspells, or "" if none is close: the fewest edits (a letter added,
 // dropped, changed, or two neighbours swapped; case, '-' and '_' not

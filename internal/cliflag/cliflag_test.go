@@ -103,3 +103,26 @@ func TestDistance(t *testing.T) {
 		}
 	}
 }
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		in, pos []string
+		th      float64
+		noCAR   bool
+	}{
+		{[]string{"rec.bin", "-Th-learned", "7", "-no_car"}, []string{"rec.bin"}, 7, true},
+		{[]string{"-o", "out", "a", "b", "-Th_learned=6"}, []string{"a", "b"}, 6, false},
+		{[]string{"a", "--", "-no_car", "b"}, []string{"a", "-no_car", "b"}, 8, false},
+		{nil, nil, 8, false},
+	} {
+		fs, th, noCAR, _ := testFlags()
+		pos, err := Parse(fs, c.in)
+		if err != nil || !slices.Equal(pos, c.pos) || *th != c.th || *noCAR != c.noCAR {
+			t.Errorf("Parse(%q) = %q, %v; Th_learned %g, no-car %v", c.in, pos, err, *th, *noCAR)
+		}
+	}
+	fs, _, _, _ := testFlags()
+	if _, err := Parse(fs, []string{"a", "-devcie", "cpu"}); err == nil || Explain(fs, err) != "flag provided but not defined: -devcie; did you mean -device?" {
+		t.Errorf("Parse of a misspelt flag: %v", err)
+	}
+}
