@@ -19,6 +19,22 @@ import (
 // misses).
 const RangeOverlapWarn = 0.99
 
+// TruthDir is the ground-truth folder that dir names: dir itself, or
+// the truth/ folder of a folder dspk simulate wrote (dir holds no
+// truth.json but dir/truth does), so that a simulation can be named by
+// its own folder. Any other dir (a sort folder given as the reference,
+// a folder that does not exist) is returned as it is.
+func TruthDir(dir string) string {
+	if _, err := os.Stat(filepath.Join(dir, sim.FileTruthJSON)); err == nil {
+		return dir
+	}
+	sub := filepath.Join(dir, "truth")
+	if _, err := os.Stat(filepath.Join(sub, sim.FileTruthJSON)); err == nil {
+		return sub
+	}
+	return dir
+}
+
 // MatchDirs matches the spikes of a detection folder (spike_times.npy,
 // spike_positions.npy) against a ground-truth folder written by sim, and
 // returns warnings beside the report: the truth and the detections

@@ -13,4 +13,5 @@
 // they cover other times, probes or sample rates; [MatchUnitDirs] scores
 // the units of a sort folder against a ground-truth folder or another
 // sort; [TrueMotion] gives a truth folder's motion to [ScoreMotion].
+// [TruthDir] finds the truth folder of a simulation's folder.
 package compare

@@ -506,8 +506,9 @@ func mkdirUnique(prefix string, keep bool) (string, error) {
 // committed, the current size and modification time of its file name
 // (slash-separated, relative to dir), after dspk rewrote that file whole
 // (dspk plot redrawing a detect folder's raster), so that the folder can
-// still be replaced with overwrite. The file must be listed already; the
-// manifest is replaced atomically.
+// still be replaced with overwrite. A regular file at the top of dir that
+// the manifest does not list yet (dspk plot drawing a sort folder's
+// raster) is added. The manifest is replaced atomically.
 func UpdateManifest(dir, name string) error {
 	mpath := filepath.Join(dir, ManifestName)
 	b, err := os.ReadFile(mpath)
@@ -530,7 +531,11 @@ func UpdateManifest(dir, name string) error {
 		}
 	}
 	if !found {
-		return fmt.Errorf("export: %s does not list %s", mpath, name)
+		if !fi.Mode().IsRegular() || strings.Contains(name, "/") {
+			return fmt.Errorf("export: %s does not list %s, and only a regular file at the top of the folder is added", mpath, name)
+		}
+		m.Files = append(m.Files, manifestEntry{Path: name, Size: fi.Size(), ModTime: fi.ModTime().UnixNano()})
+		sort.Slice(m.Files, func(i, j int) bool { return m.Files[i].Path < m.Files[j].Path })
 	}
 	out, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -28,7 +28,8 @@
 //     sample_numbers.npy and the Neuropixels geometry of settings.xml
 //     ([ParseOpenEphysSettings]).
 //   - [NewConcat] reads several recordings as one; [OpenFiles] uses it for
-//     the files of a SpikeGLX run ([SortRunFiles]).
+//     the files of a SpikeGLX run ([SortRunFiles]). [FindSpikeGLXRun]
+//     finds the AP-band files of a SpikeGLX run folder's one probe.
 //   - [NewMemory] wraps a slice, for tests and synthetic data.
 //   - [Open] picks one of the above from a path; [CheckSpikeBand] refuses
 //     LF-band streams for detection.

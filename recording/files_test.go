@@ -400,7 +400,13 @@ func TestBrokenFiles(t *testing.T) {
 		{"open missing meta", func() (Recording, error) { return Open(noMeta, OpenOptions{}) }, "lonely.ap.bin"},
 		{"open meta given", func() (Recording, error) { return Open(MetaPath(badMeta), OpenOptions{}) }, "bad.ap.meta"},
 		{"open unknown ext", func() (Recording, error) { return Open(write("x.txt", nil), OpenOptions{}) }, "x.txt"},
-		{"open empty folder", func() (Recording, error) { return Open(filepath.Join(dir, "sglx"), OpenOptions{}) }, "sglx"},
+		{"open empty folder", func() (Recording, error) {
+			os.MkdirAll(filepath.Join(dir, "empty"), 0o755)
+			return Open(filepath.Join(dir, "empty"), OpenOptions{})
+		}, "empty"},
+		{"open SpikeGLX folder, meta contradicts size", func() (Recording, error) {
+			return Open(sglxDir, OpenOptions{StrictSize: true})
+		}, "run_g0_t0.imec0.ap.meta"},
 		{"bad info.json", func() (Recording, error) {
 			write("inf/info.json", []byte(`{"sample_rate": 1, "shape": [-1, 2], "dtype": "float32"}`))
 			return Open(write("inf/d.raw", make([]byte, 8)), OpenOptions{})

@@ -103,7 +103,7 @@ func FindOpenEphysStreams(path string) ([]OEStream, error) {
 			return nil, fmt.Errorf("recording: %w", err)
 		}
 		if len(oebins) == 0 {
-			return nil, fmt.Errorf("recording: %s: no structure.oebin in it or up to %d folders below (want an Open Ephys session, Record Node, experiment or recording folder, or a data file)", path, maxOebinDepth)
+			return nil, fmt.Errorf("recording: %s: no structure.oebin in it or up to %d folders below, and no SpikeGLX .ap.bin with its .meta in it or a folder below (want a SpikeGLX run folder, an Open Ephys session, Record Node, experiment or recording folder, or a data file)", path, maxOebinDepth)
 		}
 		slices.SortFunc(oebins, naturalCompare)
 	}

@@ -3,6 +3,7 @@ package recording
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,9 @@ type OpenOptions struct {
 //
 //   - a .bin with a sibling .meta (e.g. run_g0_t0.imec0.ap.bin and
 //     run_g0_t0.imec0.ap.meta): SpikeGLX;
+//   - a SpikeGLX run folder, holding the .ap.bin of one probe in it or
+//     in a folder below (run_g0/run_g0_imec0): that probe's AP band,
+//     its trigger files read as one ([FindSpikeGLXRun]);
 //   - a structure.oebin (or any .oebin), a folder holding one or up to
 //     three levels above one (an Open Ephys session, Record Node or
 //     experiment folder; see [FindOpenEphysStreams]), or a
@@ -93,12 +97,38 @@ func optionsApply(path, format string, opts OpenOptions) error {
 	return nil
 }
 
+// MinRate is the lowest sample rate, in Hz, that [OpenFiles] takes as
+// given (OpenOptions.Rate): extracellular recordings for spike sorting
+// are sampled at 10 kHz or more, and a rate under 1 kHz is a rate typed
+// in kHz, whose run would put the 300-Hz high-pass above the Nyquist
+// frequency and every time off by a factor of 1000.
+const MinRate = 1000
+
+// CheckRate refuses a sample rate given in opts that no extracellular
+// recording has, with an [OptionError] that suggests the rate in Hz: a
+// rate under [MinRate] ("a rate of 30 Hz … did you mean -rate 30000?")
+// or one below zero.
+func (opts OpenOptions) CheckRate() error {
+	switch r := opts.Rate; {
+	case r < 0 || math.IsNaN(r):
+		return &OptionError{Msg: fmt.Sprintf("-rate %g: a sample rate must be a positive number of Hz", r)}
+	case r > 0 && r < MinRate:
+		return &OptionError{Msg: fmt.Sprintf("-rate %g: the sample rate is in Hz and extracellular recordings are sampled at 10000 Hz or more "+
+			"(dspk takes none under %d Hz); did you mean -rate %g (%g kHz)?", r, MinRate, r*1000, r)}
+	}
+	return nil
+}
+
 // OpenFiles opens one recording from several paths: one path is
 // [Open]'s, with a glob pattern (run_g0_t*.imec0.ap.bin, quoted from the
 // shell) expanded first; several (or a pattern matching several) must be
 // SpikeGLX .bin files of one run, which are sorted by gate and trigger
-// ([SortRunFiles]) and read as one recording ([Concat]).
+// ([SortRunFiles]) and read as one recording ([Concat]). A sample rate
+// that no extracellular recording has is refused first ([OpenOptions.CheckRate]).
 func OpenFiles(paths []string, opts OpenOptions) (Recording, error) {
+	if err := opts.CheckRate(); err != nil {
+		return nil, err
+	}
 	var all []string
 	for _, p := range paths {
 		if strings.ContainsAny(p, "*?[") && !exists(p) {
@@ -154,6 +184,15 @@ func open(path string, opts OpenOptions) (Recording, error) {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
 	if st.IsDir() {
+		if !exists(filepath.Join(path, "structure.oebin")) {
+			bins, err := FindSpikeGLXRun(path)
+			if err != nil {
+				return nil, err
+			}
+			if len(bins) > 0 {
+				return OpenFiles(bins, opts)
+			}
+		}
 		return OpenOpenEphysStream(path, opts.Stream)
 	}
 	base := filepath.Base(path)

@@ -3,21 +3,19 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 
 	"dspk/compare"
-	"dspk/export"
 )
 
 func init() {
 	register(&command{
 		name:  "compare",
-		short: "match detected spikes against ground truth: recall, precision, recall per amplitude band; score a drift estimate",
-		usage: "DETDIR|DRIFTDIR",
+		short: "score detected spikes, a sort's units or a drift estimate against ground truth (or one sort against another)",
+		usage: "-truth SIMDIR|SORTDIR DETDIR|SORTDIR|DRIFTDIR",
 		example: `dspk simulate -o sim1 -duration 60s
 dspk detect -o det1 sim1/sim_g0_t0.imec0.ap.bin
-dspk compare -truth sim1/truth det1
+dspk compare -truth sim1 det1              # sim1 or sim1/truth
 dspk compare -json -truth sim1/truth det1
 dspk compare -truth sim1/truth -units sort1
 dspk compare -truth sort-cpu sort-gpu      # two sorts: units of one against the other
@@ -25,19 +23,21 @@ dspk drift -o drift1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth drift1`,
 		writesNothing: true,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			truthDir := fs.String("truth", "", "ground-truth folder written by dspk simulate, or a sort folder to score another sort's units against (required)")
+			truthDir := fs.String("truth", "", "ground truth: a folder dspk simulate wrote (or its truth/ folder), or a sort folder to score another sort's units against (required)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 			opt := compare.DefaultOptions()
 			fs.Int64Var(&opt.MaxLag, "max-lag", opt.MaxLag, "largest time difference in samples")
 			fs.Float64Var(&opt.MaxDepth, "max-depth", opt.MaxDepth, "largest depth difference in µm (exclusive)")
 			units := addUnitFlags(fs)
 			return func(args []string) error {
-				if len(args) != 1 {
-					return usagef("compare takes one detection or drift folder")
-				}
 				if *truthDir == "" {
-					return usagef("-truth DIR is required")
+					return usagef("-truth DIR is required: dspk compare -truth DIR FOLDER, with DIR a dspk simulate folder (or its truth/) " +
+						"or a reference sort folder, and FOLDER the detect, sort or drift folder to score")
 				}
+				if len(args) != 1 {
+					return usagef("compare takes one detect, sort or drift folder after -truth %s; got %d arguments", *truthDir, len(args))
+				}
+				*truthDir = compare.TruthDir(*truthDir)
 				if units.wanted(args[0]) {
 					return units.run(*truthDir, args[0], *asJSON)
 				}
@@ -62,9 +62,9 @@ dspk compare -truth sim1/truth drift1`,
 						Warnings []string              `json:"warnings,omitempty"`
 					}{r, mr, warnings})
 				}
-				printReport(cmdOut, r)
+				r.WriteText(cmdOut)
 				if mr != nil {
-					printMotionReport(cmdOut, mr)
+					mr.WriteText(cmdOut)
 				}
 				return nil
 			}
@@ -72,19 +72,5 @@ dspk compare -truth sim1/truth drift1`,
 	})
 }
 
-// readNPY reads the .npy array at path.
-func readNPY(path string) (*export.NPY, error) {
-	return export.ReadNPYFile(path)
-}
-
 // printReport prints the spike comparison r as a table.
-func printReport(w io.Writer, r compare.Report) {
-	fmt.Fprintf(w, "true spikes      %d\n", r.NTruth)
-	fmt.Fprintf(w, "detections       %d\n", r.NDetected)
-	fmt.Fprintf(w, "matched          %d (mean lag %+.2f samples)\n", r.Matched, r.MeanLag)
-	fmt.Fprintf(w, "recall           %.3f\n", r.Recall)
-	fmt.Fprintf(w, "precision        %.3f\n", r.Precision)
-	for _, b := range r.Bands {
-		fmt.Fprintf(w, "recall %4.0f–%-3.0f SD %.3f  (%d of %d)\n", b.Band.Lo, b.Band.Hi, b.Recall, b.Matched, b.NTruth)
-	}
-}
+func printReport(w io.Writer, r compare.Report) { r.WriteText(w) }

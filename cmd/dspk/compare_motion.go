@@ -46,20 +46,6 @@ func printMotionOnly(w io.Writer, r *compare.MotionReport, asJSON bool) error {
 			Motion *compare.MotionReport `json:"motion"`
 		}{r})
 	}
-	printMotionReport(w, r)
+	r.WriteText(w)
 	return nil
-}
-
-// printMotionReport prints the motion score as a table: overall, then per
-// block.
-func printMotionReport(w io.Writer, r *compare.MotionReport) {
-	fmt.Fprintf(w, "motion windows   %d × %d blocks (true motion spans %.1f µm; no correction would score %.2f µm RMS)\n",
-		r.Windows, r.Blocks, r.TruthRange, r.Unscored)
-	fmt.Fprintf(w, "motion RMS error %.2f µm (max %.2f µm), each block's constant offset removed\n", r.RMS, r.MaxAbs)
-	if r.Blocks > 1 {
-		for j := range r.Blocks {
-			fmt.Fprintf(w, "  block %7.1f µm  RMS %.2f µm  max %.2f µm  offset %+.2f µm\n",
-				r.BlockDepths[j], r.BlockRMS[j], r.BlockMaxAbs[j], r.BlockOffset[j])
-		}
-	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 
 	"dspk/compare"
 )
@@ -58,29 +57,7 @@ func (u *unitFlags) run(truthDir, dir string, asJSON bool) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	printUnitReport(cmdOut, r.UnitReport, r.Reference)
+	r.UnitReport.WriteText(cmdOut, r.Reference)
 	fmt.Fprintf(cmdOut, "\n%.4f of the %s's spikes are in the corresponding units\n", r.SpikeAgreement, r.Reference)
 	return nil
-}
-
-// printUnitReport writes r as a table; ref names what the units were
-// scored against ("truth", or "reference sort" for two sorts).
-func printUnitReport(w io.Writer, r *compare.UnitReport, ref string) {
-	o := r.Options
-	if ref != "truth" {
-		fmt.Fprintf(w, "scored against a %s: its units take the truth's place below\n", ref)
-	}
-	fmt.Fprintf(w, "truth units      %d\n", r.NTruth)
-	fmt.Fprintf(w, "sorted units     %d\n", r.NSorted)
-	fmt.Fprintf(w, "well detected    %d (accuracy ≥ %.2f, spikes within ±%d samples)\n", r.WellDetected, o.WellDetected, o.Delta)
-	fmt.Fprintf(w, "redundant        %d (over-split pieces)\n", r.Redundant)
-	fmt.Fprintf(w, "over-merged      %d\n", r.Overmerged)
-	fmt.Fprintf(w, "false positive   %d\n", r.FalsePositive)
-	fmt.Fprintf(w, "bad (unmatched)  %d\n", r.Bad)
-	fmt.Fprintf(w, "mean accuracy    %.3f (recall %.3f, precision %.3f)\n", r.MeanAccuracy, r.MeanRecall, r.MeanPrecision)
-	fmt.Fprintf(w, "\n%6s %8s %8s %8s %9s %7s %9s %6s %9s\n", "truth", "spikes", "matched", "found", "accuracy", "recall", "precision", "best", "best acc")
-	for _, u := range r.Truth {
-		fmt.Fprintf(w, "%6d %8d %8d %8d %9.3f %7.3f %9.3f %6d %9.3f\n", u.Unit, u.Spikes, u.Matched, u.Found, u.Accuracy,
-			u.Recall, u.Precision, u.Best, u.BestAccuracy)
-	}
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"flag"
-	"io"
 	"os"
-	"strings"
 
 	"dspk/probe"
 	"dspk/recording"
@@ -51,20 +49,11 @@ func paths(args []string) ([]string, error) {
 	if len(args) != 1 || args[0] != "-" {
 		return args, nil
 	}
-	data, err := io.ReadAll(os.Stdin)
-	if err != nil {
-		return nil, err
-	}
-	args = nil
-	for _, l := range strings.Split(string(data), "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			args = append(args, l)
-		}
-	}
-	if len(args) == 0 {
+	args, err := recording.ReadPaths(os.Stdin)
+	if err == nil && len(args) == 0 {
 		return nil, usagef("no paths on standard input")
 	}
-	return args, nil
+	return args, err
 }
 
 // openRecording opens the recording of the command's arguments: one path,
@@ -79,7 +68,7 @@ func (f *inputFlags) openRecording(args []string) (recording.Recording, error) {
 	}
 	rec, err := recording.OpenFiles(args, f.options())
 	if err != nil {
-		return nil, err
+		return nil, optionUsage(err)
 	}
 	if w, ok := rec.(recording.Warner); ok {
 		f.warnings = append(f.warnings, w.Warnings()...)
@@ -102,11 +91,7 @@ func (f *inputFlags) open(args ...string) (recording.Recording, *probe.Probe, er
 	}
 	rec, pr, warnings, err := f.input().Open(args...)
 	if err != nil {
-		var oe *recording.OptionError
-		if errors.As(err, &oe) {
-			return nil, nil, usagef("%s", oe.Msg)
-		}
-		return nil, nil, err
+		return nil, nil, optionUsage(err)
 	}
 	f.warnings = append(f.warnings, warnings...)
 	return rec, pr, nil
@@ -118,4 +103,14 @@ func (f *inputFlags) resolveProbe(rec recording.Recording) (*probe.Probe, error)
 	pr, warnings, err := f.input().ResolveProbe(rec)
 	f.warnings = append(f.warnings, warnings...)
 	return pr, err
+}
+
+// optionUsage is err as a usage error (exit status 2) if it is a
+// [recording.OptionError], a flag that does not fit the recording.
+func optionUsage(err error) error {
+	var oe *recording.OptionError
+	if errors.As(err, &oe) {
+		return usagef("%s", oe.Msg)
+	}
+	return err
 }

@@ -209,7 +209,7 @@ func interruptMessage(cause interrupted) string {
 	return msg + "; nothing was written"
 }
 
-// written holds the files writeAtomic completed.
+// written holds the files plotFolder completed.
 var written struct {
 	sync.Mutex
 	paths map[string]bool

@@ -1,7 +1,9 @@
-// Command dspk reads extracellular recordings, preprocesses them as
-// Kilosort4 does, detects spikes with Kilosort4's universal-template
-// method, corrects probe motion and sorts the spikes into units, on the
-// CPU or an NVIDIA GPU.
+// Command dspk is a Kilosort4-compatible spike sorter: it reads
+// extracellular recordings, preprocesses them as Kilosort4 does, detects
+// spikes with Kilosort4's universal-template method, corrects probe
+// motion and sorts the spikes into units, on the CPU or an NVIDIA GPU;
+// it runs many recordings in batch and scores results against ground
+// truth.
 //
 // Usage:
 //
@@ -18,11 +20,13 @@
 //	sort        Kilosort4's whole sort into units, in a Phy/SpikeInterface folder
 //	batch       plan and run many recordings locally or on SLURM (plan, run, slurm, status)
 //	compare     score spikes, units or a motion estimate against ground truth
-//	plot        redraw the drift raster of a detect folder
+//	plot        draw the drift raster of a detect or sort folder
 //	bench       measure the ops on this machine
 //	version     print the version
 //
-// Run "dspk <command> -h" for a command's flags and an example.
+// Run "dspk <command> -h" for a command's flags and an example. A flag's
+// name may be written with '-' or '_' between its words (-Th-learned for
+// -Th_learned); a misspelt flag is answered with the closest one.
 //
 // Exit status: 0 on success, 1 on a runtime error (one line on stderr),
 // 2 on a usage error, 130 or 143 when interrupted by SIGINT or SIGTERM
@@ -45,6 +49,8 @@ import (
 	"strings"
 	"time"
 
+	"dspk/compute"
+	"dspk/internal/cliflag"
 	"dspk/pipeline"
 )
 
@@ -150,26 +156,28 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "dspk: unknown command %q\nRun 'dspk help' for usage.\n", name)
 		return 2
 	}
+	// The flag package's messages (its error, then every flag) are
+	// discarded: a flag error is one line here, the flags shown on -h.
 	fs := flag.NewFlagSet("dspk "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: dspk %s [flags] %s\n\n%s\n\nFlags:\n", name, cmd.usage, cmd.short)
-		fs.PrintDefaults()
-		if cmd.example != "" {
-			fmt.Fprintf(stderr, "\nExample:\n%s\n", indent(cmd.example))
-		}
-	}
+	fs.SetOutput(io.Discard)
 	exec := cmd.setup(fs)
 	cmdOut, cmdErr, cmdCtx = stdout, stderr, ctx
 	setStage("")
 	setOutput("")
 	setCommand(cmd)
 	defer setCommand(&command{})
-	positional, err := parseInterspersed(fs, args[1:])
-	if err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
+	positional, err := cliflag.Parse(fs, args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintf(stderr, "usage: dspk %s [flags] %s\n\n%s\n\nFlags:\n", name, cmd.usage, cmd.short)
+		fs.SetOutput(stderr)
+		fs.PrintDefaults()
+		if cmd.example != "" {
+			fmt.Fprintf(stderr, "\nExample:\n%s\n", indent(cmd.example))
 		}
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "dspk %s: %s\nRun 'dspk %s -h' for all flags.\n", name, cliflag.Explain(fs, err), name)
 		return 2
 	}
 	startWork()
@@ -187,7 +195,11 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			fmt.Fprintf(stderr, "Run 'dspk %s -h' for usage.\n", name)
 			return 2
 		}
-		fmt.Fprintf(stderr, "dspk %s: %s\n", name, oneLine(err.Error()))
+		msg := oneLine(err.Error())
+		if errors.Is(err, compute.ErrNotFound) && fs.Lookup("device") != nil {
+			msg += "; use -device cpu to run on the CPU"
+		}
+		fmt.Fprintf(stderr, "dspk %s: %s\n", name, msg)
 		return 1
 	}
 	// A signal after the output was committed: the output is complete
@@ -208,7 +220,8 @@ var (
 )
 
 func printUsage(w io.Writer) {
-	fmt.Fprintf(w, "dspk %s: fast Kilosort4-compatible preprocessing and spike detection.\n\n", version)
+	fmt.Fprintf(w, "dspk %s: a fast Kilosort4-compatible spike sorter. It sorts extracellular recordings into units,\n"+
+		"detects spikes, estimates probe drift, runs many recordings on GPUs or SLURM, and scores results against ground truth.\n\n", version)
 	fmt.Fprintf(w, "Usage:\n\n\tdspk <command> [flags] [arguments]\n\nCommands:\n\n")
 	for _, c := range commands {
 		fmt.Fprintf(w, "\t%-13s %s\n", c.name, c.short)
@@ -244,24 +257,4 @@ func init() {
 			}
 		},
 	})
-}
-
-// parseInterspersed parses flags that may come before or after the
-// positional arguments ("dspk detect REC -o DIR"); "--" ends the flags.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return positional, nil
-		}
-		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
-			return append(positional, rest...), nil
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
 }

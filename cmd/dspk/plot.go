@@ -19,17 +19,18 @@ import (
 func init() {
 	register(&command{
 		name:  "plot",
-		short: "redraw the drift raster of a detect folder (depth × time by amplitude, rate along the probe)",
-		usage: "DETDIR",
+		short: "draw the drift raster of a detect or sort folder (depth × time by amplitude, rate along the probe)",
+		usage: "DETDIR|SORTDIR",
 		example: `dspk plot det1
+dspk plot sort1
 dspk plot -o raster.png det1`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			out := fs.String("o", "", "PNG to write, named .png (default DETDIR/"+phy.RasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
+			out := fs.String("o", "", "PNG to write, named .png (default DIR/"+phy.RasterFile+"); an existing file is replaced only if it is a PNG dspk drew")
 			title := fs.String("title", "", "title of the raster (default: recording, spikes, clusters)")
 			overwrite := fs.Bool("overwrite", false, "replace the -o file even if dspk did not draw it (never a folder, a link or an input)")
 			return func(args []string) error {
 				if len(args) != 1 {
-					return usagef("plot takes one detect folder")
+					return usagef("plot takes one detect or sort folder")
 				}
 				png := *out
 				if png == "" {
@@ -44,12 +45,12 @@ dspk plot -o raster.png det1`,
 				if err := plotFolder(cmdCtx, args[0], png, *title, !exists); err != nil {
 					return err
 				}
-				// Redrawn in place, the detect folder's raster stays a file
-				// dspk wrote: its manifest follows (-overwrite still replaces
-				// the folder).
+				// Drawn in place, the folder's raster is a file dspk wrote:
+				// its manifest lists it (a sort folder's gains the entry), so
+				// that -overwrite still replaces the folder.
 				if samePath(png, filepath.Join(args[0], phy.RasterFile)) {
 					if err := export.UpdateManifest(args[0], phy.RasterFile); err != nil {
-						fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); detect -overwrite will refuse this folder\n", args[0], err)
+						fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); -overwrite will refuse this folder\n", args[0], err)
 					}
 				}
 				fmt.Fprintf(cmdOut, "wrote %s\n", png)
@@ -102,8 +103,8 @@ func samePath(a, b string) bool {
 
 // plotFolder draws the drift raster of the detect folder dir into png
 // (with title, if not empty), which appears whole or not at all (see
-// writeAtomic, and noReplace there); it stops with ctx's error once ctx
-// is done.
+// export.WriteFileAtomic, and noReplace there); it stops with ctx's error
+// once ctx is done.
 func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) error {
 	d, err := phy.ReadRaster(dir)
 	if err != nil {
@@ -116,58 +117,9 @@ func plotFolder(ctx context.Context, dir, png, title string, noReplace bool) err
 	if err != nil {
 		return err
 	}
-	return writeAtomic(ctx, png, b, noReplace)
-}
-
-// writeAtomic writes b to path through a temporary file in the same
-// folder, renamed over path once complete, so that path holds the old
-// content or the new one and never a part (a full disk, a kill). Once
-// ctx is done (checked last just before the rename) it writes nothing.
-// With noReplace, a path that exists by then is not replaced: the file
-// is linked to its name, which fails if the name is taken.
-func writeAtomic(ctx context.Context, path string, b []byte, noReplace bool) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
-	if err != nil {
+	if err := export.WriteFileAtomic(ctx, png, b, noReplace); err != nil {
 		return err
 	}
-	tmp := f.Name()
-	defer atForcedExit(func() { os.Remove(tmp) })()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		return fail(fmt.Errorf("writing %s: %w", path, err))
-	}
-	if err := f.Chmod(0o644); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if noReplace {
-		err := os.Link(tmp, path)
-		os.Remove(tmp)
-		if err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		markWritten(path)
-		return nil
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	markWritten(path)
+	markWritten(png)
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"dspk/cluster"
 	"dspk/compute"
 	"dspk/phy"
 	"dspk/pipeline"
@@ -49,6 +50,9 @@ dspk sort -o sort1 -nblocks 0 run_g0_t0.imec0.ap.bin`,
 					return err
 				}
 				printWarnings(cmdErr, in.warnings)
+				if w := cluster.ShortWarning(min(float64(rec.Samples())/rec.SampleRate(), pf.tmax) - pf.tmin); w != "" {
+					printWarnings(cmdErr, []string{w}) // not in dspk.json: the folder's bytes stay those of the sort
+				}
 				inputs := in.runInputs(args, rec)
 				t0 := time.Now()
 				res, err := runSort(cmdCtx, rec, pr, &pf, &sf, inputs, in.warnings, cmdErr)
