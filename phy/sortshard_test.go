@@ -36,8 +36,8 @@ func randomSortGlobal(rng *rand.Rand, C, nt, n, windows, blocks int) *pipeline.S
 	tm := &detect.Templates{NT: nt, K: 4, P: P, WTEMP: f32(4 * nt), WPCA: f32(P * nt)}
 	g := &pipeline.SortGlobal{Whitening: &linalg.Whitening{C: C, K: K, Index: idx, Value: f32(C * K)},
 		Universal: tm, UniversalSource: "learned from the data", Clips: rng.IntN(1000),
-		Learned: match.Templates{N: n, C: C, P: P, U: f32(n * C * P), WPCA: tm.WPCA},
-		Detected:  rng.IntN(5000), Work: detect.Stats{Columns: rng.Int64N(1 << 40), Spikes: rng.Int64N(100)}, Clusters0: n + 1,
+		Learned:  match.Templates{N: n, C: C, P: P, U: f32(n * C * P), WPCA: tm.WPCA},
+		Detected: rng.IntN(5000), Work: detect.Stats{Columns: rng.Int64N(1 << 40), Spikes: rng.Int64N(100)}, Clusters0: n + 1,
 		Groups0:  []cluster.Group{{X: rng.Float64(), Y: 1e-7 * rng.Float64(), Units: 3, Spikes: 17, Channels: 5, First: 0, Clusters: 2}},
 		Stages:   []pipeline.StageTime{{Name: "whitening", Seconds: rng.Float64(), Count: 2, What: "windows"}},
 		Warnings: []string{"a warning"}}
