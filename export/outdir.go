@@ -109,7 +109,7 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 	if err := checkFinal(final, opt); err != nil {
 		return nil, err
 	}
-	created, err := mkdirParents(parent)
+	created, err := MkdirParents(parent)
 	if err != nil {
 		return nil, fmt.Errorf("export: creating output folder: %w", err)
 	}
@@ -126,7 +126,7 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 		os.RemoveAll(tmp)
 	}
 	if err != nil {
-		removeCreated(created)
+		RemoveCreated(created)
 		return nil, fmt.Errorf("export: creating output folder: %w", err)
 	}
 	d := &OutputDir{final: final, tmp: tmp, opt: opt, created: created, hb: startHeartbeat(filepath.Join(tmp, LockName))}
@@ -134,9 +134,10 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 	return d, nil
 }
 
-// mkdirParents creates dir and its missing parents and returns the ones
-// it created, deepest first.
-func mkdirParents(dir string) ([]string, error) {
+// MkdirParents creates dir and its missing parents and returns the ones
+// it was to create, deepest first, with the error too, so that a caller
+// can take back a creation that failed part-way with [RemoveCreated].
+func MkdirParents(dir string) ([]string, error) {
 	var missing []string
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); err == nil {
@@ -147,15 +148,13 @@ func mkdirParents(dir string) ([]string, error) {
 			break
 		}
 	}
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, err
-	}
-	return missing, nil
+	return missing, os.MkdirAll(dir, 0o777)
 }
 
-// removeCreated removes the folders in created (deepest first) while they
-// are empty; one already gone does not stop it.
-func removeCreated(created []string) {
+// RemoveCreated removes the folders in created (deepest first, as
+// [MkdirParents] returns them) while they are empty; one already gone (a
+// cleanup running beside this one removed it) does not stop it.
+func RemoveCreated(created []string) {
 	for _, d := range created {
 		if err := os.Remove(d); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return
@@ -463,7 +462,7 @@ func (d *OutputDir) Abort() error {
 	if err != nil {
 		return fmt.Errorf("export: removing %s: %w", d.tmp, err)
 	}
-	removeCreated(d.created)
+	RemoveCreated(d.created)
 	return nil
 }
 

@@ -18,9 +18,11 @@ const (
 	opTuple       = 't' // tuple of the items above the topmost mark
 	opEmptyTuple  = ')'
 	opTuple1      = 0x85
+	opTuple2      = 0x86
 	opTuple3      = 0x87
 	opEmptyList   = ']'
 	opAppend      = 'a'
+	opAppends     = 'e' // list.extend with the items above the topmost mark
 	opEmptyDict   = '}'
 	opSetItems    = 'u' // dict[k] = v for the pairs above the topmost mark
 	opGlobal      = 'c' // GLOBAL module\nname\n
@@ -50,9 +52,10 @@ const numpyReconstruct = "numpy.core.multiarray\n_reconstruct\n"
 // np.load(path, allow_pickle=True).item() returns the dict. This is how
 // Kilosort writes ops.npy. Keys are written in sorted order. Values may
 // be nil, bool, int, int32, int64, float32, float64, string,
-// map[string]any (a nested dict) and []float64, []float32, []int64 or
-// []int32 (1-d numpy arrays of float64, float32, int64 or int32). An
-// existing file is truncated; errors name the file.
+// map[string]any (a nested dict), []string (a list of str), []float64,
+// []float32, []int64 or []int32 (1-d numpy arrays of float64, float32,
+// int64 or int32) and [PickleArray] (an n-d numpy array). An existing
+// file is truncated; errors name the file.
 func WritePickledDictNPY(path string, d map[string]any) error {
 	p, err := PickleNPYObject(d)
 	if err != nil {
@@ -102,6 +105,14 @@ func PickleNPYObject(v any) ([]byte, error) {
 	}
 	p.b = append(p.b, opAppend, opTuple, opBuild, opStop)
 	return p.b, nil
+}
+
+// PickleArray is an n-d numpy array for [WritePickledDictNPY]: Data, a
+// []float64, []float32, []int64 or []int32 of as many elements as Shape
+// holds, in C order.
+type PickleArray struct {
+	Shape []int
+	Data  any
 }
 
 // pickler appends opcodes to b.
@@ -172,9 +183,9 @@ func (p *pickler) dtype(name, order string, flags int64) {
 	p.b = append(p.b, opTuple, opBuild)
 }
 
-// array writes a 1-d numpy array of n elements of dtype name ("f8",
-// "i4", ...) from its little-endian bytes raw.
-func (p *pickler) array(name string, n int, raw []byte) {
+// array writes a numpy array of dtype name ("f8", "i4", ...) and the
+// given shape from its little-endian bytes raw.
+func (p *pickler) array(name string, shape []int, raw []byte) {
 	p.global(numpyReconstruct)
 	p.global("numpy\nndarray\n")
 	p.int(0)
@@ -182,19 +193,69 @@ func (p *pickler) array(name string, n int, raw []byte) {
 	p.bytes([]byte("b"))
 	p.b = append(p.b, opTuple3, opReduce, opMark)
 	p.int(1)
-	p.int(int64(n))
-	p.b = append(p.b, opTuple1)
+	p.tuple(shape)
 	p.dtype(name, "<", 0)
 	p.b = append(p.b, opNewFalse)
 	p.bytes(raw)
 	p.b = append(p.b, opTuple, opBuild)
 }
 
+// tuple writes a tuple of ints: TUPLE1, TUPLE2 or TUPLE3 for the short
+// ones, MARK … TUPLE beyond.
+func (p *pickler) tuple(v []int) {
+	if len(v) > 3 {
+		p.b = append(p.b, opMark)
+	}
+	for _, x := range v {
+		p.int(int64(x))
+	}
+	switch len(v) {
+	case 0:
+		p.b = append(p.b, opEmptyTuple)
+	case 1:
+		p.b = append(p.b, opTuple1)
+	case 2:
+		p.b = append(p.b, opTuple2)
+	case 3:
+		p.b = append(p.b, opTuple3)
+	default:
+		p.b = append(p.b, opTuple)
+	}
+}
+
+// rawArray returns the numpy dtype name, element count and
+// little-endian bytes of a 1-d array type; ok is false for other types.
+func rawArray(v any) (name string, n int, raw []byte, ok bool) {
+	le := binary.LittleEndian
+	switch x := v.(type) {
+	case []float64:
+		for _, f := range x {
+			raw = le.AppendUint64(raw, math.Float64bits(f))
+		}
+		return "f8", len(x), raw, true
+	case []float32:
+		for _, f := range x {
+			raw = le.AppendUint32(raw, math.Float32bits(f))
+		}
+		return "f4", len(x), raw, true
+	case []int64:
+		for _, i := range x {
+			raw = le.AppendUint64(raw, uint64(i))
+		}
+		return "i8", len(x), raw, true
+	case []int32:
+		for _, i := range x {
+			raw = le.AppendUint32(raw, uint32(i))
+		}
+		return "i4", len(x), raw, true
+	}
+	return "", 0, nil, false
+}
+
 // maxPickleDepth bounds the nesting of dicts.
 const maxPickleDepth = 8
 
 func (p *pickler) value(v any, depth int) error {
-	le := binary.LittleEndian
 	switch x := v.(type) {
 	case nil:
 		p.b = append(p.b, opNone)
@@ -219,30 +280,36 @@ func (p *pickler) value(v any, depth int) error {
 			return fmt.Errorf("pickle: string %q is not valid UTF-8", x)
 		}
 		p.str(x)
-	case []float64:
-		var raw []byte
-		for _, f := range x {
-			raw = le.AppendUint64(raw, math.Float64bits(f))
+	case []string:
+		p.b = append(p.b, opEmptyList)
+		if len(x) == 0 {
+			return nil
 		}
-		p.array("f8", len(x), raw)
-	case []float32:
-		var raw []byte
-		for _, f := range x {
-			raw = le.AppendUint32(raw, math.Float32bits(f))
+		p.b = append(p.b, opMark)
+		for _, e := range x {
+			if !utf8.ValidString(e) {
+				return fmt.Errorf("pickle: string %q is not valid UTF-8", e)
+			}
+			p.str(e)
 		}
-		p.array("f4", len(x), raw)
-	case []int64:
-		var raw []byte
-		for _, i := range x {
-			raw = le.AppendUint64(raw, uint64(i))
+		p.b = append(p.b, opAppends)
+	case []float64, []float32, []int64, []int32:
+		name, n, raw, _ := rawArray(x)
+		p.array(name, []int{n}, raw)
+	case PickleArray:
+		name, n, raw, ok := rawArray(x.Data)
+		size := 1
+		for _, d := range x.Shape {
+			size *= max(d, 0)
+			if d < 0 {
+				size = -1
+				break
+			}
 		}
-		p.array("i8", len(x), raw)
-	case []int32:
-		var raw []byte
-		for _, i := range x {
-			raw = le.AppendUint32(raw, uint32(i))
+		if !ok || size != n {
+			return fmt.Errorf("pickle: array of shape %v holding %T of %d elements", x.Shape, x.Data, n)
 		}
-		p.array("i4", len(x), raw)
+		p.array(name, x.Shape, raw)
 	case map[string]any:
 		if depth >= maxPickleDepth {
 			return fmt.Errorf("pickle: dicts nested deeper than %d", maxPickleDepth)

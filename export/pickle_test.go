@@ -48,7 +48,7 @@ func TestPickleBytes(t *testing.T) {
 			t.Errorf("int %d: %q, want %q", c.v, p.b, c.want)
 		}
 	}
-	if _, err := PickleNPYObject(map[string]any{"x": []string{"no"}}); err == nil {
+	if _, err := PickleNPYObject(map[string]any{"x": []bool{false}}); err == nil {
 		t.Error("an unsupported type was pickled")
 	}
 	if _, err := PickleNPYObject(map[string]any{"x": "\xff"}); err == nil {
@@ -173,5 +173,53 @@ func TestWritePickledDictNPY(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(path); len(b) < 64 || string(b[:6]) != npyMagic {
 		t.Errorf("not a .npy file: %q", b)
+	}
+}
+
+// TestPickleListsAndArrays pins the bytes of a list of str and of a 2-d
+// array, checks that a shape that does not match the data is refused,
+// and, where a python3 with numpy is installed, that numpy reads both
+// back.
+func TestPickleListsAndArrays(t *testing.T) {
+	var p pickler
+	if err := p.value([]string{"a", "bc"}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if want := "](X\x01\x00\x00\x00aX\x02\x00\x00\x00bce"; string(p.b) != want {
+		t.Errorf("list: %q, want %q", p.b, want)
+	}
+	p.b = nil
+	if err := p.value(PickleArray{Shape: []int{2, 1}, Data: []int32{7, -1}}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if want := "K\x02K\x01\x86cnumpy\ndtype\nX\x02\x00\x00\x00i4"; !strings.Contains(string(p.b), want) ||
+		!strings.HasSuffix(string(p.b), "\x89C\x08\x07\x00\x00\x00\xff\xff\xff\xfftb") {
+		t.Errorf("array: %q", p.b)
+	}
+	for _, bad := range []PickleArray{{Shape: []int{3}, Data: []int32{1, 2}}, {Shape: []int{-1, -2}, Data: []int32{1, 2}}, {Shape: []int{1}, Data: []bool{true}}} {
+		if err := p.value(bad, 0); err == nil {
+			t.Errorf("%v was pickled", bad)
+		}
+	}
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import numpy").Run() != nil {
+		t.Skip("no python3 with numpy at " + py)
+	}
+	path := filepath.Join(t.TempDir(), "d.npy")
+	d := map[string]any{"names": []string{"a", "bc"}, "empty": []string{}, "m": PickleArray{Shape: []int{2, 3}, Data: []float32{1, 2, 3, 4, 5, 6}},
+		"s": PickleArray{Shape: []int{}, Data: []float64{2.5}}, "q": PickleArray{Shape: []int{1, 1, 2, 1}, Data: []int64{-3, 4}}}
+	if err := WritePickledDictNPY(path, d); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(py, "-c", `import sys, json, numpy as np
+d = np.load(sys.argv[1], allow_pickle=True).item()
+print(json.dumps({k: (v if isinstance(v, list) else [str(v.dtype), list(v.shape), v.tolist()]) for k, v in d.items()}, sort_keys=True))`, path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("numpy: %v: %s", err, out)
+	}
+	want := `{"empty": [], "m": ["float32", [2, 3], [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]], "names": ["a", "bc"], ` +
+		`"q": ["int64", [1, 1, 2, 1], [[[[-3], [4]]]]], "s": ["float64", [], 2.5]}`
+	if got := strings.TrimSpace(string(out)); got != want {
+		t.Errorf("numpy read\n%s\nwant\n%s", got, want)
 	}
 }

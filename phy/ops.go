@@ -7,7 +7,9 @@ import (
 	"strings"
 
 	"dspk/export"
+	"dspk/kilosort"
 	"dspk/pipeline"
+	"dspk/preprocess"
 )
 
 // OpsFile is the name of the Kilosort-style ops dictionary in a detection
@@ -95,6 +97,71 @@ func jsonScalars(v any) (map[string]any, error) {
 		}
 	}
 	return m, nil
+}
+
+// opsTensors are the keys of a sort's ops that Kilosort4 holds as
+// tensors and so lists in ops['is_tensor']: kilosort.io.load_ops makes
+// each a tensor again (torch.from_numpy), so each must be an array.
+var opsTensors = []string{"Wrot", "fwav", "wPCA", "wTEMP"}
+
+// sortOps returns the ops dictionary of the sort r (ops.npy of a sort
+// folder): [opsDict] with the sort's settings and counts, and what
+// Kilosort4's kilosort.io.load_ops needs to load it: is_tensor
+// ([opsTensors]: the whitening matrix Wrot, the high-pass taps fwav and
+// the universal templates wPCA and wTEMP, as Kilosort4 saves them),
+// preprocessing (a dict of the arrays whiten_mat, float32 [C, C], and
+// hp_filter, Kilosort4's float32 high-pass taps of
+// preprocess.ImpulseResponse) and settings (opsDict's, with the sort's
+// settings, as Kilosort4's ops['settings'] holds every one). With motion
+// correction dshift is Kilosort4's [windows, blocks] array of shifts in
+// µm, yblk the blocks' depths and mean_drift the mean |shift| of the
+// first block; without, dshift is None, as Kilosort4 has it.
+func sortOps(r *pipeline.SortResult, files []string, dtype string) (map[string]any, error) {
+	info, cr := r.Info, r.Curated
+	ops, err := opsDict(info, files, dtype)
+	if err != nil {
+		return nil, err
+	}
+	mp, cp, clp := r.Matching, r.Curation, r.Params.Cluster
+	settings := ops["settings"].(map[string]any)
+	for k, v := range map[string]any{
+		"Th_learned": mp.ThLearned, "max_peels": int64(mp.MaxPeels),
+		"acg_threshold": cp.ACGThreshold, "ccg_threshold": cp.CCGThreshold, "duplicate_spike_ms": cp.DuplicateSpikeMs,
+		"position_limit": cp.PositionLimit, "cluster_downsampling": int64(clp.ClusterDownsampling),
+		"max_cluster_subset": int64(clp.MaxClusterSubset), "cluster_neighbors": int64(clp.ClusterNeighbors),
+		"cluster_init_seed": clp.ClusterInitSeed, "nblocks": int64(info.Config.NBlocks),
+	} {
+		ops[k], settings[k] = v, v
+	}
+	ops["n_units_total"], ops["n_units_good"], ops["n_spikes"] = int64(cr.Units.N), int64(goodUnits(cr.Good)), int64(cr.Spikes.Len())
+	ops["dshift"] = nil
+	if m := info.Motion; m != nil {
+		ops["dshift"] = export.PickleArray{Shape: []int{m.Windows, m.Blocks}, Data: m.Dshift}
+		ops["yblk"] = m.Yblk
+		mean := 0.0
+		for w := range m.Windows {
+			mean += math.Abs(m.Dshift[w*m.Blocks])
+		}
+		ops["mean_drift"] = mean / float64(max(1, m.Windows))
+	}
+	dense, _, err := pipeline.WhiteningMatrices(info.Whitening)
+	if err != nil {
+		return nil, err
+	}
+	C := info.Probe.Len()
+	wrot := export.PickleArray{Shape: []int{C, C}, Data: dense}
+	taps := preprocess.ImpulseResponse(info.Recording.SampleRate(), info.Config.Settings.HighpassCutoff, kilosort.HighpassOrder)
+	hp := make([]float32, len(taps))
+	for i, v := range taps {
+		hp[i] = float32(v)
+	}
+	ops["preprocessing"] = map[string]any{"whiten_mat": wrot, "hp_filter": hp}
+	tm := info.Universal
+	ops["Wrot"], ops["fwav"] = wrot, hp
+	ops["wPCA"] = export.PickleArray{Shape: []int{tm.P, tm.NT}, Data: tm.WPCA}
+	ops["wTEMP"] = export.PickleArray{Shape: []int{tm.K, tm.NT}, Data: tm.WTEMP}
+	ops["is_tensor"] = opsTensors
+	return ops, nil
 }
 
 // writeOps writes ops.npy of a run into the folder's path.

@@ -3,7 +3,6 @@ package phy
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 
 	"dspk/export"
@@ -57,22 +56,62 @@ func (w *SortWriter) Close() error {
 // (int32, the learned template that matched the spike), amplitudes
 // (float32, ‖tF‖), spike_positions (float32 [n, 2] µm), pc_features
 // (float32 [n, P, NC]) and kept_spikes (bool over the merged spikes before
-// deduplication). Per unit: templates (float32 [N, nt, C], whitened),
+// deduplication; its true entries are the spikes written). Per unit:
+// templates (float32 [N, nt, C], whitened),
 // templates_ind (int64 [N, C]), similar_templates (float32 [N, N]),
 // pc_feature_ind (uint32 [N, NC]) and the tables cluster_KSLabel.tsv,
 // cluster_group.tsv, cluster_ContamPct.tsv and cluster_Amplitude.tsv. Then
 // the probe and whitening files, wTEMP/wPCA (universal templates), U.npy
-// (the learned templates [N', C, P]), params.py, ops.npy and dspk.json
-// (provenance with every stage's time); with motion correction ops.npy
-// holds dshift, yblk and mean_drift, and the drift files hold the estimate
-// (see [WriteDrift]). Last the summary figure, sort_summary.png
-// ([SortSummaryFile]). Every file but dspk.json (times, host) has the
-// same bytes for the same input, settings and device; the stage times are
-// in dspk.json only, not in ops.npy as Kilosort4 puts them.
+// (the learned templates [N', C, P]), params.py, ops.npy ([sortOps]: it
+// loads with Kilosort4's kilosort.io.load_ops) and dspk.json
+// (provenance with every stage's time); with motion correction the drift
+// files hold the estimate (see [WriteDrift]). Last the summary figure,
+// sort_summary.png ([SortSummaryFile]). Every file but dspk.json (times,
+// host) has the same bytes for the same input, settings and device; the
+// stage times are in dspk.json only, not in ops.npy as Kilosort4 puts
+// them.
 func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if w.done {
 		return fmt.Errorf("phy: %s: Write after Close", w.od.Final())
 	}
+	if err := w.writeArrays(r); err != nil {
+		return err
+	}
+	tables := r.Curated.Tables()
+	for _, name := range slices.Sorted(maps.Keys(tables)) {
+		if err := writeFile(w.od.Path(name), tables[name]); err != nil {
+			return err
+		}
+	}
+	files, dtype, err := writeParamsPy(w.od.Path("params.py"), r.Info.Recording, w.opt.DatPath)
+	if err != nil {
+		return err
+	}
+	ops, err := sortOps(r, files, dtype)
+	if err != nil {
+		return err
+	}
+	if err := export.WritePickledDictNPY(w.od.Path(OpsFile), ops); err != nil {
+		return err
+	}
+	if err := writeProbeJSON(w.od.Path("probe.json"), r.Info.Probe); err != nil {
+		return err
+	}
+	if err := export.WriteJSON(w.od.Path("dspk.json"), sortProvenance(r, w.opt.Warnings)); err != nil {
+		return err
+	}
+	if err := w.writeExtra(r); err != nil {
+		return err
+	}
+	if err := w.od.Commit(); err != nil {
+		return err
+	}
+	w.done = true
+	return nil
+}
+
+// writeArrays writes the .npy files of the sort r (see Write).
+func (w *SortWriter) writeArrays(r *pipeline.SortResult) error {
 	info, cr := r.Info, r.Curated
 	s := cr.Spikes
 	n, N := s.Len(), cr.Units.N
@@ -121,44 +160,15 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 			return err
 		}
 	}
-	tables := cr.Tables()
-	for _, name := range slices.Sorted(maps.Keys(tables)) {
-		if err := writeFile(w.od.Path(name), tables[name]); err != nil {
-			return err
-		}
-	}
-	rec := info.Recording
-	files, dtype, err := writeParamsPy(w.od.Path("params.py"), rec, w.opt.DatPath)
-	if err != nil {
-		return err
-	}
-	ops, err := opsDict(info, files, dtype)
-	if err != nil {
-		return err
-	}
-	good := 0
-	for _, g := range cr.Good {
-		if g {
-			good++
-		}
-	}
-	mp, cp, clp := r.Matching, r.Curation, r.Params.Cluster
-	for k, v := range map[string]any{
-		"Th_learned": mp.ThLearned, "max_peels": int64(mp.MaxPeels),
-		"acg_threshold": cp.ACGThreshold, "ccg_threshold": cp.CCGThreshold, "duplicate_spike_ms": cp.DuplicateSpikeMs,
-		"position_limit": cp.PositionLimit, "cluster_downsampling": int64(clp.ClusterDownsampling),
-		"max_cluster_subset": int64(clp.MaxClusterSubset), "cluster_neighbors": int64(clp.ClusterNeighbors),
-		"cluster_init_seed": clp.ClusterInitSeed, "nblocks": int64(info.Config.NBlocks),
-		"n_units_total": int64(N), "n_units_good": int64(good), "n_spikes": int64(n),
-	} {
-		ops[k] = v
-	}
-	if err := export.WritePickledDictNPY(w.od.Path(OpsFile), ops); err != nil {
-		return err
-	}
-	if err := writeProbeJSON(w.od.Path("probe.json"), pr); err != nil {
-		return err
-	}
+	return nil
+}
+
+// sortProvenance returns the dspk.json of the sort r: the run's
+// provenance ([pipeline.Provenance]) with the sort's stages, counts and
+// settings, and the caller's warnings before the run's.
+func sortProvenance(r *pipeline.SortResult, warnings []string) map[string]any {
+	info, cr := r.Info, r.Curated
+	n, N := cr.Spikes.Len(), cr.Units.N
 	prov := pipeline.Provenance(info, r.Summary)
 	prov["kind"] = "sort"
 	same := 0
@@ -169,32 +179,25 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	}
 	prov["sort"] = map[string]any{
 		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned.N,
-		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": good, "spikes": n,
+		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": goodUnits(cr.Good), "spikes": n,
 		"merges": len(cr.Merges), "same_waveform_merges": same, "dropped_outside_recording": r.Outside,
-		"matching": mp, "clustering": clp, "curation": cp, "pc_overwrite": r.Params.PCOverwrite,
+		"matching": r.Matching, "clustering": r.Params.Cluster, "curation": r.Curation, "pc_overwrite": r.Params.PCOverwrite,
 		"nblocks": info.Config.NBlocks, "drift_correction_used": r.Correction,
 	}
-	if m := info.Motion; m != nil {
-		ops["dshift"], ops["yblk"] = m.Dshift, m.Yblk
-		mean := 0.0
-		for w := range m.Windows {
-			mean += math.Abs(m.Dshift[w*m.Blocks])
-		}
-		ops["mean_drift"] = mean / float64(max(1, m.Windows))
-	}
 	prov["clusters"] = N
-	prov["warnings"] = append(append([]string{}, w.opt.Warnings...), r.Summary.Warnings...)
-	if err := export.WriteJSON(w.od.Path("dspk.json"), prov); err != nil {
-		return err
+	prov["warnings"] = append(append([]string{}, warnings...), r.Summary.Warnings...)
+	return prov
+}
+
+// goodUnits returns the number of true entries of good.
+func goodUnits(good []bool) int {
+	n := 0
+	for _, g := range good {
+		if g {
+			n++
+		}
 	}
-	if err := w.writeExtra(r); err != nil {
-		return err
-	}
-	if err := w.od.Commit(); err != nil {
-		return err
-	}
-	w.done = true
-	return nil
+	return n
 }
 
 // writeExtra writes the files of the sort r after dspk.json: the drift

@@ -214,8 +214,9 @@ func transposePC(u []float32, n, P, C int) []float32 {
 // dropOutside removes the spikes whose time a merge shifted before
 // sample 0 or to end or beyond (Kilosort4 keeps them and writes
 // spike times outside the recording, which Phy and SpikeInterface
-// refuse): their rows go from every per-spike array of r. It returns
-// how many were dropped.
+// refuse): their rows go from every per-spike array of r, and r.Kept
+// no longer marks them, so that its true entries remain the spikes
+// kept. It returns how many were dropped.
 func dropOutside(r *curate.Result, end int64) int {
 	s := r.Spikes
 	keep := make([]bool, s.Len())
@@ -240,5 +241,13 @@ func dropOutside(r *curate.Result, end int64) int {
 	}
 	s.Select(keep)
 	r.Positions, r.Amplitudes, r.PCFeatures = pos, amp, pcf
+	// The i-th true entry of Kept is spike i before the drop.
+	i := 0
+	for j, k := range r.Kept {
+		if k {
+			r.Kept[j] = keep[i]
+			i++
+		}
+	}
 	return n
 }

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"dspk/cluster"
@@ -305,7 +306,8 @@ func (p *Pipeline) restoreCorrection(est *motion.Estimate, rule string) (*correc
 // matchSeconds: the final clustering, curation and the removal of spikes
 // shifted outside the recording. The result's times are g's stages,
 // the matching's and its own; its warnings g's and the pipeline's new
-// ones.
+// ones. ms is left as it was: the merges shift times and features of a
+// copy, so that the same spikes give the same result again.
 func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, ms *match.Spikes, matchSeconds float64) (*SortResult, error) {
 	sp, err := p.sortParams(opt)
 	if err != nil {
@@ -328,7 +330,9 @@ func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 	for _, s := range g.Stages {
 		before += s.Seconds
 	}
-	return p.sortFinish(ctx, g, opt, sp, ms, matchSeconds, time.Now().Add(-time.Duration(before*float64(time.Second))), ch)
+	own := &match.Spikes{NC: ms.NC, P: ms.P, Sample: slices.Clone(ms.Sample), Template: slices.Clone(ms.Template),
+		Amplitude: slices.Clone(ms.Amplitude), Coef: ms.Coef, Features: slices.Clone(ms.Features)}
+	return p.sortFinish(ctx, g, opt, sp, own, matchSeconds, time.Now().Add(-time.Duration(before*float64(time.Second))), ch)
 }
 
 // sortFinish is SortFinish with the sort's settings sp, its start time

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"testing"
 
+	"dspk/curate"
 	"dspk/detect"
 	"dspk/match"
 	"dspk/sim"
@@ -193,5 +194,79 @@ func TestSortSteps(t *testing.T) {
 				t.Errorf("MatchWindows with nblocks %d of global results of nblocks %d: no error", other.NBlocks, nblocks)
 			}
 		})
+	}
+}
+
+// TestSortFinishTwice checks that SortFinish leaves the spikes it is
+// given as they were and so gives the same result from them again, on a
+// recording whose curation merges units at a lag (the merges shift the
+// spikes' times and features).
+func TestSortFinishTwice(t *testing.T) {
+	scfg := sim.DefaultConfig()
+	scfg.Seconds, scfg.Units, scfg.Seed, scfg.Probe = 10, 30, 1, np1Sites(32)
+	scfg.RateMin, scfg.RateMax = 20, 40
+	rec, err := sim.Generate(scfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	opt := DefaultSortOptions()
+	opt.Match.ThLearned = 7
+	opt.Curate.SameWaveform = 0.5
+	cfg := DefaultConfig()
+	cfg.NBlocks = 0
+	p, err := New(nil, rec, rec.Probe(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	g, err := p.SortGlobal(ctx, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, err := p.MatchWindows(ctx, g, opt, 0, p.sched.Windows)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given := gobBytes(t, ms)
+	first, err := p.SortFinish(ctx, g, opt, ms, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(first.Curated.Merges, func(m curate.MergeStep) bool { return m.Shift != 0 }) {
+		t.Fatalf("merges %+v: none at a lag, so the spikes were not shifted", first.Curated.Merges)
+	}
+	if !bytes.Equal(gobBytes(t, ms), given) {
+		t.Error("SortFinish changed the spikes it was given")
+	}
+	second, err := p.SortFinish(ctx, g, opt, ms, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(gobBytes(t, second.Curated), gobBytes(t, first.Curated)) {
+		t.Error("a second SortFinish of the same spikes differs from the first")
+	}
+}
+
+// TestDropOutside checks that the spikes shifted outside the recording
+// leave every per-spike array and kept_spikes' marks, so that the marks
+// left are the spikes kept.
+func TestDropOutside(t *testing.T) {
+	r := &curate.Result{
+		Spikes: &curate.Spikes{NC: 1, P: 2, Time: []int64{-2, 5, 10, 12}, Template: []int32{0, 1, 2, 3}, Cluster: []int32{4, 5, 6, 7},
+			Features: []float32{0, 1, 2, 3, 4, 5, 6, 7}},
+		Kept:      []bool{true, false, true, true, false, true},
+		Positions: []float32{0, 0, 1, 1, 2, 2, 3, 3}, Amplitudes: []float32{0, 1, 2, 3}, PCFeatures: []float32{0, 1, 2, 3, 4, 5, 6, 7},
+	}
+	if n := dropOutside(r, 11); n != 2 {
+		t.Errorf("dropped %d, want 2", n)
+	}
+	s := r.Spikes
+	if !slices.Equal(s.Time, []int64{5, 10}) || !slices.Equal(s.Cluster, []int32{5, 6}) || !slices.Equal(r.Amplitudes, []float32{1, 2}) ||
+		!slices.Equal(r.Positions, []float32{1, 1, 2, 2}) || !slices.Equal(r.PCFeatures, []float32{2, 3, 4, 5}) {
+		t.Errorf("kept %+v, %+v", s, r)
+	}
+	if want := []bool{false, false, true, true, false, false}; !slices.Equal(r.Kept, want) {
+		t.Errorf("kept_spikes %v, want %v", r.Kept, want)
 	}
 }

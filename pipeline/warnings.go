@@ -5,8 +5,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
+	"dspk/internal/par"
 	"dspk/recording"
 )
 
@@ -51,41 +51,36 @@ func (r *railCounter) add(win recording.Window, data []int16, c, pad int) {
 	parts := max(1, min(runtime.GOMAXPROCS(0), n/4096))
 	los, his := make([][]int16, parts), make([][]int16, parts)
 	counts := make([][]int64, parts)
-	var wg sync.WaitGroup
-	for p := range parts {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			t0, t1 := pad+p*n/parts, pad+(p+1)*n/parts
-			lo, hi := make([]int16, c), make([]int16, c)
-			for j := range c {
-				lo[j], hi[j] = 32767, -32768
+	// Part p is the owned samples [p·n/parts, (p+1)·n/parts).
+	par.Split(n, parts, func(p, first, end int) {
+		t0, t1 := pad+first, pad+end
+		lo, hi := make([]int16, c), make([]int16, c)
+		for j := range c {
+			lo[j], hi[j] = 32767, -32768
+		}
+		for t := t0; t < t1; t++ {
+			colExtremes(data[t*c:(t+1)*c], lo, hi)
+		}
+		var railed []int
+		for j := range c {
+			if lo[j] == -32768 || hi[j] == 32767 {
+				railed = append(railed, j)
 			}
+		}
+		var cnt []int64
+		if len(railed) > 0 {
+			cnt = make([]int64, c)
 			for t := t0; t < t1; t++ {
-				colExtremes(data[t*c:(t+1)*c], lo, hi)
-			}
-			var railed []int
-			for j := range c {
-				if lo[j] == -32768 || hi[j] == 32767 {
-					railed = append(railed, j)
-				}
-			}
-			var cnt []int64
-			if len(railed) > 0 {
-				cnt = make([]int64, c)
-				for t := t0; t < t1; t++ {
-					row := data[t*c : (t+1)*c]
-					for _, j := range railed {
-						if v := row[j]; v == 32767 || v == -32768 {
-							cnt[j]++
-						}
+				row := data[t*c : (t+1)*c]
+				for _, j := range railed {
+					if v := row[j]; v == 32767 || v == -32768 {
+						cnt[j]++
 					}
 				}
 			}
-			los[p], his[p], counts[p] = lo, hi, cnt
-		}()
-	}
-	wg.Wait()
+		}
+		los[p], his[p], counts[p] = lo, hi, cnt
+	})
 	for p := range parts {
 		for i, f := range r.rows {
 			r.lo[i], r.hi[i] = min(r.lo[i], los[p][f]), max(r.hi[i], his[p][f])

@@ -77,4 +77,7 @@
 // int16 file bytes.
 // [WriteSpikeGLX] writes a .bin and .meta pair; [Truth.WriteDir] and
 // [ReadTruthDir] store the ground truth as .npy files and truth.json.
+// [WriteFolder] writes the folder of dspk simulate (the pair, the truth
+// and dspk.json) whole or not at all; [Overrides] applies its flags onto
+// a preset.
 package sim

@@ -207,9 +207,6 @@ func TestInterrupts(t *testing.T) {
 					}
 					// The next run writing beside the remains removes them.
 					next := filepath.Join(dir, "sub", "next")
-					if name == "demo" {
-						os.Remove(filepath.Join(dir, "dspk-demo-drift.png")) // a demo that finished
-					}
 					cmd2, stderr2 := child(t, dir, tmp, argv(next)...)
 					if err := cmd2.Wait(); err != nil {
 						t.Fatalf("the next run: %v: %s", err, stderr2)
