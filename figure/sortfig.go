@@ -56,7 +56,7 @@ func WriteSortSummary(path string, u *SortSummary) error {
 	if d := u.Drift; d != nil {
 		motionText = fmt.Sprintf("motion: %.1f to %.1f µm (nblocks %d)", d.MinDisplacement()+0, d.MaxDisplacement()+0, u.NBlocks) // +0: no "-0.0"
 	}
-	title := fmt.Sprintf("%d units (%d good, %d mua), %d spikes; %s",
+	title := fmt.Sprintf("%d units (%d good ●, %d mua ○), %d spikes; %s",
 		len(u.Y), ngood, len(u.Y)-ngood, u.TotalSpikes, motionText)
 	panel := func(t, xl string, g, m plotter.XYs) (*plot.Plot, error) {
 		p := plot.New()
@@ -65,14 +65,14 @@ func WriteSortSummary(path string, u *SortSummary) error {
 		p.Y.Label.Text = "depth (µm)"
 		p.Y.Min, p.Y.Max = ymin, ymax
 		p.X.Min = 0
+		readable(p)
 		for _, s := range []struct {
 			xy    plotter.XYs
 			shape draw.GlyphDrawer
 			col   color.Color
-			name  string
 		}{
-			{g, draw.CircleGlyph{}, color.RGBA{R: 20, G: 120, B: 40, A: 255}, "good"},
-			{m, draw.RingGlyph{}, color.RGBA{R: 160, G: 40, B: 40, A: 255}, "mua"},
+			{g, draw.CircleGlyph{}, color.RGBA{R: 20, G: 120, B: 40, A: 255}},
+			{m, draw.RingGlyph{}, color.RGBA{R: 160, G: 40, B: 40, A: 255}},
 		} {
 			if len(s.xy) == 0 {
 				continue
@@ -83,18 +83,36 @@ func WriteSortSummary(path string, u *SortSummary) error {
 			}
 			sc.GlyphStyle = draw.GlyphStyle{Color: s.col, Radius: vg.Points(3), Shape: s.shape}
 			p.Add(sc)
-			p.Legend.Add(s.name, sc)
 		}
-		p.Legend.Top = true
+		// No legend box over the units: the titles say that good units
+		// are filled and mua open.
 		return p, nil
 	}
 	ap, err := panel(title, "amplitude ‖W‖ (whitened units)", good, mua)
 	if err != nil {
 		return fmt.Errorf("sort summary: %w", err)
 	}
-	cp, err := panel("refractory violations", fmt.Sprintf("ContamPct (good below %.0f)", 100*u.ACGThreshold), cgood, cmua)
+	// ContamPct spans 0 to hundreds: a log axis, with 0 drawn at its
+	// floor.
+	for _, xy := range []plotter.XYs{cgood, cmua} {
+		for i := range xy {
+			xy[i].X = max(xy[i].X, contamFloor)
+		}
+	}
+	cp, err := panel("refractory violations (good ●, mua ○)", fmt.Sprintf("ContamPct, log (good below %.0f; 0 drawn at %g)", 100*u.ACGThreshold, contamFloor), cgood, cmua)
 	if err != nil {
 		return fmt.Errorf("sort summary: %w", err)
+	}
+	cp.X.Min = contamFloor
+	cp.X.Max = math.Max(1000, cp.X.Max)
+	cp.X.Scale, cp.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	if th := 100 * u.ACGThreshold; th > contamFloor {
+		l, err := plotter.NewLine(plotter.XYs{{X: th, Y: ymin}, {X: th, Y: ymax}})
+		if err != nil {
+			return fmt.Errorf("sort summary: %w", err)
+		}
+		l.Color, l.Dashes = color.Gray{Y: 120}, []vg.Length{vg.Points(4), vg.Points(3)}
+		cp.Add(l)
 	}
 	img := vgimg.NewWith(vgimg.UseWH(W, H), vgimg.UseDPI(100))
 	dc := draw.New(img)
@@ -109,9 +127,23 @@ func WriteSortSummary(path string, u *SortSummary) error {
 		top = H / 3
 		mp.Draw(draw.Crop(dc, 0, 0, 0, top-H))
 	}
-	ap.Draw(draw.Crop(dc, 0, aw-W, top, 0))
-	cp.Draw(draw.Crop(dc, aw, 0, top, -vg.Inch/3))
+	ap.Draw(draw.Crop(dc, 0, aw-W, top, -vg.Inch/8))
+	cp.Draw(draw.Crop(dc, aw, -vg.Inch/8, top, -vg.Inch/8))
 	return writePNG(path, img)
+}
+
+// contamFloor is where the summary draws a ContamPct of 0 (and anything
+// below it) on its log axis.
+const contamFloor = 0.1
+
+// readable sets font sizes that stay legible on the 12 × 7-inch figure
+// at 100 dpi.
+func readable(p *plot.Plot) {
+	p.Title.TextStyle.Font.Size = vg.Points(13)
+	for _, a := range []*plot.Axis{&p.X, &p.Y} {
+		a.Label.TextStyle.Font.Size = vg.Points(12)
+		a.Tick.Label.Font.Size = vg.Points(11)
+	}
 }
 
 // motionPanel plots the estimated displacement −dshift of each block
@@ -121,6 +153,7 @@ func motionPanel(d *Drift) (*plot.Plot, error) {
 	p.Title.Text = "motion estimate"
 	p.X.Label.Text = "time (s)"
 	p.Y.Label.Text = "−dshift (µm)"
+	readable(p)
 	for j := range d.Blocks {
 		l, err := d.blockLine(j)
 		if err != nil {
