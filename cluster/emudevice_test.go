@@ -114,7 +114,7 @@ func (o *emuOps) launch(kernel string, grid, block compute.Dim3, shared int, arg
 // few.
 func TestCUDABackendEmulated(t *testing.T) {
 	emu.Path(t)
-	rng := rand.New(rand.NewPCG(rand.Uint64(), 51))
+	rng := rand.New(rand.NewPCG(testSeed(t), 51))
 	in := randomInput(rng, []int{613, 1, 400, 777}, 14)
 	prm := DefaultParams()
 	prm.MinGroup, prm.InitLabels, prm.Candidates, prm.Rounds = 300, 12, 23, 5

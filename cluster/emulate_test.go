@@ -54,7 +54,7 @@ func testParams() *Params {
 
 // TestKernelKnnEmulated compares the knn kernel with buildGraph.
 func TestKernelKnnEmulated(t *testing.T) {
-	rng := rand.New(rand.NewPCG(rand.Uint64(), 31))
+	rng := rand.New(rand.NewPCG(testSeed(t), 31))
 	prm := testParams()
 	for _, k := range []int{10, 1, 32} {
 		prm.ClusterNeighbors = k
@@ -85,7 +85,7 @@ func TestKernelKnnEmulated(t *testing.T) {
 // (norms, score, pick, update, weights) and the host's draws
 // (sampleGroups), as cuda.go does, against kmeansPP per group.
 func TestKernelKmeansEmulated(t *testing.T) {
-	rng := rand.New(rand.NewPCG(rand.Uint64(), 32))
+	rng := rand.New(rand.NewPCG(testSeed(t), 32))
 	prm := testParams()
 	K, Q := 16, 37
 	dg := emuGroups(rng, []int{1, 300, 613, 257}, []int{2, 9, 5, 17})
@@ -153,7 +153,7 @@ func TestKernelKmeansEmulated(t *testing.T) {
 // (sizes, landmarkStep, spikeStep) against the CPU assigner, for λ = 0
 // and λ > 0, from random labels (some unused) and from k-means++ labels.
 func TestKernelAssignEmulated(t *testing.T) {
-	rng := rand.New(rand.NewPCG(rand.Uint64(), 33))
+	rng := rand.New(rand.NewPCG(testSeed(t), 33))
 	prm := testParams()
 	for _, tc := range []struct {
 		lambda  float64

@@ -66,7 +66,7 @@ func randomInput(rng *rand.Rand, sizes []int, sep float64) *Input {
 // fewer candidates than spikes with weight).
 func TestGPUClusterMatchesCPU(t *testing.T) {
 	dev := gputest.Device(t)
-	rng := rand.New(rand.NewPCG(rand.Uint64(), 41))
+	rng := rand.New(rand.NewPCG(testSeed(t), 41))
 	type tc struct {
 		sizes []int
 		sep   float64

@@ -10,7 +10,7 @@ import (
 // float64 product M_w·(W·x) of the float32 matrices: within BandTol of
 // Σ_j|(M·W)_cj|·max|x| plus float32 rounding; and checks the cache.
 func TestFoldMatchesDense(t *testing.T) {
-	rng := rand.New(rand.NewPCG(rand.Uint64(), 8))
+	rng := rand.New(rand.NewPCG(testSeed(t), 8))
 	for _, tc := range []struct {
 		C, B, T int
 		rule    Rule

@@ -2,8 +2,8 @@ package pipeline
 
 import (
 	"context"
-	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -70,33 +70,12 @@ func TestSortUnits(t *testing.T) {
 	for _, s := range res.Stages {
 		t.Logf("%-22s %7.2f s  %d %s", s.Name, s.Seconds, s.Count, s.What)
 	}
-	want := []string{"whitening", "templates", "detection", "clustering spikes", "learned templates", "matching",
-		"clustering templates", "curation"}
-	if len(res.Stages) != len(want) {
-		t.Fatalf("%d stages, want %d", len(res.Stages), len(want))
-	}
-	for i, s := range res.Stages {
-		if s.Name != want[i] || !(s.Seconds >= 0) || res.Summary.PassSeconds[s.Name] != s.Seconds {
-			t.Errorf("stage %d: %+v, want %s", i, s, want[i])
-		}
-	}
+	checkSortResult(t, rec, res)
 	if len(stages) != 3 {
 		t.Errorf("announced stages %v", stages)
 	}
 	cr := res.Curated
-	n, N := cr.Spikes.Len(), cr.Units.N
-	if len(cr.Positions) != 2*n || len(cr.Amplitudes) != n || len(cr.PCFeatures) != n*cr.Spikes.NC*cr.Spikes.P ||
-		len(cr.Good) != N || len(cr.Similar) != N*N || len(cr.Templates) != N*61*64 {
-		t.Fatalf("array sizes disagree: n=%d N=%d", n, N)
-	}
-	for i := 1; i < n; i++ {
-		if cr.Spikes.Time[i] < cr.Spikes.Time[i-1] {
-			t.Fatalf("spike %d before spike %d", i, i-1)
-		}
-	}
-	if n > 0 && (cr.Spikes.Time[0] < 0 || cr.Spikes.Time[n-1] >= rec.Samples()) {
-		t.Errorf("spike times %d…%d outside the recording of %d samples", cr.Spikes.Time[0], cr.Spikes.Time[n-1], rec.Samples())
-	}
+	N := cr.Units.N
 	rep := scoreSort(t, rec, res)
 	t.Logf("%d detected, %d matched, %d units (%d before merges), well detected %d/%d, mean accuracy %.3f",
 		res.Detected, res.Matched, N, res.Clusters1, rep.WellDetected, rep.NTruth, rep.MeanAccuracy)
@@ -171,18 +150,48 @@ func TestTransposePC(t *testing.T) {
 	}
 }
 
+// TestSortExperiment is an experiment, skipped unless DSPK_SORTEXP is
+// set: DSPK_SORTEXP=seconds,units,sites[,nblocks] (or 1 for 20 s, 20
+// units, 64 sites, nblocks 0) sorts such a simulation of seed 3
+// (DSPK_TEST_SEED overrides it) and logs the stages' times and the
+// scores against the truth. Whatever the settings it checks what
+// TestSortUnits checks of the output (stage order, array sizes, spike
+// times sorted and within the recording), that every true unit was
+// scored, and that the sort recovered at least one unit well.
 func TestSortExperiment(t *testing.T) {
-	if os.Getenv("DSPK_SORTEXP") == "" {
+	env := os.Getenv("DSPK_SORTEXP")
+	if env == "" {
 		t.Skip("an experiment: DSPK_SORTEXP=seconds,units,sites[,nblocks] sorts such a simulation and logs its scores")
 	}
-	// DSPK_SORTEXP=seconds,units,sites[,nblocks]
-	var secs float64
-	var units, sites, nb int
-	fmt.Sscanf(os.Getenv("DSPK_SORTEXP"), "%g,%d,%d,%d", &secs, &units, &sites, &nb)
-	if secs == 0 {
-		secs, units, sites = 20, 20, 64
+	secs, units, sites, nb := 20.0, 20, 64, 0
+	if env != "1" {
+		f := strings.Split(env, ",")
+		var err error
+		if len(f) < 3 || len(f) > 4 {
+			t.Fatalf("DSPK_SORTEXP=%q: want seconds,units,sites[,nblocks] or 1", env)
+		}
+		secs, err = strconv.ParseFloat(f[0], 64)
+		for i, v := range []*int{&units, &sites, &nb}[:len(f)-1] {
+			if err == nil {
+				*v, err = strconv.Atoi(f[i+1])
+			}
+		}
+		if err != nil {
+			t.Fatalf("DSPK_SORTEXP=%q: %v", env, err)
+		}
+		if !(secs > 0) || units < 1 || sites < 0 || nb < 0 {
+			t.Fatalf("DSPK_SORTEXP=%q: want seconds > 0, units ≥ 1, sites ≥ 0 (0: all 384), nblocks ≥ 0", env)
+		}
 	}
-	rec := sortSim(t, secs, units, sites, 3)
+	seed := uint64(3)
+	if v := os.Getenv("DSPK_TEST_SEED"); v != "" {
+		var err error
+		if seed, err = strconv.ParseUint(v, 0, 64); err != nil {
+			t.Fatalf("DSPK_TEST_SEED=%q: %v", v, err)
+		}
+	}
+	t.Logf("%g s, %d units, %d sites, nblocks %d, seed %d", secs, units, sites, nb, seed)
+	rec := sortSim(t, secs, units, sites, seed)
 	cfg := DefaultConfig()
 	cfg.NBlocks = nb
 	p, err := New(nil, rec, rec.Probe(), cfg)
@@ -199,8 +208,52 @@ func TestSortExperiment(t *testing.T) {
 	for _, s := range res.Stages {
 		t.Logf("%-22s %7.2f s  %d %s", s.Name, s.Seconds, s.Count, s.What)
 	}
+	checkSortResult(t, rec, res)
 	rep := scoreSort(t, rec, res)
-	t.Logf("units %d, well detected %d/%d, outside %d", res.Curated.Units.N, rep.WellDetected, rep.NTruth, res.Outside)
+	t.Logf("units %d, well detected %d/%d, mean accuracy %.3f, outside %d",
+		res.Curated.Units.N, rep.WellDetected, rep.NTruth, rep.MeanAccuracy, res.Outside)
+	if rep.NTruth != units {
+		t.Errorf("%d true units scored, want %d", rep.NTruth, units)
+	}
+	if rep.WellDetected < 1 {
+		t.Errorf("no unit of %d well detected", rep.NTruth)
+	}
+}
+
+// checkSortResult checks what any sort's result must satisfy: the stages
+// in order (with motion's two when it corrected) with times ≥ 0 that the summary repeats, the curated arrays'
+// sizes agreeing with the spike and unit counts (templates dense over the
+// probe's sites, 61 samples), and the spike times sorted and within the
+// recording.
+func checkSortResult(t *testing.T, rec *sim.Recording, res *SortResult) {
+	t.Helper()
+	want := []string{"whitening", "templates", "detection", "clustering spikes", "learned templates", "matching",
+		"clustering templates", "curation"}
+	if res.Correction != "" {
+		want = slices.Insert(want, 2, "motion", "templates corrected")
+	}
+	if len(res.Stages) != len(want) {
+		t.Fatalf("%d stages, want %d", len(res.Stages), len(want))
+	}
+	for i, s := range res.Stages {
+		if s.Name != want[i] || !(s.Seconds >= 0) || res.Summary.PassSeconds[s.Name] != s.Seconds {
+			t.Errorf("stage %d: %+v, want %s", i, s, want[i])
+		}
+	}
+	cr := res.Curated
+	n, N, C := cr.Spikes.Len(), cr.Units.N, len(rec.Probe().X)
+	if len(cr.Positions) != 2*n || len(cr.Amplitudes) != n || len(cr.PCFeatures) != n*cr.Spikes.NC*cr.Spikes.P ||
+		len(cr.Good) != N || len(cr.Similar) != N*N || len(cr.Templates) != N*61*C {
+		t.Fatalf("array sizes disagree: n=%d N=%d C=%d", n, N, C)
+	}
+	for i := 1; i < n; i++ {
+		if cr.Spikes.Time[i] < cr.Spikes.Time[i-1] {
+			t.Fatalf("spike %d before spike %d", i, i-1)
+		}
+	}
+	if n > 0 && (cr.Spikes.Time[0] < 0 || cr.Spikes.Time[n-1] >= rec.Samples()) {
+		t.Errorf("spike times %d…%d outside the recording of %d samples", cr.Spikes.Time[0], cr.Spikes.Time[n-1], rec.Samples())
+	}
 }
 
 // np1Sites returns the first n sites of the NP1 layout in a file of n+1

@@ -4,9 +4,18 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
+
+// sourceTag numbers the kernel sources that a test wants compiled anew:
+// a number no earlier test of the process used, so that neither the
+// process cache nor (with a fresh cache folder) the disk holds its image.
+var sourceTag atomic.Int64
+
+// freshTag returns the next number of sourceTag.
+func freshTag() int64 { return sourceTag.Add(1) }
 
 // forget drops the image and module of fill.cu from the process cache
 // and the device, as a new process would start.
@@ -34,8 +43,9 @@ func TestCompileDiskCache(t *testing.T) {
 		cacheSet = false
 		cacheMu.Unlock()
 	}()
-	// A source no other test compiled, so that nothing is cached yet.
-	src := fmt.Sprintf("extern \"C\" __global__ void fill(float *y, int n) { int i = blockIdx.x*blockDim.x + threadIdx.x; if (i < n) y[i] = %d.0f + i; }\n", time.Now().UnixNano()%100000)
+	// A source no other test of the process compiled, into a fresh cache
+	// folder, so that nothing is cached yet.
+	src := fmt.Sprintf("extern \"C\" __global__ void fill(float *y, int n) { int i = blockIdx.x*blockDim.x + threadIdx.x; if (i < n) y[i] = %d.0f + i; }\n", freshTag())
 	run := func(c *Ctx) (CompileStats, error) {
 		before := KernelStats()
 		m, err := c.Compile("fill.cu", src)
@@ -130,7 +140,18 @@ func TestCompileOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	src := fmt.Sprintf("extern \"C\" __global__ void once(int *y) { *y = %d; }\n", time.Now().UnixNano()%100000+7)
+	// A source no other test of the process compiled, and a fresh cache
+	// folder, so that the one compile is NVRTC's and not a disk load.
+	cacheMu.Lock()
+	set, d := cacheSet, cacheDirSet
+	cacheMu.Unlock()
+	SetKernelCacheDir(t.TempDir())
+	defer func() {
+		cacheMu.Lock()
+		cacheSet, cacheDirSet = set, d
+		cacheMu.Unlock()
+	}()
+	src := fmt.Sprintf("extern \"C\" __global__ void once(int *y) { *y = %d; }\n", freshTag()+7)
 	before := KernelStats()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
