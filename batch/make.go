@@ -36,6 +36,9 @@ func New(s Spec) (*Plan, error) {
 	if planSteps[s.Kind] == nil {
 		return nil, fmt.Errorf("batch: kind %q: detect or sort", s.Kind)
 	}
+	if s.ShardSeconds < 0 {
+		return nil, fmt.Errorf("batch: -shard-length %gs must not be negative", s.ShardSeconds)
+	}
 	opt := s.Options
 	opt.Input.Probe = absFileArg(opt.Input.Probe)
 	opt.Templates = absFileArg(opt.Templates)
