@@ -209,7 +209,7 @@ func (w *Worker) Run(ctx context.Context, pl *Plan, id int, device string, log i
 // [Runner].
 func (w *Worker) Serve(ctx context.Context, pl *Plan, device string, in io.Reader, out io.Writer) error {
 	logs := LogDir(pl)
-	defer watchParent(time.Second)()
+	defer watchParent(ctx, time.Second)()
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -245,12 +245,14 @@ func (w *Worker) Serve(ctx context.Context, pl *Plan, device string, in io.Reade
 }
 
 // watchParent checks every interval whether the process that started
-// this one is gone (this one was handed to another parent) and then
-// sends this process SIGTERM, which stops its row as an interrupt does:
-// a worker must not run on without its batch run (where the system has
-// no parent-death signal, see workerAttr, or that signal was lost). It
-// returns the function that stops the watch.
-func watchParent(interval time.Duration) (stop func()) {
+// this one is gone (this one was handed to another parent) and then sends
+// this process SIGTERM, which stops its row as an interrupt does: a
+// worker must not run on without its batch run (where the system has no
+// parent-death signal, see workerAttr, or that signal was lost). Once ctx
+// is done the parent-death signal is being handled, and a second signal
+// would exit at once, leaving the row's temporary folder: none is sent.
+// It returns the function that stops the watch.
+func watchParent(ctx context.Context, interval time.Duration) (stop func()) {
 	ppid := os.Getppid()
 	t := time.NewTicker(interval)
 	done := make(chan struct{})
@@ -262,6 +264,9 @@ func watchParent(interval time.Duration) (stop func()) {
 				return
 			case <-t.C:
 				if os.Getppid() != ppid {
+					if ctx.Err() != nil {
+						return
+					}
 					if p, err := os.FindProcess(os.Getpid()); err == nil {
 						p.Signal(syscall.SIGTERM)
 					}
