@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"dspk/compute"
 	"dspk/detect"
@@ -97,10 +96,13 @@ func (w *Worker) runDetectRow(ctx context.Context, pl *Plan, r *Row, device stri
 	}
 	defer d.close()
 	// A folder of an older key (other inputs or settings) is replaced.
-	_, statErr := os.Stat(r.Out)
+	replace, err := w.replaceable(r)
+	if err != nil {
+		return false, err
+	}
 	fmt.Fprintf(log, "row %d: %s %s %s windows %d-%d of %d on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe,
 		r.Windows[0], r.Windows[1], r.Total, d.dev, r.Out)
-	opt := phy.Options{Overwrite: statErr == nil, DatPath: recording.DatPath(d.rec), Warnings: d.warnings, Context: ctx,
+	opt := phy.Options{Overwrite: replace, DatPath: recording.DatPath(d.rec), Warnings: d.warnings, Context: ctx,
 		Inputs: pl.Options.Input.RunFiles(r.Files, d.rec, pl.Options.Templates)}
 	mark := d.mark(ctx)
 	switch r.Step {

@@ -36,10 +36,16 @@ func New(s Spec) (*Plan, error) {
 	if planSteps[s.Kind] == nil {
 		return nil, fmt.Errorf("batch: kind %q: detect or sort", s.Kind)
 	}
+	if s.ShardSeconds < 0 {
+		return nil, fmt.Errorf("batch: -shard-length %gs must not be negative", s.ShardSeconds)
+	}
 	opt := s.Options
 	opt.Input.Probe = absFileArg(opt.Input.Probe)
 	opt.Templates = absFileArg(opt.Templates)
 	opt.Input.Stream = ""
+	if err := checkOptions(s.Kind, opt); err != nil {
+		return nil, err
+	}
 	return makePlan(s.Inputs, s.OutRoot, s.Kind, opt, s.ShardSeconds, s.GPU)
 }
 
@@ -91,8 +97,12 @@ func (pl *Plan) measure(f found) (Row, recording.Schedule, float64, error) {
 	cfg := pl.Options.Config
 	in := pl.Options.Input
 	in.Stream = f.stream
-	rec, _, _, err := in.Open(f.files...)
+	rec, pr, _, err := in.Open(f.files...)
 	if err != nil {
+		return Row{}, recording.Schedule{}, 0, fmt.Errorf("batch: %s: %w", f.files[0], err)
+	}
+	if err := pl.checkRecording(rec, pr); err != nil {
+		rec.Close()
 		return Row{}, recording.Schedule{}, 0, fmt.Errorf("batch: %s: %w", f.files[0], err)
 	}
 	fs := rec.SampleRate()

@@ -115,21 +115,16 @@ func (pl *Plan) Path() string { return pl.path }
 // dspk batch plan ([Options.Args]).
 func (pl *Plan) Args() []string { return pl.Options.Args(pl.Kind) }
 
-// Write writes the plan as JSON to path (atomically: a temporary file
-// renamed over it); the plan is then the plan of that file.
+// Write writes the plan as JSON to path (atomically: a temporary file,
+// synced, renamed over it) without the checks of [Plan.Save]; the plan is
+// then the plan of that file.
 func (pl *Plan) Write(path string) error {
-	b, err := json.MarshalIndent(planFile{Format: planFormat, Kind: pl.Kind, OutRoot: pl.OutRoot, Inputs: pl.Inputs,
-		Args: pl.Args(), ShardSeconds: pl.ShardSeconds, Rows: pl.Rows}, "", "  ")
+	b, err := pl.encode()
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o666); err != nil {
-		return fmt.Errorf("batch: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("batch: %w", err)
+	if err := writeAtomic(path, b); err != nil {
+		return err
 	}
 	pl.path = path
 	return nil

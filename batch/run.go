@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -66,6 +67,9 @@ type Runner struct {
 	// Env, if not nil, is the workers' environment (default: this
 	// process's).
 	Env []string
+	// Overwrite passes -overwrite to the workers ([Worker.Overwrite]),
+	// before the last of their arguments (the plan).
+	Overwrite bool
 	// Out receives a line per row run and the closing counts (nil:
 	// none); Log a line per row failed or skipped.
 	Out, Log io.Writer
@@ -243,8 +247,14 @@ func (rn *Runner) startWorker(ctx context.Context, plan, dev, logPath string) (*
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(exe, args(dev, plan)...)
+	a := args(dev, plan)
+	if rn.Overwrite {
+		a = slices.Insert(a, len(a)-1, "-overwrite")
+	}
+	cmd := exec.Command(exe, a...)
 	cmd.Env = rn.Env
+	// The worker dies with this process, even one killed at once.
+	cmd.SysProcAttr = workerAttr()
 	cmd.Stderr = f
 	in, err := cmd.StdinPipe()
 	if err != nil {

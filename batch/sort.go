@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -78,10 +77,13 @@ func (w *Worker) writeSort(ctx context.Context, pl *Plan, r *Row, s *sortRow, lo
 	if err := checkWindows(r, s.rec.Name(), p.Schedule().Windows); err != nil {
 		return err
 	}
-	_, statErr := os.Stat(r.Out)
+	replace, err := w.replaceable(r)
+	if err != nil {
+		return err
+	}
 	devName := s.dev.String()
 	var res *pipeline.SortResult
-	fw, err := phy.CreateSort(r.Out, phy.Options{Overwrite: statErr == nil, DatPath: recording.DatPath(s.rec), Context: ctx,
+	fw, err := phy.CreateSort(r.Out, phy.Options{Overwrite: replace, DatPath: recording.DatPath(s.rec), Context: ctx,
 		Inputs: pl.Options.Input.RunFiles(r.Files, s.rec), Warnings: s.warnings,
 		Extra: func(dir string) error {
 			if err := testPause(ctx, r.ID); err != nil {
@@ -158,10 +160,13 @@ func (w *Worker) runSortStep(ctx context.Context, pl *Plan, r *Row, device strin
 	opt.Device = s.dev.String()
 	opt.Stage = func(st string) { fmt.Fprintf(log, "row %d: %s…\n", r.ID, st) }
 	// A folder of an older key (other inputs or settings) is replaced.
-	_, statErr := os.Stat(r.Out)
+	replace, err := w.replaceable(r)
+	if err != nil {
+		return false, err
+	}
 	fmt.Fprintf(log, "row %d: %s %s %s windows %d-%d of %d on %s -> %s\n", r.ID, r.Step, r.Recording, r.Probe,
 		r.Windows[0], r.Windows[1], r.Total, s.dev, r.Out)
-	od, err := export.CreateOutputDir(r.Out, export.OutputOptions{Kind: "batch-" + r.Step, Overwrite: statErr == nil,
+	od, err := export.CreateOutputDir(r.Out, export.OutputOptions{Kind: "batch-" + r.Step, Overwrite: replace,
 		Inputs: pl.Options.Input.RunFiles(r.Files, s.rec), Context: ctx})
 	if err != nil {
 		return false, err

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"dspk/compute"
@@ -88,6 +89,28 @@ func writeMark(dir string, pl *Plan, r *Row, device string) error {
 		Plan: pipeline.AbsPath(pl.path), Device: device})
 }
 
+// replaceable reports whether row r replaces a folder at its output
+// path: false where there is none; true where a batch row of r's step
+// wrote it (its batch.json says so) or w.Overwrite is set, the folder's
+// manifest being checked when it is replaced. Any other folder or file
+// there is refused with the way out.
+func (w *Worker) replaceable(r *Row) (bool, error) {
+	if _, err := os.Lstat(r.Out); err != nil {
+		return false, nil
+	}
+	if w.Overwrite {
+		return true, nil
+	}
+	var m batchMark
+	b, err := os.ReadFile(filepath.Join(r.Out, MarkFile))
+	if err != nil || json.Unmarshal(b, &m) != nil || m.Format != planFormat || m.Step != r.Step {
+		return false, fmt.Errorf("batch: row %d: %s exists and was not written by a batch row of step %s (no %s of one); "+
+			"batch run replaces only its own folders — run with -overwrite to replace a dspk folder there, or plan with another -o",
+			r.ID, r.Out, r.Step, MarkFile)
+	}
+	return true, nil
+}
+
 // Worker runs rows of plans in this process, on devices it opens once
 // (Close closes them), so that a process running rows back to back
 // initialises each device once. Its hooks let a program follow the work;
@@ -101,6 +124,10 @@ type Worker struct {
 	Stage func(stage string)
 	// Started, if set, is called as a row starts.
 	Started func(r *Row)
+	// Overwrite lets a row replace a dspk folder of its kind at its
+	// output path that no batch row wrote (dspk's -overwrite); without
+	// it a row replaces only a folder a batch row of its step wrote.
+	Overwrite bool
 
 	devs map[string]*compute.Device
 }
@@ -182,6 +209,7 @@ func (w *Worker) Run(ctx context.Context, pl *Plan, id int, device string, log i
 // [Runner].
 func (w *Worker) Serve(ctx context.Context, pl *Plan, device string, in io.Reader, out io.Writer) error {
 	logs := LogDir(pl)
+	defer watchParent(ctx, time.Second)()
 	sc := bufio.NewScanner(in)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -214,6 +242,40 @@ func (w *Worker) Serve(ctx context.Context, pl *Plan, device string, in io.Reade
 		}
 	}
 	return sc.Err()
+}
+
+// watchParent checks every interval whether the process that started
+// this one is gone (this one was handed to another parent) and then sends
+// this process SIGTERM, which stops its row as an interrupt does: a
+// worker must not run on without its batch run (where the system has no
+// parent-death signal, see workerAttr, or that signal was lost). Once ctx
+// is done the parent-death signal is being handled, and a second signal
+// would exit at once, leaving the row's temporary folder: none is sent.
+// It returns the function that stops the watch.
+func watchParent(ctx context.Context, interval time.Duration) (stop func()) {
+	ppid := os.Getppid()
+	t := time.NewTicker(interval)
+	done := make(chan struct{})
+	go func() {
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if os.Getppid() != ppid {
+					if ctx.Err() != nil {
+						return
+					}
+					if p, err := os.FindProcess(os.Getpid()); err == nil {
+						p.Signal(syscall.SIGTERM)
+					}
+					return
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
 }
 
 // oneLine is s on one line, its runs of white space one space each.

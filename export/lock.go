@@ -235,7 +235,7 @@ func removeUnlocked(p string) {
 // removes it when done.
 func CreateTempDir(prefix string) (string, error) {
 	SweepTemp(prefix)
-	d, err := os.MkdirTemp("", prefix)
+	d, err := os.MkdirTemp("", prefix+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return "", err
 	}
@@ -259,7 +259,11 @@ func RemoveTempDir(dir string) error {
 }
 
 // SweepTemp removes the folders named prefix… in the system's temporary
-// folder whose lock is stale by the rule of [LockName].
+// folder whose lock is stale by the rule of [LockName], and those without
+// a readable lock (a process that was ending when a goroutine of it made
+// the folder again) whose name holds the id of a process that no longer
+// exists, untouched for a minute (prefixPID-XXXX, as [CreateTempDir]
+// names them).
 func SweepTemp(prefix string) {
 	dir := os.TempDir()
 	es, err := os.ReadDir(dir)
@@ -267,12 +271,30 @@ func SweepTemp(prefix string) {
 		return
 	}
 	for _, e := range es {
-		if e.IsDir() && strings.HasPrefix(e.Name(), prefix) {
-			if p := filepath.Join(dir, e.Name()); ownerDead(p) {
-				os.RemoveAll(p)
-			}
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if ownerDead(p) || unlockedOfDead(p, strings.TrimPrefix(e.Name(), prefix)) {
+			os.RemoveAll(p)
 		}
 	}
+}
+
+// unlockedOfDead reports whether the folder p of [CreateTempDir], of name
+// rest after its prefix, has no lock, names a process (PID-…) that does not
+// exist and has not been changed for a minute.
+func unlockedOfDead(p, rest string) bool {
+	if _, err := os.Lstat(filepath.Join(p, LockName)); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	id, _, ok := strings.Cut(rest, "-")
+	pid, err := strconv.Atoi(id)
+	if !ok || err != nil || pid <= 0 || pid == os.Getpid() || processExists(pid) {
+		return false
+	}
+	fi, err := os.Stat(p)
+	return err == nil && time.Since(fi.ModTime()) > time.Minute
 }
 
 // bootID returns the machine's boot id, or "" where it is unknown.

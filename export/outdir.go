@@ -138,6 +138,9 @@ func CreateOutputDir(final string, opt OutputOptions) (*OutputDir, error) {
 // it was to create, deepest first, with the error too, so that a caller
 // can take back a creation that failed part-way with [RemoveCreated].
 func MkdirParents(dir string) ([]string, error) {
+	if exiting.Load() {
+		return nil, fmt.Errorf("export: not creating %s: the process is exiting after an interrupt", dir)
+	}
 	var missing []string
 	for d := filepath.Clean(dir); ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(d); err == nil {

@@ -3,6 +3,7 @@ package export
 import (
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // pendingSet holds the OutputDirs not yet committed or aborted and the
@@ -52,14 +53,20 @@ func (p *pendingSet) removeTemp(dir string) {
 	p.Unlock()
 }
 
+// exiting is set by AbortPending: the process is about to exit.
+var exiting atomic.Bool
+
 // AbortPending aborts every [OutputDir] of this process that is neither
 // committed nor aborted and removes every folder of [CreateTempDir] not
 // yet removed, for a process that must exit at once (a command
 // interrupted in work that cannot stop sooner). A Commit under way is
 // waited for; if its context was cancelled it has put an old folder back.
 // Files a goroutine of the process creates after this call are not
-// removed: the caller exits right after it.
+// removed: the caller exits right after it. From this call on
+// [MkdirParents] creates no folder, so that a goroutine still running does
+// not make again a temporary folder just removed.
 func AbortPending() {
+	exiting.Store(true)
 	pending.Lock()
 	dirs := make([]*OutputDir, 0, len(pending.dirs))
 	for d := range pending.dirs {

@@ -44,6 +44,7 @@ dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 		example: `dspk batch task -device cuda:0 out/plan.json 3`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
+			overwrite := fs.Bool("overwrite", false, "let a row replace a dspk folder at its output path that no batch row wrote")
 			return func(args []string) error {
 				if len(args) != 2 {
 					return usagef("batch task takes a plan file and a row number")
@@ -58,6 +59,7 @@ dspk batch plan -o sorted -kind sort -Th_learned 7 /data/2026-12-01`,
 				}
 				r := &pl.Rows[id]
 				w := newWorker()
+				w.Overwrite = *overwrite
 				defer w.Close()
 				ran, err := w.Run(cmdCtx, pl, id, *device, cmdErr)
 				if err != nil {
@@ -85,6 +87,7 @@ dspk batch run -devices cpu,cpu out/plan.json`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			devices := fs.String("devices", "auto", "devices to run rows on, one process each: a comma-separated list of cpu and cuda:N,\n"+
 				"or auto (every GPU of the host, else one cpu)")
+			overwrite := fs.Bool("overwrite", false, "let a row replace a dspk folder at its output path that no batch row wrote")
 			return func(args []string) error {
 				if len(args) != 1 {
 					return usagef("batch run takes one plan file")
@@ -97,7 +100,9 @@ dspk batch run -devices cpu,cpu out/plan.json`,
 				if err != nil {
 					return usagef("%v", err)
 				}
-				return newRunner().Run(cmdCtx, pl, devs)
+				rn := newRunner()
+				rn.Overwrite = *overwrite
+				return rn.Run(cmdCtx, pl, devs)
 			}
 		},
 	})
@@ -111,6 +116,7 @@ func init() {
 		example: `printf '0\n3\n' | dspk batch worker -device cuda:0 out/plan.json`,
 		setup: func(fs *flag.FlagSet) func([]string) error {
 			device := fs.String("device", "auto", "compute device: auto, cpu or cuda:N")
+			overwrite := fs.Bool("overwrite", false, "let a row replace a dspk folder at its output path that no batch row wrote")
 			return func(args []string) error {
 				if len(args) != 1 {
 					return usagef("batch worker takes one plan file")
@@ -120,6 +126,7 @@ func init() {
 					return err
 				}
 				w := newWorker()
+				w.Overwrite = *overwrite
 				defer w.Close()
 				return w.Serve(cmdCtx, pl, *device, os.Stdin, cmdOut)
 			}
@@ -141,6 +148,7 @@ func setupBatchPlan(fs *flag.FlagSet) func([]string) error {
 	shard := fs.Duration("shard-length", time.Hour, "split recordings longer than this into time shards (0: never; -kind sort: only when given)")
 	kind := fs.String("kind", "detect", "what each row runs: detect, or sort (the whole sort of a probe stream: one row, or with -shard-length global, shard and merge rows)")
 	sf, sortOnly := sortPlanFlags(fs)
+	overwrite := fs.Bool("overwrite", false, "replace a plan file of another plan (only a plan dspk wrote)")
 	estDev := fs.String("estimate-for", "cuda", "device kind the time estimates assume: cpu or cuda")
 	return func(args []string) error {
 		if len(args) == 0 {
@@ -161,9 +169,6 @@ func setupBatchPlan(fs *flag.FlagSet) func([]string) error {
 		if *estDev != "cpu" && *estDev != "cuda" {
 			return usagef("-estimate-for %q: cpu or cuda", *estDev)
 		}
-		if *shard < 0 {
-			return usagef("-shard-length must not be negative")
-		}
 		opt := planOptions(*kind, &in, &pf, sf, fs)
 		fs.Visit(func(f *flag.Flag) {
 			if passFlag(*kind, f.Name, sortOnly) {
@@ -179,12 +184,11 @@ func setupBatchPlan(fs *flag.FlagSet) func([]string) error {
 		if path == "" {
 			path = filepath.Join(*out, "plan.json")
 		}
-		if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		setOutput(path)
+		if err := pl.Save(path, *overwrite); err != nil {
 			return err
 		}
-		if err := pl.Write(path); err != nil {
-			return err
-		}
+		markWritten(path)
 		pl.Print(cmdOut)
 		fmt.Fprintf(cmdOut, "%d rows; plan written to %s\n", len(pl.Rows), path)
 		return nil

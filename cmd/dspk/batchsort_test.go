@@ -191,8 +191,12 @@ func TestBatchSortRefusals(t *testing.T) {
 	}
 	// Flags of the recording and the CAR reach the rows (in name order).
 	out3 := filepath.Join(dir, "out3")
-	if _, pl3, _ := planBatch(t, out3, "-kind", "sort", "-force-dtype", "-groups", "-car-groups", in); !slices.Equal(pl3.Args(), []string{"-car-groups=true", "-force-dtype=true", "-groups=true"}) {
+	if _, pl3, _ := planBatch(t, out3, "-kind", "sort", "-force-dtype", "-no-car", "-invert", in); !slices.Equal(pl3.Args(), []string{"-force-dtype=true", "-invert=true", "-no-car=true"}) {
 		t.Errorf("args %v", pl3.Args())
+	}
+	// Flags the probe cannot honour are refused as sort refuses them.
+	if code, _, stderr := dspk(t, "batch", "plan", "-o", filepath.Join(dir, "out4"), "-kind", "sort", "-groups", in); code == 0 || !strings.Contains(stderr, "-groups does not apply") {
+		t.Errorf("-groups on a probe of one shank: exit %d %s", code, stderr)
 	}
 	b, _ := os.ReadFile(plan)
 	for _, c := range []struct {

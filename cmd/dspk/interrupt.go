@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,6 +29,8 @@ func signalName(s syscall.Signal) string {
 		return "SIGINT"
 	case syscall.SIGTERM:
 		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
 	}
 	return s.String()
 }
@@ -38,53 +41,72 @@ func signalName(s syscall.Signal) string {
 // not) before the process removes what it was writing and exits.
 const stopGrace = 100 * time.Millisecond
 
-// signalContext returns a context that the first SIGINT or SIGTERM
-// cancels with an [interrupted] cause, so that the running pass stops,
-// removes its temporary folder and the command reports what it stopped.
+// signalContext returns a context that the first SIGINT, SIGTERM or
+// SIGHUP cancels with an [interrupted] cause, so that the running pass
+// stops, removes its temporary folder and the command reports what it stopped.
 // A command still running stopGrace later is ended by forceExit; a
 // command that writes no file (bench, compare, info) ends at once. A
 // second signal exits at once with the signal's status; what that leaves
 // (a locked temporary folder) the next run writing beside it removes.
-func signalContext(stderr io.Writer) (context.Context, func()) {
+// finish takes the command's exit status and returns the process's: after
+// a signal that came once the command's output was committed, the
+// signal's, saying the output is complete and kept (a signal later still
+// exits so at once).
+func signalContext(stderr io.Writer) (ctx context.Context, finish func(code int) int) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	if signalsReady != nil {
 		signalsReady()
 	}
-	done := make(chan struct{})
 	go func() {
 		n := 0
-		for {
-			select {
-			case s := <-ch:
-				sig := s.(syscall.Signal)
-				n++
-				if n == 1 {
-					runState.Lock()
-					now := runState.writesNothing
-					runState.Unlock()
-					cancel(interrupted{sig})
-					if now {
-						forceExit(stderr, sig)
-					} else {
-						time.AfterFunc(stopGrace, func() { forceExit(stderr, sig) })
-					}
-					continue
+		for s := range ch {
+			sig := s.(syscall.Signal)
+			n++
+			runState.Lock()
+			if runState.finished { // the command returned: end now, with its failure or as finish would
+				if runState.code != 0 {
+					os.Exit(runState.code)
 				}
+				fmt.Fprintf(stderr, "\ndspk %s: %s\n", runState.name, completedMessage(interrupted{sig}, runState.out))
+				os.Exit(128 + int(sig))
+			}
+			now := runState.writesNothing
+			if n == 1 {
+				cancel(interrupted{sig}) // under the lock: finish sees it, or this sees finished
+			}
+			runState.Unlock()
+			if n > 1 {
 				fmt.Fprintf(stderr, "\ndspk: second %s: exiting at once (the next run removes the partial output)\n", signalName(sig))
 				os.Exit(128 + int(sig))
-			case <-done:
-				return
+			}
+			if now {
+				forceExit(stderr, sig)
+			} else {
+				time.AfterFunc(stopGrace, func() { forceExit(stderr, sig) })
 			}
 		}
 	}()
-	return ctx, func() {
-		signal.Stop(ch)
-		close(done)
-		cancel(nil)
+	return ctx, func(code int) int {
+		runState.Lock()
+		runState.finished, runState.code = true, code
+		cause, name, out := context.Cause(ctx), runState.name, runState.out
+		runState.Unlock()
+		if afterCommand != nil {
+			afterCommand()
+		}
+		if sig := (interrupted{}); code == 0 && errors.As(cause, &sig) {
+			fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, completedMessage(sig, out))
+			return sig.exitCode()
+		}
+		return code
 	}
 }
+
+// afterCommand, if set (by the tests' re-executed dspk), is called once
+// the command has returned, before the process exits.
+var afterCommand func()
 
 // signalsReady, if set (by the tests' re-executed dspk), is called once
 // the signals are caught.
@@ -95,6 +117,8 @@ var signalsReady func()
 var runState struct {
 	sync.Mutex
 	name          string // the command
+	finished      bool   // the command returned and the process is ending
+	code          int    // the command's exit status, once finished
 	writesNothing bool   // the command writes no file: a signal exits at once
 	running       bool   // the command's work is under way
 	ended         bool   // the command returned, or forceExit took over
@@ -159,7 +183,7 @@ func forceExit(stderr io.Writer, sig syscall.Signal) {
 		return
 	}
 	runState.ended = true
-	name := runState.name
+	name, out := runState.name, runState.out
 	runState.Unlock()
 	export.AbortPending()
 	cleanups.Lock()
@@ -169,7 +193,7 @@ func forceExit(stderr io.Writer, sig syscall.Signal) {
 	cleanups.Unlock()
 	msg := interruptMessage(interrupted{sig})
 	if wasWritten() { // committed before the signal could stop it
-		msg = completedMessage(interrupted{sig})
+		msg = completedMessage(interrupted{sig}, out)
 	}
 	fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, msg)
 	os.Exit(128 + int(sig))
@@ -245,14 +269,12 @@ func wasWritten() bool {
 }
 
 // completedMessage says that a signal came after the command's output
-// was complete, which it keeps.
-func completedMessage(cause interrupted) string {
-	runState.Lock()
-	defer runState.Unlock()
-	if runState.out != "" {
-		return cause.Error() + " after the work was done; " + runState.out + " is complete and kept"
+// (out, "" for none named) was complete, which it keeps.
+func completedMessage(cause interrupted, out string) string {
+	if out != "" {
+		return cause.Error() + " after the work was done; " + out + " is complete and kept"
 	}
-	return cause.Error() + " after the work was done"
+	return cause.Error() + " after the work was done; its result is complete and kept"
 }
 
 // trackProgress wraps a progress callback so that the pass it reports is

@@ -29,7 +29,7 @@
 // -Th_learned); a misspelt flag is answered with the closest one.
 //
 // Exit status: 0 on success, 1 on a runtime error (one line on stderr),
-// 2 on a usage error, 130 or 143 when interrupted by SIGINT or SIGTERM
+// 2 on a usage error, 130, 143 or 129 when interrupted by SIGINT, SIGTERM or SIGHUP
 // (the run stops within 0.5 s at any point, removes its temporary output,
 // leaves an -overwrite target as it was and says so; a second signal
 // exits at once).
@@ -82,11 +82,11 @@ func register(c *command) { commands = append(commands, c) }
 
 func main() {
 	inMain = true
-	ctx, stop := signalContext(os.Stderr)
+	ctx, finish := signalContext(os.Stderr)
 	stopProfile := startCPUProfile(os.Getenv("DSPK_CPUPROFILE"), os.Stderr)
 	code := runContext(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stopProfile()
-	stop()
+	code = finish(code)
 	if os.Getenv("DSPK_MEMORY_REPORT") == "1" {
 		reportMemory(os.Stderr)
 	}
@@ -164,8 +164,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	cmdOut, cmdErr, cmdCtx = stdout, stderr, ctx
 	setStage("")
 	setOutput("")
-	setCommand(cmd)
-	defer setCommand(&command{})
+	setCommand(cmd) // kept after the command returns, for finish's message
 	positional, err := cliflag.Parse(fs, args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintf(stderr, "usage: dspk %s [flags] %s\n\n%s\n\nFlags:\n", name, cmd.usage, cmd.short)
@@ -202,14 +201,7 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "dspk %s: %s\n", name, msg)
 		return 1
 	}
-	// A signal after the output was committed: the output is complete
-	// and kept, but the run still ends with the signal's status.
-	var sig interrupted
-	if errors.As(context.Cause(ctx), &sig) {
-		fmt.Fprintf(stderr, "\ndspk %s: %s\n", name, completedMessage(sig))
-		return sig.exitCode()
-	}
-	return 0
+	return 0 // a signal after the output was committed: see signalContext's finish
 }
 
 // cmdOut and cmdErr are where the running command writes data and

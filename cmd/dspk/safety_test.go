@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"dspk/batch"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,15 +22,37 @@ func TestMain(m *testing.M) {
 			progressInterval = 0 // a progress line after every window, for the interrupt tests to act on
 			signalsReady = func() { fmt.Fprintln(os.Stderr, "dspk-test: signals caught") }
 		}
+		if os.Getenv("DSPK_TEST_LATE") != "" {
+			afterCommand = func() { // the test signals the process here
+				fmt.Fprintln(os.Stderr, "dspk-test: command returned")
+				time.Sleep(5 * time.Second)
+			}
+		}
 		args := strings.Fields(os.Getenv("DSPK_TEST_ARGS"))
-		if i := slices.Index(os.Args, "--"); i > 0 && len(args) == 0 {
+		if i := slices.Index(os.Args, "--"); i > 0 {
 			args = os.Args[i+1:] // a batch worker's arguments (useTestBinaryForTasks)
 		}
+		useTestBinaryAsWorker()
 		os.Args = append([]string{"dspk"}, args...)
 		main()
 		return
 	}
 	os.Exit(m.Run())
+}
+
+// useTestBinaryAsWorker makes a batch run of the re-executed dspk start
+// the test binary as dspk for its workers, as useTestBinaryForTasks does
+// in the test process.
+func useTestBinaryAsWorker() {
+	old, exe := newRunner, os.Args[0]
+	newRunner = func() *batch.Runner {
+		r := old()
+		r.Executable = exe
+		r.WorkerArgs = func(device, plan string) []string {
+			return append([]string{"-test.run=^$", "--"}, batch.WorkerArgs(device, plan)...)
+		}
+		return r
+	}
 }
 
 // TestNoSequenceLosesData runs the command sequences of the issue that

@@ -89,7 +89,7 @@ func (c *liveChild) wait() (int, string) {
 }
 
 // TestSignalsAtEveryPass sends a real SIGINT or SIGTERM to dspk processes
-// at each pass of detect and preprocess, while their folders are
+// (or a SIGHUP, exit 129) at each pass of detect and preprocess, while their folders are
 // written, during simulate, demo -o, bench -ops file and plot, with the
 // recording in the page cache (read just before): each must exit with
 // 130 or 143 and the interrupt message naming the pass, within the
@@ -136,6 +136,7 @@ func TestSignalsAtEveryPass(t *testing.T) {
 		{"detect/whitening", detect, syscall.SIGINT, "whitening: 1/", "the whitening pass", false},
 		{"detect/templates", detect, syscall.SIGTERM, "templates: 1/", "the templates pass", false},
 		{"detect/detection", detect, syscall.SIGINT, "detection: 1/", "the detection pass", false},
+		{"detect/SIGHUP", detect, syscall.SIGHUP, "templates: 1/", "the templates pass", false},
 		{"detect/writing", detect, syscall.SIGTERM, "detection: 135/135", "the writing of the results", true},
 		{"preprocess/whitened", append(append([]string{"preprocess", "-save-data", "-overwrite"}, small...), "-o", pre, bin),
 			syscall.SIGINT, "whitened: 1/", "the whitened pass", false},
