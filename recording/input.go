@@ -33,8 +33,9 @@ func (e *OptionError) Error() string { return e.Msg }
 // Open opens the recording of paths (one path, or the files of one
 // SpikeGLX run) for processing: an LF band is refused, the probe is
 // found and fitted to the file, and 16-bit data read as the wrong type
-// beyond doubt are refused. It returns what opening the recording and
-// resolving the probe found suspicious.
+// beyond doubt are refused, and so is the channel count of a raw file
+// that the data contradict ([CheckChannels]). It returns what opening
+// the recording and resolving the probe found suspicious.
 func (in Input) Open(paths ...string) (Recording, *probe.Probe, []string, error) {
 	rec, err := OpenFiles(paths, in.OpenOptions)
 	if err != nil {
@@ -60,7 +61,12 @@ func (in Input) Open(paths ...string) (Recording, *probe.Probe, []string, error)
 	if err != nil {
 		return fail(err)
 	}
-	return rec, pr, append(warnings, dw...), nil
+	cw, err := in.checkChannels(rec, pr)
+	if err != nil {
+		return fail(err)
+	}
+	warnings = append(warnings, dw...)
+	return rec, pr, append(warnings, cw...), nil
 }
 
 // checkDType refuses 16-bit data that are read as the wrong integer type

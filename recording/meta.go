@@ -53,6 +53,9 @@ type Meta struct {
 	// SaveChans holds, for each saved channel, the acquired channel it
 	// came from (snsSaveChanSubset expanded; "all" is 0…NSavedChans−1).
 	SaveChans []int
+
+	// lines maps each key to its 1-based line in the file.
+	lines map[string]int
 }
 
 // MetaError is a problem in a SpikeGLX meta file; it names the file and
@@ -118,6 +121,7 @@ func ParseMeta(r io.Reader, name string) (*Meta, error) {
 	if err := m.typed(line); err != nil {
 		return nil, err
 	}
+	m.lines = line
 	return m, nil
 }
 
@@ -356,7 +360,7 @@ func (m *Meta) imroGains() (ap, lf []float64, err error) {
 	}
 	ents, err := tableEntries(v)
 	if err != nil {
-		return nil, nil, &MetaError{Name: m.Name, Key: "imroTbl", Msg: err.Error()}
+		return nil, nil, &MetaError{Name: m.Name, Line: m.lines["imroTbl"], Key: "imroTbl", Msg: err.Error()}
 	}
 	for i, e := range ents[1:] {
 		f := strings.Fields(e)
@@ -483,4 +487,38 @@ func (m *Meta) MicrovoltsPerCount() ([]float64, error) {
 		}
 	}
 	return uv, nil
+}
+
+// ScaleWarnings describes the saved AP and LF channels of an imec stream
+// whose µV per count (uv, from [Meta.MicrovoltsPerCount]) is unknown:
+// their amplitudes stay in counts. It names the file and the line of the
+// ~imroTbl, and says why that table could not be read, if it could not.
+func (m *Meta) ScaleWarnings(uv []float64) []string {
+	if m.TypeThis != "imec" {
+		return nil
+	}
+	acq := m.AcquiredAPLFSY
+	if _, ok := m.Fields["acqApLfSy"]; !ok {
+		acq = m.SavedAPLFSY
+	}
+	unknown := 0
+	for i, a := range m.SaveChans {
+		if i < len(uv) && uv[i] == 0 && a < acq[0]+acq[1] {
+			unknown++
+		}
+	}
+	if unknown == 0 {
+		return nil
+	}
+	where := m.Name
+	why := fmt.Sprintf("probe type %d states no gain dspk knows (no imChan0apGain)", m.ProbeType)
+	if v, ok := m.Fields["imroTbl"]; ok {
+		where = fmt.Sprintf("%s:%d", m.Name, m.lines["imroTbl"])
+		if _, err := tableEntries(v); err != nil {
+			why = fmt.Sprintf("~imroTbl is unreadable (%v)", err)
+		} else {
+			why = fmt.Sprintf("~imroTbl gives no gain dspk reads for probe type %d", m.ProbeType)
+		}
+	}
+	return []string{fmt.Sprintf("%s: %s: the µV per count of %d channels is unknown; their amplitudes stay in counts", where, why, unknown)}
 }

@@ -80,6 +80,7 @@ func openSpikeGLX(binPath string, strict bool) (*SpikeGLX, error) {
 	if err != nil {
 		return nil, err
 	}
+	warn = append(warn, meta.ScaleWarnings(uv)...)
 	bin, err := openBinFileType(binPath, meta.NSavedChans, 0, Int16, 1, mismatch)
 	if err != nil {
 		return nil, fmt.Errorf("%w (nSavedChans=%d from %s)", err, meta.NSavedChans, metaPath)

@@ -231,7 +231,43 @@ func (c Config) resolved() (Config, error) {
 	if err := checkNonRigid(c); err != nil {
 		return Config{}, err
 	}
+	if err := checkDrift(c); err != nil {
+		return Config{}, err
+	}
 	return c, nil
+}
+
+// Check returns why c cannot be simulated, as [Generate] would refuse
+// it, without rendering anything: a command checks its flags with it
+// before it creates its output folder.
+func (c Config) Check() error {
+	_, err := c.resolved()
+	return err
+}
+
+// MaxDriftUmPerS is the fastest rigid drift, in µm/s, a simulation
+// takes: probes in tissue drift by at most a few µm/s, and a faster one
+// is a value typed in the wrong unit.
+const MaxDriftUmPerS = 100
+
+// checkDrift refuses a rigid drift faster than MaxDriftUmPerS, or one
+// that moves the units further than the probe's length (its span of site
+// depths) over the recording: they would leave the probe. A probe of
+// one row of sites has no length to leave.
+func checkDrift(c Config) error {
+	d := math.Abs(c.DriftUmPerS)
+	if d > MaxDriftUmPerS {
+		return fmt.Errorf("sim: config: drift %g µm/s: want at most %d µm/s in magnitude (probes drift by a few µm/s)", c.DriftUmPerS, MaxDriftUmPerS)
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, y := range c.Probe.Y {
+		lo, hi = min(lo, y), max(hi, y)
+	}
+	if span := hi - lo; span > 0 && d*c.Seconds > span {
+		return fmt.Errorf("sim: config: drift %g µm/s over %g s moves the units %g µm, beyond the %g µm length of probe %s; "+
+			"want at most %.4g µm/s for this duration", c.DriftUmPerS, c.Seconds, d*c.Seconds, span, c.Probe.Name, span/c.Seconds)
+	}
+	return nil
 }
 
 // cloneProbe returns a deep copy of p.

@@ -219,6 +219,7 @@ func TestCommandLineBadInput(t *testing.T) {
 		{name: "simulate units -1", args: func(e *env) []string { return []string{"simulate", "-o", e.out, "-units", "-1"} }, code: 2, want: "-units non-negative"},
 		{name: "simulate probe np3", args: func(e *env) []string { return []string{"simulate", "-o", e.out, "-probe", "np3"} }, code: 2, want: "unknown preset"},
 		{name: "simulate drift NaN", args: func(e *env) []string { return []string{"simulate", "-o", e.out, "-drift", "NaN"} }, code: 2, want: "must be finite"},
+		{name: "simulate drift 1e9", args: func(e *env) []string { return []string{"simulate", "-o", e.out, "-drift", "1e9"} }, code: 2, want: "want at most 100 µm/s"},
 		{name: "simulate over a foreign folder", args: func(e *env) []string {
 			return []string{"simulate", "-overwrite", "-duration", "1s", "-o", filepath.Dir(e.bin)}
 		}, code: 1, want: "not written by dspk"},

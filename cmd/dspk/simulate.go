@@ -78,6 +78,9 @@ dspk info sim1/sim_g0_t0.imec0.ap.bin`,
 				if err := o.Apply(&cfg, *preset != ""); err != nil {
 					return usagef("%v", err)
 				}
+				if err := cfg.Check(); err != nil {
+					return usagef("%v", err)
+				}
 				setOutput(*out)
 				setStage("the simulation")
 				bin, truth, err := sim.WriteFolder(cmdCtx, *out, cfg, sim.FolderOptions{Overwrite: *overwrite, Version: version})
