@@ -92,27 +92,9 @@ func WriteSortSummary(path string, u *SortSummary) error {
 	if err != nil {
 		return fmt.Errorf("sort summary: %w", err)
 	}
-	// ContamPct spans 0 to hundreds: a log axis, with 0 drawn at its
-	// floor.
-	for _, xy := range []plotter.XYs{cgood, cmua} {
-		for i := range xy {
-			xy[i].X = max(xy[i].X, contamFloor)
-		}
-	}
-	cp, err := panel("refractory violations (good ●, mua ○)", fmt.Sprintf("ContamPct, log (good below %.0f; 0 drawn at %g)", 100*u.ACGThreshold, contamFloor), cgood, cmua)
+	cp, err := contamPanel(panel, u.ACGThreshold, cgood, cmua, ymin, ymax)
 	if err != nil {
 		return fmt.Errorf("sort summary: %w", err)
-	}
-	cp.X.Min = contamFloor
-	cp.X.Max = math.Max(1000, cp.X.Max)
-	cp.X.Scale, cp.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
-	if th := 100 * u.ACGThreshold; th > contamFloor {
-		l, err := plotter.NewLine(plotter.XYs{{X: th, Y: ymin}, {X: th, Y: ymax}})
-		if err != nil {
-			return fmt.Errorf("sort summary: %w", err)
-		}
-		l.Color, l.Dashes = color.Gray{Y: 120}, []vg.Length{vg.Points(4), vg.Points(3)}
-		cp.Add(l)
 	}
 	img := vgimg.NewWith(vgimg.UseWH(W, H), vgimg.UseDPI(100))
 	dc := draw.New(img)
@@ -130,6 +112,33 @@ func WriteSortSummary(path string, u *SortSummary) error {
 	ap.Draw(draw.Crop(dc, 0, aw-W, top, -vg.Inch/8))
 	cp.Draw(draw.Crop(dc, aw, -vg.Inch/8, top, -vg.Inch/8))
 	return writePNG(path, img)
+}
+
+// contamPanel draws the units' ContamPct against depth with panel, on a
+// log axis (ContamPct spans 0 to hundreds; 0 is drawn at contamFloor),
+// with the good threshold (100·acg) as a dashed line.
+func contamPanel(panel func(t, xl string, g, m plotter.XYs) (*plot.Plot, error), acg float64, g, m plotter.XYs, ymin, ymax float64) (*plot.Plot, error) {
+	for _, xy := range []plotter.XYs{g, m} {
+		for i := range xy {
+			xy[i].X = max(xy[i].X, contamFloor)
+		}
+	}
+	cp, err := panel("refractory violations (good ●, mua ○)", fmt.Sprintf("ContamPct, log (good below %.0f; 0 drawn at %g)", 100*acg, contamFloor), g, m)
+	if err != nil {
+		return nil, err
+	}
+	cp.X.Min = contamFloor
+	cp.X.Max = math.Max(1000, cp.X.Max)
+	cp.X.Scale, cp.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
+	if th := 100 * acg; th > contamFloor {
+		l, err := plotter.NewLine(plotter.XYs{{X: th, Y: ymin}, {X: th, Y: ymax}})
+		if err != nil {
+			return nil, err
+		}
+		l.Color, l.Dashes = color.Gray{Y: 120}, []vg.Length{vg.Points(4), vg.Points(3)}
+		cp.Add(l)
+	}
+	return cp, nil
 }
 
 // contamFloor is where the summary draws a ContamPct of 0 (and anything
