@@ -187,6 +187,9 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if err := export.WriteJSON(w.od.Path("dspk.json"), prov); err != nil {
 		return err
 	}
+	if err := writeMetrics(w.od.Dir()); err != nil {
+		return err
+	}
 	if err := w.writeExtra(r); err != nil {
 		return err
 	}
