@@ -54,6 +54,19 @@ func (n num) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, v, 'g', 4, 64), nil
 }
 
+// exact is a number of the page written in full (a range the page maps
+// codes back with), null for NaN or infinity.
+type exact float64
+
+// MarshalJSON writes e exactly, or null.
+func (e exact) MarshalJSON() ([]byte, error) {
+	v := float64(e)
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
+}
+
 // page is everything the page shows, embedded as JSON.
 type page struct {
 	Summary  summary    `json:"summary"`
@@ -61,7 +74,7 @@ type page struct {
 	Integer  []bool     `json:"integer"`  // which of them are counts
 	Labels   []string   `json:"labels"`   // the label values present, Bombcell's order first
 	ChanPos  []num      `json:"chanpos"`  // x, y of every channel, µm
-	Duration num        `json:"duration"` // recording seconds
+	Duration exact      `json:"duration"` // recording seconds
 	BinMs    num        `json:"binms"`
 	Units    []unitData `json:"units"`
 }
@@ -77,15 +90,15 @@ type unitData struct {
 	// then the samples as integers times WaveScale, channel after channel.
 	WaveCh    []int   `json:"wch"`
 	Wave      []int32 `json:"w"`
-	WaveScale num     `json:"ws"`
+	WaveScale exact   `json:"ws"`
 	ACG       []int32 `json:"acg"` // counts per bin of lags in (0, window]
 	ISI       []int32 `json:"isi"` // counts per bin of intervals in [0, window)
 	// Scatter holds the kept spikes' time, amplitude and depth as three
 	// runs of uint16 (little-endian, base64), each over its [lo, hi].
-	Scatter  string `json:"sc"`
-	NPoints  int    `json:"np"`
-	AmpRange [2]num `json:"ar"`
-	DepRange [2]num `json:"dr"`
+	Scatter  string   `json:"sc"`
+	NPoints  int      `json:"np"`
+	AmpRange [2]exact `json:"ar"`
+	DepRange [2]exact `json:"dr"`
 }
 
 // build gathers the page of the sort folder dir.
@@ -98,7 +111,7 @@ func build(dir string, opt Options) (*page, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &page{Duration: num(float64(in.NumSamples) / in.SampleRate), BinMs: num(opt.BinMs)}
+	p := &page{Duration: exact(float64(in.NumSamples) / in.SampleRate), BinMs: num(opt.BinMs)}
 	p.Summary = readSummary(dir, in, t)
 	if note != "" {
 		p.Summary.Notes = append(p.Summary.Notes, note)
@@ -360,11 +373,11 @@ func (u *unitData) setWave(in *quality.Input, r, k int) int {
 	})
 	chans = chans[:min(k, C)]
 	slices.Sort(chans)
-	scale := roundG4(big / 1000)
+	scale := big / 1000
 	if scale == 0 {
 		scale = 1
 	}
-	u.WaveCh, u.WaveScale = chans, num(scale)
+	u.WaveCh, u.WaveScale = chans, exact(scale)
 	u.Wave = make([]int32, 0, len(chans)*nt)
 	for _, c := range chans {
 		for s := range nt {
@@ -449,28 +462,19 @@ func (u *unitData) setScatter(in *quality.Input, spikes []int, maxPoints int, du
 	}
 	alo, ahi := rangeOf(amp)
 	dlo, dhi := rangeOf(dep)
-	u.AmpRange, u.DepRange = [2]num{num(alo), num(ahi)}, [2]num{num(dlo), num(dhi)}
+	u.AmpRange, u.DepRange = [2]exact{exact(alo), exact(ahi)}, [2]exact{exact(dlo), exact(dhi)}
 	if in.Amplitudes == nil {
-		u.AmpRange = [2]num{num(math.NaN()), num(math.NaN())}
+		u.AmpRange = [2]exact{exact(math.NaN()), exact(math.NaN())}
 	}
 	if in.SpikeDepths == nil {
-		u.DepRange = [2]num{num(math.NaN()), num(math.NaN())}
+		u.DepRange = [2]exact{exact(math.NaN()), exact(math.NaN())}
 	}
-	// The page maps the codes back with the rounded range it receives.
-	alo, ahi = roundG4(alo), roundG4(ahi)
-	dlo, dhi = roundG4(dlo), roundG4(dhi)
 	for k, s := range keep {
 		binary.LittleEndian.PutUint16(buf[2*k:], quant(float64(in.SpikeTimes[s])/in.SampleRate, 0, dur))
 		binary.LittleEndian.PutUint16(buf[2*(m+k):], quant(amp(s), alo, ahi))
 		binary.LittleEndian.PutUint16(buf[2*(2*m+k):], quant(dep(s), dlo, dhi))
 	}
 	u.Scatter = base64.StdEncoding.EncodeToString(buf)
-}
-
-// roundG4 rounds v to the 4 significant digits the page receives.
-func roundG4(v float64) float64 {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 4, 64), 64)
-	return r
 }
 
 // median returns the median of v (v is reordered).
