@@ -78,3 +78,18 @@ func RecordFiles(dir string, names ...string) error {
 	}
 	return nil
 }
+
+// Lists reports whether the manifest of dir lists the file name (in dir
+// itself): whether dspk wrote it there. A folder without a dspk manifest
+// lists nothing.
+func Lists(dir, name string) bool {
+	b, err := os.ReadFile(filepath.Join(dir, ManifestName))
+	if err != nil {
+		return false
+	}
+	var m manifest
+	if err := json.Unmarshal(b, &m); err != nil || m.Format != manifestFormat {
+		return false
+	}
+	return slices.ContainsFunc(m.Files, func(e manifestEntry) bool { return e.Path == name })
+}

@@ -50,6 +50,9 @@ func TestRecordFiles(t *testing.T) {
 	if err := replaceable(); err != nil {
 		t.Fatalf("after RecordFiles: %v", err)
 	}
+	if !Lists(final, "c.html") || Lists(final, "b.tsv") || Lists(parent, "out") {
+		t.Error("Lists disagrees with the manifest")
+	}
 	b, _ := os.ReadFile(filepath.Join(final, ManifestName))
 	if strings.Contains(string(b), "b.tsv") || !strings.Contains(string(b), "c.html") {
 		t.Errorf("manifest:\n%s", b)
