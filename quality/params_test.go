@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestParamsDatPath reads dat_path as a literal, a raw literal or a list
+// TestSortFolderDatPath reads dat_path as a literal, a raw literal or a list
 // of one, a name beginning or ending with r included.
-func TestParamsDatPath(t *testing.T) {
+func TestSortFolderDatPath(t *testing.T) {
 	dir := t.TempDir()
 	for _, lit := range []string{`'run.bar'`, `r'run.bar'`, `["run.bar"]`, `[r"run.bar"]`} {
 		path := filepath.Join(dir, "params.py")

@@ -6,9 +6,9 @@ import (
 	"testing"
 )
 
-// TestSkipNN checks that SkipNN drops exactly the nearest-neighbour
+// TestMetricsSkipNN checks that SkipNN drops exactly the nearest-neighbour
 // columns and leaves every other value and the labels as they are.
-func TestSkipNN(t *testing.T) {
+func TestMetricsSkipNN(t *testing.T) {
 	in := labelInput()
 	addPCs(&in)
 	full, err := Compute(in, DefaultOptions())

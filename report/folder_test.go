@@ -91,11 +91,7 @@ func writeFolder(tb testing.TB, dir string, s folderSpec) folderTruth {
 	for c := range C {
 		winv[c*C+c] = 1
 	}
-	files := []struct {
-		name  string
-		shape []int
-		data  any
-	}{
+	files := []npyFile{
 		{"spike_times.npy", []int{n}, tr.times},
 		{"spike_clusters.npy", []int{n}, tr.units},
 		{"spike_templates.npy", []int{n}, tr.units},
@@ -106,25 +102,7 @@ func writeFolder(tb testing.TB, dir string, s folderSpec) folderTruth {
 		{"channel_positions.npy", []int{C, 2}, pos},
 	}
 	if s.pcFeatures {
-		ind := make([]int32, s.units*10)
-		for u := range s.units {
-			for k := range 10 {
-				ind[u*10+k] = int32((tr.main[u] + k) % C)
-			}
-		}
-		pcf := make([]float32, n*6*10)
-		for i := range pcf {
-			pcf[i] = float32(i%13) - 6
-		}
-		files = append(files, struct {
-			name  string
-			shape []int
-			data  any
-		}{"pc_features.npy", []int{n, 6, 10}, pcf}, struct {
-			name  string
-			shape []int
-			data  any
-		}{"pc_feature_ind.npy", []int{s.units, 10}, ind})
+		files = append(files, pcFiles(s, tr.main, n)...)
 	}
 	for _, f := range files {
 		if err := export.WriteNPYFile(filepath.Join(dir, f.name), f.shape, f.data); err != nil {
@@ -151,4 +129,28 @@ func writeFolder(tb testing.TB, dir string, s folderSpec) folderTruth {
 		tb.Fatal(err)
 	}
 	return tr
+}
+
+// npyFile is one array of a synthetic folder.
+type npyFile struct {
+	name  string
+	shape []int
+	data  any
+}
+
+// pcFiles returns PC features of the size Kilosort writes (6 PCs on 10
+// channels, the unit's main channel first), their values a cheap pattern.
+func pcFiles(s folderSpec, main []int, n int) []npyFile {
+	C := s.channels
+	ind := make([]int32, s.units*10)
+	for u := range s.units {
+		for k := range 10 {
+			ind[u*10+k] = int32((main[u] + k) % C)
+		}
+	}
+	pcf := make([]float32, n*6*10)
+	for i := range pcf {
+		pcf[i] = float32(i%13) - 6
+	}
+	return []npyFile{{"pc_features.npy", []int{n, 6, 10}, pcf}, {"pc_feature_ind.npy", []int{s.units, 10}, ind}}
 }

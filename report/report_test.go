@@ -30,9 +30,9 @@ func pageData(t *testing.T, b []byte) *page {
 	return &p
 }
 
-// TestCorrelograms compares the autocorrelogram and the ISI histogram
+// TestReportCorrelograms compares the autocorrelogram and the ISI histogram
 // with a count of every pair.
-func TestCorrelograms(t *testing.T) {
+func TestReportCorrelograms(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	var times []int64
 	for tm := int64(0); len(times) < 3000; tm += int64(r.IntN(400)) {
@@ -64,11 +64,11 @@ func TestCorrelograms(t *testing.T) {
 	}
 }
 
-// TestPage checks the page of a synthetic folder against its truth: one
+// TestReportPage checks the page of a synthetic folder against its truth: one
 // row per unit, the main channel, the scatter decoded back to the kept
 // spikes' times and depths, at most MaxPoints of them, and the labels of
 // quality_metrics.tsv once it is there.
-func TestPage(t *testing.T) {
+func TestReportPage(t *testing.T) {
 	dir := t.TempDir()
 	spec := folderSpec{units: 6, channels: 32, seconds: 120, rate: 8, seed: 3}
 	tr := writeFolder(t, dir, spec)
@@ -200,9 +200,9 @@ func selfContained(t *testing.T, b []byte) {
 	}
 }
 
-// TestReadWide reads back what quality.WriteTSV writes, NaN and counts
+// TestReportReadWide reads back what quality.WriteTSV writes, NaN and counts
 // included, and names the file and line of a broken table.
-func TestReadWide(t *testing.T) {
+func TestReportReadWide(t *testing.T) {
 	dir := t.TempDir()
 	tab := &quality.Table{UnitIDs: []int32{3, 7}, Labels: []string{"good", "noise"}, Columns: []quality.Column{
 		{Name: "num_spikes", Values: []float64{10, 0}, Integer: true},
