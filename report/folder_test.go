@@ -58,6 +58,9 @@ func writeFolder(tb testing.TB, dir string, s folderSpec) folderTruth {
 			dy := float64(pos[2*c+1] - pos[2*main+1])
 			dx := float64(pos[2*c] - pos[2*main])
 			g := math.Exp(-math.Hypot(dx, dy) / 25)
+			if math.Hypot(dx, dy) > 50 {
+				g = 0 // as Kilosort's templates, exactly zero away from the unit
+			}
 			if c == main {
 				g = 1.2 // the main channel is the largest
 			}

@@ -247,14 +247,15 @@ func TestIsReport(t *testing.T) {
 // BenchmarkPage times the report of a sort folder: the one
 // DSPK_BENCH_SORT names (make one with dspk simulate -duration 10m and
 // dspk sort; the target is ≤ 10 s for a 10-minute sort on 2 cores:
-// GOMAXPROCS=2 taskset -c 0,1), else a synthetic 10-minute folder of 100
-// units at 8 Hz with PC features (its metrics' table written first, as a
-// sort writes it).
+// GOMAXPROCS=2 taskset -c 0,1), else a synthetic 10-minute folder of 300
+// units at 8 Hz on 384 channels with PC features, the sizes of such a
+// sort (its metrics' table written first, as a sort writes it; the
+// set-up takes a minute or two).
 func BenchmarkPage(b *testing.B) {
 	dir := os.Getenv("DSPK_BENCH_SORT")
 	if dir == "" {
 		dir = b.TempDir()
-		writeFolder(b, dir, folderSpec{units: 100, channels: 384, seconds: 600, rate: 8, pcFeatures: true, seed: 1})
+		writeFolder(b, dir, folderSpec{units: 300, channels: 384, seconds: 600, rate: 8, pcFeatures: true, seed: 1})
 		in, err := quality.ReadSortFolder(dir)
 		if err != nil {
 			b.Fatal(err)
