@@ -126,6 +126,9 @@ func Compute(in Input, opt Options) (*Table, error) {
 		in.unitMetrics(units[i], i, tm, pc, opt, cols)
 	})
 	t.Columns = cols.list
+	if opt.SkipNN {
+		t.Columns = slices.DeleteFunc(t.Columns, func(c Column) bool { return c.Name == "nn_hit_rate" || c.Name == "nn_miss_rate" })
+	}
 	lo := opt.Labels
 	if in.ChannelPositions == nil {
 		// Without positions exp_decay is NaN for every unit: its noise

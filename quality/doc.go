@@ -11,7 +11,8 @@
 // SpikeInterface 0.105 (spikeinterface.metrics.quality) with its default
 // parameters ([DefaultOptions]). A metric SpikeInterface leaves NaN is NaN
 // here too; a metric whose input is missing (no PC features, no noise
-// levels, no depths) is NaN for every unit.
+// levels, no depths) is NaN for every unit. Options.SkipNN leaves out
+// nn_hit_rate and nn_miss_rate, by far the slowest, columns and all.
 //
 //   - num_spikes, firing_rate (spikes / total duration).
 //   - presence_ratio: the fraction of 60-s bins (from sample 0, the last

@@ -260,7 +260,12 @@ func readParams(path string) (params, error) {
 			continue
 		}
 		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
-		unq := strings.Trim(v, `'"[]r`)
+		// A literal, a raw literal (r'…') or a list of them.
+		unq := strings.Trim(v, "[] ")
+		if len(unq) > 1 && unq[0] == 'r' && (unq[1] == '\'' || unq[1] == '"') {
+			unq = unq[1:]
+		}
+		unq = strings.Trim(unq, `'"`)
 		switch k {
 		case "sample_rate":
 			p.rate, err = strconv.ParseFloat(v, 64)
@@ -269,7 +274,7 @@ func readParams(path string) (params, error) {
 			}
 		case "dat_path":
 			if !strings.Contains(unq, ",") {
-				p.datPath = strings.Trim(unq, `'"`)
+				p.datPath = unq
 			}
 		case "n_channels_dat":
 			p.channels, _ = strconv.ParseInt(v, 10, 64)

@@ -65,6 +65,10 @@ type Options struct {
 	// NNMaxSpikes and NNNeighbors are nearest_neighbor's max_spikes
 	// (10000) and n_neighbors (5).
 	NNMaxSpikes, NNNeighbors int
+	// SkipNN leaves out nn_hit_rate and nn_miss_rate, the slowest metrics
+	// by far (a k-nearest-neighbour search over up to NNMaxSpikes spikes
+	// per unit): the Table then has no such columns.
+	SkipNN bool
 
 	// Shape holds the template metrics' parameters.
 	Shape ShapeOptions

@@ -149,9 +149,11 @@ func (pc *pcData) unitMetrics(r int, opt Options, cols *columns) {
 	if pc.nu > 1 {
 		cols.set("d_prime", r, dPrime(x, labels, r))
 	}
-	hit, miss := nearestNeighbours(x, labels, r, opt.NNMaxSpikes, opt.NNNeighbors)
-	cols.set("nn_hit_rate", r, hit)
-	cols.set("nn_miss_rate", r, miss)
+	if !opt.SkipNN {
+		hit, miss := nearestNeighbours(x, labels, r, opt.NNMaxSpikes, opt.NNNeighbors)
+		cols.set("nn_hit_rate", r, hit)
+		cols.set("nn_miss_rate", r, miss)
+	}
 	cols.set("silhouette", r, simplifiedSilhouette(x, labels, r))
 }
 

@@ -21,6 +21,8 @@
 //	batch       plan and run many recordings locally or on SLURM (plan, run, slurm, status)
 //	compare     score spikes, units or a motion estimate against ground truth
 //	plot        draw the drift raster of a detect or sort folder
+//	metrics     recompute a sort folder's quality metrics and labels
+//	report      write a sort folder's curation report (one HTML page)
 //	bench       measure the ops on this machine
 //	version     print the version
 //
