@@ -1,12 +1,14 @@
 package phy
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 
+	"dspk/export"
 	"dspk/quality"
 )
 
@@ -83,4 +85,46 @@ func writeMetrics(dir string) error {
 		return err
 	}
 	return WriteMetrics(dir, t)
+}
+
+// UpdateMetrics recomputes the metrics and labels of the sort folder dir
+// with opt (after curation in Phy, say) and writes their tables, each
+// whole. Unless overwrite, it refuses to replace a table the folder's
+// manifest does not list (a Kilosort folder's, another tool's). Where dir
+// has a manifest, the tables are recorded in it, so that dspk sort
+// -overwrite still accepts the folder; a manifest that cannot be updated
+// is returned as a warning. ctx is checked before anything is written.
+func UpdateMetrics(ctx context.Context, dir string, opt quality.Options, overwrite bool) (t *quality.Table, written, warnings []string, err error) {
+	if fi, err := os.Stat(dir); err != nil {
+		return nil, nil, nil, err
+	} else if !fi.IsDir() {
+		return nil, nil, nil, fmt.Errorf("%s is not a folder; metrics takes a sort folder (Kilosort's or dspk sort's)", dir)
+	}
+	if t, err = ComputeMetrics(dir, opt); err != nil {
+		return nil, nil, nil, err
+	}
+	write, remove := MetricsFiles(t)
+	if !overwrite {
+		for _, name := range append(append([]string{}, write...), remove...) {
+			_, err := os.Lstat(filepath.Join(dir, name))
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if !export.Lists(dir, name) {
+				return nil, nil, nil, fmt.Errorf("%s holds %s, which dspk did not write; metrics does not replace it — use -overwrite", dir, name)
+			}
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := WriteMetrics(dir, t); err != nil {
+		return nil, nil, nil, err
+	}
+	if _, err := os.Stat(filepath.Join(dir, export.ManifestName)); err == nil {
+		if err := export.RecordFiles(dir, append(write, remove...)...); err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: the manifest was not updated (%v); sort -overwrite will refuse this folder", dir, err))
+		}
+	}
+	return t, write, warnings, nil
 }

@@ -1,6 +1,12 @@
 package quality
 
-import "math"
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strings"
+)
 
 // Range bounds one metric: a unit passes when Min ≤ value ≤ Max (both
 // inclusive); a NaN bound is no bound. Abs tests |value|.
@@ -164,4 +170,69 @@ func nonSomatic(t *Table, ns map[string]Range, i int) bool {
 	}
 	large := above("peak_before_to_trough_ratio") || above("peak_before_to_peak_after_ratio")
 	return (large && narrow) || above("main_peak_to_trough_ratio")
+}
+
+// MUAThresholds are the main thresholds of the MUA rule under the names a
+// user sets them by: the bounds of num_spikes, rp_contamination,
+// presence_ratio, amplitude_cutoff, snr, amplitude_median (its absolute
+// value) and drift_ptp.
+type MUAThresholds struct {
+	MinSpikes, MaxRPContamination, MinPresenceRatio, MaxAmplitudeCutoff float64
+	MinSNR, MinAmplitude, MaxDrift                                      float64
+}
+
+// MUAThresholdsOf returns the thresholds that lo's MUA ranges hold.
+func MUAThresholdsOf(lo LabelOptions) MUAThresholds {
+	m := lo.MUA
+	return MUAThresholds{MinSpikes: m["num_spikes"].Min, MaxRPContamination: m["rp_contamination"].Max,
+		MinPresenceRatio: m["presence_ratio"].Min, MaxAmplitudeCutoff: m["amplitude_cutoff"].Max,
+		MinSNR: m["snr"].Min, MinAmplitude: m["amplitude_median"].Min, MaxDrift: m["drift_ptp"].Max}
+}
+
+// SetMUA returns lo with its MUA ranges bounded by t (a copy: lo's map
+// is not changed). It returns an error naming the first threshold that
+// is negative or not finite (by its name in the table's columns).
+func (lo LabelOptions) SetMUA(t MUAThresholds) (LabelOptions, error) {
+	mua := make(map[string]Range, len(lo.MUA))
+	for k, r := range lo.MUA {
+		mua[k] = r
+	}
+	for _, s := range []struct {
+		metric string
+		min    bool
+		v      float64
+	}{{"num_spikes", true, t.MinSpikes}, {"rp_contamination", false, t.MaxRPContamination},
+		{"presence_ratio", true, t.MinPresenceRatio}, {"amplitude_cutoff", false, t.MaxAmplitudeCutoff},
+		{"snr", true, t.MinSNR}, {"amplitude_median", true, t.MinAmplitude}, {"drift_ptp", false, t.MaxDrift}} {
+		if math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v < 0 {
+			return lo, fmt.Errorf("quality: the %s threshold %v must be a finite number ≥ 0", s.metric, s.v)
+		}
+		r := mua[s.metric]
+		if s.min {
+			r.Min = s.v
+		} else {
+			r.Max = s.v
+		}
+		mua[s.metric] = r
+	}
+	lo.MUA = mua
+	return lo, nil
+}
+
+// LabelSummary says how many units carry each label, in Bombcell's order
+// (good, mua, non_soma, noise, then any other).
+func LabelSummary(labels []string) string {
+	n := map[string]int{}
+	for _, l := range labels {
+		n[l]++
+	}
+	var parts []string
+	for _, l := range []string{"good", "mua", "non_soma", "noise"} {
+		parts = append(parts, fmt.Sprintf("%d %s", n[l], l))
+		delete(n, l)
+	}
+	for _, l := range slices.Sorted(maps.Keys(n)) {
+		parts = append(parts, fmt.Sprintf("%d %s", n[l], l))
+	}
+	return fmt.Sprintf("%d units: %s", len(labels), strings.Join(parts, ", "))
 }

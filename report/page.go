@@ -2,9 +2,13 @@ package report
 
 import (
 	"bytes"
+	"dspk/export"
 	_ "embed"
+	"errors"
+	"fmt"
 	"html"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,4 +80,37 @@ func IsReport(path string) bool {
 	head := make([]byte, 1024)
 	n, _ := io.ReadFull(f, head)
 	return bytes.Contains(head[:n], []byte(generatorTag))
+}
+
+// CheckTarget refuses a page path that must not be written: a folder, a
+// link or any other non-regular file, and, unless overwrite, an existing
+// file that is not a report dspk wrote. It reports whether page exists.
+func CheckTarget(page string, overwrite bool) (bool, error) {
+	fi, err := os.Lstat(page)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return true, fmt.Errorf("%s exists and is not a regular file (a folder or a link); report does not replace it", page)
+	}
+	if !overwrite && !IsReport(page) {
+		return true, fmt.Errorf("%s exists and is not a report dspk wrote; report does not replace it — choose another name, or use -overwrite", page)
+	}
+	return true, nil
+}
+
+// Record lists the report page File of the sort folder dir in dir's
+// manifest, where it has one, so that dspk sort -overwrite still replaces
+// the folder; it returns a warning where the manifest cannot be updated.
+func Record(dir string) []string {
+	if _, err := os.Stat(filepath.Join(dir, export.ManifestName)); err != nil {
+		return nil
+	}
+	if err := export.RecordFiles(dir, File); err != nil {
+		return []string{fmt.Sprintf("%s: the manifest was not updated (%v); sort -overwrite will refuse this folder", dir, err)}
+	}
+	return nil
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,7 +40,10 @@ dspk report -o ~/reports/mouse3.html sort1`,
 				if page == "" {
 					page = filepath.Join(dir, report.File)
 				}
-				exists, err := checkReportTarget(page, *overwrite)
+				if ext := strings.ToLower(filepath.Ext(page)); ext != ".html" && ext != ".htm" {
+					return usagef("-o %s: report writes an HTML page; name the file .html", page)
+				}
+				exists, err := report.CheckTarget(page, *overwrite)
 				if err != nil {
 					return err
 				}
@@ -57,42 +58,12 @@ dspk report -o ~/reports/mouse3.html sort1`,
 				if err := export.WriteFileAtomic(cmdCtx, page, b, !exists); err != nil {
 					return err
 				}
-				// In the sort folder, the page is a file dspk wrote: the
-				// manifest lists it (sort -overwrite still replaces the folder).
 				if samePath(page, filepath.Join(dir, report.File)) {
-					if _, err := os.Stat(filepath.Join(dir, export.ManifestName)); err == nil {
-						if err := export.RecordFiles(dir, report.File); err != nil {
-							fmt.Fprintf(cmdErr, "warning: %s: the manifest was not updated (%v); sort -overwrite will refuse this folder\n", dir, err)
-						}
-					}
+					printWarnings(cmdErr, report.Record(dir))
 				}
 				fmt.Fprintf(cmdOut, "wrote %s (%.1f MB)\n", page, float64(len(b))/1e6)
 				return nil
 			}
 		},
 	})
-}
-
-// checkReportTarget refuses a page path that report must not write: a
-// name not ending in .html, a folder, a link or any other non-regular
-// file, and, unless overwrite, an existing file that is not a report
-// dspk wrote. It reports whether page exists.
-func checkReportTarget(page string, overwrite bool) (bool, error) {
-	if ext := strings.ToLower(filepath.Ext(page)); ext != ".html" && ext != ".htm" {
-		return false, usagef("-o %s: report writes an HTML page; name the file .html", page)
-	}
-	fi, err := os.Lstat(page)
-	if errors.Is(err, fs.ErrNotExist) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	if !fi.Mode().IsRegular() {
-		return true, fmt.Errorf("%s exists and is not a regular file (a folder or a link); report does not replace it", page)
-	}
-	if !overwrite && !report.IsReport(page) {
-		return true, fmt.Errorf("%s exists and is not a report dspk wrote; report does not replace it — choose another name, or use -overwrite", page)
-	}
-	return true, nil
 }
