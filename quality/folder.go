@@ -23,8 +23,10 @@ import (
 // as the depths) when present; params.py for the sample rate.
 //
 // Each unit's template is that of its most frequent template. A spike's
-// amplitude is its amplitudes.npy scaling times the signed extremum, on
-// the unit's main channel, of the spike's own unwhitened template: the
+// amplitude is its amplitudes.npy value (Kilosort4's ‖tF‖, the norm of
+// the spike's whitened features) over the norm of its own whitened
+// template, times that template's signed extremum, unwhitened, on the
+// unit's main channel: the
 // spike's peak in the data's units, as SpikeInterface's spike_amplitudes
 // reads it off the recording. The recording's length is that of the raw
 // file params.py names when it is there, else the last spike plus one.
@@ -95,6 +97,17 @@ func ReadSortFolder(dir string) (*Input, error) {
 // from Kilosort's per-template arrays.
 func (in *Input) setTemplates(tdata []float64, shape []int, winv, scale []float64) {
 	nT, nt, nc := shape[0], shape[1], shape[2]
+	// Kilosort4's amplitudes.npy holds a spike's ‖tF‖, the norm of its
+	// whitened features; its template holds the mean of such features, so
+	// the spike is about amplitude/‖template‖ times its template.
+	norms := make([]float64, nT)
+	for t := range nT {
+		var ss float64
+		for _, v := range tdata[t*nt*nc : (t+1)*nt*nc] {
+			ss += v * v
+		}
+		norms[t] = math.Sqrt(ss)
+	}
 	if winv != nil && len(winv) == nc*nc {
 		un := make([]float64, len(tdata))
 		for t := range nT * nt {
@@ -147,7 +160,9 @@ func (in *Input) setTemplates(tdata []float64, shape []int, winv, scale []float6
 					ext = v
 				}
 			}
-			in.Amplitudes[s] = float32(scale[s] * ext)
+			if norms[t] > 0 {
+				in.Amplitudes[s] = float32(scale[s] / norms[t] * ext)
+			}
 		}
 	}
 }

@@ -299,10 +299,6 @@ func TestReadSortFolder(t *testing.T) {
 	addPCs(&in)
 	dir := t.TempDir()
 	n, N := len(in.SpikeTimes), 4
-	amps := make([]float32, n)
-	for i := range amps {
-		amps[i] = 1
-	}
 	winv := make([]float32, testNC*testNC)
 	for c := range testNC {
 		winv[c*testNC+c] = 2
@@ -310,6 +306,19 @@ func TestReadSortFolder(t *testing.T) {
 	half := make([]float32, len(in.Templates))
 	for i, v := range in.Templates {
 		half[i] = v / 2
+	}
+	// amplitudes.npy holds ‖tF‖: each spike as large as its whitened
+	// template, so that its amplitude is the template's extremum.
+	norms := make([]float64, N)
+	for u := range N {
+		for _, v := range half[u*testNT*testNC : (u+1)*testNT*testNC] {
+			norms[u] += float64(v) * float64(v)
+		}
+		norms[u] = math.Sqrt(norms[u])
+	}
+	amps := make([]float32, n)
+	for i := range amps {
+		amps[i] = float32(norms[in.SpikeUnits[i]])
 	}
 	for name, a := range map[string]struct {
 		shape []int
@@ -349,7 +358,8 @@ func TestReadSortFolder(t *testing.T) {
 	if got.NumSamples != last {
 		t.Errorf("%d samples, want %d (last spike + 1)", got.NumSamples, last)
 	}
-	// Amplitude = scaling 1 × the template's signed extremum on channel 5.
+	// Amplitude = ‖tF‖/‖template‖ (1 here) × the template's signed
+	// extremum on channel 5.
 	if a := got.Amplitudes[0]; math.Abs(float64(a)+97.5) > 0.1 {
 		t.Errorf("first amplitude %v, want ≈ −97.5", a)
 	}
