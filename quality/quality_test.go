@@ -277,7 +277,7 @@ func TestWriteTSV(t *testing.T) {
 		"cluster_num_spikes.tsv": "cluster_id\tnum_spikes\n0\t3\n4\t0\n",
 		"cluster_snr.tsv":        "cluster_id\tsnr\n0\t2.5\n4\tnan\n",
 		LabelFile:                "cluster_id\tbc_label\n0\tgood\n4\tmua\n",
-		WideFile:                 "cluster_id\tnum_spikes\tsnr\tbc_label\n0\t3\t2.5\tgood\n4\t0\tnan\tmua\n",
+		WideFile:                 "unit_id\tnum_spikes\tsnr\tbc_label\n0\t3\t2.5\tgood\n4\t0\tnan\tmua\n",
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil || string(b) != want {

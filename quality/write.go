@@ -19,11 +19,15 @@ const (
 	LabelColumn = "bc_label"
 )
 
-// WideFile is the table of every metric and the label, one row per unit.
-// Its name lacks the cluster_ prefix so that Phy and SpikeInterface,
-// which load every cluster_*.tsv as properties, do not load each metric
-// twice.
+// WideFile is the table of every metric and the label, one row per unit,
+// its first column "unit_id" (as SpikeInterface names its units). Phy
+// loads only cluster_*.tsv and SpikeInterface's read_phy/read_kilosort
+// every table with a cluster_id column: neither loads the metrics of this
+// file a second time.
 const WideFile = "quality_metrics.tsv"
+
+// WideIDColumn is the header of WideFile's first column.
+const WideIDColumn = "unit_id"
 
 // WriteTSV writes t into dir as Phy's cluster tables: one
 // cluster_<metric>.tsv per column (header "cluster_id\t<metric>", one row
@@ -52,7 +56,7 @@ func WriteTSV(dir string, t *Table) error {
 		}
 	}
 	var b bytes.Buffer
-	b.WriteString("cluster_id")
+	b.WriteString(WideIDColumn)
 	for _, c := range t.Columns {
 		b.WriteString("\t" + c.Name)
 	}

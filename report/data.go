@@ -219,7 +219,7 @@ func metricsOf(dir string, in *quality.Input) (*quality.Table, string, error) {
 	return t, "metrics computed for this page: " + why + "; dspk metrics writes them into the folder", nil
 }
 
-// readWide reads quality.WideFile: cluster_id, the metrics, then the
+// readWide reads quality.WideFile: the unit id, the metrics, then the
 // label column.
 func readWide(path string) (*quality.Table, error) {
 	f, err := os.Open(path)
@@ -233,8 +233,8 @@ func readWide(path string) (*quality.Table, error) {
 		return nil, fmt.Errorf("%s: empty", path)
 	}
 	head := strings.Split(sc.Text(), "\t")
-	if head[0] != "cluster_id" {
-		return nil, fmt.Errorf("%s:1: first column %q, want cluster_id", path, head[0])
+	if head[0] != quality.WideIDColumn {
+		return nil, fmt.Errorf("%s:1: first column %q, want %s", path, head[0], quality.WideIDColumn)
 	}
 	t := &quality.Table{}
 	label := -1
@@ -255,7 +255,7 @@ func readWide(path string) (*quality.Table, error) {
 		}
 		id, err := strconv.ParseInt(f[0], 10, 32)
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: cluster_id %q", path, line, f[0])
+			return nil, fmt.Errorf("%s:%d: unit id %q", path, line, f[0])
 		}
 		t.UnitIDs = append(t.UnitIDs, int32(id))
 		c := 0

@@ -220,7 +220,7 @@ func TestReportReadWide(t *testing.T) {
 		got.Labels[1] != "noise" || got.UnitIDs[1] != 7 {
 		t.Errorf("read back %+v", got)
 	}
-	if err := os.WriteFile(path, []byte("cluster_id\tsnr\n1\t2\n2\tx\n"), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte("unit_id\tsnr\n1\t2\n2\tx\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := readWide(path); err == nil || !strings.Contains(err.Error(), path+":3") {
