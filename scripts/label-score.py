@@ -6,6 +6,10 @@ fraction of good-labelled units that match a neuron (accuracy >= 0.8, spikes wit
 compare and SpikeInterface score) and the fraction of well-detected neurons whose best unit is labelled
 good, on one line each. TRUTHDIR holds spike_times.npy and spike_clusters.npy. Needs numpy.
 """
+import csv
+import sys
+
+import numpy as np
 truth, sort = sys.argv[1], sys.argv[2]
 tt = np.load(truth+'/spike_times.npy').astype(np.int64).ravel(); tc = np.load(truth+'/spike_clusters.npy').ravel()
 st = np.load(sort+'/spike_times.npy').astype(np.int64).ravel(); sc = np.load(sort+'/spike_clusters.npy').ravel()
