@@ -28,6 +28,7 @@ var layers = map[string]int{
 	"recording": 1, "probe": 1, "export": 1, "sim": 1, "compare": 1, "kilosort": 1, "figure": 1, "quality": 1, "report": 1,
 	"compute": 0, "internal/cuda": 0, "internal/gputest": 0, "internal/emutest": 0,
 	"internal/par":         -1,
+	"internal/testseed":    -1,
 	"internal/cliflag":     -1,
 	"internal/importrules": 7,
 }
