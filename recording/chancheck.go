@@ -58,6 +58,23 @@ func (c ChannelCheck) Wrong() bool {
 	return l != g && c.Corr[l] >= ChanCorrMin && c.Corr[l]-c.Corr[g] >= ChanCorrMargin && c.DiffCorr[l]-c.DiffCorr[g] >= ChanDiffCorrMargin
 }
 
+// AtLeast returns c with Likely chosen among the counts of at least n
+// only (the given count always among them): a file cannot hold a probe's
+// sites in fewer channels than it has sites, however the bytes
+// correlate. Data whose channels share noise (a common reference,
+// spatially correlated noise) correlate when read with a divisor of
+// their count, since each "sample" is then a neighbouring channel.
+func (c ChannelCheck) AtLeast(n int) ChannelCheck {
+	best := c.Given
+	for k, v := range c.Corr {
+		if k >= n && (v > c.Corr[best] || (v == c.Corr[best] && k < best)) {
+			best = k
+		}
+	}
+	c.Likely = best
+	return c
+}
+
 // String describes the evidence in words.
 func (c ChannelCheck) String() string {
 	return fmt.Sprintf("consecutive samples of a channel correlate at %.2f (their differences at %.2f; medians over the channels) read as %d channels per sample, "+
@@ -185,6 +202,7 @@ func (in Input) checkChannels(rec Recording, pr *probe.Probe) ([]string, error) 
 	if err != nil {
 		return nil, err
 	}
+	c = c.AtLeast(sites)
 	if c.Wrong() {
 		return nil, &OptionError{fmt.Sprintf("%s: %s: the data look like %d channels per sample (%s); %s",
 			rec.Name(), what, c.Likely, c, fix(c.Likely))}

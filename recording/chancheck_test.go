@@ -1,6 +1,7 @@
 package recording_test
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,35 @@ func TestChannelCountInput(t *testing.T) {
 				t.Fatalf("got %v, want an error containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestChannelCountSharedNoise checks that data whose channels share
+// their noise (here a common white component, as SpikeInterface's
+// generator's spatially correlated noise gives) are not refused: read
+// with a divisor of their count, consecutive "samples" are neighbouring
+// channels of one frame and correlate, but a count below the probe's
+// sites cannot hold the probe.
+func TestChannelCountSharedNoise(t *testing.T) {
+	const C, T = 384, 20000
+	rng := rand.New(rand.NewPCG(11, 3))
+	data := make([]int16, C*T)
+	for i := range T {
+		common := 60 * rng.NormFloat64()
+		for c := range C {
+			data[i*C+c] = int16(common + 50*rng.NormFloat64())
+		}
+	}
+	rec := recording.NewMemory("shared", data, C, 30000, nil)
+	c, err := recording.CheckChannels(rec, 384, 385)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("every count: %v (likely %d)", c.Corr, c.Likely)
+	if a := c.AtLeast(384); a.Wrong() {
+		t.Errorf("384 channels of shared noise refused: %s", a)
+	}
+	if !c.Wrong() {
+		t.Fatalf("the correlations alone no longer point below %d channels: the data no longer exercise AtLeast", C)
 	}
 }
