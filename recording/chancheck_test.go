@@ -119,7 +119,7 @@ func TestChannelCountSharedNoise(t *testing.T) {
 	if c.Likely >= C {
 		t.Fatalf("the correlations alone no longer point below %d channels: the data no longer exercise AtLeast", C)
 	}
-	if a := c.AtLeast(384); a.Likely != C || a.Wrong() {
+	if a := c.AtLeast(384); a.Likely < C || a.Wrong() {
 		t.Errorf("384 channels of shared noise: likely %d, refused %v: %s", a.Likely, a.Wrong(), a)
 	}
 }
