@@ -211,11 +211,20 @@ func SweepStale(dir string) {
 	}
 }
 
+// unlockedGrace is the age below which a temporary folder without a
+// readable lock is left alone: a live run may be between creating it and
+// writing its lock (or the lock may be half written), and a sweep that
+// read it empty would otherwise remove it with whatever the run has
+// written since.
+const unlockedGrace = time.Minute
+
 // removeUnlocked removes a temporary folder without a readable lock if it
-// holds nothing else (its run was killed between creating it and writing
-// the lock). A live run caught in that moment finds its lock gone and
-// starts again with a new folder (see writeLock).
+// holds nothing else and is older than unlockedGrace (its run was killed
+// between creating it and writing the lock).
 func removeUnlocked(p string) {
+	if fi, err := os.Stat(p); err != nil || time.Since(fi.ModTime()) < unlockedGrace {
+		return
+	}
 	es, err := os.ReadDir(p)
 	if err != nil {
 		return

@@ -467,3 +467,28 @@ func TestOutputDirRelative(t *testing.T) {
 		t.Errorf("working directory holds %v", got)
 	}
 }
+
+// TestSweepUnlockedGrace checks that a temporary folder without a lock is
+// removed by a sweep only once it is older than unlockedGrace: a younger
+// one may belong to a run that has not written its lock yet.
+func TestSweepUnlockedGrace(t *testing.T) {
+	parent := t.TempDir()
+	fresh := filepath.Join(parent, ".det.tmp-00005555")
+	stale := filepath.Join(parent, ".det.tmp-00006666")
+	for _, p := range []string{fresh, stale} {
+		if err := os.Mkdir(p, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-unlockedGrace - time.Minute)
+	if err := os.Chtimes(stale, old, old); err != nil {
+		t.Fatal(err)
+	}
+	SweepStale(parent)
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a fresh unlocked folder was swept: %v", err)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("an unlocked folder older than the grace was kept")
+	}
+}
