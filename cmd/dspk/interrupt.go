@@ -47,7 +47,10 @@ const stopGrace = 100 * time.Millisecond
 // A command still running stopGrace later is ended by forceExit; a
 // command that writes no file (bench, compare, info) ends at once. A
 // second signal exits at once with the signal's status; what that leaves
-// (a locked temporary folder) the next run writing beside it removes.
+// (a locked temporary folder) the next run writing beside it removes. A
+// batch worker takes no second signal: its SIGTERM at its parent's death
+// comes once per thread, and Ctrl-C reaches it from the terminal and from
+// its batch run; forceExit ends it stopGrace after the first.
 // finish takes the command's exit status and returns the process's: after
 // a signal that came once the command's output was committed, the
 // signal's, saying the output is complete and kept (a signal later still
@@ -72,12 +75,12 @@ func signalContext(stderr io.Writer) (ctx context.Context, finish func(code int)
 				fmt.Fprintf(stderr, "\ndspk %s: %s\n", runState.name, completedMessage(interrupted{sig}, runState.out))
 				os.Exit(128 + int(sig))
 			}
-			now := runState.writesNothing
+			now, worker := runState.writesNothing, runState.name == "batch worker"
 			if n == 1 {
 				cancel(interrupted{sig}) // under the lock: finish sees it, or this sees finished
 			}
 			runState.Unlock()
-			if n > 1 {
+			if n > 1 && !worker {
 				fmt.Fprintf(stderr, "\ndspk: second %s: exiting at once (the next run removes the partial output)\n", signalName(sig))
 				os.Exit(128 + int(sig))
 			}
