@@ -40,6 +40,11 @@ type Settings struct {
 	// test ([Merge]; dspk's rule, [SameWaveformDefault]; 0 leaves
 	// Kilosort4's merges alone).
 	SameWaveform float64
+	// Interleaved is the least template similarity at which two units
+	// whose spike trains alternate in time are one drifting unit and
+	// merge after Kilosort4's merges ([Interleaved]; dspk's rule,
+	// [InterleavedDefault]; 0 turns it off).
+	Interleaved float64
 	// DuplicateSpikeMs is the least time between kept spikes of a cluster
 	// (duplicate_spike_ms, 0.25).
 	DuplicateSpikeMs float64
@@ -56,11 +61,12 @@ const SameWaveformDefault = 0.99
 
 // DefaultSettings returns Kilosort4's curation defaults
 // ([kilosort.CurationDefaults], [kilosort.MergeRThresh]) and dspk's
-// same-waveform merge at [SameWaveformDefault].
+// same-waveform and interleaved merges at [SameWaveformDefault] and
+// [InterleavedDefault].
 func DefaultSettings() Settings {
 	ks := kilosort.CurationDefaults()
 	return Settings{ACGThreshold: ks.ACGThreshold, CCGThreshold: ks.CCGThreshold, RThresh: kilosort.MergeRThresh,
-		SameWaveform: SameWaveformDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
+		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
 }
 
 // Validate reports the first setting that cannot work, under the flag
@@ -76,6 +82,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("curate: merge similarity r_thresh = %g must be in [0, 1]", s.RThresh)
 	case !(s.SameWaveform >= 0 && s.SameWaveform <= 1):
 		return fmt.Errorf("curate: same-waveform = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", s.SameWaveform)
+	case !(s.Interleaved >= 0 && s.Interleaved <= 1):
+		return fmt.Errorf("curate: interleaved = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", s.Interleaved)
 	case !(s.DuplicateSpikeMs >= 0) || !finite(s.DuplicateSpikeMs):
 		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", s.DuplicateSpikeMs)
 	case !(s.PositionLimit > 0) || !finite(s.PositionLimit):

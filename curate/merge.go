@@ -138,6 +138,8 @@ type MergeStep struct {
 	// SameWaveform marks a merge of the same-waveform rule (no
 	// correlogram test); false for Kilosort4's correlogram merges.
 	SameWaveform bool
+	// Interleaved marks a merge of the interleaved rule ([Interleaved]).
+	Interleaved bool
 }
 
 // sameAmplitudeTol is the largest relative difference of two template
@@ -179,6 +181,12 @@ func sameAmplitude(a, b []float32) bool {
 // correlogram with k is cross-refractory ([Metrics.CrossRefractory],
 // p.CCGThreshold) merges into k.
 //
+// Last, with p.Interleaved > 0, the interleaved merge (dspk's): every
+// unit, by decreasing spike count, absorbs each unit whose template
+// matches its own with similarity ≥ p.Interleaved and whose spike train
+// alternates with its own ([Interleaved]): the pieces of one unit that
+// moved along the probe.
+//
 // A merge moves j's spikes by the lag difference (times and features, and
 // its template, shifted through wPCA), averages the templates weighted by
 // spike count, and examines the base again. Shifted times may fall outside
@@ -219,6 +227,17 @@ func merge(ctx context.Context, s *Spikes, u *Units, bs *Basis, p Params) (Merge
 	g.loop.Run(filter(bases, func(k int) bool { return good[k] }), p.RThresh, func(k, j int) bool {
 		return PairMetrics(g.train(k), g.train(j)).CrossRefractory(p.CCGThreshold)
 	})
+	// Pieces of a drifting unit that take its spikes in turn.
+	if p.Interleaved > 0 {
+		g.interleaved = true
+		span := g.span()
+		alive := filter(descending(g.n, func(k int) float64 { return float64(g.count[k]) }), func(k int) bool { return g.count[k] > 0 })
+		g.loop.Run(alive, p.Interleaved, func(k, j int) bool {
+			ok, _, _ := Interleaved(g.train(k), g.train(j), span)
+			return ok
+		})
+		g.interleaved = false
+	}
 	if ctx.Err() != nil {
 		return MergeResult{}, context.Cause(ctx)
 	}
@@ -246,7 +265,9 @@ type merger struct {
 	shifts    map[int][]float64
 	steps     []MergeStep
 	same      bool // joins are the same-waveform rule's
-	loop      MergeLoop
+	// joins are the interleaved merge's
+	interleaved bool
+	loop        MergeLoop
 }
 
 // newMerger returns the merger of s's spikes into u's units.
@@ -278,6 +299,18 @@ func newMerger(s *Spikes, u *Units, bs *Basis, p Params) *merger {
 func (g *merger) good() []bool {
 	good, _ := Refract(g.s.Cluster, Seconds(g.s.Time, g.p.FS), g.p)
 	return append(good, make([]bool, g.n-len(good))...)
+}
+
+// span returns the time in seconds from the first spike to the last.
+func (g *merger) span() float64 {
+	if len(g.s.Time) == 0 {
+		return 0
+	}
+	lo, hi := g.s.Time[0], g.s.Time[0]
+	for _, t := range g.s.Time {
+		lo, hi = min(lo, t), max(hi, t)
+	}
+	return float64(hi-lo) / g.p.FS
 }
 
 // template returns unit k's template.
@@ -336,7 +369,7 @@ func (g *merger) join(k, j int) {
 	for _, ch := range g.sup[k] {
 		g.site[ch] = append(g.site[ch], k) // repeats are skipped by scoreAll
 	}
-	g.steps = append(g.steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: g.sim[j], SameWaveform: g.same})
+	g.steps = append(g.steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: g.sim[j], SameWaveform: g.same, Interleaved: g.interleaved})
 }
 
 // result renumbers the surviving units 0…N−1 in the order of their old

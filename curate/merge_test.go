@@ -240,6 +240,16 @@ func refMerge(s0 *Spikes, u0 *Units, wpca []float32, nt int, prm Params) (*Spike
 			return r12 < prm.CCGThreshold && q12 < 0.05
 		})
 	}
+	if prm.Interleaved > 0 {
+		lo, hi := slices.Min(s.Time), slices.Max(s.Time)
+		span := float64(hi-lo) / prm.FS
+		_, bases := judge()
+		for _, k := range bases {
+			if !dead[k] && count(k) > 0 {
+				examine(k, prm.Interleaved, func(j int) bool { return refInterleaved(train(k), train(j), span) })
+			}
+		}
+	}
 	id := make([]int32, N)
 	var Wout [][]float32
 	for k := range N {

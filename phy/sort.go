@@ -174,16 +174,19 @@ func sortProvenance(r *pipeline.SortResult, warnings []string) map[string]any {
 	n, N := cr.Spikes.Len(), cr.Units.N
 	prov := pipeline.Provenance(info, r.Summary)
 	prov["kind"] = "sort"
-	same := 0
+	same, inter := 0, 0
 	for _, m := range cr.Merges {
 		if m.SameWaveform {
 			same++
+		}
+		if m.Interleaved {
+			inter++
 		}
 	}
 	prov["sort"] = map[string]any{
 		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned.N,
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": goodUnits(cr.Good), "spikes": n,
-		"merges": len(cr.Merges), "same_waveform_merges": same, "dropped_outside_recording": r.Outside,
+		"merges": len(cr.Merges), "same_waveform_merges": same, "interleaved_merges": inter, "dropped_outside_recording": r.Outside,
 		"matching": r.Matching, "clustering": r.Params.Cluster, "curation": r.Curation, "pc_overwrite": r.Params.PCOverwrite,
 		"nblocks": info.Config.NBlocks, "drift_correction_used": r.Correction,
 	}

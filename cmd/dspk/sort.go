@@ -106,9 +106,10 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&f.xCenters, "x_centers", d.Cluster.XCenters, "number of x centres of the clustering groups (0: from the channels' x histogram)")
 	fs.Float64Var(&f.opt.Curate.ACGThreshold, "acg_threshold", d.Curate.ACGThreshold, "a unit is good when its autocorrelogram's refractory ratio is below this")
 	fs.Float64Var(&f.opt.Curate.CCGThreshold, "ccg_threshold", d.Curate.CCGThreshold, "two units merge when their cross-correlogram's refractory ratio is below this")
-	fs.Float64Var(&f.opt.Curate.SameWaveform, "same-waveform", d.Curate.SameWaveform,
-		"units whose templates correlate at least this much at one amplitude are one waveform cut in two:\n"+
-			"they merge before Kilosort4's correlogram merges, without its test (0: Kilosort4's merges alone; docs/sort.md)")
+	fs.Float64Var(&f.opt.Curate.SameWaveform, "same-waveform", d.Curate.SameWaveform, "units whose templates correlate at least this much at one amplitude are one waveform cut in two:\n"+
+		"they merge before Kilosort4's correlogram merges, without its test (0: Kilosort4's merges alone; docs/sort.md)")
+	fs.Float64Var(&f.opt.Curate.Interleaved, "interleaved", d.Curate.Interleaved, "units whose templates correlate at least this much and whose trains alternate in time are\n"+
+		"pieces of one drifting unit: they merge after Kilosort4's merges (0: none; docs/sort.md)")
 	fs.Float64Var(&f.opt.Curate.DuplicateSpikeMs, "duplicate_spike_ms", d.Curate.DuplicateSpikeMs, "least time in ms between two spikes of a unit (closer ones are duplicates)")
 	fs.Float64Var(&f.opt.Curate.PositionLimit, "position_limit", d.Curate.PositionLimit, "µm from the best channel of the channels that place a spike")
 	fs.BoolVar(&f.opt.PCOverwrite, "pc-overwrite", d.PCOverwrite, "PC-feature channels as Kilosort4 chooses them (the last unit sharing a template wins)")
