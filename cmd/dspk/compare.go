@@ -23,7 +23,8 @@ dspk drift -o drift1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth drift1`,
 		writesNothing: true,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			truthDir := fs.String("truth", "", "ground truth: a folder dspk simulate wrote (or its truth/ folder), or a sort folder to score another sort's units against (required)")
+			truthDir := fs.String("truth", "", "reference (required): a folder dspk simulate wrote (or its truth/), or any folder of spike_times.npy + spike_clusters.npy "+
+				"(another sort, a SpikeInterface truth; its rate from params.py or -rate)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 			opt := compare.DefaultOptions()
 			fs.Int64Var(&opt.MaxLag, "max-lag", opt.MaxLag, "largest time difference in samples")
