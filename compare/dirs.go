@@ -193,7 +193,8 @@ func HasSpikes(dir string) bool {
 
 // ScoreMotionDir scores the drift estimate est, read from the folder
 // dir, against the true motion of truthDir (TrueMotion) as ScoreMotion
-// does. It refuses an estimate that shares no time with the truth and
+// does. It refuses an estimate of another sample rate or recording (as
+// MatchUnitDirs does) or that shares no time with the truth, and
 // warns when it covers less than RangeOverlapWarn of their union (a
 // 10-s estimate of a 20-s truth is scored on its 10 s only). The
 // estimate's range is the schedule in dir's dspk.json, else its
@@ -201,6 +202,10 @@ func HasSpikes(dir string) bool {
 func ScoreMotionDir(truthDir, dir string, est MotionEstimate) (*MotionReport, error) {
 	tr, err := sim.ReadTruthDir(truthDir)
 	if err != nil {
+		return nil, err
+	}
+	ref := &Reference{Rate: tr.Config.SampleRate, RateFrom: filepath.Join(truthDir, sim.FileTruthJSON), sim: tr}
+	if _, err := ref.checkFolder(truthDir, dir, timeRange{}); err != nil {
 		return nil, err
 	}
 	r, err := ScoreMotion(est, trueMotion(tr))

@@ -183,4 +183,7 @@ func TestScoreMotionDir(t *testing.T) {
 	writeProv(t, drift, `{"schedule": {"Start": 90000, "End": 120000}}`)
 	_, err = ScoreMotionDir(truthDir, drift, est)
 	wantErr(t, "estimate after the truth", err, drift, "share no time")
+	writeProv(t, drift, `{"input": {"path": "/x.ap.bin", "sample_rate": 30000, "samples": 120000}}`)
+	_, err = ScoreMotionDir(truthDir, drift, est)
+	wantErr(t, "estimate of a longer recording", err, "120000 samples", "another recording")
 }
