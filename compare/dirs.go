@@ -47,13 +47,16 @@ func MatchDirs(truthDir, detDir string, opt Options) (Report, []string, error) {
 	if err := opt.Check(); err != nil {
 		return Report{}, nil, err
 	}
+	if _, err := os.Stat(truthDir); err != nil {
+		return Report{}, nil, fmt.Errorf("compare: reference: %w", err)
+	}
+	if !fileExists(filepath.Join(truthDir, sim.FileTruthJSON)) {
+		return Report{}, nil, fmt.Errorf("compare: %s has no %s: detections are matched by time and depth, against the truth of dspk simulate; "+
+			"score a sort's units against it with -units", truthDir, sim.FileTruthJSON)
+	}
 	ref, err := ReadReference(truthDir, 0)
 	if err != nil {
 		return Report{}, nil, err
-	}
-	if ref.sim == nil {
-		return Report{}, nil, fmt.Errorf("compare: %s has no %s: detections are matched by time and depth, against the truth of dspk simulate; "+
-			"score a sort's units against it with -units", truthDir, sim.FileTruthJSON)
 	}
 	truth := ref.sim
 	det, err := ReadDetections(detDir)

@@ -55,6 +55,9 @@ func ReadReference(dir string, rate float64) (*Reference, error) {
 	if !(rate >= 0) || math.IsInf(rate, 0) {
 		return nil, fmt.Errorf("compare: sample rate %g Hz of the reference must be positive and finite", rate)
 	}
+	if _, err := os.Stat(dir); err != nil {
+		return nil, fmt.Errorf("compare: reference: %w", err)
+	}
 	if _, err := os.Stat(filepath.Join(dir, sim.FileTruthJSON)); err == nil {
 		return readSimReference(dir, rate)
 	}

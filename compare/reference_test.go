@@ -52,6 +52,12 @@ func TestReferenceRules(t *testing.T) {
 	if err != nil || r.WellDetected != 4 || r.Reference != "truth" || len(r.Warnings) != 0 {
 		t.Errorf("plain truth with -rate 30000: %+v, %v", r, err)
 	}
+	// Detections need a simulation's truth (they are matched by depth);
+	// a reference that does not exist is named.
+	_, _, err = MatchDirs(plain, sorted, DefaultOptions())
+	wantErr(t, "detections against a plain truth", err, plain, "truth.json", "-units")
+	_, err = MatchUnitDirs(filepath.Join(dir, "nope"), sorted, 0, 0.4, 0.8)
+	wantErr(t, "no reference", err, filepath.Join(dir, "nope"), "no such file")
 	// The rate of a reference against the folder's: 25 kHz in params.py
 	// (the tolerance would be 10 samples) against a 30-kHz recording.
 	at25 := sortFolder(t, dir, "at25", tr.SpikeTimes, tr.SpikeClusters, false, false)
