@@ -38,18 +38,32 @@ func TruthDir(dir string) string {
 // MatchDirs matches the spikes of a detection folder (spike_times.npy,
 // spike_positions.npy) against a ground-truth folder written by sim, and
 // returns warnings beside the report: the truth and the detections
-// covering different time ranges, on different probes or at different
-// sample rates. The detections' range is the schedule in their
-// dspk.json, else the span of their spike times.
+// covering different time ranges, or different probes. Like
+// MatchUnitDirs it refuses a truth without spikes and a folder of
+// another sample rate, another recording or no common time. The
+// detections' range is the schedule in their dspk.json, else the span
+// of their spike times.
 func MatchDirs(truthDir, detDir string, opt Options) (Report, []string, error) {
 	if err := opt.Check(); err != nil {
 		return Report{}, nil, err
 	}
-	truth, err := sim.ReadTruthDir(truthDir)
+	if _, err := os.Stat(truthDir); err != nil {
+		return Report{}, nil, fmt.Errorf("compare: reference: %w", err)
+	}
+	if !fileExists(filepath.Join(truthDir, sim.FileTruthJSON)) {
+		return Report{}, nil, fmt.Errorf("compare: %s has no %s: detections are matched by time and depth, against the truth of dspk simulate; "+
+			"score a sort's units against it with -units", truthDir, sim.FileTruthJSON)
+	}
+	ref, err := ReadReference(truthDir, 0)
 	if err != nil {
 		return Report{}, nil, err
 	}
+	truth := ref.sim
 	det, err := ReadDetections(detDir)
+	if err != nil {
+		return Report{}, nil, err
+	}
+	warnings, err := ref.checkFolder(truthDir, detDir, detectionRange(detDir, det.Times))
 	if err != nil {
 		return Report{}, nil, err
 	}
@@ -57,22 +71,7 @@ func MatchDirs(truthDir, detDir string, opt Options) (Report, []string, error) {
 	if err != nil {
 		return Report{}, nil, err
 	}
-	var warnings []string
-	start, end, ok := detectionRange(detDir, det.Times)
-	if ok {
-		lo, hi := max(start, 0), min(end, truth.Samples)
-		union := max(end, truth.Samples) - min(start, 0)
-		if union > 0 && float64(max(hi-lo, 0)) < RangeOverlapWarn*float64(union) {
-			fs := truth.Config.SampleRate
-			warnings = append(warnings, fmt.Sprintf("the truth in %s covers %.3f–%.3f s but the detections in %s cover %.3f–%.3f s; "+
-				"spikes outside the common range count against recall or precision",
-				truthDir, 0.0, float64(truth.Samples)/fs, detDir, float64(start)/fs, float64(end)/fs))
-		}
-	}
 	if w := probeMismatch(truthDir, detDir, truth); w != "" {
-		warnings = append(warnings, w)
-	}
-	if w := rateMismatch(truthDir, detDir, truth.Config.SampleRate); w != "" {
 		warnings = append(warnings, w)
 	}
 	return r, warnings, nil
@@ -113,42 +112,51 @@ func probeMismatch(truthDir, detDir string, truth *sim.Truth) string {
 		"spikes are matched by depth, so recall and precision compare different probes", truthDir, tp.Name, tp.Len(), detDir, len(cm), off)
 }
 
-// rateMismatch describes a detection folder whose recording (dspk.json's
-// input.sample_rate) has another sample rate than the truth: spike times
-// then count different samples. It is "" if they agree or the rate is
-// not recorded.
-func rateMismatch(truthDir, detDir string, rate float64) string {
-	var prov struct {
-		Input struct {
-			SampleRate float64 `json:"sample_rate"`
-		} `json:"input"`
-	}
-	b, err := os.ReadFile(filepath.Join(detDir, "dspk.json"))
-	if err != nil || json.Unmarshal(b, &prov) != nil || prov.Input.SampleRate == 0 || prov.Input.SampleRate == rate {
-		return ""
-	}
-	return fmt.Sprintf("the truth in %s is at %g Hz but the detections in %s come from a recording at %g Hz; spike times count different samples",
-		truthDir, rate, detDir, prov.Input.SampleRate)
+// timeRange is the samples [Start, End) a folder covers. Known is
+// true for a recording's length or a run's schedule and false for the
+// span of spike times, which may cover less than the recording did.
+type timeRange struct {
+	Start, End int64
+	Known      bool
 }
 
-// detectionRange returns the samples [start, end) a detection folder
-// covers: its dspk.json's schedule, else the span of its spike times.
-func detectionRange(dir string, times []int64) (start, end int64, ok bool) {
+// detectionRange returns the samples a folder covers: its dspk.json's
+// schedule, else the span of its spike times (End == Start: neither).
+func detectionRange(dir string, times []int64) timeRange {
 	var prov struct {
 		Schedule *struct{ Start, End int64 } `json:"schedule"`
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "dspk.json")); err == nil && json.Unmarshal(b, &prov) == nil &&
 		prov.Schedule != nil && prov.Schedule.End > prov.Schedule.Start {
-		return prov.Schedule.Start, prov.Schedule.End, true
+		return timeRange{prov.Schedule.Start, prov.Schedule.End, true}
 	}
 	if len(times) == 0 {
-		return 0, 0, false
+		return timeRange{}
 	}
-	start, end = times[0], times[0]
+	start, end := times[0], times[0]
 	for _, t := range times {
 		start, end = min(start, t), max(end, t+1)
 	}
-	return start, end, true
+	return timeRange{start, end, false}
+}
+
+// coverage compares the ranges a and b: it returns false when they
+// share no sample, and the share of the range they must both cover that
+// they do: of their union, but only of a span of spike times when the
+// other range is known (a recording's spikes need not reach its ends).
+func coverage(a, b timeRange) (float64, bool) {
+	lo, hi := max(a.Start, b.Start), min(a.End, b.End)
+	if hi <= lo {
+		return 0, false
+	}
+	need := max(a.End, b.End) - min(a.Start, b.Start)
+	switch {
+	case a.Known && !b.Known:
+		need = b.End - b.Start
+	case b.Known && !a.Known:
+		need = a.End - a.Start
+	}
+	return float64(hi-lo) / float64(need), true
 }
 
 // ReadDetections reads the spike times and depths of a detection folder
@@ -186,6 +194,46 @@ func HasSpikes(dir string) bool {
 	return err == nil
 }
 
+// ScoreMotionDir scores the drift estimate est, read from the folder
+// dir, against the true motion of truthDir (TrueMotion) as ScoreMotion
+// does. It refuses an estimate of another sample rate or recording (as
+// MatchUnitDirs does) or that shares no time with the truth, and
+// warns when it covers less than RangeOverlapWarn of their union (a
+// 10-s estimate of a 20-s truth is scored on its 10 s only). The
+// estimate's range is the schedule in dir's dspk.json, else its
+// windows.
+func ScoreMotionDir(truthDir, dir string, est MotionEstimate) (*MotionReport, error) {
+	tr, err := sim.ReadTruthDir(truthDir)
+	if err != nil {
+		return nil, err
+	}
+	ref := &Reference{Rate: tr.Config.SampleRate, RateFrom: filepath.Join(truthDir, sim.FileTruthJSON), sim: tr}
+	if _, err := ref.checkFolder(truthDir, dir, timeRange{}); err != nil {
+		return nil, err
+	}
+	r, err := ScoreMotion(est, trueMotion(tr))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "drift.npy"), err)
+	}
+	fs := tr.Config.SampleRate
+	lo, hi := est.Times[0]-est.Span/2, est.Times[len(est.Times)-1]+est.Span/2
+	if sr := detectionRange(dir, nil); sr.Known {
+		lo, hi = float64(sr.Start)/fs, float64(sr.End)/fs
+	} else if est.Span == 0 {
+		return &r, nil
+	}
+	span := fmt.Sprintf("the drift estimate in %s covers %.3f–%.3f s but the truth in %s covers 0.000–%.3f s", dir, lo, hi,
+		truthDir, float64(tr.Samples)/fs)
+	share, ok := coverage(timeRange{int64(math.Round(lo * fs)), int64(math.Round(hi * fs)), true}, timeRange{0, tr.Samples, true})
+	if !ok {
+		return nil, fmt.Errorf("compare: %s: they share no time; score a drift estimate against the truth of its own recording", span)
+	}
+	if share < RangeOverlapWarn {
+		r.Warnings = append(r.Warnings, span+"; the motion error covers the common time only")
+	}
+	return &r, nil
+}
+
 // TrueMotion returns the true tissue displacement of a ground-truth
 // folder as ScoreMotion takes it: the simulation's motion field, else
 // its plain rigid drift (DriftUmPerS·t, zero without drift).
@@ -194,8 +242,13 @@ func TrueMotion(truthDir string) (func(t, y float64) float64, error) {
 	if err != nil {
 		return nil, err
 	}
+	return trueMotion(tr), nil
+}
+
+// trueMotion is TrueMotion of a truth read.
+func trueMotion(tr *sim.Truth) func(t, y float64) float64 {
 	if tr.Motion != nil {
-		return tr.Motion.At, nil
+		return tr.Motion.At
 	}
-	return func(t, y float64) float64 { return tr.Config.DriftUmPerS * t }, nil
+	return func(t, y float64) float64 { return tr.Config.DriftUmPerS * t }
 }

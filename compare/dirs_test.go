@@ -51,8 +51,16 @@ func TestMatchDirs(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(det, "dspk.json"), prov, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if _, _, err = MatchDirs(truthDir, det, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "25000 Hz") ||
+		!strings.Contains(err.Error(), "dspk.json") {
+		t.Errorf("another sample rate: %v", err)
+	}
+	prov = []byte(`{"input": {"sample_rate": 30000}, "schedule": {"Start": 0, "End": 30000}}`)
+	if err := os.WriteFile(filepath.Join(det, "dspk.json"), prov, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	_, warnings, err = MatchDirs(truthDir, det, DefaultOptions())
-	if err != nil || len(warnings) != 2 || !strings.Contains(warnings[0], "cover 0.000–1.000 s") || !strings.Contains(warnings[1], "25000 Hz") {
+	if err != nil || len(warnings) != 1 || !strings.Contains(warnings[0], "covers 0.000–1.000 s") {
 		t.Errorf("warnings %q, %v", warnings, err)
 	}
 	if _, _, err := MatchDirs(truthDir, dir, DefaultOptions()); err == nil || !strings.Contains(err.Error(), "spike_times.npy") {

@@ -9,9 +9,14 @@
 // then index), so the result does not depend on the order of the input.
 //
 // The folders dspk writes are compared as they lie on disk: [MatchDirs]
-// reads a detection folder and a ground-truth folder and warns where
-// they cover other times, probes or sample rates; [MatchUnitDirs] scores
-// the units of a sort folder against a ground-truth folder or another
-// sort; [TrueMotion] gives a truth folder's motion to [ScoreMotion].
-// [TruthDir] finds the truth folder of a simulation's folder.
+// reads a detection folder and a ground-truth folder; [MatchUnitDirs]
+// scores the units of a sort folder against a reference that
+// [ReadReference] reads (a simulation's truth, another sort, any folder
+// of spike times and unit labels with its sample rate);
+// [ScoreMotionDir] scores a drift estimate against a truth's motion.
+// All three refuse what cannot give a meaningful score (an empty
+// reference, another sample rate, a folder of another recording by the
+// inputs its dspk.json names, no common time) and warn where the score
+// is doubtful (different time ranges or probes, spike times out of
+// order). [TruthDir] finds the truth folder of a simulation's folder.
 package compare

@@ -44,6 +44,9 @@ type MotionReport struct {
 	// truth, offsets removed alike: what an estimate that saw no motion
 	// would score.
 	Unscored float64 `json:"rms_no_correction_um"`
+	// Warnings say what makes the score doubtful (ScoreMotionDir): an
+	// estimate that covers less time than the truth.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // motionSamples is the number of points a window's true displacement is

@@ -87,7 +87,7 @@ func TestMatchUnitDirs(t *testing.T) {
 	if !IsSort(perfect) || IsSort(splitDir) {
 		t.Errorf("IsSort: %v %v", IsSort(perfect), IsSort(splitDir))
 	}
-	r, err := MatchUnitDirs(truthDir, perfect, 0.4, 0.8)
+	r, err := MatchUnitDirs(truthDir, perfect, 0, 0.4, 0.8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,16 +96,23 @@ func TestMatchUnitDirs(t *testing.T) {
 		t.Errorf("perfect: %+v", r)
 	}
 	// The folder has no dspk.json: its range is the span of its spikes,
-	// which starts and ends before the truth's.
-	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "spikes outside the common range count against accuracy") {
+	// which lies inside the truth's recording (no warning); a schedule
+	// of the first second covers half the truth (a warning).
+	if len(r.Warnings) != 0 {
 		t.Errorf("warnings %q", r.Warnings)
 	}
-	if r, err := MatchUnitDirs(truthDir, splitDir, 0.4, 0.8); err != nil || r.WellDetected != 3 || r.Redundant != 1 ||
+	writeProv(t, perfect, `{"schedule": {"Start": 0, "End": 30000}}`)
+	if r, err := MatchUnitDirs(truthDir, perfect, 0, 0.4, 0.8); err != nil || len(r.Warnings) != 1 ||
+		!strings.Contains(r.Warnings[0], "spikes outside the common range count as misses") {
+		t.Errorf("schedule of 1 s: %+v, %v", r, err)
+	}
+	os.Remove(filepath.Join(perfect, "dspk.json"))
+	if r, err := MatchUnitDirs(truthDir, splitDir, 0, 0.4, 0.8); err != nil || r.WellDetected != 3 || r.Redundant != 1 ||
 		r.Truth[0].Accuracy != float64(n0-n0/4)/float64(n0) {
 		t.Errorf("split (%d spikes of unit 0): %+v, %v", n0, r, err)
 	}
 	// Two sorts: the perfect one as the reference of the split one.
-	two, err := MatchUnitDirs(perfect, splitDir, 0.4, 0.8)
+	two, err := MatchUnitDirs(perfect, splitDir, 0, 0.4, 0.8)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,16 +120,20 @@ func TestMatchUnitDirs(t *testing.T) {
 		math.Abs(two.SpikeAgreement-want) > 1e-15 || two.Reference != "reference sort" {
 		t.Errorf("two sorts: %+v, want agreement %v", two, want)
 	}
-	if self, err := MatchUnitDirs(perfect, perfect, 0.4, 0.8); err != nil || self.SpikeAgreement != 1 {
+	if self, err := MatchUnitDirs(perfect, perfect, 0, 0.4, 0.8); err != nil || self.SpikeAgreement != 1 {
 		t.Errorf("a sort against itself: %+v, %v", self, err)
 	}
-	// A reference sort without params.py, and labels short of the
-	// times, are refused by name.
-	if _, err := MatchUnitDirs(splitDir, perfect, 0.4, 0.8); err == nil || !strings.Contains(err.Error(), "params.py") {
+	// A reference without params.py is refused by name unless -rate
+	// gives its rate; labels short of the times are refused by name.
+	if _, err := MatchUnitDirs(splitDir, perfect, 0, 0.4, 0.8); err == nil || !strings.Contains(err.Error(), "params.py") ||
+		!strings.Contains(err.Error(), "-rate") {
 		t.Errorf("reference without params.py: %v", err)
 	}
+	if r, err := MatchUnitDirs(splitDir, perfect, 30000, 0.4, 0.8); err != nil || r.Reference != "truth" || r.Options.Delta != 12 {
+		t.Errorf("reference without params.py, -rate 30000: %+v, %v", r, err)
+	}
 	bad := sortFolder(t, dir, "bad", tr.SpikeTimes, relabel[:len(relabel)-1], false, true)
-	if _, err := MatchUnitDirs(truthDir, bad, 0.4, 0.8); err == nil || !strings.Contains(err.Error(), "spike_clusters.npy") {
+	if _, err := MatchUnitDirs(truthDir, bad, 0, 0.4, 0.8); err == nil || !strings.Contains(err.Error(), "spike_clusters.npy") {
 		t.Errorf("short spike_clusters: %v", err)
 	}
 }

@@ -12,18 +12,20 @@ func init() {
 	register(&command{
 		name:  "compare",
 		short: "score detected spikes, a sort's units or a drift estimate against ground truth (or one sort against another)",
-		usage: "-truth SIMDIR|SORTDIR DETDIR|SORTDIR|DRIFTDIR",
+		usage: "-truth SIMDIR|SORTDIR|TRUTHDIR [-rate HZ] DETDIR|SORTDIR|DRIFTDIR",
 		example: `dspk simulate -o sim1 -duration 60s
 dspk detect -o det1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1 det1              # sim1 or sim1/truth
 dspk compare -json -truth sim1/truth det1
 dspk compare -truth sim1/truth -units sort1
 dspk compare -truth sort-cpu sort-gpu      # two sorts: units of one against the other
+dspk compare -truth si/truth -rate 30000 sort1  # spike_times.npy + spike_clusters.npy, no params.py
 dspk drift -o drift1 sim1/sim_g0_t0.imec0.ap.bin
 dspk compare -truth sim1/truth drift1`,
 		writesNothing: true,
 		setup: func(fs *flag.FlagSet) func([]string) error {
-			truthDir := fs.String("truth", "", "ground truth: a folder dspk simulate wrote (or its truth/ folder), or a sort folder to score another sort's units against (required)")
+			truthDir := fs.String("truth", "", "reference (required): a folder dspk simulate wrote (or its truth/), or any folder of spike_times.npy + spike_clusters.npy "+
+				"(another sort, a SpikeInterface truth; its rate from params.py or -rate)")
 			asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 			opt := compare.DefaultOptions()
 			fs.Int64Var(&opt.MaxLag, "max-lag", opt.MaxLag, "largest time difference in samples")

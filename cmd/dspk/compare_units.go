@@ -14,6 +14,7 @@ type unitFlags struct {
 	units     *bool
 	deltaTime *float64
 	well      *float64
+	rate      *float64
 }
 
 // addUnitFlags registers -units, -delta-time and -well-detected on fs.
@@ -24,6 +25,7 @@ func addUnitFlags(fs *flag.FlagSet) *unitFlags {
 			"not single spikes; on by default for a sort folder (one with "+compare.SortMarker+"), -units=false turns it off"),
 		deltaTime: fs.Float64("delta-time", 0.4, "with -units: largest time difference of matching spikes in ms"),
 		well:      fs.Float64("well-detected", 0.8, "with -units: least accuracy of a well-detected unit"),
+		rate:      fs.Float64("rate", 0, "with -units: sample rate (Hz) of a -truth folder without params.py"),
 	}
 }
 
@@ -47,7 +49,7 @@ func (u *unitFlags) run(truthDir, dir string, asJSON bool) error {
 	if !(*u.well > 0 && *u.well <= 1) {
 		return fmt.Errorf("compare: -well-detected %g must be in (0, 1]", *u.well)
 	}
-	r, err := compare.MatchUnitDirs(truthDir, dir, *u.deltaTime, *u.well)
+	r, err := compare.MatchUnitDirs(truthDir, dir, *u.rate, *u.deltaTime, *u.well)
 	if err != nil {
 		return err
 	}
