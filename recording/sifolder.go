@@ -60,7 +60,12 @@ type siBinary struct {
 // holds binary.json, or si_folder.json (which [OpenSIFolder] reads to say
 // what is missing or what other kind of folder it is).
 func IsSIFolder(dir string) bool {
-	return exists(filepath.Join(dir, "binary.json")) || exists(filepath.Join(dir, "si_folder.json"))
+	for _, name := range []string{"binary.json", "si_folder.json"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+			return true
+		}
+	}
+	return false
 }
 
 // OpenSIFolder opens a SpikeInterface binary folder, dir, or the folder

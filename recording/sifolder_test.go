@@ -196,9 +196,13 @@ func TestSIFolderRefused(t *testing.T) {
 			want: []string{"binary.json", `"<f8"`, "int16, uint16 and float32"}},
 		{name: "time axis", edit: func(j string) string { return strings.Replace(j, `"time_axis": 0`, `"time_axis": 1`, 1) },
 			want: []string{"binary.json", "time_axis 1"}},
-		{name: "class", edit: func(j string) string { return strings.Replace(j, "BinaryRecordingExtractor", "ZarrRecordingExtractor", 1) },
+		{name: "class", edit: func(j string) string {
+			return strings.Replace(j, "BinaryRecordingExtractor", "ZarrRecordingExtractor", 1)
+		},
 			want: []string{"binary.json", "ZarrRecordingExtractor"}},
-		{name: "rate", edit: func(j string) string { return strings.Replace(j, `"sampling_frequency": 30000.0`, `"sampling_frequency": null`, 1) },
+		{name: "rate", edit: func(j string) string {
+			return strings.Replace(j, `"sampling_frequency": 30000.0`, `"sampling_frequency": null`, 1)
+		},
 			want: []string{"binary.json", "sampling_frequency missing"}},
 		{name: "no binary.json", edit: same, files: func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "binary.json"))
