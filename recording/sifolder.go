@@ -52,7 +52,6 @@ type siBinary struct {
 		TimeAxis    int        `json:"time_axis"`
 		FileOffset  int64      `json:"file_offset"`
 		GainToUV    []*float64 `json:"gain_to_uV"`
-		OffsetToUV  []*float64 `json:"offset_to_uV"`
 	} `json:"kwargs"`
 }
 
