@@ -27,7 +27,7 @@ var sglxProbe = regexp.MustCompile(`^(.*?)_g\d+_t(?:\d+|cat)\.(imec\d+)\.ap\.bin
 
 // findRecordings searches the inputs for SpikeGLX runs (one entry per
 // probe, its _g/_t files together), Open Ephys sessions (one per
-// spike-band stream) and raw files with a probe (an info.json, or
+// spike-band stream), SpikeInterface binary folders and raw files with a probe (an info.json, or
 // -probe with -channels and -rate given in args). Errors name the path.
 func findRecordings(inputs []string, rawOK bool) ([]found, error) {
 	var out []found
@@ -40,14 +40,15 @@ func findRecordings(inputs []string, rawOK bool) ([]found, error) {
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("batch: nothing to sort in %s: no SpikeGLX .ap.bin (with its .meta), Open Ephys structure.oebin "+
-			"with a spike-band stream, or raw .bin/.dat with a probe", strings.Join(inputs, ", "))
+			"with a spike-band stream, SpikeInterface binary folder, or raw .bin/.dat with a probe", strings.Join(inputs, ", "))
 	}
 	return out, nil
 }
 
 // listFiles lists the files under in (a folder or a file), in name order,
 // but those of hidden folders, and the Open Ephys structure.oebin files
-// among them.
+// among them. A SpikeInterface binary folder is listed as one entry, the
+// folder, and its files are not.
 func listFiles(in string) ([]string, map[string]bool, error) {
 	var files []string
 	oebins := map[string]bool{}
@@ -57,6 +58,10 @@ func listFiles(in string) ([]string, map[string]bool, error) {
 		}
 		if d.IsDir() {
 			if p != in && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if recording.IsSIFolder(p) {
+				files = append(files, p)
 				return filepath.SkipDir
 			}
 			return nil
@@ -108,6 +113,9 @@ func searchInput(in string, rawOK bool) ([]found, error) {
 		base := filepath.Base(p)
 		ext := strings.ToLower(filepath.Ext(base))
 		switch {
+		case recording.IsSIFolder(p):
+			out = append(out, found{root: root, rel: relDir(root, filepath.Dir(p)),
+				name: base, probe: strings.TrimSuffix(base, filepath.Ext(base)), files: []string{p}})
 		case sglxProbe.MatchString(base):
 			m := sglxProbe.FindStringSubmatch(base)
 			if _, err := os.Stat(recording.MetaPath(p)); err != nil {

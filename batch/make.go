@@ -113,7 +113,11 @@ func (pl *Plan) measure(f found) (Row, recording.Schedule, float64, error) {
 	}
 	channels := rec.Channels()
 	var size int64
-	for _, p := range f.files {
+	data := f.files
+	if fl, ok := rec.(recording.Filer); ok {
+		data = fl.Files() // a SpikeInterface folder's segment files
+	}
+	for _, p := range data {
 		if st, err := os.Stat(p); err == nil {
 			size += st.Size()
 		}

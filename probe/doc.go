@@ -12,7 +12,9 @@
 //
 //   - [NP1] and [NP2] are the default Neuropixels 1.0 and 2.0 (single-shank,
 //     bank 0) layouts; see [Preset].
-//   - [ReadProbeInterface] reads a probeinterface ProbeGroup JSON file.
+//   - [ReadProbeInterface] reads a probeinterface ProbeGroup JSON file;
+//     [ReadProbeGroup] reads all of its probes as one, as SpikeInterface
+//     stores a recording's probe group.
 //   - [ReadKilosortJSON] reads Kilosort's flat probe JSON; [WriteKilosortJSON]
 //     writes it.
 //   - [ParseKilosortMat] reads a Kilosort 1–3 channel map saved by MATLAB

@@ -264,3 +264,52 @@ func shankIDs(raw []json.RawMessage, n int, name string) ([]int, error) {
 // isNull reports whether a JSON value is null (which encoding/json would
 // decode as a zero value).
 func isNull(raw json.RawMessage) bool { return string(bytes.TrimSpace(raw)) == "null" }
+
+// ReadProbeGroup reads every probe of a probeinterface JSON file as one
+// probe, as SpikeInterface stores the probe group of a recording: a file
+// of one probe reads as [ReadProbeInterface] reads it; with several, the
+// sites of all probes are ordered by file row and each probe's shanks are
+// numbered after those of the probes before it, so that sites of two
+// probes never share a shank.
+func ReadProbeGroup(path string) (*Probe, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("probe: %w", err)
+	}
+	g, err := parseGroup(data, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(g.Probes) == 1 {
+		return g.Probes[0].toProbe(path)
+	}
+	type site struct {
+		x, y       float64
+		shank, row int
+	}
+	var sites []site
+	shank0 := 0
+	for i := range g.Probes {
+		p, err := g.Probes[i].toProbe(fmt.Sprintf("%s[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		next := shank0
+		for s := range p.ChanMap {
+			sites = append(sites, site{p.X[s], p.Y[s], shank0 + p.Shank[s], p.ChanMap[s]})
+			next = max(next, shank0+p.Shank[s]+1)
+		}
+		shank0 = next
+	}
+	sort.SliceStable(sites, func(a, b int) bool { return sites[a].row < sites[b].row })
+	p := &Probe{Name: path}
+	for _, s := range sites {
+		p.X, p.Y = append(p.X, s.x), append(p.Y, s.y)
+		p.Shank, p.ChanMap = append(p.Shank, s.shank), append(p.ChanMap, s.row)
+		p.NChanFile = max(p.NChanFile, s.row+1)
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}

@@ -1,8 +1,8 @@
 // Package recording provides the readers of multichannel
-// extracellular recordings (SpikeGLX, Open Ephys binary, headerless raw
-// files and in-memory data), Kilosort4's window schedule and a read-ahead
-// loader that fills padded windows while the caller works on the previous
-// one.
+// extracellular recordings (SpikeGLX, Open Ephys binary, SpikeInterface
+// binary folders, headerless raw files and in-memory data), Kilosort4's
+// window schedule and a read-ahead loader that fills padded windows
+// while the caller works on the previous one.
 //
 // # Readers
 //
@@ -27,6 +27,10 @@
 //     name ([SelectOpenEphysStream]), with the first sample number of
 //     sample_numbers.npy and the Neuropixels geometry of settings.xml
 //     ([ParseOpenEphysSettings]).
+//   - [OpenSIFolder] reads a folder SpikeInterface saved
+//     (recording.save(format="binary")): binary.json, its
+//     traces_cached_seg<N>.raw segments read as one recording, gains and
+//     the probe of probegroup.json.
 //   - [NewConcat] reads several recordings as one; [OpenFiles] uses it for
 //     the files of a SpikeGLX run ([SortRunFiles]). [FindSpikeGLXRun]
 //     finds the AP-band files of a SpikeGLX run folder's one probe.

@@ -75,7 +75,7 @@ func (in Input) Open(paths ...string) (Recording, *probe.Probe, []string, error)
 // files are not checked.
 func (in Input) checkDType(rec Recording, pr *probe.Probe) ([]string, error) {
 	dt := Int16
-	if r, ok := rec.(*Raw); ok {
+	if r, ok := rec.(interface{ DType() DType }); ok {
 		dt = r.DType()
 	}
 	if dt == Float32 {

@@ -44,6 +44,9 @@ type OpenOptions struct {
 //     experiment folder; see [FindOpenEphysStreams]), or a
 //     continuous/<stream>/continuous.dat below one: Open Ephys binary,
 //     the stream chosen by opts.Stream ([SelectOpenEphysStream]);
+//   - a SpikeInterface binary folder (binary.json, traces_cached_seg<N>.raw,
+//     probegroup.json), or its binary.json: [OpenSIFolder], its segments
+//     read as one recording, opts.Scale the scale of float32 samples;
 //   - another .bin, .dat or .raw: headerless int16 (or opts.DType),
 //     which needs opts.Channels and opts.Rate, or an info.json next to it
 //     ({"sample_rate": 15000.0, "shape": [-1, 4], "dtype": "int16"}).
@@ -81,14 +84,16 @@ func optionsApply(path, format string, opts OpenOptions) error {
 		what = "a SpikeGLX file, whose .meta states int16 samples and µV scales"
 	case "openephys":
 		what = "an Open Ephys stream, whose structure.oebin states int16 samples and µV scales"
+	case "spikeinterface":
+		what = "a SpikeInterface folder, whose binary.json states the sample type"
 	default:
 		what = "a raw file"
 	}
 	switch {
 	case opts.DType != "" && format != "raw":
 		return fmt.Errorf("recording: %s: a sample type (dtype %s) applies only to raw files, and this is %s; leave -dtype out", path, opts.DType, what)
-	case opts.Scale != 0 && format != "raw":
-		return fmt.Errorf("recording: %s: a scale (%g) applies only to float32 raw files, and this is %s; leave -scale out", path, opts.Scale, what)
+	case opts.Scale != 0 && format != "raw" && format != "spikeinterface":
+		return fmt.Errorf("recording: %s: a scale (%g) applies only to float32 raw files and SpikeInterface folders, and this is %s; leave -scale out", path, opts.Scale, what)
 	case opts.Stream != "" && format != "openephys":
 		return fmt.Errorf("recording: %s: a stream (%q) applies only to Open Ephys recordings, and this is %s; leave -stream out", path, opts.Stream, what)
 	case opts.StrictSize && format != "spikeglx":
@@ -183,7 +188,14 @@ func open(path string, opts OpenOptions) (Recording, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording: %w", err)
 	}
-	if st.IsDir() {
+	if st.IsDir() || filepath.Base(path) == "binary.json" || filepath.Base(path) == "si_folder.json" {
+		if IsSIFolder(path) || !st.IsDir() {
+			s, err := OpenSIFolder(path, opts.Scale)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		}
 		if !exists(filepath.Join(path, "structure.oebin")) {
 			bins, err := FindSpikeGLXRun(path)
 			if err != nil {

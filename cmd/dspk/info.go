@@ -59,7 +59,7 @@ func info(args []string, in *inputFlags) error {
 	fmt.Fprintf(w, "samples:     %d\n", rec.Samples())
 	fmt.Fprintf(w, "duration:    %s s (%s)\n", trimFloat(dur), time.Duration(dur*float64(time.Second)).Round(time.Millisecond))
 	fmt.Fprintf(w, "µV/count:    %s\n", summarizeScale(rec.MicrovoltsPerCount()))
-	if r, ok := rec.(*recording.Raw); ok {
+	if r, ok := rec.(interface{ DType() recording.DType }); ok {
 		fmt.Fprintf(w, "dtype:       %s\n", r.DType())
 	}
 	if c, ok := rec.(*recording.Concat); ok {
