@@ -100,6 +100,9 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if err := export.WriteJSON(w.od.Path("dspk.json"), sortProvenance(r, w.opt.Warnings)); err != nil {
 		return err
 	}
+	if err := writeScales(w.od.Dir(), r); err != nil {
+		return err
+	}
 	if err := writeMetrics(w.od.Dir()); err != nil {
 		return err
 	}
