@@ -92,6 +92,9 @@ func readFolderScales(dir string) (*quality.ChannelScales, error) {
 	if fr.Path == "" {
 		return nil, errors.New("params.py names no single dat_path")
 	}
+	if fr.Filtered {
+		return nil, errors.New("params.py's dat_path holds preprocessed data (hp_filtered = True)")
+	}
 	opts := recording.OpenOptions{Channels: fr.Channels, Rate: fr.SampleRate}
 	if fr.DType != "" && fr.DType != "int16" {
 		opts.DType = fr.DType

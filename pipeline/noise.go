@@ -3,6 +3,7 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 
@@ -126,58 +127,22 @@ func mad(buf, x []float32) float64 {
 // values for an even length), reordering x.
 func medianOf(x []float32) float64 {
 	n := len(x)
-	k := n / 2
-	hi := float64(selectK(x, k))
+	lo := preprocess.LowerMedian(x) // rank (n−1)/2
 	if n%2 == 1 {
-		return hi
+		return float64(lo)
 	}
-	// The lower middle is the largest value left of k after selection.
-	lo := x[0]
-	for _, v := range x[1:k] {
-		lo = max(lo, v)
-	}
-	return (float64(lo) + hi) / 2
-}
-
-// selectK reorders x so that x[k] is its k-th smallest value, with no
-// larger value before it and no smaller one after, and returns x[k]
-// (Hoare's selection, median-of-three pivots).
-func selectK(x []float32, k int) float32 {
-	lo, hi := 0, len(x)-1
-	for lo < hi {
-		mid := lo + (hi-lo)/2
-		if x[mid] < x[lo] {
-			x[mid], x[lo] = x[lo], x[mid]
-		}
-		if x[hi] < x[lo] {
-			x[hi], x[lo] = x[lo], x[hi]
-		}
-		if x[hi] < x[mid] {
-			x[hi], x[mid] = x[mid], x[hi]
-		}
-		p := x[mid]
-		i, j := lo, hi
-		for i <= j {
-			for x[i] < p {
-				i++
-			}
-			for x[j] > p {
-				j--
-			}
-			if i <= j {
-				x[i], x[j] = x[j], x[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case k <= j:
-			hi = j
-		case k >= i:
-			lo = i
-		default:
-			return x[k]
+	// The upper middle, rank n/2: lo again if more than n/2 values are
+	// at most lo, else the least value above it.
+	atMost, hi := 0, float32(math.Inf(1))
+	for _, v := range x {
+		if v <= lo {
+			atMost++
+		} else if v < hi {
+			hi = v
 		}
 	}
-	return x[k]
+	if atMost > n/2 {
+		hi = lo
+	}
+	return (float64(lo) + float64(hi)) / 2
 }

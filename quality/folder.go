@@ -327,6 +327,7 @@ type params struct {
 	channels int64
 	itemSize int64
 	offset   int64
+	filtered bool
 }
 
 // readParams parses the simple "key = literal" lines of Phy's params.py.
@@ -360,6 +361,8 @@ func readParams(path string) (params, error) {
 			if !strings.Contains(unq, ",") {
 				p.datPath = unq
 			}
+		case "hp_filtered":
+			p.filtered = v == "True"
 		case "n_channels_dat":
 			p.channels, _ = strconv.ParseInt(v, 10, 64)
 		case "offset":
@@ -389,6 +392,9 @@ type FolderRecording struct {
 	Channels   int
 	DType      string
 	SampleRate float64
+	// Filtered is hp_filtered: the file holds preprocessed data (a
+	// Kilosort 2.5 temp_wh.dat, whitened too).
+	Filtered bool
 }
 
 // ReadFolderRecording reads the recording's entries of dir's params.py.
@@ -401,7 +407,7 @@ func ReadFolderRecording(dir string) (FolderRecording, error) {
 	if path != "" && !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	return FolderRecording{Path: path, Channels: int(p.channels), DType: p.dtype, SampleRate: p.rate}, nil
+	return FolderRecording{Path: path, Channels: int(p.channels), DType: p.dtype, SampleRate: p.rate, Filtered: p.filtered}, nil
 }
 
 // samples returns the raw file's length in samples, or 0 when unknown.
