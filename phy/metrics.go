@@ -30,17 +30,25 @@ func SortMetricsOptions() quality.Options {
 // ComputeMetrics returns the quality metrics and labels of the sort
 // folder dir (Kilosort's or Phy's files, read by [quality.ReadSortFolder],
 // so a folder curated in Phy gets its curated units) with the settings
-// opt.
-func ComputeMetrics(dir string, opt quality.Options) (*quality.Table, error) {
-	in, err := quality.ReadSortFolder(dir)
+// opt. A folder without [quality.NoiseFile] gets its noise levels and
+// gains from the recording params.py names, where it can be read
+// ([folderScales]); otherwise the warnings say that they come from the
+// whitening.
+func ComputeMetrics(dir string, opt quality.Options) (*quality.Table, []string, error) {
+	sc, note := folderScales(dir)
+	in, err := quality.ReadSortFolderWith(dir, sc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	t, err := quality.Compute(*in, opt)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", dir, err)
+		return nil, nil, fmt.Errorf("%s: %w", dir, err)
 	}
-	return t, nil
+	var warnings []string
+	if note != "" {
+		warnings = append(warnings, note)
+	}
+	return t, warnings, nil
 }
 
 // MetricsFiles returns the files [WriteMetrics] writes for t (one
@@ -80,7 +88,7 @@ func WriteMetrics(dir string, t *quality.Table) error {
 // writeMetrics writes the quality metrics and labels of the sort folder
 // dir, its arrays already written, with [SortMetricsOptions].
 func writeMetrics(dir string) error {
-	t, err := ComputeMetrics(dir, SortMetricsOptions())
+	t, _, err := ComputeMetrics(dir, SortMetricsOptions())
 	if err != nil {
 		return err
 	}
@@ -100,7 +108,7 @@ func UpdateMetrics(ctx context.Context, dir string, opt quality.Options, overwri
 	} else if !fi.IsDir() {
 		return nil, nil, nil, fmt.Errorf("%s is not a folder; metrics takes a sort folder (Kilosort's or dspk sort's)", dir)
 	}
-	if t, err = ComputeMetrics(dir, opt); err != nil {
+	if t, warnings, err = ComputeMetrics(dir, opt); err != nil {
 		return nil, nil, nil, err
 	}
 	write, remove := MetricsFiles(t)

@@ -64,8 +64,11 @@ func (w *SortWriter) Close() error {
 // the probe and whitening files, wTEMP/wPCA (universal templates), U.npy
 // (the learned templates [N', C, P]), params.py, ops.npy ([sortOps]: it
 // loads with Kilosort4's kilosort.io.load_ops) and dspk.json
-// (provenance with every stage's time); with motion correction the drift
-// files hold the estimate (see [WriteDrift]). Last the summary figure,
+// (provenance with every stage's time); the channels' noise levels and
+// gains ([quality.NoiseFile], [quality.GainFile], measured on the
+// recording) and the quality tables ([WriteMetrics]); with motion
+// correction the drift files hold the estimate (see [WriteDrift]). Last
+// the summary figure,
 // sort_summary.png ([SortSummaryFile]). Every file but dspk.json (times,
 // host) has the same bytes for the same input, settings and device; the
 // stage times are in dspk.json only, not in ops.npy as Kilosort4 puts
@@ -98,6 +101,9 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 		return err
 	}
 	if err := export.WriteJSON(w.od.Path("dspk.json"), sortProvenance(r, w.opt.Warnings)); err != nil {
+		return err
+	}
+	if err := writeScales(w.od.Dir(), r); err != nil {
 		return err
 	}
 	if err := writeMetrics(w.od.Dir()); err != nil {

@@ -66,6 +66,14 @@ type Input struct {
 	// noise_levels extension (MAD-based by default) and sd_ratio by
 	// get_noise_levels(method="std"); one set of levels serves both here.
 	NoiseLevels []float32
+	// NoiseSource says what NoiseLevels are ([NoiseMAD],
+	// [NoiseWhitening]; "" when the caller set them), for messages.
+	NoiseSource string
+	// Microvolts says that Templates, Amplitudes and NoiseLevels are in
+	// µV (the recording's gains were known); otherwise they are in the
+	// recording's units and the µV threshold of amplitude_median compares
+	// with those, as SpikeInterface's does for a recording without gains.
+	Microvolts bool
 }
 
 // Table holds the metrics of every unit: Columns in a fixed order, each

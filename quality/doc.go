@@ -26,6 +26,10 @@
 //     below 1.5 ms; count -1 for a unit without spikes).
 //   - rp_contamination, rp_violations (Llobet et al.: pairs of spikes at
 //     most round(1 ms·fs) samples apart; rp_violations -1 without spikes).
+//   - fraction_rpvs (Bombcell's fractionRPVs, not SpikeInterface's: Hill et
+//     al.'s contamination from the consecutive inter-spike intervals in
+//     [0.1 ms, 2 ms], 1 where no contamination explains them); the labels
+//     test it.
 //   - sliding_rp_violation (IBL's sliding refractory period: the smallest
 //     contamination 0.5 %…35 % rejected with more than 90 % confidence),
 //     with SpikeInterface's autocorrelogram bin of int(0.25 ms·fs) samples.
@@ -62,8 +66,11 @@
 // template upsampled ×10 by scipy's resample_poly rule, peaks found by
 // scipy's find_peaks rule. exp_decay is fitted by a bounded least-squares
 // search of its own (scipy's curve_fit stops within about 1e-5 of it) on
-// the channels where the template is not exactly zero. Every unit is
-// then labelled as [LabelOptions] describes; a unit without spikes has
+// the channels where the template is not exactly zero.
+// waveform_baseline_fraction is Bombcell's own baseline measure (the
+// template not upsampled, its first 10 of 61 samples against its
+// extremum), which the labels test. Every unit is then labelled as
+// [LabelOptions] describes; a unit without spikes has
 // no waveform and is noise, as in SpikeInterface.
 //
 // # Files
@@ -71,5 +78,6 @@
 // [WriteTSV] writes a Table beside Kilosort's cluster_KSLabel.tsv, one
 // cluster_<metric>.tsv per column as Phy reads cluster properties;
 // [ReadSortFolder] loads the Input from a Kilosort or Phy folder so a
-// curated folder can be recomputed.
+// curated folder can be recomputed, with the noise levels and gains of
+// its [NoiseFile] and [GainFile] (in µV where the gains are known).
 package quality

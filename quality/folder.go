@@ -8,11 +8,44 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"dspk/export"
 )
+
+// NoiseFile and GainFile are a sort folder's channel scales, float32
+// [channels] in channel_map.npy's order: NoiseFile the noise levels of
+// the preprocessed, unwhitened data in the recording's units
+// (SpikeInterface's get_noise_levels: the median absolute deviation of
+// random chunks over 0.6745), GainFile the recording's µV per unit (its
+// gains: a SpikeGLX meta's, an Open Ephys bit_volts), absent where a
+// channel's gain is unknown.
+const (
+	NoiseFile = "noise_levels.npy"
+	GainFile  = "channel_gains_uv.npy"
+)
+
+// Noise sources of [Input.NoiseSource].
+const (
+	// NoiseMAD: SpikeInterface's noise levels (median absolute deviation
+	// of random chunks of the preprocessed, unwhitened recording).
+	NoiseMAD = "mad"
+	// NoiseWhitening: each channel's SD in the data implied by the
+	// whitening, the spikes included (no recording to measure them on).
+	NoiseWhitening = "whitening"
+)
+
+// ChannelScales are the noise levels and gains of a sort's channels
+// ([NoiseFile], [GainFile]), for a folder that lacks those files.
+type ChannelScales struct {
+	// Noise are the noise levels in the recording's units; nil leaves
+	// the whitening's.
+	Noise []float32
+	// Gains are the µV per unit of the recording; nil when unknown.
+	Gains []float32
+}
 
 // ReadSortFolder loads the Input of a Kilosort or Phy folder (as dspk
 // sort writes it, or after curation in Phy): spike_times.npy;
@@ -20,23 +53,33 @@ import (
 // spike_templates.npy; amplitudes.npy; templates.npy, unwhitened by
 // whitening_mat_inv.npy when present; pc_features.npy and
 // pc_feature_ind.npy; channel_positions.npy; spike_positions.npy (its y
-// as the depths) when present; params.py for the sample rate.
+// as the depths) when present; params.py for the sample rate; [NoiseFile]
+// and [GainFile] when present.
 //
 // Each unit's template is that of its most frequent template. A spike's
 // amplitude is its amplitudes.npy value (Kilosort4's ‖tF‖, the norm of
 // the spike's whitened features) over the norm of its own whitened
 // template, times that template's signed extremum, unwhitened, on the
-// unit's main channel: the
-// spike's peak in the data's units, as SpikeInterface's spike_amplitudes
-// reads it off the recording. The recording's length is that of the raw
-// file params.py names when it is there, else the last spike plus one.
-// The noise levels are the channels' standard deviations in the
+// unit's main channel: the spike's peak in the data's units, as
+// SpikeInterface's spike_amplitudes reads it off the recording. With
+// gains the templates, amplitudes and noise levels are in µV, as
+// SpikeInterface gives them for a recording with gains ([Input.Microvolts]).
+// The recording's length is that of the raw file params.py names when it
+// is there, else the last spike plus one. The noise levels are
+// [NoiseFile]'s; without it each channel's standard deviation in the
 // unwhitened data implied by the whitening: whitened data have unit
 // covariance, so the data's covariance is W⁻¹W⁻ᵀ and a channel's SD is
-// the norm of its row of whitening_mat_inv.npy (SpikeInterface estimates
-// it instead from the median absolute deviation of random chunks of the
-// recording; the two agree where spikes are a small part of the signal).
+// the norm of its row of whitening_mat_inv.npy. That SD counts the spikes
+// too, so it exceeds SpikeInterface's level and lowers snr
+// ([Input.NoiseSource] says which).
 func ReadSortFolder(dir string) (*Input, error) {
+	return ReadSortFolderWith(dir, nil)
+}
+
+// ReadSortFolderWith is [ReadSortFolder] with the channel scales sc (of a
+// folder without [NoiseFile]) in place of the folder's files; nil reads
+// the files.
+func ReadSortFolderWith(dir string, sc *ChannelScales) (*Input, error) {
 	p, err := readParams(filepath.Join(dir, "params.py"))
 	if err != nil {
 		return nil, err
@@ -59,6 +102,9 @@ func ReadSortFolder(dir string) (*Input, error) {
 	pcind := ld.ints("pc_feature_ind.npy", false)
 	pos, _ := ld.array("channel_positions.npy", false)
 	spos, _ := ld.array("spike_positions.npy", false)
+	if sc == nil {
+		sc = &ChannelScales{Noise: toFloat32(ld.floats(NoiseFile, false)), Gains: toFloat32(ld.floats(GainFile, false))}
+	}
 	if ld.err != nil {
 		return nil, ld.err
 	}
@@ -84,9 +130,26 @@ func ReadSortFolder(dir string) (*Input, error) {
 			in.NumSamples = max(in.NumSamples, t+1)
 		}
 	}
-	in.NoiseLevels = noiseLevels(winv, len(pos)/2)
+	C := len(pos) / 2
+	in.NoiseLevels, in.NoiseSource = noiseLevels(winv, C), NoiseWhitening
+	if len(sc.Noise) == C && C > 0 {
+		in.NoiseLevels, in.NoiseSource = slices.Clone(sc.Noise), NoiseMAD
+	}
+	var gains []float64
+	if len(sc.Gains) == C && C > 0 && !slices.ContainsFunc(sc.Gains, func(g float32) bool { return !(g > 0) }) {
+		gains = make([]float64, C)
+		for c, g := range sc.Gains {
+			gains[c] = float64(g)
+		}
+	}
 	if tdata != nil {
-		in.setTemplates(tdata, tshape, winv, scale)
+		in.setTemplates(tdata, tshape, winv, scale, gains)
+		if gains != nil && len(gains) == tshape[2] && in.NoiseLevels != nil {
+			for c := range in.NoiseLevels {
+				in.NoiseLevels[c] *= float32(gains[c])
+			}
+			in.Microvolts = true
+		}
 	} else if scale != nil {
 		in.Amplitudes = toFloat32(scale)
 	}
@@ -95,7 +158,7 @@ func ReadSortFolder(dir string) (*Input, error) {
 
 // setTemplates fills the per-unit templates and the spikes' amplitudes
 // from Kilosort's per-template arrays.
-func (in *Input) setTemplates(tdata []float64, shape []int, winv, scale []float64) {
+func (in *Input) setTemplates(tdata []float64, shape []int, winv, scale, gains []float64) {
 	nT, nt, nc := shape[0], shape[1], shape[2]
 	// Kilosort4's amplitudes.npy holds a spike's ‖tF‖, the norm of its
 	// whitened features; its template holds the mean of such features, so
@@ -123,6 +186,11 @@ func (in *Input) setTemplates(tdata []float64, shape []int, winv, scale []float6
 			}
 		}
 		tdata = un
+	}
+	if gains != nil && len(gains) == nc {
+		for k := range tdata {
+			tdata[k] *= gains[k%nc]
+		}
 	}
 	units := in.group()
 	in.TemplateSamples, in.Channels = nt, nc
@@ -255,9 +323,11 @@ func toFloat32(v []float64) []float32 {
 type params struct {
 	rate     float64
 	datPath  string
+	dtype    string
 	channels int64
 	itemSize int64
 	offset   int64
+	filtered bool
 }
 
 // readParams parses the simple "key = literal" lines of Phy's params.py.
@@ -291,11 +361,14 @@ func readParams(path string) (params, error) {
 			if !strings.Contains(unq, ",") {
 				p.datPath = unq
 			}
+		case "hp_filtered":
+			p.filtered = v == "True"
 		case "n_channels_dat":
 			p.channels, _ = strconv.ParseInt(v, 10, 64)
 		case "offset":
 			p.offset, _ = strconv.ParseInt(v, 10, 64)
 		case "dtype":
+			p.dtype = unq
 			p.itemSize = map[string]int64{"int16": 2, "uint16": 2, "int32": 4, "float32": 4, "float64": 8, "int8": 1, "uint8": 1}[unq]
 		}
 	}
@@ -306,6 +379,35 @@ func readParams(path string) (params, error) {
 		return p, fmt.Errorf("quality: %s: no positive sample_rate", path)
 	}
 	return p, nil
+}
+
+// FolderRecording is what a sort folder's params.py says of the
+// recording it sorted.
+type FolderRecording struct {
+	// Path is dat_path (one file; "" for a list or none), made absolute
+	// against the folder.
+	Path string
+	// Channels, DType and SampleRate are n_channels_dat, dtype and
+	// sample_rate.
+	Channels   int
+	DType      string
+	SampleRate float64
+	// Filtered is hp_filtered: the file holds preprocessed data (a
+	// Kilosort 2.5 temp_wh.dat, whitened too).
+	Filtered bool
+}
+
+// ReadFolderRecording reads the recording's entries of dir's params.py.
+func ReadFolderRecording(dir string) (FolderRecording, error) {
+	p, err := readParams(filepath.Join(dir, "params.py"))
+	if err != nil {
+		return FolderRecording{}, err
+	}
+	path := p.datPath
+	if path != "" && !filepath.IsAbs(path) {
+		path = filepath.Join(dir, path)
+	}
+	return FolderRecording{Path: path, Channels: int(p.channels), DType: p.dtype, SampleRate: p.rate, Filtered: p.filtered}, nil
 }
 
 // samples returns the raw file's length in samples, or 0 when unknown.

@@ -50,12 +50,20 @@ func (r Range) set() bool { return !math.IsNaN(r.Min) || !math.IsNaN(r.Max) }
 type LabelOptions struct {
 	// Noise are the waveform ranges: num_positive_peaks ≤ 2,
 	// num_negative_peaks ≤ 1, peak_to_trough_duration 0.1–1.15 ms,
-	// waveform_baseline_flatness ≤ 0.5, peak_after_to_trough_ratio ≤ 0.8,
-	// exp_decay 0.01–0.1 /µm.
+	// waveform_baseline_fraction ≤ 0.3, peak_after_to_trough_ratio ≤ 0.8,
+	// exp_decay 0.01–0.1 /µm. SpikeInterface's port bounds its
+	// waveform_baseline_flatness by 0.5 instead, measured after the ×10
+	// upsampling, whose ripple at the template's start it counts; the
+	// label follows Bombcell (maxWvBaselineFraction 0.3 on the template
+	// as it is).
 	Noise map[string]Range
 	// MUA are the spike-train ranges: |amplitude_median| ≥ 30 µV,
 	// snr ≥ 5, amplitude_cutoff ≤ 0.2, num_spikes ≥ 300,
-	// rp_contamination ≤ 0.1, presence_ratio ≥ 0.7, drift_ptp ≤ 100 µm.
+	// fraction_rpvs ≤ 0.1, presence_ratio ≥ 0.7, drift_ptp ≤ 100 µm.
+	// SpikeInterface's port tests rp_contamination (Llobet et al., a 1-ms
+	// refractory period, no censored period) where Bombcell tests its
+	// fractionRPVs (Hill et al., tauR 2 ms, tauC 0.1 ms): the label
+	// follows Bombcell, fraction_rpvs.
 	MUA map[string]Range
 	// NonSomatic are the ranges whose excess marks a non-somatic unit:
 	// peak_before_to_trough_ratio ≤ 3, peak_before_width ≥ 0.15 ms,
@@ -67,7 +75,9 @@ type LabelOptions struct {
 }
 
 // DefaultLabelOptions returns the thresholds of
-// bombcell_get_default_thresholds in SpikeInterface 0.105.
+// bombcell_get_default_thresholds in SpikeInterface 0.105, the
+// refractory-period contamination tested as Bombcell tests it
+// (fraction_rpvs, see [LabelOptions.MUA]).
 func DefaultLabelOptions() LabelOptions {
 	none := math.NaN()
 	return LabelOptions{
@@ -75,7 +85,7 @@ func DefaultLabelOptions() LabelOptions {
 			"num_positive_peaks":         {none, 2, false},
 			"num_negative_peaks":         {none, 1, false},
 			"peak_to_trough_duration":    {0.0001, 0.00115, false},
-			"waveform_baseline_flatness": {none, 0.5, false},
+			"waveform_baseline_fraction": {none, 0.3, false},
 			"peak_after_to_trough_ratio": {none, 0.8, false},
 			"exp_decay":                  {0.01, 0.1, false},
 		},
@@ -84,7 +94,7 @@ func DefaultLabelOptions() LabelOptions {
 			"snr":              {5, none, false},
 			"amplitude_cutoff": {none, 0.2, false},
 			"num_spikes":       {300, none, false},
-			"rp_contamination": {none, 0.1, false},
+			"fraction_rpvs":    {none, 0.1, false},
 			"presence_ratio":   {0.7, none, false},
 			"drift_ptp":        {none, 100, false},
 		},
@@ -173,7 +183,7 @@ func nonSomatic(t *Table, ns map[string]Range, i int) bool {
 }
 
 // MUAThresholds are the main thresholds of the MUA rule under the names a
-// user sets them by: the bounds of num_spikes, rp_contamination,
+// user sets them by: the bounds of num_spikes, fraction_rpvs,
 // presence_ratio, amplitude_cutoff, snr, amplitude_median (its absolute
 // value) and drift_ptp.
 type MUAThresholds struct {
@@ -184,7 +194,7 @@ type MUAThresholds struct {
 // MUAThresholdsOf returns the thresholds that lo's MUA ranges hold.
 func MUAThresholdsOf(lo LabelOptions) MUAThresholds {
 	m := lo.MUA
-	return MUAThresholds{MinSpikes: m["num_spikes"].Min, MaxRPContamination: m["rp_contamination"].Max,
+	return MUAThresholds{MinSpikes: m["num_spikes"].Min, MaxRPContamination: m["fraction_rpvs"].Max,
 		MinPresenceRatio: m["presence_ratio"].Min, MaxAmplitudeCutoff: m["amplitude_cutoff"].Max,
 		MinSNR: m["snr"].Min, MinAmplitude: m["amplitude_median"].Min, MaxDrift: m["drift_ptp"].Max}
 }
@@ -201,7 +211,7 @@ func (lo LabelOptions) SetMUA(t MUAThresholds) (LabelOptions, error) {
 		metric string
 		min    bool
 		v      float64
-	}{{"num_spikes", true, t.MinSpikes}, {"rp_contamination", false, t.MaxRPContamination},
+	}{{"num_spikes", true, t.MinSpikes}, {"fraction_rpvs", false, t.MaxRPContamination},
 		{"presence_ratio", true, t.MinPresenceRatio}, {"amplitude_cutoff", false, t.MaxAmplitudeCutoff},
 		{"snr", true, t.MinSNR}, {"amplitude_median", true, t.MinAmplitude}, {"drift_ptp", false, t.MaxDrift}} {
 		if math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v < 0 {

@@ -15,6 +15,10 @@ type Options struct {
 	// RefractoryPeriodMs and CensoredPeriodMs are rp_violation's
 	// refractory_period_ms (1) and censored_period_ms (0).
 	RefractoryPeriodMs, CensoredPeriodMs float64
+	// RPVTauRMs and RPVTauCMs are Bombcell's refractory period tauR (2)
+	// and censored period tauC (0.1) of fraction_rpvs, the
+	// contamination its labels test.
+	RPVTauRMs, RPVTauCMs float64
 
 	// SlidingRPMinSpikes is sliding_rp_violation's min_spikes (0): a unit
 	// with at most this many spikes gets NaN.
@@ -106,6 +110,8 @@ func DefaultOptions() Options {
 		PresenceRatioBinS:              60,
 		ISIThresholdMs:                 1.5,
 		RefractoryPeriodMs:             1,
+		RPVTauRMs:                      2,
+		RPVTauCMs:                      0.1,
 		SlidingRPBinMs:                 0.25,
 		SlidingRPWindowS:               1,
 		SlidingRPExcludeBelowMs:        0.5,
@@ -149,13 +155,14 @@ var columnSpec = []struct {
 	{"num_spikes", true}, {"firing_rate", false}, {"presence_ratio", false}, {"snr", false},
 	{"isi_violations_ratio", false}, {"isi_violations_count", true},
 	{"rp_contamination", false}, {"rp_violations", true}, {"sliding_rp_violation", false},
+	{"fraction_rpvs", false},
 	{"firing_range", false}, {"amplitude_cv_median", false}, {"amplitude_cv_range", false},
 	{"amplitude_cutoff", false}, {"amplitude_median", false},
 	{"drift_ptp", false}, {"drift_std", false}, {"drift_mad", false}, {"sd_ratio", false},
 	{"isolation_distance", false}, {"l_ratio", false}, {"d_prime", false},
 	{"nn_hit_rate", false}, {"nn_miss_rate", false}, {"silhouette", false},
 	{"num_positive_peaks", true}, {"num_negative_peaks", true},
-	{"peak_to_trough_duration", false}, {"waveform_baseline_flatness", false},
+	{"peak_to_trough_duration", false}, {"waveform_baseline_flatness", false}, {"waveform_baseline_fraction", false},
 	{"peak_before_to_trough_ratio", false}, {"peak_after_to_trough_ratio", false},
 	{"peak_before_to_peak_after_ratio", false}, {"main_peak_to_trough_ratio", false},
 	{"trough_width", false}, {"peak_before_width", false}, {"peak_after_width", false},

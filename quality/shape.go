@@ -120,6 +120,7 @@ func (in *Input) shapeMetrics(i int, tm *templateInfo, opt ShapeOptions, cols *c
 	cols.set("num_negative_peaks", i, float64(trough.count))
 	cols.set("peak_to_trough_duration", i, float64(after.index-trough.index)/fs)
 	cols.set("waveform_baseline_flatness", i, baselineFlatness(t, fs, opt.BaselineWindowMs))
+	cols.set("waveform_baseline_fraction", i, tm.baselineFraction(i))
 	ta, ba, aa := math.Abs(at(t, trough.index)), math.Abs(at(t, before.index)), math.Abs(at(t, after.index))
 	cols.set("peak_before_to_trough_ratio", i, safeRatio(ba, ta))
 	cols.set("peak_after_to_trough_ratio", i, safeRatio(aa, ta))
@@ -163,6 +164,40 @@ func baselineFlatness(t []float64, fs float64, win [2]float64) float64 {
 		return nan
 	}
 	return dev(t[a:b]) / w
+}
+
+// baselineFraction is Bombcell's waveformBaselineFlatness (which its
+// maxWvBaselineFraction bounds): on the main channel by peak-to-peak of
+// unit i's template, not upsampled, the largest |value| of the baseline
+// window over the largest |value|. The window is Bombcell's for
+// Kilosort4's 61-sample templates, samples [0, 10), scaled to other
+// lengths; unlike waveform_baseline_flatness it takes no mean off and
+// sees no upsampling's edge ripple.
+func (tm *templateInfo) baselineFraction(i int) float64 {
+	best, bc := -1.0, 0
+	for c := range tm.nc {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for s := range tm.nt {
+			v := float64(tm.data[(i*tm.nt+s)*tm.nc+c])
+			lo, hi = min(lo, v), max(hi, v)
+		}
+		if hi-lo > best {
+			best, bc = hi-lo, c
+		}
+	}
+	x := tm.channel(i, bc)
+	stop := max(1, int(math.Round(float64(tm.nt)*10/61)))
+	peak, base := 0.0, 0.0
+	for s, v := range x {
+		peak = max(peak, math.Abs(v))
+		if s < stop {
+			base = max(base, math.Abs(v))
+		}
+	}
+	if peak == 0 {
+		return nan
+	}
+	return base / peak
 }
 
 // expDecay is exp_decay (SpikeInterface's default, all channels): the

@@ -24,6 +24,7 @@ func (in *Input) unitMetrics(u unit, i int, tm *templateInfo, pc *pcData, opt Op
 	cols.set("rp_contamination", i, r)
 	cols.set("rp_violations", i, c)
 	cols.set("sliding_rp_violation", i, slidingRP(u.times, T, fs, opt))
+	cols.set("fraction_rpvs", i, fractionRPVs(u.times, T, fs, opt))
 	cols.set("firing_range", i, firingRange(u.times, T, fs, opt))
 	if in.Amplitudes != nil {
 		amps := make([]float64, n)
@@ -125,6 +126,48 @@ func rpViolations(t []int64, T int64, fs float64, opt Options) (contamination, c
 		return 1, float64(nv)
 	}
 	return 1 - math.Sqrt(den), float64(nv)
+}
+
+// fractionRPVs is Bombcell's fractionRPVs_estimatedTauR with its default
+// rpv_method "hill" and one refractory period: Hill et al.'s
+// contamination f from the consecutive inter-spike intervals in
+// [tauC, tauR] (Bombcell's MATLAB count; its Python counts every ISI up to
+// tauR, the censored ones too), the smaller root of
+// k·f² − k·f + violations·duration = 0 with k = 2·(tauR − tauC)·n². Where
+// the root is complex (more violations than any contamination explains:
+// two or three in a few hundred spikes of a slow unit) Bombcell takes
+// violations / (2·(tauR − tauC)·(n − violations)), which is then above
+// 1, and caps it at 1. NaN with fewer than two spikes, 0 without
+// violations. The duration is the recording's (Bombcell's single time
+// chunk spans the first to the last spike of the sort).
+func fractionRPVs(t []int64, T int64, fs float64, opt Options) float64 {
+	n := len(t)
+	if n <= 1 {
+		return nan
+	}
+	tauR, tauC := opt.RPVTauRMs/1000, opt.RPVTauCMs/1000
+	nv := 0
+	for k := 1; k < n; k++ {
+		if isi := float64(t[k]-t[k-1]) / fs; isi >= tauC && isi <= tauR {
+			nv++
+		}
+	}
+	if nv == 0 {
+		return 0
+	}
+	N, V := float64(n), float64(nv)
+	k := 2 * (tauR - tauC) * N * N
+	disc := 1 - 4*V*(float64(T)/fs)/k
+	var f float64
+	switch {
+	case disc >= 0:
+		f = (1 - math.Sqrt(disc)) / 2
+	case nv < n:
+		f = V / (2 * (tauR - tauC) * (N - V))
+	default:
+		f = 1
+	}
+	return min(f, 1)
 }
 
 // slidingRP is SpikeInterface's sliding_rp_violation: the least tested
