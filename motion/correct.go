@@ -34,6 +34,27 @@ const (
 	CorrectionSmooth
 )
 
+// SmoothThresholdScale is the factor by which [CorrectionSmooth] raises
+// the detection and matching thresholds (Th_universal, Th_learned) on the
+// windows it corrects. Its 40-µm blur keeps each channel's whitened noise
+// at unit variance but correlates neighbouring channels, and a template's
+// score sums a footprint over channels assuming independent noise: the
+// score's noise grows (by about 1.66 for a unit's footprint on NP1, the
+// product MMᵀ of the correction), and noise crosses the thresholds. On
+// drifting CPU sorts (docs/perf-sort.md, "Thresholds under the smooth
+// rule") 1.25 removed nearly all noise units and lost no neuron.
+const SmoothThresholdScale = 1.25
+
+// ThresholdScale returns the factor the rule applies to the detection and
+// matching thresholds on the windows it corrects: [SmoothThresholdScale]
+// for CorrectionSmooth, 1 for Kilosort4's rule.
+func (r Rule) ThresholdScale() float64 {
+	if r == CorrectionSmooth {
+		return SmoothThresholdScale
+	}
+	return 1
+}
+
 // String returns the rule's name.
 func (r Rule) String() string {
 	switch r {

@@ -95,6 +95,7 @@ func (p *Pipeline) DetectWindows(ctx context.Context, windows []int, w *linalg.W
 func (p *Pipeline) detectPass(ctx context.Context, ps windowPass, tm *detect.Templates,
 	sink func(win recording.Window, s *detect.Spikes) error) (detect.Stats, error) {
 	prm := p.DetectParams()
+	prm.ThUniversal *= ps.corr.thresholdScale()
 	g, err := p.Grid()
 	if err != nil {
 		return detect.Stats{}, err

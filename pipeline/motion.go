@@ -125,6 +125,15 @@ func (p *Pipeline) correctWith(est *motion.Estimate, rule motion.Rule) (*correct
 	return &correction{est: est, rule: rule, k: k}, nil
 }
 
+// thresholdScale is the factor of the detection and matching thresholds
+// on windows c corrects ([motion.Rule.ThresholdScale]; 1 for none).
+func (c *correction) thresholdScale() float64 {
+	if c == nil {
+		return 1
+	}
+	return c.rule.ThresholdScale()
+}
+
 // ruleName is the name of the rule c corrects with, "" for no correction.
 func (c *correction) ruleName() string {
 	if c == nil {

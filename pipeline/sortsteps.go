@@ -248,6 +248,7 @@ func (p *Pipeline) matchRange(ctx context.Context, g *SortGlobal, sp sortParams,
 		}
 		defer corr.Close()
 	}
+	sp = sp.corrected(g.Correction)
 	m, err := match.NewMatcher(p.dev, g.Learned, p.probe.X, p.probe.Y, sp.match)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%s: learned templates: %w", name, err)
@@ -287,6 +288,16 @@ func channelsOf(m *match.Matcher, n int, p *Pipeline) *templateChans {
 		tc.best[k] = m.BestChannel(k)
 	}
 	return tc
+}
+
+// corrected returns sp with Th_learned scaled by the threshold factor of
+// the correction rule named rule ([motion.Rule.ThresholdScale]; "" for no
+// correction leaves it).
+func (sp sortParams) corrected(rule string) sortParams {
+	if r, ok := parseRule(rule); ok && rule != "" && rule != CorrectionAuto {
+		sp.match.ThLearned *= r.ThresholdScale()
+	}
+	return sp
 }
 
 // restoreCorrection returns the correction of whitened windows by est
@@ -340,6 +351,7 @@ func (p *Pipeline) SortFinish(ctx context.Context, g *SortGlobal, opt SortOption
 func (p *Pipeline) sortFinish(ctx context.Context, g *SortGlobal, opt SortOptions, sp sortParams, ms *match.Spikes, matchSeconds float64,
 	start time.Time, tc *templateChans) (*SortResult, error) {
 	name := p.rec.Name()
+	sp = sp.corrected(g.Correction)
 	res := &SortResult{Params: opt, Matching: sp.match, Curation: sp.curate, Detected: g.Detected, Clusters0: g.Clusters0, Groups0: g.Groups0,
 		Learned: g.Learned, Channels: tc.ch, Correction: g.Correction}
 	res.Stages = append(res.Stages, g.Stages...)

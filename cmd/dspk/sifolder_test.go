@@ -5,18 +5,22 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"dspk/batch"
+	"dspk/export"
 	"dspk/probe"
+	"dspk/quality"
 )
 
 // writeSIFolder writes the golden recording as a SpikeInterface binary
 // folder, as recording.save(format="binary") lays it out: binary.json,
 // one traces_cached_seg<N>.raw per segment (the golden samples split at
 // the sample numbers of cuts) and probegroup.json (the golden probe).
-func writeSIFolder(t *testing.T, dir string, cuts ...int) string {
+// gain is every channel's gain_to_uV; 0 writes null (no known scale).
+func writeSIFolder(t *testing.T, dir string, gain float64, cuts ...int) string {
 	t.Helper()
 	const ch = 33
 	raw, err := os.ReadFile(filepath.Join(goldenRec, simBase+".imec0.ap.bin"))
@@ -35,9 +39,11 @@ func writeSIFolder(t *testing.T, dir string, cuts ...int) string {
 		}
 		files = append(files, name)
 	}
-	gains := make([]float64, ch)
-	for i := range gains {
-		gains[i] = 2.34375
+	var gains []float64
+	for range ch {
+		if gain > 0 {
+			gains = append(gains, gain)
+		}
 	}
 	bj, _ := json.MarshalIndent(map[string]any{
 		"class": "spikeinterface.core.binaryrecordingextractor.BinaryRecordingExtractor", "module": "spikeinterface",
@@ -56,15 +62,18 @@ func writeSIFolder(t *testing.T, dir string, cuts ...int) string {
 }
 
 // TestSIFolderSameAsRaw sorts and detects a SpikeInterface binary folder
-// and the same samples given as a raw file with -rate, -channels and
-// -probe: every output file but dspk.json must be equal byte for byte.
+// without gains and the same samples given as a raw file with -rate,
+// -channels and -probe: every output file but dspk.json must be equal
+// byte for byte. With gains, the sort folder records them
+// (channel_gains_uv.npy, one per probe site), which a raw file cannot
+// give.
 // A folder of two segments detects as the whole file does (params.py and
 // ops.npy, which name the data files, aside; the raster's title names the
 // recording), and batch plan finds the
 // folder as one recording.
 func TestSIFolderSameAsRaw(t *testing.T) {
 	dir := t.TempDir()
-	si := writeSIFolder(t, filepath.Join(dir, "rec_si"))
+	si := writeSIFolder(t, filepath.Join(dir, "rec_si"), 0)
 	seg0 := filepath.Join(si, "traces_cached_seg0.raw")
 	rawArgs := []string{"-rate", "30000", "-channels", "33", "-probe", filepath.Join(si, "probegroup.json"), seg0}
 	run := func(args ...string) string {
@@ -88,7 +97,16 @@ func TestSIFolderSameAsRaw(t *testing.T) {
 		}
 	}
 
-	two := writeSIFolder(t, filepath.Join(dir, "two", "rec_si2"), 70000)
+	uv := run("sort", writeSIFolder(t, filepath.Join(dir, "rec_uv"), 2.34375))
+	g, err := export.ReadNPYFile(filepath.Join(uv, quality.GainFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gf, err := g.Float32(); err != nil || len(gf) != len(goldenProbe().ChanMap) || slices.ContainsFunc(gf, func(v float32) bool { return v != 2.34375 }) {
+		t.Errorf("%s of a folder with gain_to_uV 2.34375: %v %v", quality.GainFile, gf, err)
+	}
+
+	two := writeSIFolder(t, filepath.Join(dir, "two", "rec_si2"), 0, 70000)
 	got := run("detect", two)
 	want := run("detect", "-rate", "30000", "-channels", "33", "-probe", filepath.Join(two, "probegroup.json"),
 		filepath.Join(goldenRec, simBase+".imec0.ap.bin"))
