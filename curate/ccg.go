@@ -45,6 +45,11 @@ type Settings struct {
 	// merge after Kilosort4's merges ([Interleaved]; dspk's rule,
 	// [InterleavedDefault]; 0 turns it off).
 	Interleaved float64
+	// Coincident is the least fraction of the smaller unit's spikes that
+	// coincide with the other's at which two nearby units are one
+	// neuron matched twice and merge last ([Coincidence]; dspk's rule,
+	// [CoincidentDefault]; 0 turns it off).
+	Coincident float64
 	// DuplicateSpikeMs is the least time between kept spikes of a cluster
 	// (duplicate_spike_ms, 0.25).
 	DuplicateSpikeMs float64
@@ -61,12 +66,12 @@ const SameWaveformDefault = 0.99
 
 // DefaultSettings returns Kilosort4's curation defaults
 // ([kilosort.CurationDefaults], [kilosort.MergeRThresh]) and dspk's
-// same-waveform and interleaved merges at [SameWaveformDefault] and
-// [InterleavedDefault].
+// same-waveform, interleaved and coincident merges at
+// [SameWaveformDefault], [InterleavedDefault] and [CoincidentDefault].
 func DefaultSettings() Settings {
 	ks := kilosort.CurationDefaults()
 	return Settings{ACGThreshold: ks.ACGThreshold, CCGThreshold: ks.CCGThreshold, RThresh: kilosort.MergeRThresh,
-		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
+		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, Coincident: CoincidentDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
 }
 
 // Validate reports the first setting that cannot work, under the flag
@@ -84,6 +89,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("curate: same-waveform = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", s.SameWaveform)
 	case !(s.Interleaved >= 0 && s.Interleaved <= 1):
 		return fmt.Errorf("curate: interleaved = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", s.Interleaved)
+	case !(s.Coincident >= 0 && s.Coincident <= 1):
+		return fmt.Errorf("curate: coincident = %g must be in [0, 1] (a fraction of spikes; 0 turns the rule off)", s.Coincident)
 	case !(s.DuplicateSpikeMs >= 0) || !finite(s.DuplicateSpikeMs):
 		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", s.DuplicateSpikeMs)
 	case !(s.PositionLimit > 0) || !finite(s.PositionLimit):

@@ -151,11 +151,11 @@ func TestMergeInterleaved(t *testing.T) {
 		t.Fatalf("similarities %.3f (piece) and %.3f (neighbour) do not test the rule", sim[1], sim[2])
 	}
 	prm.Interleaved = 0
-	if r := Merge(build(), u, bs, prm); r.Units.N != 3 {
+	if r := Merge(build(), u, bs, nil, prm); r.Units.N != 3 {
 		t.Fatalf("without the rule: %d units, merges %+v", r.Units.N, r.Merges)
 	}
 	s := build()
-	res := Merge(s, u, bs, DefaultParams())
+	res := Merge(s, u, bs, nil, DefaultParams())
 	m := res.Merges
 	if res.Units.N != 2 || len(m) != 1 || !m[0].Interleaved || m[0].Into+m[0].From != 1 {
 		t.Fatalf("units %d, merges %+v", res.Units.N, m)

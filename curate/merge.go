@@ -97,8 +97,9 @@ func (s *Spikes) Select(keep []bool) {
 
 // SortByTime orders the spikes by (time, template, previous row), a
 // stable order (Kilosort4 uses numpy's unstable argsort by time, so rows of
-// equal time may come out in another order there).
-func (s *Spikes) SortByTime() {
+// equal time may come out in another order there). It returns the
+// permutation: row i is the old row perm[i].
+func (s *Spikes) SortByTime() []int {
 	perm := make([]int, s.Len())
 	for i := range perm {
 		perm[i] = i
@@ -113,6 +114,7 @@ func (s *Spikes) SortByTime() {
 		return int(s.Template[a]) - int(s.Template[b])
 	})
 	s.Permute(perm)
+	return perm
 }
 
 // MergeResult is the outcome of [Merge].
@@ -125,6 +127,11 @@ type MergeResult struct {
 	// Merges lists the merges in the order they happened: Into absorbed
 	// From (input labels), From's spikes moved by Shift samples.
 	Merges []MergeStep
+	// Copies marks the spikes (rows of the rewritten spikes) that the
+	// coincident rule found to be a weaker unit's copies of another
+	// unit's spikes, to be dropped (they carry the label of the unit they
+	// copy); nil when it found none.
+	Copies []bool
 }
 
 // MergeStep is one merge of [Merge].
@@ -140,6 +147,9 @@ type MergeStep struct {
 	SameWaveform bool
 	// Interleaved marks a merge of the interleaved rule ([Interleaved]).
 	Interleaved bool
+	// Coincident marks a merge of the coincident rule ([Coincidence]);
+	// Similarity is then the fraction of coincident spikes.
+	Coincident bool
 }
 
 // sameAmplitudeTol is the largest relative difference of two template
@@ -181,24 +191,37 @@ func sameAmplitude(a, b []float32) bool {
 // correlogram with k is cross-refractory ([Metrics.CrossRefractory],
 // p.CCGThreshold) merges into k.
 //
-// Last, with p.Interleaved > 0, the interleaved merge (dspk's): every
+// Then, with p.Interleaved > 0, the interleaved merge (dspk's): every
 // unit, by decreasing spike count, absorbs each unit whose template
 // matches its own with similarity ≥ p.Interleaved and whose spike train
 // alternates with its own ([Interleaved]): the pieces of one unit that
 // moved along the probe.
 //
+// Last, with p.Coincident > 0 and the channels' positions ch (nil leaves
+// the rule out), the coincident rule (dspk's): every unit, by decreasing
+// template norm, finds the weaker units whose best channels lie within
+// 2·p.PositionLimit µm of its own and that share at least
+// [CoincidentShared] of the smaller unit's spikes with it at one lag
+// ([Coincidence], at least 10 spikes): the parts of one wide footprint,
+// each spike matched on both. The weaker unit's copies are marked in
+// MergeResult.Copies, and a unit left with at most 1 − p.Coincident of
+// its spikes joins the stronger one.
+//
 // A merge moves j's spikes by the lag difference (times and features, and
-// its template, shifted through wPCA), averages the templates weighted by
-// spike count, and examines the base again. Shifted times may fall outside
-// the recording, as in Kilosort4.
-func Merge(s *Spikes, u *Units, bs *Basis, p Params) MergeResult {
-	r, _ := merge(context.Background(), s, u, bs, p)
+// its template, shifted through wPCA; for the coincident rule the lag of
+// the coincidences), averages the templates weighted by spike count (the
+// coincident rule keeps each channel's own template where one unit has
+// none), and examines the base again. Shifted times may fall outside the
+// recording, as in Kilosort4. A coincident join moves only the joining
+// unit's spikes that are not copies.
+func Merge(s *Spikes, u *Units, bs *Basis, ch *Channels, p Params) MergeResult {
+	r, _ := merge(context.Background(), s, u, bs, ch, p)
 	return r
 }
 
 // merge is [Merge], stopping with the context's cause once ctx is done
 // (between the examinations of a base; s is then left part-way).
-func merge(ctx context.Context, s *Spikes, u *Units, bs *Basis, p Params) (MergeResult, error) {
+func merge(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channels, p Params) (MergeResult, error) {
 	s.check()
 	u.check()
 	if u.P != bs.P || s.P != bs.P {
@@ -238,6 +261,15 @@ func merge(ctx context.Context, s *Spikes, u *Units, bs *Basis, p Params) (Merge
 		})
 		g.interleaved = false
 	}
+	// Two halves of one footprint that share their spikes.
+	if p.Coincident > 0 && ch != nil {
+		if len(ch.X) != u.C || len(ch.Y) != u.C {
+			panic(fmt.Sprintf("curate: %d and %d channel positions for %d channels", len(ch.X), len(ch.Y), u.C))
+		}
+		g.ch, g.coincident = ch, true
+		g.runCoincident()
+		g.coincident = false
+	}
 	if ctx.Err() != nil {
 		return MergeResult{}, context.Cause(ctx)
 	}
@@ -267,7 +299,18 @@ type merger struct {
 	same      bool // joins are the same-waveform rule's
 	// joins are the interleaved merge's
 	interleaved bool
-	loop        MergeLoop
+	// The coincident rule's state: it joins, the channels' positions,
+	// the spikes by time as it started (t0: each row's time then), the
+	// most any spike has moved since, the rows dropped as copies of
+	// another unit's spikes and their count.
+	coincident bool
+	ch         *Channels
+	order      spikeOrder
+	t0         []int64
+	maxShift   int64
+	dropped    []bool
+	shared     int
+	loop       MergeLoop
 }
 
 // newMerger returns the merger of s's spikes into u's units.
@@ -353,9 +396,17 @@ func (g *merger) join(k, j int) {
 		applyShift(W[j*m:(j+1)*m], S, P, g.tmp)
 	}
 	nk, nj := float64(g.count[k]), float64(g.count[j])
-	for i := range m {
-		W[k*m+i] = float32((nk*float64(W[k*m+i]) + nj*float64(W[j*m+i])) / (nk + nj))
-		W[j*m+i] = 0
+	if g.coincident {
+		unionTemplate(W[k*m:(k+1)*m], W[j*m:(j+1)*m], nk, nj, P)
+		clear(W[j*m : (j+1)*m])
+		for _, r := range g.members[j] {
+			g.maxShift = max(g.maxShift, abs64(s.Time[r]-g.t0[r]))
+		}
+	} else {
+		for i := range m {
+			W[k*m+i] = float32((nk*float64(W[k*m+i]) + nj*float64(W[j*m+i])) / (nk + nj))
+			W[j*m+i] = 0
+		}
 	}
 	for _, r := range g.members[j] {
 		s.Cluster[r] = int32(k)
@@ -369,7 +420,7 @@ func (g *merger) join(k, j int) {
 	for _, ch := range g.sup[k] {
 		g.site[ch] = append(g.site[ch], k) // repeats are skipped by scoreAll
 	}
-	g.steps = append(g.steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: g.sim[j], SameWaveform: g.same, Interleaved: g.interleaved})
+	g.steps = append(g.steps, MergeStep{Into: k, From: j, Shift: -delta, Similarity: g.sim[j], SameWaveform: g.same, Interleaved: g.interleaved, Coincident: g.coincident})
 }
 
 // result renumbers the surviving units 0…N−1 in the order of their old
@@ -392,8 +443,15 @@ func (g *merger) result() MergeResult {
 	for i, c := range s.Cluster {
 		s.Cluster[i] = newID[c]
 	}
-	s.SortByTime()
-	return MergeResult{Units: out, Old: old, Merges: g.steps}
+	perm := s.SortByTime()
+	var copies []bool
+	if g.shared > 0 {
+		copies = make([]bool, len(perm))
+		for i, r := range perm {
+			copies[i] = g.dropped[r]
+		}
+	}
+	return MergeResult{Units: out, Old: old, Merges: g.steps, Copies: copies}
 }
 
 // filter returns the members of ks for which keep holds, in order.

@@ -409,7 +409,7 @@ func TestMergeMatchesReference(t *testing.T) {
 		ref, refW := refMerge(sc.s, sc.u, sc.wpca, sc.nt, prm)
 		s := &Spikes{NC: sc.s.NC, P: sc.s.P, Time: slices.Clone(sc.s.Time), Template: slices.Clone(sc.s.Template),
 			Cluster: slices.Clone(sc.s.Cluster), Features: slices.Clone(sc.s.Features)}
-		res := Merge(s, sc.u, NewBasis(sc.wpca, P, nt), prm)
+		res := Merge(s, sc.u, NewBasis(sc.wpca, P, nt), nil, prm)
 		if res.Units.N != len(refW) {
 			t.Fatalf("seed %d (same-waveform %g): %d units, reference %d (merges %+v)", seed, prm.SameWaveform, res.Units.N, len(refW), res.Merges)
 		}
@@ -495,7 +495,7 @@ func TestMergeJoinsSplitNeuron(t *testing.T) {
 	ch := &Channels{Chans: [][]int32{{0, 1, 2, 3}, {0, 1, 2, 3}, {0, 1, 2, 3}}, X: make([]float64, C), Y: []float64{0, 20, 40, 60}}
 	prm := DefaultParams()
 	prm.SameWaveform = 0
-	res := Merge(s, u, NewBasis(wpca, P, nt), prm)
+	res := Merge(s, u, NewBasis(wpca, P, nt), nil, prm)
 	if res.Units.N != 2 || len(res.Merges) != 1 || res.Merges[0] != (MergeStep{Into: 0, From: 1, Shift: 2, Similarity: res.Merges[0].Similarity}) {
 		t.Fatalf("units %d, merges %+v", res.Units.N, res.Merges)
 	}
@@ -528,7 +528,7 @@ func TestMergeSmallInputs(t *testing.T) {
 	// spikes are no waveform: nothing merges.
 	u := &Units{N: 2, C: 2, P: 3, W: []float32{1, 0, 0, 0, 1, 0, 1, 0, 0, 0, 1, 0}}
 	s := &Spikes{NC: 1, P: 3}
-	if r := Merge(s, u, bs, DefaultParams()); r.Units.N != 2 || len(r.Merges) != 0 {
+	if r := Merge(s, u, bs, nil, DefaultParams()); r.Units.N != 2 || len(r.Merges) != 0 {
 		t.Fatalf("empty: %+v", r)
 	}
 	// One spike; then 12 spikes at one time (span 0): no crash; the two
@@ -544,7 +544,7 @@ func TestMergeSmallInputs(t *testing.T) {
 			if same > 0 && n > 1 {
 				want = 1
 			}
-			if r := Merge(s, u, bs, prm); r.Units.N != want {
+			if r := Merge(s, u, bs, nil, prm); r.Units.N != want {
 				t.Fatalf("%d spikes, same-waveform %g: %d units, want %d (%+v)", n, same, r.Units.N, want, r.Merges)
 			}
 		}
@@ -627,11 +627,11 @@ func TestMergeSameWaveform(t *testing.T) {
 	if m := PairMetrics(Seconds(timesOf(s, 0), prm.FS), Seconds(timesOf(s, 1), prm.FS)); m.CrossRefractory(prm.CCGThreshold) {
 		t.Fatalf("the halves' correlogram passes (%+v): the scene does not test the rule", m)
 	}
-	if r := Merge(s, u, NewBasis(wpca, P, nt), prm); r.Units.N != 4 {
+	if r := Merge(s, u, NewBasis(wpca, P, nt), nil, prm); r.Units.N != 4 {
 		t.Fatalf("Kilosort4's rule alone: %d units, merges %+v", r.Units.N, r.Merges)
 	}
 	s, want := build()
-	res := Merge(s, u, NewBasis(wpca, P, nt), DefaultParams())
+	res := Merge(s, u, NewBasis(wpca, P, nt), nil, DefaultParams())
 	m := res.Merges
 	if res.Units.N != 3 || len(m) != 1 || !m[0].SameWaveform || m[0].Into+m[0].From != 1 ||
 		m[0].Shift != units[m[0].From].delay-units[m[0].Into].delay {

@@ -14,6 +14,9 @@ type Result struct {
 	// Units are the final templates (Wall), Merges the merges made.
 	Units  *Units
 	Merges []MergeStep
+	// Copies is the number of spikes dropped as a weaker unit's copies of
+	// another unit's (the coincident rule; [MergeResult.Copies]).
+	Copies int
 	// Positions [n, 2] (x, y µm) and Amplitudes [n] (‖tF‖).
 	Positions, Amplitudes []float32
 	// Good and ContamPct (100·R12) per unit, from the deduplicated trains
@@ -34,7 +37,8 @@ type Result struct {
 
 // Run runs every curation stage in Kilosort4's order on the matched
 // spikes s (rewritten and returned in Result.Spikes) and their cluster
-// templates u: [Merge], [RemoveDuplicates] with p.DuplicateSpikeBins,
+// templates u: [Merge], [RemoveDuplicates] with p.DuplicateSpikeBins and
+// the coincident rule's copies,
 // [Positions] and [Amplitudes] of the kept spikes, [Refract] on the
 // deduplicated trains, [ClusterAmplitude], [SimilarTemplates],
 // [PCFeatures] (pcOverwrite: Kilosort4's "last cluster wins") and
@@ -48,11 +52,11 @@ func Run(s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite boo
 // the similarity rows and the PC features (between units), so that an interrupt is answered within a unit's work. It then
 // returns the context's cause and no result; s is left part-way.
 func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channels, p Params, pcOverwrite bool) (*Result, error) {
-	mr, err := merge(ctx, s, u, bs, p)
+	mr, err := merge(ctx, s, u, bs, ch, p)
 	if err != nil {
 		return nil, err
 	}
-	keep := RemoveDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins())
+	keep := removeDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins(), mr.Copies)
 	s.Select(keep)
 	N := mr.Units.N
 	good, contam := Refract(s.Cluster, Seconds(s.Time, p.FS), p)
@@ -61,7 +65,13 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 	for k := range contam {
 		contam[k] *= 100
 	}
-	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges,
+	copies := 0
+	for _, c := range mr.Copies {
+		if c {
+			copies++
+		}
+	}
+	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges, Copies: copies,
 		Positions: Positions(s, ch, p.PositionLimit), Amplitudes: Amplitudes(s),
 		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units)}
 	// The similarity rows look at ctx before each row, the PC features

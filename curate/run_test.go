@@ -115,7 +115,7 @@ func TestRunContextStops(t *testing.T) {
 			return int(math.MaxInt64 - c.left.Load())
 		}
 		sc = scene()
-		nm := count(func(ctx context.Context) { merge(ctx, sc.s, sc.u, NewBasis(sc.wpca, 13, 15), prm) })
+		nm := count(func(ctx context.Context) { merge(ctx, sc.s, sc.u, NewBasis(sc.wpca, 13, 15), sc.ch, prm) })
 		ns := count(func(ctx context.Context) { similarTemplates(ctx, ref.Units, NewBasis(sc.wpca, 13, 15)) })
 		np := count(func(ctx context.Context) { pcFeatures(ctx, ref.Spikes, sc.ch, ref.Units.N, false) })
 		if nm < sc.u.N || ns < ref.Units.N || np < ref.Units.N || checks < nm+ns+np {

@@ -13,7 +13,13 @@ import (
 // same time in one cluster the later row is dropped. It panics if the
 // lengths differ or the times are not sorted.
 func RemoveDuplicates(times []int64, clusters []int32, bins int64) []bool {
-	if len(times) != len(clusters) {
+	return removeDuplicates(times, clusters, bins, nil)
+}
+
+// removeDuplicates is [RemoveDuplicates] where the rows marked in skip
+// (nil: none) are dropped first and never mask another spike.
+func removeDuplicates(times []int64, clusters []int32, bins int64, skip []bool) []bool {
+	if len(times) != len(clusters) || skip != nil && len(skip) != len(times) {
 		panic("curate: RemoveDuplicates times and clusters differ in length")
 	}
 	keep := make([]bool, len(times))
@@ -21,6 +27,9 @@ func RemoveDuplicates(times []int64, clusters []int32, bins int64) []bool {
 	for i, t := range times {
 		if i > 0 && t < times[i-1] {
 			panic(fmt.Sprintf("curate: RemoveDuplicates: spike %d at %d before spike %d at %d", i, t, i-1, times[i-1]))
+		}
+		if skip != nil && skip[i] {
+			continue
 		}
 		c := clusters[i]
 		if l, ok := last[c]; ok && bins > 0 && t-l < bins {

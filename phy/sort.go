@@ -180,20 +180,22 @@ func sortProvenance(r *pipeline.SortResult, warnings []string) map[string]any {
 	n, N := cr.Spikes.Len(), cr.Units.N
 	prov := pipeline.Provenance(info, r.Summary)
 	prov["kind"] = "sort"
-	same, inter := 0, 0
+	same, inter, coinc := 0, 0, 0
 	for _, m := range cr.Merges {
-		if m.SameWaveform {
+		switch {
+		case m.SameWaveform:
 			same++
-		}
-		if m.Interleaved {
+		case m.Interleaved:
 			inter++
+		case m.Coincident:
+			coinc++
 		}
 	}
 	prov["sort"] = map[string]any{
 		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned.N,
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": goodUnits(cr.Good), "spikes": n,
-		"merges": len(cr.Merges), "same_waveform_merges": same, "interleaved_merges": inter, "dropped_outside_recording": r.Outside,
-		"matching": r.Matching, "clustering": r.Params.Cluster, "curation": r.Curation, "pc_overwrite": r.Params.PCOverwrite,
+		"merges": len(cr.Merges), "same_waveform_merges": same, "interleaved_merges": inter, "coincident_merges": coinc, "coincident_copies_dropped": cr.Copies,
+		"dropped_outside_recording": r.Outside, "matching": r.Matching, "clustering": r.Params.Cluster, "curation": r.Curation, "pc_overwrite": r.Params.PCOverwrite,
 		"nblocks": info.Config.NBlocks, "drift_correction_used": r.Correction,
 	}
 	prov["clusters"] = N

@@ -110,6 +110,8 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 		"they merge before Kilosort4's correlogram merges, without its test (0: Kilosort4's merges alone; docs/sort.md)")
 	fs.Float64Var(&f.opt.Curate.Interleaved, "interleaved", d.Curate.Interleaved, "units whose templates correlate at least this much and whose trains alternate in time are\n"+
 		"pieces of one drifting unit: they merge after Kilosort4's merges (0: none; docs/sort.md)")
+	fs.Float64Var(&f.opt.Curate.Coincident, "coincident", d.Curate.Coincident, "nearby units sharing spikes at one lag are one neuron matched on two templates: the weaker one's copies\n"+
+		"are dropped, and it joins the other when at most 1 − this fraction of its spikes is left (0: none; docs/sort.md)")
 	fs.Float64Var(&f.opt.Curate.DuplicateSpikeMs, "duplicate_spike_ms", d.Curate.DuplicateSpikeMs, "least time in ms between two spikes of a unit (closer ones are duplicates)")
 	fs.Float64Var(&f.opt.Curate.PositionLimit, "position_limit", d.Curate.PositionLimit, "µm from the best channel of the channels that place a spike")
 	fs.BoolVar(&f.opt.PCOverwrite, "pc-overwrite", d.PCOverwrite, "PC-feature channels as Kilosort4 chooses them (the last unit sharing a template wins)")
