@@ -80,7 +80,7 @@ func BenchmarkCurateNP1(b *testing.B) {
 			Cluster: slices.Clone(s0.Cluster), Features: slices.Clone(s0.Features)}
 		prm := DefaultParams()
 		t0 := time.Now()
-		res := Merge(s, u, bs, nil, prm)
+		res := Merge(s, u, bs, ch, prm)
 		t1 := time.Now()
 		keep := RemoveDuplicates(s.Time, s.Cluster, prm.DuplicateSpikeBins())
 		pos := Positions(s, ch, prm.PositionLimit)

@@ -57,35 +57,20 @@ func (p Params) coincidentHalf() int64 { return max(1, p.DuplicateSpikeBins()/2)
 // coincidences.
 func Coincidence(a, b []int64, maxLag, half int64) (count int, lag int64) {
 	w := maxLag + half
-	hist := make([]int, 2*w+1)  // spikes of a with a partner in the window about each lag
 	exact := make([]int, 2*w+1) // spikes of a whose nearest partner is at each lag
-	var near []int64
 	lo := 0
 	for _, t := range a {
 		for lo < len(b) && b[lo] < t-w {
 			lo++
 		}
-		near = near[:0]
+		found, nd := false, int64(0)
 		for i := lo; i < len(b) && b[i] <= t+w; i++ {
-			near = append(near, b[i]-t)
-		}
-		if len(near) == 0 {
-			continue
-		}
-		nd := near[0]
-		for _, d := range near[1:] {
-			if abs64(d) < abs64(nd) {
-				nd = d
+			if d := b[i] - t; !found || abs64(d) < abs64(nd) {
+				found, nd = true, d
 			}
 		}
-		exact[nd+w]++
-		for L := -maxLag; L <= maxLag; L++ {
-			for _, d := range near {
-				if d >= L-half && d <= L+half {
-					hist[L+w]++
-					break
-				}
-			}
+		if found {
+			exact[nd+w]++
 		}
 	}
 	lag = -maxLag
@@ -94,7 +79,17 @@ func Coincidence(a, b []int64, maxLag, half int64) (count int, lag int64) {
 			lag = L
 		}
 	}
-	return hist[lag+w], lag
+	// The spikes of a with a partner within lag ± half.
+	lo = 0
+	for _, t := range a {
+		for lo < len(b) && b[lo] < t+lag-half {
+			lo++
+		}
+		if lo < len(b) && b[lo] <= t+lag+half {
+			count++
+		}
+	}
+	return count, lag
 }
 
 func abs64(x int64) int64 {
@@ -126,6 +121,7 @@ func (g *merger) runCoincident() {
 	g.order = newSpikeOrder(g.s)
 	g.t0 = slices.Clone(g.s.Time)
 	g.dropped = make([]bool, g.s.Len())
+	g.near32 = make([]int32, g.n)
 	maxLag, half := g.p.coincidentLags(), g.p.coincidentHalf()
 	radius := 2 * g.p.PositionLimit
 	for _, k := range order {
@@ -170,20 +166,22 @@ func (g *merger) runCoincident() {
 // most any spike has moved) samples of one of k's spikes tk.
 func (g *merger) near(k int, tk []int64, w int64) []int {
 	w += g.maxShift
-	seen := map[int]bool{}
+	var out []int
+	g.stamp++ // g.near32[j] == g.stamp: j already listed in this call
+	stamp := g.stamp
+	i := 0
 	for _, t := range tk {
-		i, _ := slices.BinarySearch(g.order.t, t-w)
-		for ; i < len(g.order.t) && g.order.t[i] <= t+w; i++ {
-			if r := g.order.row[i]; !g.dropped[r] {
-				if j := int(g.s.Cluster[r]); j != k {
-					seen[j] = true
+		// tk is sorted: the window's start only moves forward.
+		d, _ := slices.BinarySearch(g.order.t[i:], t-w)
+		i += d
+		for q := i; q < len(g.order.t) && g.order.t[q] <= t+w; q++ {
+			if r := g.order.row[q]; !g.dropped[r] {
+				if j := int(g.s.Cluster[r]); j != k && g.near32[j] != stamp {
+					g.near32[j] = stamp
+					out = append(out, j)
 				}
 			}
 		}
-	}
-	out := make([]int, 0, len(seen))
-	for j := range seen {
-		out = append(out, j)
 	}
 	slices.Sort(out)
 	return out

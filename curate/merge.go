@@ -310,6 +310,8 @@ type merger struct {
 	maxShift   int64
 	dropped    []bool
 	shared     int
+	near32     []int32 // per unit: the call of near that last listed it
+	stamp      int32
 	loop       MergeLoop
 }
 
