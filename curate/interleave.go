@@ -20,6 +20,12 @@ const (
 	// each spike of the smaller unit in which the other's spikes are
 	// looked for.
 	InterleaveWindow = 0.5
+	// InterleaveShortWindow is the half-width of the second window the
+	// test tries when the first finds no alternation: pieces that take
+	// turns within a second (a unit at the edge between two phases of
+	// the site pattern, or moving fast) meet within 0.5 s but rarely
+	// within 50 ms.
+	InterleaveShortWindow = 0.05
 	// InterleaveRatio is the largest ratio of observed to expected
 	// spikes with a partner that counts as alternation.
 	InterleaveRatio = 0.5
@@ -38,11 +44,13 @@ const InterleavedDefault = 0.9
 
 // Interleaved reports whether spike trains a and b (seconds, any order)
 // alternate in time: of the spikes of the smaller train, those with a
-// spike of the other within ±[InterleaveWindow] are at most
-// [InterleaveRatio] of what independent firing at the other's mean rate
-// over span seconds predicts, short of it by interleaveZ binomial
-// standard deviations, with at least interleaveMinExpected predicted.
-// It also returns the observed and predicted counts.
+// spike of the other within ±[InterleaveWindow] (or, failing that,
+// ±[InterleaveShortWindow]) are at most [InterleaveRatio] of what
+// independent firing at the other's mean rate over span seconds predicts,
+// short of it by interleaveZ binomial standard deviations, with at least
+// interleaveMinExpected predicted. It also returns the observed and
+// predicted counts of the window that decided (the first, unless the
+// second found alternation).
 func Interleaved(a, b []float64, span float64) (ok bool, observed int, expected float64) {
 	if len(a) > len(b) {
 		a, b = b, a
@@ -52,13 +60,25 @@ func Interleaved(a, b []float64, span float64) (ok bool, observed int, expected 
 	}
 	b = slices.Clone(b)
 	slices.Sort(b)
+	ok, observed, expected = interleavedAt(a, b, span, InterleaveWindow)
+	if !ok {
+		if ok2, o2, e2 := interleavedAt(a, b, span, InterleaveShortWindow); ok2 {
+			return ok2, o2, e2
+		}
+	}
+	return ok, observed, expected
+}
+
+// interleavedAt is the test of [Interleaved] with one half-width w; b is
+// sorted.
+func interleavedAt(a, b []float64, span, w float64) (ok bool, observed int, expected float64) {
 	for _, t := range a {
-		i, _ := slices.BinarySearch(b, t-InterleaveWindow)
-		if i < len(b) && b[i] <= t+InterleaveWindow {
+		i, _ := slices.BinarySearch(b, t-w)
+		if i < len(b) && b[i] <= t+w {
 			observed++
 		}
 	}
-	p := -math.Expm1(-float64(len(b)) / span * 2 * InterleaveWindow)
+	p := -math.Expm1(-float64(len(b)) / span * 2 * w)
 	expected = float64(len(a)) * p
 	sd := math.Sqrt(expected * (1 - p))
 	ok = expected >= interleaveMinExpected && float64(observed) <= InterleaveRatio*expected &&

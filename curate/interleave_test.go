@@ -10,8 +10,12 @@ import (
 )
 
 // refInterleaved is the interleave test in float64 by brute force: every
-// pair of spikes compared.
+// pair of spikes compared, in either window.
 func refInterleaved(a, b []float64, span float64) bool {
+	return refInterleavedAt(a, b, span, InterleaveWindow) || refInterleavedAt(a, b, span, InterleaveShortWindow)
+}
+
+func refInterleavedAt(a, b []float64, span, w float64) bool {
 	if len(a) > len(b) {
 		a, b = b, a
 	}
@@ -21,13 +25,13 @@ func refInterleaved(a, b []float64, span float64) bool {
 	obs := 0
 	for _, t := range a {
 		for _, u := range b {
-			if math.Abs(u-t) <= InterleaveWindow {
+			if math.Abs(u-t) <= w {
 				obs++
 				break
 			}
 		}
 	}
-	p := 1 - math.Exp(-float64(len(b))*2*InterleaveWindow/span)
+	p := 1 - math.Exp(-float64(len(b))*2*w/span)
 	exp := float64(len(a)) * p
 	return exp >= 10 && float64(obs) <= 0.5*exp && exp-float64(obs) >= 4*math.Sqrt(exp*(1-p))
 }
@@ -62,8 +66,13 @@ func TestInterleaved(t *testing.T) {
 		if ok {
 			t.Fatalf("trial %d: independent trains of %.1f and %.1f Hz taken as interleaved (%d of %.1f)", trial, ra, rb, obs, exp)
 		}
-		// One unit whose spikes go to a or b by stretches of 2–20 s.
+		// One unit whose spikes go to a or b by stretches of 2–20 s, or
+		// (every other trial) of 0.3–0.6 s, which only the short window
+		// tells.
 		period := 2 + rng.Float64()*18
+		if trial%2 == 1 {
+			period = 0.3 + rng.Float64()*0.3
+		}
 		first := func(t float64) bool { return int(t/period)%2 == 0 }
 		hz := 1 + rng.Float64()*10
 		whole := poissonTrain(rng, hz, T, nil)
@@ -78,6 +87,10 @@ func TestInterleaved(t *testing.T) {
 		ok, obs, exp = Interleaved(pa, pb, T)
 		if ok != refInterleaved(pa, pb, T) {
 			t.Fatalf("trial %d: split %v, the reference differs", trial, ok)
+		}
+		if trial%2 == 1 {
+			sm, bg := min(len(pa), len(pb)), max(len(pa), len(pb))
+			exp = float64(sm) * -math.Expm1(-float64(bg)/T*2*InterleaveShortWindow)
 		}
 		if !ok && exp >= 40 {
 			t.Fatalf("trial %d: a %.1f-Hz unit split every %.1f s not taken as interleaved (%d of %.1f)", trial, hz, period, obs, exp)
