@@ -48,7 +48,8 @@ func DefaultOptions(kind string) Options {
 	c.InvertSign, c.DoCAR, c.Groups, c.CARGroups = false, true, false, false
 	o := Options{Config: c}
 	if kind == KindSort {
-		o.Config.NBlocks, o.Config.Correction = 1, pipeline.CorrectionAuto
+		sc := pipeline.DefaultSortConfig()
+		o.Config.NBlocks, o.Config.Correction, o.Config.Registration = sc.NBlocks, sc.Correction, sc.Registration
 		o.Sort = pipeline.DefaultSortOptions()
 		o.Sort.Cluster.XCenters = 0
 		o.Sort.PCOverwrite = false

@@ -70,11 +70,15 @@ func DefaultConfig() Config {
 
 // DefaultSortConfig returns the configuration of dspk sort with no
 // flags: [DefaultConfig] with Kilosort4's nblocks, 1, and dspk's
-// correction rule [CorrectionAuto].
+// correction rule [CorrectionAuto] and pairwise registration
+// ([motion.RegisterPairwise]: every pair of windows registered and solved
+// together; Kilosort4's registration can put a window that resembles its
+// reference at a wrong shift there, docs/motion.md).
 func DefaultSortConfig() Config {
 	c := DefaultConfig()
 	c.NBlocks = kilosort.MotionDefaults().NBlocks
 	c.Correction = CorrectionAuto
+	c.Registration = motion.RegisterPairwise.String()
 	return c
 }
 

@@ -27,7 +27,7 @@ func TestDefaultConfigs(t *testing.T) {
 		if c.SigInterp != m.SigInterp || c.BinningDepth != m.BinningDepth || c.DriftSmoothing != m.DriftSmoothing {
 			t.Errorf("motion settings %+v, want Kilosort4's %+v", c.Motion, m)
 		}
-		c.NBlocks, c.Correction = d.NBlocks, d.Correction
+		c.NBlocks, c.Correction, c.Registration = d.NBlocks, d.Correction, d.Registration
 		if !reflect.DeepEqual(c, d) {
 			t.Errorf("%+v differs from DefaultConfig %+v beyond the motion settings", c, d)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -64,6 +65,7 @@ type motionFlags struct {
 	binningDepth float64
 	correction   string
 	registration string
+	defaultReg   string // the configuration's registration ("" is Kilosort4's)
 }
 
 // register adds -nblocks, -sig_interp, -binning_depth and -correction to
@@ -75,24 +77,20 @@ func (f *motionFlags) register(fs *flag.FlagSet, d pipeline.Config) {
 	fs.Float64Var(&f.binningDepth, "binning_depth", d.BinningDepth, "depth bin in µm of the motion histograms (Kilosort4's binning_depth)")
 	fs.StringVar(&f.correction, "correction", d.Correction, "how windows are corrected: kilosort (Kilosort4's kriging), smooth (wider, regularised kriging;\n"+
 		"docs/motion.md) or auto (smooth when the estimate moves by 10 µm or more, else kilosort; docs/sort.md)")
+	f.defaultReg = d.Registration
 	fs.StringVar(&f.registration, "registration", registrationName(d.Registration), "how the motion estimate registers the windows: kilosort (Kilosort4's, to one reference iterated\n"+
 		"from the middle window) or pairwise (every pair of windows within 300 s, solved together; docs/motion.md)")
 }
 
 // registrationName is the flag value of a configuration's registration.
-func registrationName(r string) string {
-	if r == "" {
-		return motion.RegisterKilosort.String()
-	}
-	return r
-}
+func registrationName(r string) string { return cmp.Or(r, motion.RegisterKilosort.String()) }
 
 // apply sets the motion settings of c.
 func (f *motionFlags) apply(c *pipeline.Config) {
 	c.NBlocks, c.SigInterp, c.BinningDepth, c.Correction = f.nblocks, f.sigInterp, f.binningDepth, f.correction
-	c.Registration = ""
-	if f.registration != motion.RegisterKilosort.String() {
-		c.Registration = f.registration
+	c.Registration = f.registration
+	if f.registration == registrationName(f.defaultReg) {
+		c.Registration = f.defaultReg
 	}
 }
 
