@@ -50,6 +50,10 @@ type Settings struct {
 	// neuron matched twice and merge last ([Coincidence]; dspk's rule,
 	// [CoincidentDefault]; 0 turns it off).
 	Coincident float64
+	// MinRate is the least firing rate in Hz of a unit over the span of
+	// the sort's spikes: units under it are dropped after the merges
+	// (dspk's rule, [MinRateDefault]; 0 keeps every unit, as Kilosort4).
+	MinRate float64
 	// DuplicateSpikeMs is the least time between kept spikes of a cluster
 	// (duplicate_spike_ms, 0.25).
 	DuplicateSpikeMs float64
@@ -59,6 +63,13 @@ type Settings struct {
 	PositionLimit float64
 }
 
+// MinRateDefault is dspk's default of [Settings.MinRate], 0.1 Hz: five
+// times Kilosort 2's minFR (0.02 Hz), under which it removed templates.
+// On drifting simulations of two simulators, the units that match no
+// neuron and are made of noise crossings fired at 0.003–0.08 Hz; the
+// simulated neurons at 2 Hz or more (docs/curate.md §10).
+const MinRateDefault = 0.1
+
 // SameWaveformDefault is dspk's default of [Settings.SameWaveform]: units
 // whose templates correlate at least this much are one waveform cut in
 // two (docs/sort.md).
@@ -67,11 +78,12 @@ const SameWaveformDefault = 0.99
 // DefaultSettings returns Kilosort4's curation defaults
 // ([kilosort.CurationDefaults], [kilosort.MergeRThresh]) and dspk's
 // same-waveform, interleaved and coincident merges at
-// [SameWaveformDefault], [InterleavedDefault] and [CoincidentDefault].
+// [SameWaveformDefault], [InterleavedDefault] and [CoincidentDefault],
+// and units under [MinRateDefault] dropped.
 func DefaultSettings() Settings {
 	ks := kilosort.CurationDefaults()
 	return Settings{ACGThreshold: ks.ACGThreshold, CCGThreshold: ks.CCGThreshold, RThresh: kilosort.MergeRThresh,
-		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, Coincident: CoincidentDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
+		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, Coincident: CoincidentDefault, MinRate: MinRateDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
 }
 
 // Validate reports the first setting that cannot work, under the flag
@@ -91,6 +103,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("curate: interleaved = %g must be in [0, 1] (a template similarity; 0 turns the rule off)", s.Interleaved)
 	case !(s.Coincident >= 0 && s.Coincident <= 1):
 		return fmt.Errorf("curate: coincident = %g must be in [0, 1] (a fraction of spikes; 0 turns the rule off)", s.Coincident)
+	case !(s.MinRate >= 0) || !finite(s.MinRate):
+		return fmt.Errorf("curate: min-rate = %g Hz must be 0 (keep every unit) or more and finite", s.MinRate)
 	case !(s.DuplicateSpikeMs >= 0) || !finite(s.DuplicateSpikeMs):
 		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", s.DuplicateSpikeMs)
 	case !(s.PositionLimit > 0) || !finite(s.PositionLimit):

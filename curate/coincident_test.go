@@ -201,3 +201,63 @@ func TestMergeCoincident(t *testing.T) {
 		}
 	}
 }
+
+// TestDropSparse: a unit of 5 spikes in 60 s (under 0.1 Hz) is dropped
+// after the merges, its spikes not kept and the units after it
+// renumbered; -min-rate 0 keeps it.
+func TestDropSparse(t *testing.T) {
+	rng := rand.New(rand.NewPCG(65, 66))
+	C, P, nt, NC := 3, 4, 21, 1
+	wpca := orthoBasis(rng, P, nt)
+	ch := &Channels{X: make([]float64, C), Y: []float64{0, 500, 1000}}
+	u := &Units{N: 3, C: C, P: P, W: make([]float32, 3*C*P)}
+	for k := range 3 {
+		for p := range P {
+			u.W[(k*C+k)*P+p] = float32(1 + k + p)
+		}
+		ch.Chans = append(ch.Chans, []int32{int32(k)})
+	}
+	trains := [][]int64{refractoryTrain(rng, 5, 60, 60), {30000, 300000, 600000, 900000, 1200000}, refractoryTrain(rng, 3, 60, 60)}
+	build := func() *Spikes {
+		s := &Spikes{NC: NC, P: P}
+		for k, tr := range trains {
+			for _, x := range tr {
+				s.Time = append(s.Time, x)
+				s.Template = append(s.Template, int32(k))
+				s.Cluster = append(s.Cluster, int32(k))
+				s.Features = append(s.Features, u.W[(k*C+k)*P:(k*C+k+1)*P]...)
+			}
+		}
+		s.SortByTime()
+		return s
+	}
+	bs := NewBasis(wpca, P, nt)
+	prm := DefaultParams()
+	res := Run(build(), u, bs, ch, prm, false)
+	if res.Units.N != 2 || res.Sparse != 1 || len(res.Good) != 2 {
+		t.Fatalf("units %d, dropped %d, labels %d; want 2, 1, 2", res.Units.N, res.Sparse, len(res.Good))
+	}
+	counts := make([]int, 2)
+	for _, c := range res.Spikes.Cluster {
+		counts[c]++
+	}
+	if counts[0] != len(trains[0]) || counts[1] != len(trains[2]) {
+		t.Errorf("unit spikes %v; want %d and %d", counts, len(trains[0]), len(trains[2]))
+	}
+	kept := 0
+	for _, k := range res.Kept {
+		if k {
+			kept++
+		}
+	}
+	if kept != res.Spikes.Len() || len(res.Kept) != len(trains[0])+len(trains[1])+len(trains[2]) {
+		t.Errorf("Kept: %d of %d true, %d spikes", kept, len(res.Kept), res.Spikes.Len())
+	}
+	if !slices.Equal(res.Units.W[C*P:], u.W[2*C*P:]) {
+		t.Error("the third unit's template did not become the second's")
+	}
+	prm.MinRate = 0
+	if r := Run(build(), u, bs, ch, prm, false); r.Units.N != 3 || r.Sparse != 0 {
+		t.Errorf("-min-rate 0: %d units, %d dropped", r.Units.N, r.Sparse)
+	}
+}

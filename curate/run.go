@@ -1,6 +1,9 @@
 package curate
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // Result is what a sort folder needs from curation (kilosort4-sort.md §8;
 // n spikes after deduplication, N units).
@@ -17,6 +20,9 @@ type Result struct {
 	// Copies is the number of spikes dropped as a weaker unit's copies of
 	// another unit's (the coincident rule; [MergeResult.Copies]).
 	Copies int
+	// Sparse is the number of units dropped for firing under
+	// Params.MinRate (their spikes are not kept).
+	Sparse int
 	// Positions [n, 2] (x, y µm) and Amplitudes [n] (‖tF‖).
 	Positions, Amplitudes []float32
 	// Good and ContamPct (100·R12) per unit, from the deduplicated trains
@@ -38,7 +44,9 @@ type Result struct {
 // Run runs every curation stage in Kilosort4's order on the matched
 // spikes s (rewritten and returned in Result.Spikes) and their cluster
 // templates u: [Merge], [RemoveDuplicates] with p.DuplicateSpikeBins and
-// the coincident rule's copies,
+// the coincident rule's copies, the units firing under p.MinRate dropped
+// (dspk's; their spikes are not kept and the others are renumbered in
+// order),
 // [Positions] and [Amplitudes] of the kept spikes, [Refract] on the
 // deduplicated trains, [ClusterAmplitude], [SimilarTemplates],
 // [PCFeatures] (pcOverwrite: Kilosort4's "last cluster wins") and
@@ -58,6 +66,10 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 	}
 	keep := removeDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins(), mr.Copies)
 	s.Select(keep)
+	sparse := 0
+	if p.MinRate > 0 {
+		mr.Units, sparse = dropSparse(s, mr.Units, keep, p.MinRate*span(s.Time, p.FS))
+	}
 	N := mr.Units.N
 	good, contam := Refract(s.Cluster, Seconds(s.Time, p.FS), p)
 	good = append(good, make([]bool, N-len(good))...)
@@ -71,7 +83,7 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 			copies++
 		}
 	}
-	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges, Copies: copies,
+	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges, Copies: copies, Sparse: sparse,
 		Positions: Positions(s, ch, p.PositionLimit), Amplitudes: Amplitudes(s),
 		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units)}
 	// The similarity rows look at ctx before each row, the PC features
@@ -89,3 +101,53 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 // Tables returns the cluster tables of the result ([Tables] of Good,
 // ContamPct and Amplitude).
 func (r *Result) Tables() map[string][]byte { return Tables(r.Good, r.ContamPct, r.Amplitude) }
+
+// span returns the time in seconds from the first spike to the last.
+func span(t []int64, fs float64) float64 {
+	if len(t) == 0 {
+		return 0
+	}
+	return float64(slices.Max(t)-slices.Min(t)) / fs
+}
+
+// dropSparse drops from s (kept spikes, labels 0…u.N−1) the units with
+// fewer than least spikes, renumbers the others in order, clears their
+// spikes' entries in keep (a mask over the spikes before s was selected
+// by it) and returns the surviving units and how many were dropped.
+func dropSparse(s *Spikes, u *Units, keep []bool, least float64) (*Units, int) {
+	count := make([]int, u.N)
+	for _, c := range s.Cluster {
+		count[c]++
+	}
+	newID := make([]int32, u.N)
+	out := &Units{C: u.C, P: u.P}
+	m := u.C * u.P
+	for k := range u.N {
+		if float64(count[k]) < least {
+			newID[k] = -1
+			continue
+		}
+		newID[k] = int32(out.N)
+		out.N++
+		out.W = append(out.W, u.W[k*m:(k+1)*m]...)
+	}
+	if out.N == u.N {
+		return u, 0
+	}
+	alive := make([]bool, s.Len())
+	for i, c := range s.Cluster {
+		alive[i] = newID[c] >= 0
+	}
+	i := 0
+	for j, k := range keep {
+		if k {
+			keep[j] = alive[i]
+			i++
+		}
+	}
+	s.Select(alive)
+	for i, c := range s.Cluster {
+		s.Cluster[i] = newID[c]
+	}
+	return out, u.N - out.N
+}
