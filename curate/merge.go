@@ -347,16 +347,7 @@ func (g *merger) good() []bool {
 }
 
 // span returns the time in seconds from the first spike to the last.
-func (g *merger) span() float64 {
-	if len(g.s.Time) == 0 {
-		return 0
-	}
-	lo, hi := g.s.Time[0], g.s.Time[0]
-	for _, t := range g.s.Time {
-		lo, hi = min(lo, t), max(hi, t)
-	}
-	return float64(hi-lo) / g.p.FS
-}
+func (g *merger) span() float64 { return span(g.s.Time, g.p.FS) }
 
 // template returns unit k's template.
 func (g *merger) template(k int) []float32 { return g.W[k*g.m : (k+1)*g.m] }

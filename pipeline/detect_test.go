@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"dspk/compare"
 	"dspk/detect"
 	"dspk/linalg"
 	"dspk/recording"
@@ -31,16 +30,7 @@ func TestDetectionQuality(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	truth := rec.Truth()
-	det := compare.Spikes{Times: c.spikes.Sample, Y: make([]float64, c.spikes.Len())}
-	for i, y := range c.spikes.Y {
-		det.Y[i] = float64(y)
-	}
-	r, err := compare.Match(compare.Spikes{Times: truth.SpikeTimes, Y: truth.SpikeY(), Amplitude: truth.SpikeAmplitude()},
-		det, compare.DefaultOptions())
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := detectionScore(t, rec, &c)
 	t.Logf("%d true, %d detected: recall %.4f, precision %.4f, bands %+v, %s",
 		r.NTruth, r.NDetected, r.Recall, r.Precision, r.Bands, sum.Speed())
 	if r.Recall < 0.90 || r.Precision < 0.97 {
