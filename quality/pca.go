@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -19,6 +20,7 @@ type pcData struct {
 	spikes [][]int   // each unit's spikes, by time
 	order  []int     // every reported spike, by time (ties by unit row)
 	row    []int     // unit row of each spike in order
+	at     [][]int   // each unit's positions in order, ascending
 }
 
 // pcPrep gathers the PC metrics' shared data, or nil without features.
@@ -67,6 +69,10 @@ func (in *Input) pcPrep(units []unit, tm *templateInfo) *pcData {
 		o[k], r[k] = pc.order[j], pc.row[j]
 	}
 	pc.order, pc.row = o, r
+	pc.at = make([][]int, pc.nu)
+	for q, u := range r {
+		pc.at[u] = append(pc.at[u], q)
+	}
 	return pc
 }
 
@@ -98,31 +104,42 @@ func (in *Input) modalTemplate(u unit) int32 {
 func (pc *pcData) neighbourhood(r int) (x [][]float64, labels []int) {
 	in := pc.in
 	chans := pc.chans[r]
-	isNb := make([]bool, pc.nu)
+	// The neighbours' positions in the time order, merged.
+	var qs []int
 	for o := range pc.nu {
-		_, ok := slices.BinarySearch(chans, pc.main[o])
-		isNb[o] = ok || o == r
-	}
-	k, np, nf := len(chans), in.NPC, in.NFeat
-	pos := make([]int, nf)
-	for q, s := range pc.order {
-		o := pc.row[q]
-		if !isNb[o] {
-			continue
+		if _, ok := slices.BinarySearch(chans, pc.main[o]); ok || o == r {
+			qs = append(qs, pc.at[o]...)
 		}
+	}
+	slices.Sort(qs)
+	k, np, nf := len(chans), in.NPC, in.NFeat
+	n := len(qs)
+	// One backing array for all rows: a neighbourhood holds up to a few
+	// hundred thousand spikes.
+	flat := make([]float64, n*np*k)
+	x, labels = make([][]float64, 0, n), make([]int, 0, n)
+	// Where each template's feature channels fall among r's, once per
+	// template.
+	posOf := map[int32][]int{}
+	for _, q := range qs {
+		s, o := pc.order[q], pc.row[q]
 		tr := in.SpikeUnits[s]
 		if in.SpikeTemplates != nil {
 			tr = in.SpikeTemplates[s]
 		}
-		ind := in.PCFeatureInd[int(tr)*nf : (int(tr)+1)*nf]
-		for j, c := range ind {
-			p, ok := slices.BinarySearch(chans, c)
-			pos[j] = -1
-			if ok {
-				pos[j] = p
+		pos, ok := posOf[tr]
+		if !ok {
+			pos = make([]int, nf)
+			for j, c := range in.PCFeatureInd[int(tr)*nf : (int(tr)+1)*nf] {
+				p, ok := slices.BinarySearch(chans, c)
+				pos[j] = -1
+				if ok {
+					pos[j] = p
+				}
 			}
+			posOf[tr] = pos
 		}
-		v := make([]float64, np*k)
+		v := flat[len(x)*np*k : (len(x)+1)*np*k : (len(x)+1)*np*k]
 		f := in.PCFeatures[s*np*nf : (s+1)*np*nf]
 		for p := range np {
 			for j := range nf {
@@ -159,6 +176,13 @@ func (pc *pcData) unitMetrics(r int, opt Options, cols *columns) {
 
 // split returns the rows of x of unit r and of the other units.
 func split(x [][]float64, labels []int, r int) (self, other [][]float64) {
+	n := 0
+	for _, l := range labels {
+		if l == r {
+			n++
+		}
+	}
+	self, other = make([][]float64, 0, n), make([][]float64, 0, len(x)-n)
 	for k, v := range x {
 		if labels[k] == r {
 			self = append(self, v)
@@ -194,14 +218,12 @@ func mahalanobis(x [][]float64, labels []int, r int) (iso, lratio float64) {
 	}
 	d := len(x[0])
 	mu := centroid(self)
+	acc := make([]float64, d*d)
+	scatter(acc, self, mu)
 	cov := mat.NewSymDense(d, nil)
 	for a := range d {
 		for b := a; b < d; b++ {
-			s := 0.0
-			for _, v := range self {
-				s += (v[a] - mu[a]) * (v[b] - mu[b])
-			}
-			cov.SetSym(a, b, s/float64(len(self)-1))
+			cov.SetSym(a, b, acc[a*d+b]/float64(len(self)-1))
 		}
 	}
 	var vi mat.Dense
@@ -210,26 +232,7 @@ func mahalanobis(x [][]float64, labels []int, r int) (iso, lratio float64) {
 			return nan, nan
 		}
 	}
-	d2 := make([]float64, len(other))
-	diff := make([]float64, d)
-	for k, v := range other {
-		for j := range d {
-			diff[j] = v[j] - mu[j]
-		}
-		s := 0.0
-		for a := range d {
-			t := 0.0
-			for b := range d {
-				t += vi.At(a, b) * diff[b]
-			}
-			s += diff[a] * t
-		}
-		// scipy's cdist takes the square root (NaN when a poorly
-		// conditioned covariance makes the form negative); SpikeInterface
-		// squares it again.
-		r := math.Sqrt(s)
-		d2[k] = r * r
-	}
+	d2 := quadForms(other, mu, &vi)
 	// np.sort puts NaN last.
 	slices.SortFunc(d2, func(a, b float64) int {
 		switch an, bn := math.IsNaN(a), math.IsNaN(b); {
@@ -267,11 +270,13 @@ func dPrime(x [][]float64, labels []int, r int) float64 {
 	m1, m0 := centroid(self), centroid(other)
 	// Standard deviation of the class-centred data per feature.
 	sd := make([]float64, d)
-	for _, g := range [][][]float64{self, other} {
-		m := centroid(g)
-		for _, v := range g {
-			for j := range d {
-				e := v[j] - m[j]
+	for _, g := range []struct {
+		rows [][]float64
+		m    []float64
+	}{{self, m1}, {other, m0}} {
+		for _, v := range g.rows {
+			for j, m := range g.m {
+				e := v[j] - m
 				sd[j] += e * e
 			}
 		}
@@ -284,17 +289,13 @@ func dPrime(x [][]float64, labels []int, r int) float64 {
 		}
 	}
 	fac := 1 / (ntot - 2)
+	acc := make([]float64, d*d)
+	scatter(acc, self, m1)
+	scatter(acc, other, m0)
 	sw := mat.NewSymDense(d, nil)
-	for _, g := range [][][]float64{self, other} {
-		m := centroid(g)
-		for a := range d {
-			for b := a; b < d; b++ {
-				s := 0.0
-				for _, v := range g {
-					s += (v[a] - m[a]) * (v[b] - m[b])
-				}
-				sw.SetSym(a, b, sw.At(a, b)+s*fac/(sd[a]*sd[b]))
-			}
+	for a := range d {
+		for b := a; b < d; b++ {
+			sw.SetSym(a, b, acc[a*d+b]*fac/(sd[a]*sd[b]))
 		}
 	}
 	var eig mat.EigenSym
@@ -347,15 +348,28 @@ func dPrime(x [][]float64, labels []int, r int) float64 {
 func simplifiedSilhouette(x [][]float64, labels []int, r int) float64 {
 	self, _ := split(x, labels, r)
 	own := distances(centroid(self), self)
+	// Every unit's centroid in one pass, summed in row order as centroid
+	// sums.
+	others := distinctInts(labels)
+	d := len(x[0])
+	sums := make([]float64, len(others)*d)
+	counts := make([]int, len(others))
+	for k, v := range x {
+		i, _ := slices.BinarySearch(others, labels[k])
+		counts[i]++
+		floats.Add(sums[i*d:(i+1)*d], v)
+	}
 	var nearest []float64
 	best := math.Inf(1)
-	others := distinctInts(labels)
-	for _, o := range others {
+	for i, o := range others {
 		if o == r {
 			continue
 		}
-		g, _ := split(x, labels, o)
-		dd := distances(centroid(g), self)
+		c := sums[i*d : (i+1)*d]
+		for j := range c {
+			c[j] /= float64(counts[i])
+		}
+		dd := distances(c, self)
 		if m := mean(dd); m < best {
 			best, nearest = m, dd
 		}
@@ -368,6 +382,50 @@ func simplifiedSilhouette(x [][]float64, labels []int, r int) float64 {
 		s[k] = (nearest[k] - own[k]) / max(nearest[k], own[k])
 	}
 	return mean(s)
+}
+
+// scatter adds to acc, d×d row-major, the upper triangle of the sum of
+// the outer products of the rows centred on m: row by row, so that each
+// row and acc stay in cache (d is at most a few dozen).
+func scatter(acc []float64, rows [][]float64, m []float64) {
+	d := len(m)
+	e := make([]float64, d)
+	for _, v := range rows {
+		for j := range d {
+			e[j] = v[j] - m[j]
+		}
+		for a, ea := range e {
+			floats.AddScaled(acc[a*d+a:a*d+d], ea, e[a:])
+		}
+	}
+}
+
+// quadForms returns (v − mu)ᵀ vi (v − mu) for each row v, by blocks of
+// rows in one matrix product each, as scipy's cdist (square root) and
+// SpikeInterface (square again) give it: NaN where the form is negative.
+func quadForms(rows [][]float64, mu []float64, vi *mat.Dense) []float64 {
+	const block = 1024
+	d := len(mu)
+	out := make([]float64, len(rows))
+	diff := make([]float64, block*d)
+	var t mat.Dense
+	for lo := 0; lo < len(rows); lo += block {
+		hi := min(lo+block, len(rows))
+		for k, v := range rows[lo:hi] {
+			e := diff[k*d : (k+1)*d]
+			for j := range d {
+				e[j] = v[j] - mu[j]
+			}
+		}
+		dm := mat.NewDense(hi-lo, d, diff[:(hi-lo)*d])
+		t.Reset()
+		t.Mul(dm, vi)
+		for k := range hi - lo {
+			r := math.Sqrt(floats.Dot(t.RawRowView(k), diff[k*d:(k+1)*d]))
+			out[lo+k] = r * r
+		}
+	}
+	return out
 }
 
 // distances returns the Euclidean distances of the rows from c.
