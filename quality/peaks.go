@@ -1,6 +1,9 @@
 package quality
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // This file holds scipy.signal's find_peaks with a prominence and a width
 // condition, and resample_poly's upsampling, as SpikeInterface's template
@@ -88,20 +91,7 @@ func upsample(x []float64, up int) []float64 {
 		return x
 	}
 	half := 10 * up
-	h := make([]float64, 2*half+1)
-	beta := 5.0
-	alpha := float64(half)
-	fc := 1 / float64(up)
-	s := 0.0
-	for m := range h {
-		t := float64(m) - alpha
-		r := (float64(m) - alpha) / alpha
-		h[m] = fc * sinc(fc*t) * besselI0(beta*math.Sqrt(1-r*r)) / besselI0(beta)
-		s += h[m]
-	}
-	for m := range h {
-		h[m] = h[m] / s * float64(up)
-	}
+	h := upsampleFilter(up)
 	out := make([]float64, len(x)*up)
 	for j := range out {
 		acc := 0.0
@@ -122,6 +112,34 @@ func upsample(x []float64, up int) []float64 {
 		out[j] = acc
 	}
 	return out
+}
+
+// upsampleFilters caches the low-pass of each factor: every unit's
+// channels are upsampled with the same one.
+var upsampleFilters sync.Map // int → []float64
+
+// upsampleFilter returns upsample's filter for the factor up.
+func upsampleFilter(up int) []float64 {
+	if h, ok := upsampleFilters.Load(up); ok {
+		return h.([]float64)
+	}
+	half := 10 * up
+	h := make([]float64, 2*half+1)
+	beta := 5.0
+	alpha := float64(half)
+	fc := 1 / float64(up)
+	s := 0.0
+	for m := range h {
+		t := float64(m) - alpha
+		r := (float64(m) - alpha) / alpha
+		h[m] = fc * sinc(fc*t) * besselI0(beta*math.Sqrt(1-r*r)) / besselI0(beta)
+		s += h[m]
+	}
+	for m := range h {
+		h[m] = h[m] / s * float64(up)
+	}
+	upsampleFilters.Store(up, h)
+	return h
 }
 
 // sinc is numpy's normalised sinc.
