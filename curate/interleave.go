@@ -85,3 +85,104 @@ func interleavedAt(a, b []float64, span, w float64) (ok bool, observed int, expe
 		expected-float64(observed) >= interleaveZ*sd
 	return ok, observed, expected
 }
+
+// The hand-over test: a unit whose waveform changes slowly as it drifts
+// can be cut by the clusterings into a piece that fades while another
+// rises, both active for tens of seconds during the change (perf-sort.md,
+// "What SpikeInterface's false positives are"). Their spikes meet as
+// often as independent trains would, so [Interleaved] keeps them apart;
+// but their rates over time move against each other, which two neurons'
+// rarely do.
+const (
+	// HandoverBin is the bin width in seconds of the rates the hand-over
+	// test compares.
+	HandoverBin = 10.0
+	// HandoverCorrelation is the largest correlation of two units'
+	// spike counts per bin that counts as a hand-over. Independent trains
+	// of steady rates give 0 ± 1/√(bins−1): −0.7 is 2.3 standard
+	// deviations at the least bins and 5.4 at 60.
+	HandoverCorrelation = -0.7
+	// handoverMinBins is the least number of bins (the recording's span
+	// over HandoverBin) the test needs.
+	handoverMinBins = 10
+	// handoverRefractory is the half-width in seconds of the centre of
+	// the cross-correlogram that vetoes a hand-over: one neuron's pieces
+	// leave it nearly empty.
+	handoverRefractory = 0.001
+	// handoverMinExpected is the least count of pairs in that centre that
+	// the rates must predict for the centre to veto: below it, a few
+	// pairs (collisions with a neighbour's spikes) say nothing.
+	handoverMinExpected = 8
+	// handoverCentre is the largest fraction of the predicted pairs the
+	// centre may hold.
+	handoverCentre = 0.25
+)
+
+// HandedOver reports whether spike trains a and b (seconds in [0, span),
+// any order) hand one unit over: their counts in bins of [HandoverBin]
+// correlate at most at [HandoverCorrelation] over at least
+// handoverMinBins bins, and, where their rates bin by bin predict at
+// least handoverMinExpected pairs in their cross-correlogram's centre
+// (±1 ms), it holds at most handoverCentre of them. It also returns the correlation (NaN where a train's
+// counts do not vary or the span is too short).
+func HandedOver(a, b []float64, span float64) (ok bool, r float64) {
+	nb := int(span / HandoverBin)
+	if nb < handoverMinBins || len(a) == 0 || len(b) == 0 {
+		return false, math.NaN()
+	}
+	ca, cb := make([]float64, nb), make([]float64, nb)
+	for _, x := range []struct {
+		t []float64
+		c []float64
+	}{{a, ca}, {b, cb}} {
+		for _, t := range x.t {
+			if k := int(t / HandoverBin); k >= 0 && k < nb {
+				x.c[k]++
+			}
+		}
+	}
+	r = correlation(ca, cb)
+	if !(r <= HandoverCorrelation) {
+		return false, r
+	}
+	expected := 0.0
+	for k := range nb {
+		expected += ca[k] * cb[k] * 2 * handoverRefractory / HandoverBin
+	}
+	if expected < handoverMinExpected {
+		return true, r
+	}
+	sb := slices.Clone(b)
+	slices.Sort(sb)
+	observed := 0
+	for _, t := range a {
+		i, _ := slices.BinarySearch(sb, t-handoverRefractory)
+		for ; i < len(sb) && sb[i] <= t+handoverRefractory; i++ {
+			observed++
+		}
+	}
+	return float64(observed) <= handoverCentre*expected, r
+}
+
+// correlation is Pearson's correlation of x and y, NaN where either is
+// constant.
+func correlation(x, y []float64) float64 {
+	n := float64(len(x))
+	var mx, my float64
+	for i := range x {
+		mx += x[i]
+		my += y[i]
+	}
+	mx, my = mx/n, my/n
+	var sxy, sxx, syy float64
+	for i := range x {
+		dx, dy := x[i]-mx, y[i]-my
+		sxy += dx * dy
+		sxx += dx * dx
+		syy += dy * dy
+	}
+	if sxx == 0 || syy == 0 {
+		return math.NaN()
+	}
+	return sxy / math.Sqrt(sxx*syy)
+}

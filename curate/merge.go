@@ -250,13 +250,18 @@ func merge(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channels, p 
 	g.loop.Run(filter(bases, func(k int) bool { return good[k] }), p.RThresh, func(k, j int) bool {
 		return PairMetrics(g.train(k), g.train(j)).CrossRefractory(p.CCGThreshold)
 	})
-	// Pieces of a drifting unit that take its spikes in turn.
+	// Pieces of a drifting unit that take its spikes in turn, or hand it
+	// over from one to the next.
 	if p.Interleaved > 0 {
 		g.interleaved = true
 		span := g.span()
 		alive := filter(descending(g.n, func(k int) float64 { return float64(g.count[k]) }), func(k int) bool { return g.count[k] > 0 })
 		g.loop.Run(alive, p.Interleaved, func(k, j int) bool {
-			ok, _, _ := Interleaved(g.train(k), g.train(j), span)
+			a, b := g.train(k), g.train(j)
+			if ok, _, _ := Interleaved(a, b, span); ok {
+				return true
+			}
+			ok, _ := HandedOver(a, b, span)
 			return ok
 		})
 		g.interleaved = false
