@@ -30,11 +30,15 @@ func (in *Input) pcPrep(units []unit, tm *templateInfo) *pcData {
 	}
 	nf := in.NFeat
 	pc := &pcData{in: in, nu: len(units), chans: make([][]int32, len(units)), main: make([]int32, len(units)), spikes: make([][]int, len(units))}
-	rowOf := make(map[int]int)
+	// Each spike's unit row, −1 for spikes of units not reported.
+	rowOf := make([]int32, len(in.SpikeTimes))
+	for i := range rowOf {
+		rowOf[i] = -1
+	}
 	for r, u := range units {
 		pc.spikes[r] = u.idx
 		for _, s := range u.idx {
-			rowOf[s] = r
+			rowOf[s] = int32(r)
 		}
 		pc.main[r] = -1
 		if tm != nil {
@@ -51,9 +55,9 @@ func (in *Input) pcPrep(units []unit, tm *templateInfo) *pcData {
 		}
 	}
 	for _, s := range in.timeOrder() {
-		if r, ok := rowOf[s]; ok {
+		if r := rowOf[s]; r >= 0 {
 			pc.order = append(pc.order, s)
-			pc.row = append(pc.row, r)
+			pc.row = append(pc.row, int(r))
 		}
 	}
 	// Ties in time go by unit row, as SpikeInterface's spike vector does.
