@@ -3,6 +3,8 @@ package phy
 import (
 	"fmt"
 	"maps"
+	"runtime"
+	"runtime/debug"
 	"slices"
 
 	"dspk/export"
@@ -77,6 +79,7 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if w.done {
 		return fmt.Errorf("phy: %s: Write after Close", w.od.Final())
 	}
+	defer tightenHeap()()
 	if err := w.writeArrays(r); err != nil {
 		return err
 	}
@@ -230,4 +233,25 @@ func (w *SortWriter) writeExtra(r *pipeline.SortResult) error {
 		return w.opt.Extra(w.od.Dir())
 	}
 	return nil
+}
+
+// tightenHeap lowers the runtime's soft memory limit, for the writing of a
+// sort's folder, to twice the heap in use after a collection (at least
+// 512 MiB more), and returns what restores the limit. The sort's passes
+// leave much memory to the runtime that the writing does not need; without
+// the limit the process keeps it and grows on it (on a 180-s, 300-unit CPU
+// sort, 2.54 GB at the writing against 0.83 GB with the limit). A tighter
+// limit already set (GOMEMLIMIT) is kept.
+func tightenHeap() (restore func()) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	inUse := ms.Sys - ms.HeapReleased - (ms.HeapSys - ms.HeapAlloc)
+	limit := int64(inUse + max(ms.HeapAlloc, 512<<20))
+	old := debug.SetMemoryLimit(-1)
+	if old <= limit {
+		return func() {}
+	}
+	debug.SetMemoryLimit(limit)
+	return func() { debug.SetMemoryLimit(old) }
 }
