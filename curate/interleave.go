@@ -3,6 +3,8 @@ package curate
 import (
 	"math"
 	"slices"
+
+	"gonum.org/v1/gonum/stat"
 )
 
 // The interleaved merge (dspk's; docs/sort.md, "Units that drift across
@@ -141,7 +143,7 @@ func HandedOver(a, b []float64, span float64) (ok bool, r float64) {
 			}
 		}
 	}
-	r = correlation(ca, cb)
+	r = stat.Correlation(ca, cb, nil)
 	if !(r <= HandoverCorrelation) {
 		return false, r
 	}
@@ -162,27 +164,4 @@ func HandedOver(a, b []float64, span float64) (ok bool, r float64) {
 		}
 	}
 	return float64(observed) <= handoverCentre*expected, r
-}
-
-// correlation is Pearson's correlation of x and y, NaN where either is
-// constant.
-func correlation(x, y []float64) float64 {
-	n := float64(len(x))
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx, my = mx/n, my/n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
 }
