@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"sync"
 
 	"dspk/export"
 	"dspk/figure"
@@ -235,23 +236,43 @@ func (w *SortWriter) writeExtra(r *pipeline.SortResult) error {
 	return nil
 }
 
+// heapLimit holds what tightenHeap needs across concurrent writes in one
+// process: the number of writes under way and the limit to restore when
+// the last ends.
+var heapLimit struct {
+	sync.Mutex
+	writers int
+	saved   int64
+}
+
 // tightenHeap lowers the runtime's soft memory limit, for the writing of a
 // sort's folder, to twice the heap in use after a collection (at least
 // 512 MiB more), and returns what restores the limit. The sort's passes
-// leave much memory to the runtime that the writing does not need; without
-// the limit the process keeps it and grows on it (on a 180-s, 300-unit CPU
-// sort, 2.54 GB at the writing against 0.83 GB with the limit). A tighter
-// limit already set (GOMEMLIMIT) is kept.
+// leave the runtime holding memory the writing does not need, and without
+// a limit the heap grows on top of it (docs/perf-sort.md, "Host memory
+// while the folder is written"). A tighter limit already set (GOMEMLIMIT)
+// is kept; the first of concurrent writes sets the limit and the last
+// restores it.
 func tightenHeap() (restore func()) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	inUse := ms.Sys - ms.HeapReleased - (ms.HeapSys - ms.HeapAlloc)
-	limit := int64(inUse + max(ms.HeapAlloc, 512<<20))
-	old := debug.SetMemoryLimit(-1)
-	if old <= limit {
-		return func() {}
+	heapLimit.Lock()
+	defer heapLimit.Unlock()
+	heapLimit.writers++
+	if heapLimit.writers == 1 {
+		runtime.GC()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		inUse := ms.Sys - ms.HeapReleased - (ms.HeapSys - ms.HeapAlloc)
+		limit := int64(inUse + max(ms.HeapAlloc, 512<<20))
+		heapLimit.saved = debug.SetMemoryLimit(-1)
+		if heapLimit.saved > limit {
+			debug.SetMemoryLimit(limit)
+		}
 	}
-	debug.SetMemoryLimit(limit)
-	return func() { debug.SetMemoryLimit(old) }
+	return func() {
+		heapLimit.Lock()
+		defer heapLimit.Unlock()
+		if heapLimit.writers--; heapLimit.writers == 0 {
+			debug.SetMemoryLimit(heapLimit.saved)
+		}
+	}
 }
