@@ -33,20 +33,35 @@ func SortMetricsOptions() quality.Options {
 // opt. A folder without [quality.NoiseFile] gets its noise levels and
 // gains from the recording params.py names, where it can be read
 // ([folderScales]); otherwise the warnings say that they come from the
-// whitening.
+// whitening. raw_snr reads its snippets from that recording; where it
+// cannot be read, raw_snr is NaN (the labels then skip it) and a warning
+// says why.
 func ComputeMetrics(dir string, opt quality.Options) (*quality.Table, []string, error) {
 	sc, note := folderScales(dir)
 	in, err := quality.ReadSortFolderWith(dir, sc)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := quality.Compute(*in, opt)
-	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %w", dir, err)
-	}
 	var warnings []string
 	if note != "" {
 		warnings = append(warnings, note)
+	}
+	if in.Templates != nil {
+		rec, rows, err := openFolderRecording(dir)
+		if err == nil && len(rows) != in.Channels {
+			rec.Close()
+			err = fmt.Errorf("channel_map.npy has %d channels, the templates %d", len(rows), in.Channels)
+		}
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("%s: raw_snr is left NaN and the labels skip it: %v", dir, err))
+		} else {
+			defer rec.Close()
+			in.Raw, in.RawRows = rec, rows
+		}
+	}
+	t, err := quality.Compute(*in, opt)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", dir, err)
 	}
 	return t, warnings, nil
 }

@@ -85,40 +85,12 @@ func folderScales(dir string) (*quality.ChannelScales, string) {
 // readFolderScales opens the recording of the folder dir and measures its
 // scales (see folderScales).
 func readFolderScales(dir string) (*quality.ChannelScales, error) {
-	fr, err := quality.ReadFolderRecording(dir)
-	if err != nil {
-		return nil, err
-	}
-	if fr.Path == "" {
-		return nil, errors.New("params.py names no single dat_path")
-	}
-	if fr.Filtered {
-		return nil, errors.New("params.py's dat_path holds preprocessed data (hp_filtered = True)")
-	}
-	opts := recording.OpenOptions{Channels: fr.Channels, Rate: fr.SampleRate}
-	if fr.DType != "" && fr.DType != "int16" {
-		opts.DType = fr.DType
-	}
-	rec, err := recording.Open(fr.Path, opts)
+	rec, rows, err := openFolderRecording(dir)
 	if err != nil {
 		return nil, err
 	}
 	defer rec.Close()
-	cm, err := export.ReadNPYFile(filepath.Join(dir, "channel_map.npy"))
-	if err != nil {
-		return nil, err
-	}
-	rows, err := cm.Int64()
-	if err != nil {
-		return nil, fmt.Errorf("channel_map.npy: %w", err)
-	}
-	pr := &probe.Probe{NChanFile: rec.Channels(), ChanMap: make([]int, len(rows)), Shank: make([]int, len(rows))}
-	for i, r := range rows {
-		if r < 0 || int(r) >= rec.Channels() {
-			return nil, fmt.Errorf("channel_map.npy: entry %d is row %d of a file of %d channels", i, r, rec.Channels())
-		}
-		pr.ChanMap[i] = int(r)
-	}
+	pr := &probe.Probe{NChanFile: rec.Channels(), ChanMap: rows, Shank: make([]int, len(rows))}
 	cfg := pipeline.DefaultSortConfig()
 	if b, err := os.ReadFile(filepath.Join(dir, "dspk.json")); err == nil {
 		var prov struct {
@@ -144,4 +116,50 @@ func readFolderScales(dir string) (*quality.ChannelScales, error) {
 		}
 	}
 	return recordingScales(rec, pr, cfg)
+}
+
+// openFolderRecording opens the raw recording that the params.py of the
+// folder dir names and returns it with each of the sort's channels' row
+// in it (channel_map.npy). A folder whose dat_path is preprocessed
+// (hp_filtered = True) or not one file is an error.
+func openFolderRecording(dir string) (recording.Recording, []int, error) {
+	fr, err := quality.ReadFolderRecording(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if fr.Path == "" {
+		return nil, nil, errors.New("params.py names no single dat_path")
+	}
+	if fr.Filtered {
+		return nil, nil, errors.New("params.py's dat_path holds preprocessed data (hp_filtered = True)")
+	}
+	opts := recording.OpenOptions{Channels: fr.Channels, Rate: fr.SampleRate}
+	if fr.DType != "" && fr.DType != "int16" {
+		opts.DType = fr.DType
+	}
+	rec, err := recording.Open(fr.Path, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	cm, err := export.ReadNPYFile(filepath.Join(dir, "channel_map.npy"))
+	if err == nil {
+		var rows []int64
+		if rows, err = cm.Int64(); err != nil {
+			err = fmt.Errorf("channel_map.npy: %w", err)
+		} else {
+			out := make([]int, len(rows))
+			for i, r := range rows {
+				if r < 0 || int(r) >= rec.Channels() {
+					err = fmt.Errorf("channel_map.npy: entry %d is row %d of a file of %d channels", i, r, rec.Channels())
+					break
+				}
+				out[i] = int(r)
+			}
+			if err == nil {
+				return rec, out, nil
+			}
+		}
+	}
+	rec.Close()
+	return nil, nil, err
 }

@@ -39,6 +39,24 @@ func (in *Input) templateInfo() *templateInfo {
 	return tm
 }
 
+// peakToPeakChannel returns the channel where unit u's template has its
+// largest peak-to-peak value (the first on a tie), as Bombcell picks a
+// unit's peak channel.
+func (tm *templateInfo) peakToPeakChannel(u int) int {
+	t := tm.data[u*tm.nt*tm.nc : (u+1)*tm.nt*tm.nc]
+	best, bc := float32(-1), 0
+	for c := range tm.nc {
+		lo, hi := t[c], t[c]
+		for s := 1; s < tm.nt; s++ {
+			lo, hi = min(lo, t[s*tm.nc+c]), max(hi, t[s*tm.nc+c])
+		}
+		if hi-lo > best {
+			best, bc = hi-lo, c
+		}
+	}
+	return bc
+}
+
 // channel returns unit u's template on channel c.
 func (tm *templateInfo) channel(u, c int) []float64 {
 	out := make([]float64, tm.nt)

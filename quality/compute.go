@@ -66,6 +66,12 @@ type Input struct {
 	// noise_levels extension (MAD-based by default) and sd_ratio by
 	// get_noise_levels(method="std"); one set of levels serves both here.
 	NoiseLevels []float32
+	// Raw is the recording the sort was made from, as stored, and RawRows
+	// each of the Channels' row in it (Kilosort's channel_map.npy); with
+	// Templates they give raw_snr, Bombcell's signal-to-noise ratio from
+	// raw snippets ([Input.rawSNR]). Nil leaves raw_snr NaN.
+	Raw     RawReader
+	RawRows []int
 	// NoiseSource says what NoiseLevels are ([NoiseMAD],
 	// [NoiseWhitening]; "" when the caller set them), for messages.
 	NoiseSource string
@@ -133,6 +139,9 @@ func Compute(in Input, opt Options) (*Table, error) {
 	par.Each(len(units), par.Workers(len(units)), func(_, i int) {
 		in.unitMetrics(units[i], i, tm, pc, opt, cols)
 	})
+	if err := in.rawSNR(units, tm, cols); err != nil {
+		return nil, err
+	}
 	t.Columns = cols.list
 	if opt.SkipNN {
 		t.Columns = slices.DeleteFunc(t.Columns, func(c Column) bool { return c.Name == "nn_hit_rate" || c.Name == "nn_miss_rate" })

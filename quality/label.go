@@ -58,8 +58,15 @@ type LabelOptions struct {
 	// as it is).
 	Noise map[string]Range
 	// MUA are the spike-train ranges: |amplitude_median| ≥ 30 µV,
-	// snr ≥ 5, amplitude_cutoff ≤ 0.2, num_spikes ≥ 300,
+	// raw_snr ≥ 5, amplitude_cutoff ≤ 0.2, num_spikes ≥ 300,
 	// fraction_rpvs ≤ 0.1, presence_ratio ≥ 0.7, drift_ptp ≤ 100 µm.
+	// SpikeInterface's port bounds its snr (a template's peak over the
+	// channel's noise) by 5; Bombcell's minSNR 5 bounds its own ratio of
+	// raw snippets averaged over 100 spikes (raw_snr), which runs an order
+	// of magnitude higher: the label follows Bombcell, so that a clear
+	// unit of SpikeInterface snr 3–5 is not called mua. Without the raw
+	// recording raw_snr is NaN and the bound is skipped, as Bombcell skips
+	// it without raw data.
 	// SpikeInterface's port tests rp_contamination (Llobet et al., a 1-ms
 	// refractory period, no censored period) where Bombcell tests its
 	// fractionRPVs (Hill et al., tauR 2 ms, tauC 0.1 ms): the label
@@ -91,7 +98,7 @@ func DefaultLabelOptions() LabelOptions {
 		},
 		MUA: map[string]Range{
 			"amplitude_median": {30, none, true},
-			"snr":              {5, none, false},
+			"raw_snr":          {5, none, false},
 			"amplitude_cutoff": {none, 0.2, false},
 			"num_spikes":       {300, none, false},
 			"fraction_rpvs":    {none, 0.1, false},
@@ -184,7 +191,7 @@ func nonSomatic(t *Table, ns map[string]Range, i int) bool {
 
 // MUAThresholds are the main thresholds of the MUA rule under the names a
 // user sets them by: the bounds of num_spikes, fraction_rpvs,
-// presence_ratio, amplitude_cutoff, snr, amplitude_median (its absolute
+// presence_ratio, amplitude_cutoff, raw_snr, amplitude_median (its absolute
 // value) and drift_ptp.
 type MUAThresholds struct {
 	MinSpikes, MaxRPContamination, MinPresenceRatio, MaxAmplitudeCutoff float64
@@ -196,7 +203,7 @@ func MUAThresholdsOf(lo LabelOptions) MUAThresholds {
 	m := lo.MUA
 	return MUAThresholds{MinSpikes: m["num_spikes"].Min, MaxRPContamination: m["fraction_rpvs"].Max,
 		MinPresenceRatio: m["presence_ratio"].Min, MaxAmplitudeCutoff: m["amplitude_cutoff"].Max,
-		MinSNR: m["snr"].Min, MinAmplitude: m["amplitude_median"].Min, MaxDrift: m["drift_ptp"].Max}
+		MinSNR: m["raw_snr"].Min, MinAmplitude: m["amplitude_median"].Min, MaxDrift: m["drift_ptp"].Max}
 }
 
 // SetMUA returns lo with its MUA ranges bounded by t (a copy: lo's map
@@ -213,7 +220,7 @@ func (lo LabelOptions) SetMUA(t MUAThresholds) (LabelOptions, error) {
 		v      float64
 	}{{"num_spikes", true, t.MinSpikes}, {"fraction_rpvs", false, t.MaxRPContamination},
 		{"presence_ratio", true, t.MinPresenceRatio}, {"amplitude_cutoff", false, t.MaxAmplitudeCutoff},
-		{"snr", true, t.MinSNR}, {"amplitude_median", true, t.MinAmplitude}, {"drift_ptp", false, t.MaxDrift}} {
+		{"raw_snr", true, t.MinSNR}, {"amplitude_median", true, t.MinAmplitude}, {"drift_ptp", false, t.MaxDrift}} {
 		if math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v < 0 {
 			return lo, fmt.Errorf("quality: the %s threshold %v must be a finite number ≥ 0", s.metric, s.v)
 		}

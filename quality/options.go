@@ -152,7 +152,7 @@ var columnSpec = []struct {
 	name    string
 	integer bool
 }{
-	{"num_spikes", true}, {"firing_rate", false}, {"presence_ratio", false}, {"snr", false},
+	{"num_spikes", true}, {"firing_rate", false}, {"presence_ratio", false}, {"snr", false}, {"raw_snr", false},
 	{"isi_violations_ratio", false}, {"isi_violations_count", true},
 	{"rp_contamination", false}, {"rp_violations", true}, {"sliding_rp_violation", false},
 	{"fraction_rpvs", false},

@@ -45,7 +45,7 @@ func (f *metricsFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.th.MaxRPContamination, "max-rp-contamination", d.MaxRPContamination, "a unit with more refractory-period contamination (fraction_rpvs: Bombcell's, Hill et al.) is mua")
 	fs.Float64Var(&f.th.MinPresenceRatio, "min-presence-ratio", d.MinPresenceRatio, "a unit present in a smaller fraction of 60-s bins is mua")
 	fs.Float64Var(&f.th.MaxAmplitudeCutoff, "max-amplitude-cutoff", d.MaxAmplitudeCutoff, "a unit missing a larger estimated fraction of its spikes below threshold is mua")
-	fs.Float64Var(&f.th.MinSNR, "min-snr", d.MinSNR, "a unit with a lower template peak over the channel's noise SD is mua")
+	fs.Float64Var(&f.th.MinSNR, "min-snr", d.MinSNR, "a unit with a lower raw_snr (Bombcell's: the mean raw waveform's peak over its baseline's MAD) is mua")
 	fs.Float64Var(&f.th.MinAmplitude, "min-amplitude", d.MinAmplitude, "a unit with a smaller |median amplitude| (µV where the recording's gains are known, else its units) is mua")
 	fs.Float64Var(&f.th.MaxDrift, "max-drift", d.MaxDrift, "a unit whose depth moves more (peak to peak, µm) is mua")
 }
