@@ -56,6 +56,15 @@ type Matcher struct {
 	gsu     [][]int32   // and its template
 	gspans  [][][2]int  // per template group: column intervals to rescore
 	rounds  int
+	// pscratch is each projection worker's correlator and filtered chunk,
+	// kept from window to window.
+	pscratch []projScratch
+}
+
+// projScratch is one projection worker's scratch.
+type projScratch struct {
+	cor *detect.Correlator
+	bc  []float32
 }
 
 // spike is one detection of a round: column, template, coefficient and
@@ -155,6 +164,14 @@ func (m *Matcher) Rounds() int { return m.rounds }
 // CUDA back end fails (use [Matcher.MatchWindow] there, which returns
 // errors); on a CUDA device it uploads x first.
 func (m *Matcher) Match(dst *Spikes, x []float32, ownStart int64, owned int) {
+	if err := m.MatchHost(dst, x, ownStart, owned); err != nil {
+		panic(err)
+	}
+}
+
+// MatchHost is [Matcher.Match] returning the CUDA back end's errors
+// instead of panicking (a host window, as a stream's blocks are).
+func (m *Matcher) MatchHost(dst *Spikes, x []float32, ownStart int64, owned int) error {
 	C, nt := m.c, m.nt
 	if len(x)%C != 0 {
 		panic(fmt.Sprintf("match: window of %d values for %d channels", len(x), C))
@@ -164,21 +181,35 @@ func (m *Matcher) Match(dst *Spikes, x []float32, ownStart int64, owned int) {
 		panic(fmt.Sprintf("match: %d owned columns of a %d-column window with %d of context", owned, T, nt))
 	}
 	if m.gpu != nil {
-		if err := m.matchDevice(dst, nil, x, T, ownStart, owned); err != nil {
-			panic(err)
-		}
-		return
+		return m.matchDevice(dst, nil, x, T, ownStart, owned)
 	}
 	m.grow(T)
 	m.project(x, T)
 	m.peel(T, owned)
 	m.residual(x, T)
 	m.features(dst, T, ownStart)
+	return nil
 }
 
 // grow sizes the per-window buffers for windows of T columns.
 func (m *Matcher) grow(T int) {
 	if len(m.s) == T {
+		return
+	}
+	if cap(m.s) >= T && cap(m.b) >= m.n*T && cap(m.xres) >= m.c*T {
+		// Shorter windows (a stream's blocks) reuse the buffers, cleared
+		// as a fresh allocation would be.
+		m.b, m.s, m.sbar, m.su, m.xres = m.b[:m.n*T], m.s[:T], m.sbar[:T], m.su[:T], m.xres[:m.c*T]
+		clear(m.b)
+		clear(m.s)
+		clear(m.sbar)
+		clear(m.su)
+		clear(m.xres)
+		for g := range m.gs {
+			m.gs[g], m.gsu[g] = m.gs[g][:T], m.gsu[g][:T]
+			clear(m.gs[g])
+			clear(m.gsu[g])
+		}
 		return
 	}
 	m.b = make([]float32, m.n*T)
@@ -198,14 +229,13 @@ func (m *Matcher) project(x []float32, T int) {
 	C, P := m.c, m.p
 	chunks := (T + chunkCols - 1) / chunkCols
 	nw := min(m.workers, chunks)
-	type scratch struct {
-		cor *detect.Correlator
-		bc  []float32
+	for len(m.pscratch) < max(1, nw) {
+		m.pscratch = append(m.pscratch, projScratch{})
 	}
-	ws := make([]scratch, max(1, nw))
+	ws := m.pscratch
 	par.Each(chunks, nw, func(g, ch int) {
 		if ws[g].bc == nil {
-			ws[g] = scratch{m.bank.Correlator(), make([]float32, C*P*chunkCols)}
+			ws[g] = projScratch{m.bank.Correlator(), make([]float32, C*P*chunkCols)}
 		}
 		cor, bc := ws[g].cor, ws[g].bc
 		e0 := ch * chunkCols

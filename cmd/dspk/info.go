@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"sort"
 	"strings"
 	"time"
 
@@ -58,7 +57,7 @@ func info(args []string, in *inputFlags) error {
 	fmt.Fprintf(w, "sample rate: %s Hz\n", trimFloat(fs))
 	fmt.Fprintf(w, "samples:     %d\n", rec.Samples())
 	fmt.Fprintf(w, "duration:    %s s (%s)\n", trimFloat(dur), time.Duration(dur*float64(time.Second)).Round(time.Millisecond))
-	fmt.Fprintf(w, "µV/count:    %s\n", summarizeScale(rec.MicrovoltsPerCount()))
+	fmt.Fprintf(w, "µV/count:    %s\n", recording.ScaleSummary(rec.MicrovoltsPerCount()))
 	if r, ok := rec.(interface{ DType() recording.DType }); ok {
 		fmt.Fprintf(w, "dtype:       %s\n", r.DType())
 	}
@@ -102,88 +101,14 @@ func info(args []string, in *inputFlags) error {
 		return nil
 	}
 	fmt.Fprintf(w, "probe:       %s: %s\n", pr.Name, pr.Summary())
-	fmt.Fprintf(w, "rows used:   %s\n", rowsUsed(pr.ChanMap, rec.Channels()))
+	fmt.Fprintf(w, "rows used:   %s\n", pr.RowsUsed(rec.Channels()))
 	return nil
-}
-
-// rowsUsed describes which file rows a channel map reads, e.g.
-// "384 of 385: 0–383 (unused: 384)".
-func rowsUsed(cm []int, nChan int) string {
-	used := make([]bool, nChan)
-	for _, r := range cm {
-		used[r] = true
-	}
-	ranges := func(want bool) string {
-		var parts []string
-		for i := 0; i < nChan; i++ {
-			if used[i] != want {
-				continue
-			}
-			j := i
-			for j+1 < nChan && used[j+1] == want {
-				j++
-			}
-			if j > i {
-				parts = append(parts, fmt.Sprintf("%d–%d", i, j))
-			} else {
-				parts = append(parts, fmt.Sprint(i))
-			}
-			i = j
-		}
-		return strings.Join(parts, ", ")
-	}
-	s := fmt.Sprintf("%d of %d: %s", len(cm), nChan, ranges(true))
-	if len(cm) < nChan {
-		s += " (unused: " + ranges(false) + ")"
-	}
-	ordered := true
-	for i := 1; i < len(cm); i++ {
-		ordered = ordered && cm[i] > cm[i-1]
-	}
-	if !ordered {
-		s += "; sites are read in the channel map's order"
-	}
-	return s
 }
 
 func trimFloat(v float64) string {
 	s := fmt.Sprintf("%.6f", v)
 	s = strings.TrimRight(s, "0")
 	return strings.TrimSuffix(s, ".")
-}
-
-// summarizeScale lists the distinct non-zero scales with their counts.
-func summarizeScale(uv []float64) string {
-	counts := map[float64]int{}
-	zero := 0
-	for _, v := range uv {
-		if v == 0 {
-			zero++
-			continue
-		}
-		counts[v]++
-	}
-	if len(counts) == 0 {
-		return "unknown"
-	}
-	keys := make([]float64, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
-	}
-	sort.Float64s(keys)
-	var parts []string
-	for i, k := range keys {
-		if i == 4 {
-			parts = append(parts, fmt.Sprintf("… (%d distinct)", len(keys)))
-			break
-		}
-		parts = append(parts, fmt.Sprintf("%.6g (%d ch)", k, counts[k]))
-	}
-	s := strings.Join(parts, ", ")
-	if zero > 0 {
-		s += fmt.Sprintf("; %d unscaled (sync)", zero)
-	}
-	return s
 }
 
 // listDevices prints the compute devices dspk finds and, without a GPU,

@@ -75,7 +75,7 @@ func signalContext(stderr io.Writer) (ctx context.Context, finish func(code int)
 				fmt.Fprintf(stderr, "\ndspk %s: %s\n", runState.name, completedMessage(interrupted{sig}, runState.out))
 				os.Exit(128 + int(sig))
 			}
-			now, worker := runState.writesNothing, runState.name == "batch worker"
+			now, worker, own := runState.writesNothing, runState.name == "batch worker", runState.endsOnSignal
 			if n == 1 {
 				cancel(interrupted{sig}) // under the lock: finish sees it, or this sees finished
 			}
@@ -86,7 +86,7 @@ func signalContext(stderr io.Writer) (ctx context.Context, finish func(code int)
 			}
 			if now {
 				forceExit(stderr, sig)
-			} else {
+			} else if !own {
 				time.AfterFunc(stopGrace, func() { forceExit(stderr, sig) })
 			}
 		}
@@ -123,6 +123,7 @@ var runState struct {
 	finished      bool   // the command returned and the process is ending
 	code          int    // the command's exit status, once finished
 	writesNothing bool   // the command writes no file: a signal exits at once
+	endsOnSignal  bool   // the command ends by itself on a signal, its output written
 	running       bool   // the command's work is under way
 	ended         bool   // the command returned, or forceExit took over
 	stage         string // the pass or step running
@@ -205,7 +206,7 @@ func forceExit(stderr io.Writer, sig syscall.Signal) {
 // setCommand records the running command.
 func setCommand(c *command) {
 	runState.Lock()
-	runState.name, runState.writesNothing = c.name, c.writesNothing
+	runState.name, runState.writesNothing, runState.endsOnSignal = c.name, c.writesNothing, c.endsOnSignal
 	runState.Unlock()
 }
 

@@ -69,6 +69,9 @@ type command struct {
 	// writesNothing marks a command that writes no file: a signal ends
 	// it at once, with the interrupt message.
 	writesNothing bool
+	// endsOnSignal marks a command that a first signal ends as the end
+	// of its input does (stream): it is given the time to write its output.
+	endsOnSignal bool
 }
 
 // usageError marks an error that should exit with status 2.

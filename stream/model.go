@@ -1,0 +1,247 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"dspk/export"
+	"dspk/linalg"
+	"dspk/match"
+	"dspk/preprocess"
+	"dspk/quality"
+)
+
+// Model is what a stream takes from the folder of an earlier dspk sort:
+// the learned templates and the matching's settings, the whitening, the
+// channels, the preprocessing's settings and the unit of each template.
+type Model struct {
+	// Dir is the sort folder.
+	Dir string
+	// SampleRate is the recording's rate in Hz; FileChannels the int16
+	// channels of a frame (385 for a Neuropixels AP file).
+	SampleRate   float64
+	FileChannels int
+	// ChanMap is the file row of each of the sort's channels; X and Y are
+	// their positions (µm).
+	ChanMap []int
+	X, Y    []float64
+	// Whitening is the sort's whitening matrix (whitening_mat.npy).
+	Whitening *linalg.Whitening
+	// Templates are the learned templates (U.npy, wPCA.npy) the sort's
+	// matching used; Params its settings (dspk.json's sort.matching).
+	Templates match.Templates
+	Params    match.Params
+	// UnitOf is each learned template's unit: the unit that most of the
+	// sort's spikes of that template ended in (spike_detection_templates.npy
+	// against spike_clusters.npy); −1 for a template that kept no spike.
+	UnitOf []int32
+	// Units is the number of units (rows of templates.npy).
+	Units int
+	// Norm is each learned template's norm ‖U_u‖: of two copies of one
+	// spike on templates of the same unit, the stronger is kept, as the
+	// sort's coincident rule keeps it.
+	Norm []float64
+	// HighpassCutoff is the high-pass corner (Hz); InvertSign and CAR the
+	// preprocessing's do_CAR and invert_sign.
+	HighpassCutoff  float64
+	InvertSign, CAR bool
+	// DuplicateBins is the sort's duplicate_spike_ms in samples: two
+	// spikes of one unit within twice it are one spike (the sort's
+	// coincident lags), and the coincident rule ([coincidence]) looks for
+	// copies within twice it, each ± half of it.
+	DuplicateBins int64
+	// PositionLimit is the sort's position_limit (µm): the coincident rule
+	// pairs templates whose best channels are within twice it.
+	PositionLimit float64
+}
+
+// Load reads the Model of the sort folder dir. Errors name the file.
+func Load(dir string) (*Model, error) {
+	fr, err := quality.ReadFolderRecording(dir)
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{Dir: dir, SampleRate: fr.SampleRate, FileChannels: fr.Channels}
+	if fr.DType != "" && fr.DType != "int16" {
+		return nil, fmt.Errorf("%s: params.py: dtype %s; stream reads int16 frames", dir, fr.DType)
+	}
+	if !(m.SampleRate > 0) || m.FileChannels < 1 {
+		return nil, fmt.Errorf("%s: params.py: rate %v Hz, %d channels", dir, m.SampleRate, m.FileChannels)
+	}
+	rd := reader{dir: dir}
+	cm := rd.ints("channel_map.npy")
+	pos, posShape := rd.floats("channel_positions.npy")
+	wm, wShape := rd.floats("whitening_mat.npy")
+	u, uShape := rd.floats("U.npy")
+	wpca, pShape := rd.floats("wPCA.npy")
+	det := rd.ints("spike_detection_templates.npy")
+	clu := rd.ints("spike_clusters.npy")
+	_, tShape := rd.floats("templates.npy")
+	if rd.err != nil {
+		return nil, rd.err
+	}
+	C := len(cm)
+	switch {
+	case len(posShape) != 2 || posShape[0] != C || posShape[1] != 2:
+		return nil, fmt.Errorf("%s: channel_positions.npy is %v for %d channels", dir, posShape, C)
+	case len(wShape) != 2 || wShape[0] != C || wShape[1] != C:
+		return nil, fmt.Errorf("%s: whitening_mat.npy is %v for %d channels", dir, wShape, C)
+	case len(uShape) != 3 || uShape[1] != C:
+		return nil, fmt.Errorf("%s: U.npy is %v, not (templates, %d channels, PCs)", dir, uShape, C)
+	case len(pShape) != 2 || pShape[0] != uShape[2]:
+		return nil, fmt.Errorf("%s: wPCA.npy is %v for %d PCs", dir, pShape, uShape[2])
+	case len(det) != len(clu):
+		return nil, fmt.Errorf("%s: %d detection templates for %d spike clusters", dir, len(det), len(clu))
+	case len(tShape) != 3:
+		return nil, fmt.Errorf("%s: templates.npy is %v", dir, tShape)
+	}
+	m.ChanMap = make([]int, C)
+	m.X, m.Y = make([]float64, C), make([]float64, C)
+	for i, r := range cm {
+		if r < 0 || int(r) >= m.FileChannels {
+			return nil, fmt.Errorf("%s: channel_map.npy: entry %d is row %d of %d-channel frames", dir, i, r, m.FileChannels)
+		}
+		m.ChanMap[i] = int(r)
+		m.X[i], m.Y[i] = pos[2*i], pos[2*i+1]
+	}
+	m.Whitening = linalg.NewWhiteningFromDense(wm, C)
+	N, P, nt := uShape[0], uShape[2], pShape[1]
+	if err := m.readSettings(nt); err != nil {
+		return nil, err
+	}
+	b, a := preprocess.ButterHighpass(3, m.HighpassCutoff, m.SampleRate)
+	cu, cw := causalTemplates(toFloat32(u), toFloat32(wpca), N, C, P, nt, b, a)
+	m.Templates = match.Templates{N: N, C: C, P: P, U: cu, WPCA: cw}
+	m.Units = tShape[0]
+	m.UnitOf = majority(det, clu, N)
+	m.Norm = make([]float64, N)
+	for k := range N {
+		s := 0.0
+		for _, v := range cu[k*C*P : (k+1)*C*P] {
+			s += float64(v) * float64(v)
+		}
+		m.Norm[k] = math.Sqrt(s)
+	}
+	return m, nil
+}
+
+// readSettings takes the preprocessing and matching settings from
+// dspk.json.
+func (m *Model) readSettings(nt int) error {
+	b, err := os.ReadFile(filepath.Join(m.Dir, "dspk.json"))
+	if err != nil {
+		return fmt.Errorf("stream: %w (a dspk sort folder has it)", err)
+	}
+	var prov struct {
+		Config struct {
+			Highpass float64 `json:"highpass_cutoff"`
+			CAR      bool    `json:"do_CAR"`
+			Invert   bool    `json:"invert_sign"`
+		} `json:"config"`
+		Sort struct {
+			Matching match.Params `json:"matching"`
+			Curation struct {
+				DuplicateSpikeMs float64 `json:"DuplicateSpikeMs"`
+				PositionLimit    float64 `json:"PositionLimit"`
+			} `json:"curation"`
+		} `json:"sort"`
+	}
+	if err := json.Unmarshal(b, &prov); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(m.Dir, "dspk.json"), err)
+	}
+	mt := prov.Sort.Matching
+	if mt.NT != nt || mt.ThLearned <= 0 {
+		return fmt.Errorf("%s: no sort's matching settings for %d-sample templates (is it a dspk sort folder?)", filepath.Join(m.Dir, "dspk.json"), nt)
+	}
+	m.Params = mt
+	m.Params.NearestChans = min(mt.NearestChans, len(m.ChanMap))
+	if err := m.Params.Validate(); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Join(m.Dir, "dspk.json"), err)
+	}
+	m.HighpassCutoff, m.CAR, m.InvertSign = prov.Config.Highpass, prov.Config.CAR, prov.Config.Invert
+	if !(m.HighpassCutoff > 0 && m.HighpassCutoff < m.SampleRate/2) {
+		return fmt.Errorf("%s: high-pass corner %v Hz at %v Hz", filepath.Join(m.Dir, "dspk.json"), m.HighpassCutoff, m.SampleRate)
+	}
+	cu := prov.Sort.Curation
+	m.DuplicateBins = int64(math.Floor(cu.DuplicateSpikeMs * m.SampleRate / 1000))
+	m.PositionLimit = cu.PositionLimit
+	return nil
+}
+
+// majority returns, for each of n templates, the cluster most of its
+// spikes carry (the lowest on a tie; −1 without spikes).
+func majority(det, clu []int64, n int) []int32 {
+	counts := make([]map[int64]int, n)
+	for s, k := range det {
+		if k < 0 || int(k) >= n {
+			continue
+		}
+		if counts[k] == nil {
+			counts[k] = map[int64]int{}
+		}
+		counts[k][clu[s]]++
+	}
+	out := make([]int32, n)
+	for k, c := range counts {
+		out[k] = -1
+		best := 0
+		for u, v := range c {
+			if v > best || (v == best && int64(out[k]) > u) {
+				best, out[k] = v, int32(u)
+			}
+		}
+	}
+	return out
+}
+
+// reader loads a folder's arrays, keeping the first error.
+type reader struct {
+	dir string
+	err error
+}
+
+func (r *reader) load(name string) *export.NPY {
+	if r.err != nil {
+		return nil
+	}
+	a, err := export.ReadNPYFile(filepath.Join(r.dir, name))
+	if err != nil {
+		r.err = err
+	}
+	return a
+}
+
+func (r *reader) ints(name string) []int64 {
+	a := r.load(name)
+	if a == nil {
+		return nil
+	}
+	v, err := a.Int64()
+	if err != nil {
+		r.err = fmt.Errorf("%s: %w", filepath.Join(r.dir, name), err)
+	}
+	return v
+}
+
+func (r *reader) floats(name string) ([]float64, []int) {
+	a := r.load(name)
+	if a == nil {
+		return nil, nil
+	}
+	v, err := a.Float64()
+	if err != nil {
+		r.err = fmt.Errorf("%s: %w", filepath.Join(r.dir, name), err)
+	}
+	return v, a.Shape
+}
+
+func toFloat32(v []float64) []float32 {
+	out := make([]float32, len(v))
+	for i, x := range v {
+		out[i] = float32(x)
+	}
+	return out
+}

@@ -1,0 +1,356 @@
+package stream
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"time"
+
+	"dspk/compute"
+	"dspk/match"
+)
+
+// Spike is one spike as the stream names it.
+type Spike struct {
+	// Sample is the trough's sample in the stream (0 = its first frame).
+	Sample int64
+	// Unit is the sort's unit; Template the learned template that matched.
+	Unit, Template int32
+	// Amplitude is the template's projection in whitened units
+	// (Kilosort4's q).
+	Amplitude float32
+	// Channel is the template's best channel (an index of the sort's
+	// channel map).
+	Channel int32
+	// Latency is the time from the arrival of the trough's sample to the
+	// moment the spike was handed out.
+	Latency time.Duration
+}
+
+// Options are a stream's settings.
+type Options struct {
+	// Device is where the matching runs (nil: the CPU); the
+	// preprocessing runs on the CPU.
+	Device *compute.Device
+	// MinBlock is the least number of new samples matched at once
+	// (default 1 ms of samples). Smaller blocks answer sooner and cost
+	// more: each is matched with a template's length of context on
+	// either side.
+	MinBlock int
+	// MaxBlock bounds a block when the stream is behind (default 1 s).
+	MaxBlock int
+	// Deadline is the latency above which a block counts as late
+	// (default 10 ms): from the arrival of the last sample its matching
+	// needs to the moment its spikes are out.
+	Deadline time.Duration
+	// Late, if not nil, is told of each late block as it happens.
+	Late func(LateBlock)
+	// Progress, if not nil, is called with the statistics so far about
+	// once a second.
+	Progress func(*Stats)
+}
+
+// LateBlock is a block whose spikes came out after the deadline.
+type LateBlock struct {
+	// Start and Samples are the block's first sample and length.
+	Start   int64 `json:"start"`
+	Samples int   `json:"samples"`
+	// LatencyMs is how long after its last needed sample arrived the
+	// block's spikes were out.
+	LatencyMs float64 `json:"latency_ms"`
+}
+
+// readAhead bounds the chunks read but not yet preprocessed (a second
+// of 1-ms packets): a source read faster than the stream keeps up (a file
+// without -realtime) waits instead of filling memory.
+const readAhead = 1024
+
+// chunk is one read of the source and the moment it arrived.
+type chunk struct {
+	data    []int16
+	frames  int
+	arrived time.Time
+	err     error
+}
+
+// Run matches the frames of src against m's templates as they arrive and
+// hands each spike to emit in order of sample, as soon as it is known.
+// It returns at the end of the source or when ctx is done (then without
+// error: everything up to that point has been emitted), with the
+// statistics.
+func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike) error) (*Stats, error) {
+	fs := m.SampleRate
+	if opt.MinBlock <= 0 {
+		opt.MinBlock = max(1, int(fs/1000))
+	}
+	if opt.MaxBlock <= 0 {
+		opt.MaxBlock = int(fs)
+	}
+	opt.MaxBlock = max(opt.MaxBlock, opt.MinBlock)
+	if opt.Deadline <= 0 {
+		opt.Deadline = 10 * time.Millisecond
+	}
+	mt, err := match.NewMatcher(opt.Device, m.Templates, m.X, m.Y, m.Params)
+	if err != nil {
+		return nil, fmt.Errorf("%s: learned templates: %w", m.Dir, err)
+	}
+	defer mt.Close()
+	r := &runner{m: m, mt: mt, opt: opt, emit: emit, pre: newCausal(m), nt: m.Params.NT, C: len(m.ChanMap),
+		st: newStats(opt.Deadline)}
+	best := make([]int, m.Templates.N)
+	for k := range best {
+		best[k] = mt.BestChannel(k)
+	}
+	r.cp = newCopies(m, best)
+	r.hist = make([]float32, r.C*r.nt) // left context: zeros before the first sample
+	r.histStart, r.histLen, r.histCap = -int64(r.nt), r.nt, r.nt
+
+	chunks := make(chan chunk, readAhead)
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go readLoop(rctx, src, m.FileChannels, max(1, opt.MinBlock), chunks)
+	start := time.Now()
+	nextProgress := start.Add(time.Second)
+	for {
+		var ck chunk
+		select {
+		case <-ctx.Done():
+			return r.finish(start, nil)
+		case ck = <-chunks:
+		}
+		end := ck.err != nil
+		if !end {
+			r.add(ck)
+		}
+		for !end { // take every chunk already waiting: a late stream catches up in larger blocks
+			select {
+			case c2 := <-chunks:
+				if c2.err != nil {
+					end, ck = true, c2
+				} else {
+					r.add(c2)
+				}
+				continue
+			default:
+			}
+			break
+		}
+		if end && !errors.Is(ck.err, io.EOF) {
+			r.matchReady(false)
+			return r.finish(start, fmt.Errorf("%s: %w", src.Name(), ck.err))
+		}
+		if err := r.matchReady(end); err != nil {
+			return r.finish(start, err)
+		}
+		if end {
+			return r.finish(start, nil)
+		}
+		if opt.Progress != nil && time.Now().After(nextProgress) {
+			r.st.WallSeconds = time.Since(start).Seconds()
+			opt.Progress(r.st)
+			nextProgress = nextProgress.Add(time.Second)
+		}
+	}
+}
+
+// readLoop reads src into chunks of up to block frames until the end, an
+// error or ctx; the last chunk carries the error (io.EOF at the end).
+func readLoop(ctx context.Context, src Source, nf, block int, out chan<- chunk) {
+	for {
+		buf := make([]int16, block*nf)
+		n, err := src.Read(buf)
+		now := time.Now()
+		if n > 0 {
+			select {
+			case out <- chunk{data: buf, frames: n, arrived: now}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err != nil {
+			select {
+			case out <- chunk{err: err}:
+			case <-ctx.Done():
+			}
+			return
+		}
+	}
+}
+
+// runner is the state of one stream.
+type runner struct {
+	m    *Model
+	mt   *match.Matcher
+	opt  Options
+	emit func(Spike) error
+	pre  *causal
+	nt   int
+	C    int
+	// hist holds the preprocessed samples [histStart, histStart+histLen)
+	// of each channel, channel c at hist[c*histCap:].
+	hist             []float32
+	histStart        int64
+	histLen, histCap int
+	ownStart         int64     // the first sample not yet matched
+	arrivals         []arrival // the chunks' last samples and arrival times, in order
+	scratch, win     []float32
+	spikes           match.Spikes
+	cp               *copies
+	st               *Stats
+	emitErr          error
+}
+
+// arrival records that the samples before end had arrived at time at.
+type arrival struct {
+	end int64
+	at  time.Time
+}
+
+// add preprocesses a chunk onto the history.
+func (r *runner) add(ck chunk) {
+	n := ck.frames
+	if cap(r.scratch) < r.C*n {
+		r.scratch = make([]float32, r.C*n)
+	}
+	x := r.scratch[:r.C*n]
+	r.pre.run(x, ck.data, n)
+	if r.histLen+n > r.histCap {
+		// Drop what no later window needs (before ownStart − nt); grow if
+		// that is not room enough. Compacting only when full costs each
+		// sample one move.
+		if drop := int(r.ownStart - int64(r.nt) - r.histStart); drop > 0 {
+			for c := range r.C {
+				row := r.hist[c*r.histCap:]
+				copy(row, row[drop:r.histLen])
+			}
+			r.histStart += int64(drop)
+			r.histLen -= drop
+		}
+		if r.histLen+n > r.histCap {
+			nc := max(2*r.histCap, r.histLen+n)
+			h := make([]float32, r.C*nc)
+			for c := range r.C {
+				copy(h[c*nc:], r.hist[c*r.histCap:c*r.histCap+r.histLen])
+			}
+			r.hist, r.histCap = h, nc
+		}
+	}
+	for c := range r.C {
+		copy(r.hist[c*r.histCap+r.histLen:], x[c*n:(c+1)*n])
+	}
+	r.histLen += n
+	r.st.Samples += int64(n)
+	r.arrivals = append(r.arrivals, arrival{end: r.histStart + int64(r.histLen), at: ck.arrived})
+}
+
+// arrivedAt returns when sample s arrived.
+func (r *runner) arrivedAt(s int64) time.Time {
+	i, _ := slices.BinarySearchFunc(r.arrivals, s, func(a arrival, s int64) int {
+		if a.end <= s {
+			return -1
+		}
+		return 1
+	})
+	if i >= len(r.arrivals) {
+		i = len(r.arrivals) - 1
+	}
+	return r.arrivals[i].at
+}
+
+// matchReady matches every block the history holds with its right
+// context; at the end (final) the rest, with zeros as right context.
+func (r *runner) matchReady(final bool) error {
+	for {
+		avail := r.histStart + int64(r.histLen)
+		owned := int(avail - int64(r.nt) - r.ownStart)
+		if final {
+			owned = int(avail - r.ownStart)
+		}
+		if owned <= 0 || (!final && owned < r.opt.MinBlock) {
+			return r.emitErr
+		}
+		owned = min(owned, r.opt.MaxBlock)
+		if err := r.matchBlock(owned, final && r.ownStart+int64(owned) >= avail); err != nil {
+			return err
+		}
+	}
+}
+
+// matchBlock matches the owned samples from ownStart; final says that no
+// sample follows them.
+func (r *runner) matchBlock(owned int, final bool) error {
+	nt, C := r.nt, r.C
+	T := owned + 2*nt
+	if cap(r.win) < C*T {
+		r.win = make([]float32, C*T)
+	}
+	x := r.win[:C*T]
+	from := int(r.ownStart - int64(nt) - r.histStart)
+	have := min(T, r.histLen-from) // the rest (at the end only) stays zero
+	for c := range C {
+		row := x[c*T : (c+1)*T]
+		copy(row, r.hist[c*r.histCap+from:c*r.histCap+from+have])
+		clear(row[have:])
+	}
+	r.spikes.Reset()
+	if err := r.mt.MatchHost(&r.spikes, x, r.ownStart, owned); err != nil {
+		return fmt.Errorf("%s: matching block at sample %d: %w", r.m.Dir, r.ownStart, err)
+	}
+	need := min(r.ownStart+int64(owned+nt), r.histStart+int64(r.histLen)) - 1
+	horizon := r.ownStart + int64(owned-(nt/2-r.m.Params.NT0Min))
+	if final {
+		horizon = math.MaxInt64 / 2
+	}
+	r.emitBlock(horizon)
+	now := time.Now()
+	lat := now.Sub(r.arrivedAt(need))
+	r.st.block(r.ownStart, owned, lat, r.opt)
+	r.ownStart += int64(owned)
+	// Arrivals wholly before the next window's first sample are no longer needed.
+	k := 0
+	for k < len(r.arrivals)-1 && r.arrivals[k].end <= r.ownStart-int64(nt) {
+		k++
+	}
+	r.arrivals = r.arrivals[k:]
+	return r.emitErr
+}
+
+// emitBlock hands the block's spikes to the copy rules and gives out
+// every spike whose fate is known once the spikes with troughs before
+// horizon are in (at the end, all).
+func (r *runner) emitBlock(horizon int64) {
+	s := &r.spikes
+	idx := make([]int, s.Len())
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.Sample[a], s.Sample[b]) })
+	for _, i := range idx {
+		if u := r.m.UnitOf[s.Template[i]]; u >= 0 && int(u) < r.m.Units {
+			r.cp.add(s.Sample[i], s.Template[i], s.Amplitude[i])
+		}
+	}
+	r.cp.ready(horizon, func(c cand) {
+		sp := Spike{Sample: c.t, Unit: r.m.UnitOf[c.k], Template: c.k, Amplitude: c.q, Channel: int32(r.mt.BestChannel(int(c.k)))}
+		sp.Latency = time.Since(r.arrivedAt(sp.Sample))
+		r.st.spike(sp)
+		if r.emitErr == nil {
+			r.emitErr = r.emit(sp)
+		}
+	})
+}
+
+// finish closes the statistics.
+func (r *runner) finish(start time.Time, err error) (*Stats, error) {
+	r.st.WallSeconds = time.Since(start).Seconds()
+	r.st.DataSeconds = float64(r.st.Samples) / r.m.SampleRate
+	r.st.summarise()
+	if err == nil {
+		err = r.emitErr
+	}
+	return r.st, err
+}
