@@ -24,6 +24,7 @@ var layers = map[string]int{
 	"phy":        4,
 	"bench":      4,
 	"pipeline":   3,
+	"stream":     3,
 	"preprocess": 2, "detect": 2, "cluster": 2, "curate": 2, "match": 2, "motion": 2, "linalg": 2, "ops": 2,
 	"recording": 1, "probe": 1, "export": 1, "sim": 1, "compare": 1, "kilosort": 1, "figure": 1, "quality": 1, "report": 1,
 	"compute": 0, "internal/cuda": 0, "internal/gputest": 0, "internal/emutest": 0,
