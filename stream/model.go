@@ -10,6 +10,7 @@ import (
 	"dspk/export"
 	"dspk/linalg"
 	"dspk/match"
+	"dspk/motion"
 	"dspk/preprocess"
 	"dspk/quality"
 )
@@ -56,6 +57,15 @@ type Model struct {
 	// PositionLimit is the sort's position_limit (µm): the coincident rule
 	// pairs templates whose best channels are within twice it.
 	PositionLimit float64
+	// Motion is the sort's motion estimate (drift.npy, drift_depths.npy)
+	// and Rule the correction it applied (dspk.json's
+	// drift_correction_used); nil for a sort without correction. Window w
+	// of the estimate covers samples [w·BatchSize, (w+1)·BatchSize); a
+	// stream longer than the sort holds the last window's shifts.
+	Motion    *motion.Estimate
+	Rule      motion.Rule
+	SigInterp float64
+	BatchSize int64
 }
 
 // Load reads the Model of the sort folder dir. Errors name the file.
@@ -137,13 +147,16 @@ func (m *Model) readSettings(nt int) error {
 	}
 	var prov struct {
 		Config struct {
-			Highpass float64 `json:"highpass_cutoff"`
-			CAR      bool    `json:"do_CAR"`
-			Invert   bool    `json:"invert_sign"`
+			Highpass  float64 `json:"highpass_cutoff"`
+			CAR       bool    `json:"do_CAR"`
+			Invert    bool    `json:"invert_sign"`
+			SigInterp float64 `json:"sig_interp"`
+			BatchSize int64   `json:"batch_size"`
 		} `json:"config"`
 		Sort struct {
-			Matching match.Params `json:"matching"`
-			Curation struct {
+			Matching   match.Params `json:"matching"`
+			Correction string       `json:"drift_correction_used"`
+			Curation   struct {
 				DuplicateSpikeMs float64 `json:"DuplicateSpikeMs"`
 				PositionLimit    float64 `json:"PositionLimit"`
 			} `json:"curation"`
@@ -165,9 +178,39 @@ func (m *Model) readSettings(nt int) error {
 	if !(m.HighpassCutoff > 0 && m.HighpassCutoff < m.SampleRate/2) {
 		return fmt.Errorf("%s: high-pass corner %v Hz at %v Hz", filepath.Join(m.Dir, "dspk.json"), m.HighpassCutoff, m.SampleRate)
 	}
+	if err := m.readMotion(prov.Sort.Correction, prov.Config.SigInterp, prov.Config.BatchSize); err != nil {
+		return err
+	}
 	cu := prov.Sort.Curation
 	m.DuplicateBins = int64(math.Floor(cu.DuplicateSpikeMs * m.SampleRate / 1000))
 	m.PositionLimit = cu.PositionLimit
+	return nil
+}
+
+// readMotion reads the sort's motion estimate when it corrected with rule
+// ("" for none).
+func (m *Model) readMotion(rule string, sig float64, batch int64) error {
+	switch rule {
+	case "":
+		return nil
+	case motion.CorrectionKilosort.String():
+		m.Rule = motion.CorrectionKilosort
+	case motion.CorrectionSmooth.String():
+		m.Rule = motion.CorrectionSmooth
+	default:
+		return fmt.Errorf("%s: dspk.json: correction rule %q", m.Dir, rule)
+	}
+	rd := reader{dir: m.Dir}
+	d, dShape := rd.floats("drift.npy")
+	y, _ := rd.floats("drift_depths.npy")
+	if rd.err != nil {
+		return fmt.Errorf("stream: the sort corrected motion (%s) but: %w", rule, rd.err)
+	}
+	if len(dShape) != 2 || dShape[1] != len(y) || dShape[0] < 1 || batch < 1 || !(sig > 0) {
+		return fmt.Errorf("%s: drift.npy is %v for %d depths (batch %d, sig_interp %v)", m.Dir, dShape, len(y), batch, sig)
+	}
+	m.Motion = &motion.Estimate{Windows: dShape[0], Blocks: dShape[1], Dshift: d, Yblk: y}
+	m.SigInterp, m.BatchSize = sig, batch
 	return nil
 }
 

@@ -106,6 +106,13 @@ func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike
 		best[k] = mt.BestChannel(k)
 	}
 	r.cp = newCopies(m, best)
+	if m.Motion != nil {
+		if r.mc, err = newMotionCorrection(m); err != nil {
+			return nil, err
+		}
+		defer r.mc.close()
+	}
+	r.warmUp()
 	r.hist = make([]float32, r.C*r.nt) // left context: zeros before the first sample
 	r.histStart, r.histLen, r.histCap = -int64(r.nt), r.nt, r.nt
 
@@ -157,6 +164,21 @@ func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike
 	}
 }
 
+// warmUpColumns is the window the matcher is first given, before any
+// frame: its buffers then hold any block a stream up to 130 ms behind
+// takes at once, so that a late block is not made later still by
+// allocating.
+const warmUpColumns = 4096
+
+// warmUp matches a window of zeros before the stream starts, so that the
+// matcher's buffers and workers exist before the first frame arrives.
+func (r *runner) warmUp() {
+	owned := max(r.opt.MinBlock, min(r.opt.MaxBlock, warmUpColumns-2*r.nt))
+	x := make([]float32, r.C*(owned+2*r.nt))
+	var sp match.Spikes
+	r.mt.MatchHost(&sp, x, 0, owned)
+}
+
 // readLoop reads src into chunks of up to block frames until the end, an
 // error or ctx; the last chunk carries the error (io.EOF at the end).
 func readLoop(ctx context.Context, src Source, nf, block int, out chan<- chunk) {
@@ -200,6 +222,8 @@ type runner struct {
 	scratch, win     []float32
 	spikes           match.Spikes
 	cp               *copies
+	mc               *motionCorrection // the sort's motion correction, or nil
+	cwin             []float32
 	st               *Stats
 	emitErr          error
 }
@@ -295,6 +319,13 @@ func (r *runner) matchBlock(owned int, final bool) error {
 		row := x[c*T : (c+1)*T]
 		copy(row, r.hist[c*r.histCap+from:c*r.histCap+from+have])
 		clear(row[have:])
+	}
+	if r.mc != nil {
+		if cap(r.cwin) < C*T {
+			r.cwin = make([]float32, C*T)
+		}
+		r.mc.apply(r.cwin[:C*T], x, r.ownStart)
+		x = r.cwin[:C*T]
 	}
 	r.spikes.Reset()
 	if err := r.mt.MatchHost(&r.spikes, x, r.ownStart, owned); err != nil {
