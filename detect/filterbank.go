@@ -9,8 +9,8 @@ import "fmt"
 // the PCA basis the same way). It is read-only once built; each goroutine
 // takes its own [FilterBank.Correlator].
 type FilterBank struct {
-	spec  []complex128
-	k, nt int
+	spec     []complex128
+	k, nt, n int
 }
 
 // NewFilterBank returns the bank of the k filters w (k×nt row-major). It
@@ -19,7 +19,24 @@ func NewFilterBank(w []float32, k, nt int) *FilterBank {
 	if k < 1 || nt < 1 || nt%2 == 0 || nt >= convBlock/2 || len(w) != k*nt {
 		panic(fmt.Sprintf("detect: filter bank of %d filters of %d samples from %d values", k, nt, len(w)))
 	}
-	return &FilterBank{spec: convSpectra(w, k, nt, convBlock), k: k, nt: nt}
+	return &FilterBank{spec: convSpectra(w, k, nt, convBlock), k: k, nt: nt, n: convBlock}
+}
+
+// ShortBlock is the FFT length of [NewShortFilterBank]: 196 outputs per
+// transform for 61-sample filters, where [NewFilterBank]'s 1024 give 964.
+const ShortBlock = 256
+
+// NewShortFilterBank is [NewFilterBank] with transforms of [ShortBlock]
+// samples, for windows of a few hundred columns (a stream's blocks): such
+// a window costs one or two short transforms per row where the long one
+// spends five times as much on a single block. Its results differ from
+// the long bank's in float64 rounding only. It panics unless nt <
+// ShortBlock/2.
+func NewShortFilterBank(w []float32, k, nt int) *FilterBank {
+	if k < 1 || nt < 1 || nt%2 == 0 || nt >= ShortBlock/2 || len(w) != k*nt {
+		panic(fmt.Sprintf("detect: short filter bank of %d filters of %d samples from %d values", k, nt, len(w)))
+	}
+	return &FilterBank{spec: convSpectra(w, k, nt, ShortBlock), k: k, nt: nt, n: ShortBlock}
 }
 
 // Filters returns K, the number of filters.
@@ -27,7 +44,7 @@ func (f *FilterBank) Filters() int { return f.k }
 
 // Correlator returns a worker for one goroutine, with its own buffers.
 func (f *FilterBank) Correlator() *Correlator {
-	return &Correlator{c: newCorrelator(f.spec, f.k, f.nt, convBlock), k: f.k}
+	return &Correlator{c: newCorrelator(f.spec, f.k, f.nt, f.n), k: f.k}
 }
 
 // Correlator is one goroutine's worker of a [FilterBank].

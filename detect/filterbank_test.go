@@ -22,8 +22,15 @@ func TestFilterBankDirect(t *testing.T) {
 			row[i] = float32(r.NormFloat64() * 100)
 		}
 	}
-	cor := NewFilterBank(w, k, nt).Correlator()
-	for _, rg := range [][2]int{{0, T}, {0, 1}, {T - 1, 1}, {17, 1999}, {1000, 1023}} {
+	for _, bank := range []*FilterBank{NewFilterBank(w, k, nt), NewShortFilterBank(w, k, nt)} {
+		checkBank(t, bank, w, rows, k, nt, T)
+	}
+}
+
+// checkBank compares one bank's correlations with the direct sums.
+func checkBank(t *testing.T, bank *FilterBank, w []float32, rows [2][]float32, k, nt, T int) {
+	cor := bank.Correlator()
+	for _, rg := range [][2]int{{0, T}, {0, 1}, {T - 1, 1}, {17, 1999}, {1000, 1023}, {5, 195}, {5, 197}} {
 		e0, n := rg[0], rg[1]
 		da, db := make([]float32, k*n), make([]float32, k*n)
 		for i := range da {
@@ -43,7 +50,7 @@ func TestFilterBankDirect(t *testing.T) {
 						}
 					}
 					if math.IsNaN(float64(got)) || math.Abs(float64(got)-want) > 1e-5*(1+math.Abs(want)) {
-						t.Fatalf("columns %d+%d filter %d column %d row %d: %g, want %g", e0, n, f, i, ri, got, want)
+						t.Fatalf("block %d: columns %d+%d filter %d column %d row %d: %g, want %g", bank.n, e0, n, f, i, ri, got, want)
 					}
 				}
 			}

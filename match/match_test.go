@@ -8,11 +8,14 @@ import (
 )
 
 // check compares m's spikes of problem pr with the float64 reference.
-func checkAgainstRef(t *testing.T, pr problem, prm Params, ownStart int64) *Spikes {
+func checkAgainstRef(t *testing.T, pr problem, prm Params, ownStart int64, short ...bool) *Spikes {
 	t.Helper()
 	m, err := NewMatcher(nil, pr.tm, pr.x, pr.y, prm)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(short) > 0 && short[0] {
+		m.PreferShortWindows()
 	}
 	var got Spikes
 	m.Match(&got, pr.win, ownStart, pr.owned)
@@ -79,6 +82,7 @@ func TestMatchAgainstReference(t *testing.T) {
 			if got.Len() == 0 {
 				t.Fatal("no spikes found")
 			}
+			checkAgainstRef(t, pr, prm, 1000, true) // the short transforms, a stream's
 		})
 	}
 }

@@ -134,6 +134,17 @@ func NewMatcher(dev *compute.Device, tm Templates, x, y []float64, prm Params) (
 	return m, nil
 }
 
+// PreferShortWindows makes the CPU back end filter windows by the PCA
+// basis with short transforms ([detect.NewShortFilterBank]): a stream's
+// windows of a few hundred columns cost a fifth as much, and a sort's
+// windows of 60 000 columns more. Spikes can differ from the long
+// transforms' where float64 rounding moves a score across the threshold.
+// Call it before the first window.
+func (m *Matcher) PreferShortWindows() {
+	m.bank = detect.NewShortFilterBank(m.tm.WPCA, m.p, m.nt)
+	m.pscratch = nil
+}
+
 // Params returns the matcher's settings.
 func (m *Matcher) Params() Params { return m.prm }
 

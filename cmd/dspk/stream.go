@@ -32,7 +32,7 @@ acquire | dspk stream -o live sort1 -                        # int16 frames on s
 			fs.BoolVar(&f.realtime, "realtime", false, "deliver the source no faster than its sample rate, in 1-ms packets (replay a finished recording)")
 			fs.BoolVar(&f.tail, "follow", false, "keep reading a file as it grows (tail -f) until it has not grown for -idle")
 			fs.DurationVar(&f.idle, "idle", 5*time.Second, "with -follow, end when the file has not grown for this long")
-			fs.DurationVar(&f.block, "block", time.Millisecond, "the least new recording matched at once (smaller answers sooner, costs more)")
+			fs.DurationVar(&f.block, "block", stream.DefaultBlock, "the least new recording matched at once (smaller answers sooner, costs more)")
 			fs.DurationVar(&f.deadline, "deadline", 10*time.Millisecond, "report a block whose spikes come out later than this after its last sample arrived")
 			return func(args []string) error {
 				if len(args) != 2 {
