@@ -25,9 +25,10 @@ const basisFFT = 1024
 
 // causalTemplates returns the templates u (N×C×P) on the basis w (P×nt)
 // as the stream sees them: the basis rows taken through G, then
-// made orthonormal again (Gram–Schmidt, W' = A·Q), and the coefficients
-// u·A on the new basis Q. b and a are the high-pass's transfer function.
-func causalTemplates(u, w []float32, N, C, P, nt int, b, a []float64) (u2, q []float32) {
+// made orthonormal again (Gram–Schmidt, W' = A·Q), the coefficients u·A
+// on the new basis Q, and A (row p: basis vector p's coefficients on Q),
+// which maps any feature vector on the sort's basis to the stream's. b and a are the high-pass's transfer function.
+func causalTemplates(u, w []float32, N, C, P, nt int, b, a []float64) (u2, q []float32, A [][]float64) {
 	f := fourier.NewCmplxFFT(basisFFT)
 	g := make([]complex128, basisFFT)
 	for k := range g {
@@ -55,7 +56,7 @@ func causalTemplates(u, w []float32, N, C, P, nt int, b, a []float64) (u2, q []f
 		}
 	}
 	// Gram–Schmidt: rows[p] = Σ_{q≤p} A[p][q]·Q[q].
-	A := make([][]float64, P)
+	A = make([][]float64, P)
 	Q := make([][]float64, P)
 	for p := range P {
 		A[p] = make([]float64, P)
@@ -91,7 +92,7 @@ func causalTemplates(u, w []float32, N, C, P, nt int, b, a []float64) (u2, q []f
 			u2[k*P+r] = float32(s)
 		}
 	}
-	return u2, q
+	return u2, q, A
 }
 
 // poly returns Σ_i c[i]·z^i.

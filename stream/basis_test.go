@@ -53,7 +53,7 @@ func TestCausalTemplates(t *testing.T) {
 		}
 	}
 	u := []float32{1, 0} // the template is the first basis vector
-	u2, q := causalTemplates(u, w, 1, 1, 2, nt, b, a)
+	u2, q, _ := causalTemplates(u, w, 1, 1, 2, nt, b, a)
 	got := make([]float64, nt)
 	for p := range 2 {
 		for i := range nt {

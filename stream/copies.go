@@ -21,7 +21,7 @@ const (
 // cand is a matched spike until it is given out or dropped.
 type cand struct {
 	t       int64
-	k       int32
+	k, u    int32 // template and unit
 	q       float32
 	dropped bool
 	done    bool // given out or dropped
@@ -63,7 +63,7 @@ func newCopies(m *Model, best []int) *copies {
 		per[u]++
 	}
 	for k, u := range m.UnitOf {
-		c.multi[k] = per[u] > 1
+		c.multi[k] = per[u] > 1 || len(m.Split[int32(k)]) > 0
 	}
 	return c
 }
@@ -77,7 +77,7 @@ func (c *copies) key(a, b int32) int64 {
 
 // add takes a block's spikes (in order of sample, after every spike
 // already added) and learns the pairs from them.
-func (c *copies) add(t int64, k int32, q float32) {
+func (c *copies) add(t int64, k, u int32, q float32) {
 	for i := len(c.cands) - 1; i >= 0 && c.cands[i].t >= t-c.w; i-- {
 		d := c.cands[i]
 		if d.k == k {
@@ -99,7 +99,7 @@ func (c *copies) add(t int64, k int32, q float32) {
 		}
 	}
 	c.n[k]++
-	c.cands = append(c.cands, cand{t: t, k: k, q: q})
+	c.cands = append(c.cands, cand{t: t, k: k, u: u, q: q})
 }
 
 // check makes p (of templates lo < hi) a coincident pair when it passes
@@ -168,7 +168,7 @@ func (c *copies) ready(horizon int64, out func(cand)) {
 // matched.
 func (c *copies) isCopy(i int) bool {
 	d := c.cands[i]
-	u := c.m.UnitOf[d.k]
+	u := d.u
 	for j := i - 1; j >= 0 && c.cands[j].t >= d.t-c.w; j-- {
 		if c.copyOf(d, u, c.cands[j]) {
 			return true
@@ -191,7 +191,7 @@ func (c *copies) copyOf(d cand, u int32, e cand) bool {
 	if e.k == d.k {
 		return dt < 0 && -dt <= c.dup // the later of two within the duplicate window
 	}
-	if c.m.UnitOf[e.k] == u && abs(dt) <= 2*c.dup {
+	if e.u == u && abs(dt) <= 2*c.dup {
 		ne, nd := c.m.Norm[e.k], c.m.Norm[d.k]
 		return ne > nd || ne == nd && dt < 0
 	}

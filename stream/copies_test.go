@@ -24,7 +24,7 @@ func TestCopies(t *testing.T) {
 	}
 	feed := func(spikes []sp, horizon int64) {
 		for _, s := range spikes {
-			c.add(s.t, s.k, 1)
+			c.add(s.t, s.k, m.UnitOf[s.k], 1)
 		}
 		c.ready(horizon, emit)
 	}
@@ -91,5 +91,32 @@ func TestPercentile(t *testing.T) {
 	}
 	if s.Percentile(1) != 2*latencyBin || newStats(0).Percentile(50) != 0 {
 		t.Errorf("p1 %v, empty p50 %v", s.Percentile(1), newStats(0).Percentile(50))
+	}
+}
+
+// TestUnitOfSplit checks that a spike of a template the sort divided
+// goes to the unit whose mean features are nearest on the channels the
+// spike and the unit share, and other templates' spikes to their
+// majority unit.
+func TestUnitOfSplit(t *testing.T) {
+	const P = 2
+	m := &Model{UnitOf: []int32{4, 7}, Split: map[int32][]splitUnit{
+		1: {
+			{unit: 7, chans: []int32{3, 5}, mean: []float64{1, 0, 1, 0}},
+			{unit: 9, chans: []int32{5, 8}, mean: []float64{0, 1, 9, 9}}, // channel 8 is not the spike's
+		},
+	}}
+	chans := []int32{5, 3, 6}
+	// On channel 5 (the spike's first) unit 7 has (1, 0) and unit 9 (0, 1).
+	near9 := []float32{0.1, 0.9, 1, 0, 0, 0}
+	near7 := []float32{0.9, 0.1, 1, 0, 0, 0}
+	if u := m.unitOf(1, near9, chans, P); u != 9 {
+		t.Errorf("spike nearer unit 9's mean: unit %d", u)
+	}
+	if u := m.unitOf(1, near7, chans, P); u != 7 {
+		t.Errorf("spike nearer unit 7's mean: unit %d", u)
+	}
+	if u := m.unitOf(0, near9, chans, P); u != 4 {
+		t.Errorf("an undivided template's spike: unit %d, want its majority 4", u)
 	}
 }

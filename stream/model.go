@@ -1,11 +1,13 @@
 package stream
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"dspk/export"
 	"dspk/linalg"
@@ -39,6 +41,11 @@ type Model struct {
 	// sort's spikes of that template ended in (spike_detection_templates.npy
 	// against spike_clusters.npy); −1 for a template that kept no spike.
 	UnitOf []int32
+	// Split lists, for each learned template whose spikes the sort's
+	// final clustering divided between units, those units and the mean
+	// features of their spikes ([splitUnit]); a spike of such a template
+	// goes to the unit of the nearest mean (UnitOf holds the majority).
+	Split map[int32][]splitUnit
 	// Units is the number of units (rows of templates.npy).
 	Units int
 	// Norm is each learned template's norm ‖U_u‖: of two copies of one
@@ -123,10 +130,13 @@ func Load(dir string) (*Model, error) {
 		return nil, err
 	}
 	b, a := preprocess.ButterHighpass(3, m.HighpassCutoff, m.SampleRate)
-	cu, cw := causalTemplates(toFloat32(u), toFloat32(wpca), N, C, P, nt, b, a)
+	cu, cw, basisMap := causalTemplates(toFloat32(u), toFloat32(wpca), N, C, P, nt, b, a)
 	m.Templates = match.Templates{N: N, C: C, P: P, U: cu, WPCA: cw}
 	m.Units = tShape[0]
 	m.UnitOf = majority(det, clu, N)
+	if err := m.readSplits(det, clu, basisMap); err != nil {
+		return nil, err
+	}
 	m.Norm = make([]float64, N)
 	for k := range N {
 		s := 0.0
@@ -212,6 +222,134 @@ func (m *Model) readMotion(rule string, sig float64, batch int64) error {
 	m.Motion = &motion.Estimate{Windows: dShape[0], Blocks: dShape[1], Dshift: d, Yblk: y}
 	m.SigInterp, m.BatchSize = sig, batch
 	return nil
+}
+
+// splitShare is the least share of a learned template's spikes a unit
+// must hold for the stream to tell it apart from the template's other
+// units ([Model.Split]); a template whose majority unit holds more than
+// 1 − splitShare is not split.
+const splitShare = 0.1
+
+// splitUnit is one unit of a split template: its channels (pc_feature_ind)
+// and the mean of its spikes' features on them, [NC][P], on the stream's
+// basis.
+type splitUnit struct {
+	unit  int32
+	chans []int32
+	mean  []float64
+}
+
+// readSplits finds the templates the sort's final clustering divided and
+// the mean features (pc_features.npy, on each unit's pc_feature_ind
+// channels) of each part, mapped to the stream's basis by basisMap.
+func (m *Model) readSplits(det, clu []int64, basisMap [][]float64) error {
+	N := m.Templates.N
+	counts := make([]map[int64]int, N)
+	total := make([]int, N)
+	for s, k := range det {
+		if k < 0 || int(k) >= N {
+			continue
+		}
+		if counts[k] == nil {
+			counts[k] = map[int64]int{}
+		}
+		counts[k][clu[s]]++
+		total[k]++
+	}
+	want := map[[2]int64]int{} // (template, unit) → index in its template's list
+	for k, c := range counts {
+		if c == nil || float64(c[int64(m.UnitOf[k])]) > (1-splitShare)*float64(total[k]) {
+			continue
+		}
+		for u, n := range c {
+			if float64(n) >= splitShare*float64(total[k]) {
+				want[[2]int64{int64(k), u}] = -1
+			}
+		}
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	rd := reader{dir: m.Dir}
+	pcf, shape := rd.floats("pc_features.npy")
+	ind, iShape := rd.floats("pc_feature_ind.npy")
+	if rd.err != nil {
+		return rd.err
+	}
+	if len(shape) != 3 || shape[0] != len(det) || len(iShape) != 2 || iShape[1] != shape[2] || shape[1] != len(basisMap) {
+		return fmt.Errorf("%s: pc_features.npy %v, pc_feature_ind.npy %v for %d spikes", m.Dir, shape, iShape, len(det))
+	}
+	P, NC := shape[1], shape[2]
+	m.Split = map[int32][]splitUnit{}
+	sums := map[[2]int64][]float64{}
+	ns := map[[2]int64]int{}
+	for s, k := range det {
+		key := [2]int64{k, clu[s]}
+		if _, ok := want[key]; !ok {
+			continue
+		}
+		if sums[key] == nil {
+			sums[key] = make([]float64, NC*P)
+		}
+		for p := range P {
+			for r := range NC {
+				sums[key][r*P+p] += pcf[(s*P+p)*NC+r]
+			}
+		}
+		ns[key]++
+	}
+	for key, sum := range sums {
+		k, u := int32(key[0]), key[1]
+		if int(u) >= iShape[0] {
+			return fmt.Errorf("%s: unit %d has no row of pc_feature_ind.npy", m.Dir, u)
+		}
+		su := splitUnit{unit: int32(u), chans: make([]int32, NC), mean: make([]float64, NC*P)}
+		for r := range NC {
+			su.chans[r] = int32(ind[int(u)*NC+r])
+			for q := range P { // the sort's basis to the stream's: f·A
+				v := 0.0
+				for p := range P {
+					v += sum[r*P+p] * basisMap[p][q]
+				}
+				su.mean[r*P+q] = v / float64(ns[key])
+			}
+		}
+		m.Split[k] = append(m.Split[k], su)
+	}
+	for k := range m.Split {
+		slices.SortFunc(m.Split[k], func(a, b splitUnit) int { return cmp.Compare(a.unit, b.unit) })
+	}
+	return nil
+}
+
+// unitOf returns the unit of a spike of template k whose features f are
+// on the channels chans ([NC][P]): the majority unit, or for a split
+// template the unit whose mean features are nearest (squared distance
+// per channel) on the channels both have.
+func (m *Model) unitOf(k int32, f []float32, chans []int32, P int) int32 {
+	parts := m.Split[k]
+	if len(parts) == 0 {
+		return m.UnitOf[k]
+	}
+	best, bestD := m.UnitOf[k], math.Inf(1)
+	for _, su := range parts {
+		d, shared := 0.0, 0
+		for r, c := range su.chans {
+			j := slices.Index(chans, c)
+			if j < 0 {
+				continue
+			}
+			shared++
+			for p := range P {
+				x := float64(f[j*P+p]) - su.mean[r*P+p]
+				d += x * x
+			}
+		}
+		if shared > 0 && d/float64(shared) < bestD { // per channel shared: units may share more or fewer
+			best, bestD = su.unit, d/float64(shared)
+		}
+	}
+	return best
 }
 
 // majority returns, for each of n templates, the cluster most of its

@@ -370,13 +370,15 @@ func (r *runner) emitBlock(horizon int64) {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.Sample[a], s.Sample[b]) })
+	nf := s.NC * s.P
 	for _, i := range idx {
-		if u := r.m.UnitOf[s.Template[i]]; u >= 0 && int(u) < r.m.Units {
-			r.cp.add(s.Sample[i], s.Template[i], s.Amplitude[i])
+		k := s.Template[i]
+		if u := r.m.unitOf(k, s.Features[i*nf:(i+1)*nf], r.mt.Channels(int(k)), s.P); u >= 0 && int(u) < r.m.Units {
+			r.cp.add(s.Sample[i], k, u, s.Amplitude[i])
 		}
 	}
 	r.cp.ready(horizon, func(c cand) {
-		sp := Spike{Sample: c.t, Unit: r.m.UnitOf[c.k], Template: c.k, Amplitude: c.q, Channel: int32(r.mt.BestChannel(int(c.k)))}
+		sp := Spike{Sample: c.t, Unit: c.u, Template: c.k, Amplitude: c.q, Channel: int32(r.mt.BestChannel(int(c.k)))}
 		sp.Latency = time.Since(r.arrivedAt(sp.Sample))
 		r.st.spike(sp)
 		if r.emitErr == nil {
