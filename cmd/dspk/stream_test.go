@@ -1,14 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"dspk/export"
+	"dspk/stream"
 )
 
 // agreement returns the fraction of spikes of a (times, units) that b
@@ -96,5 +100,80 @@ func TestStreamMatchesSort(t *testing.T) {
 	}
 	if code, _, stderr := dspk(t, "stream", dir+"/nosort", bin); code != 1 || !strings.Contains(stderr, "nosort") {
 		t.Errorf("missing sort folder: exit %d, %q", code, stderr)
+	}
+}
+
+// TestStreamSourcesAndStop streams a sort's recording from a TCP socket,
+// replayed in real time, and stops it by cancelling its context as
+// SIGINT does: Run returns without error with the spikes so far, and the
+// folder holds them.
+func TestStreamSourcesAndStop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a sort: skipped in -short mode")
+	}
+	dir := t.TempDir()
+	bin := sortRecording(t, dir)
+	sortDir := filepath.Join(dir, "sort")
+	if code, _, stderr := dspk(t, "sort", "-device", "cpu", "-o", sortDir, bin); code != 0 {
+		t.Fatalf("sort: exit %d: %s", code, stderr)
+	}
+	m, err := stream.Load(sortDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no local TCP: %v", err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		for len(raw) > 0 { // odd-sized writes: frames split across reads
+			n := min(len(raw), 4099)
+			if _, err := c.Write(raw[:n]); err != nil {
+				return
+			}
+			raw = raw[n:]
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	src, err := stream.OpenSource(ctx, "tcp://"+ln.Addr().String(), m.FileChannels, stream.SourceOptions{Realtime: true, Rate: m.SampleRate})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var f stream.Folder
+	var last int64
+	st, err := stream.Run(ctx, m, src, stream.Options{}, func(sp stream.Spike) error {
+		f.Add(sp)
+		last = max(last, sp.Sample)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("a stream stopped by its context: %v", err)
+	}
+	secs := float64(st.Samples) / m.SampleRate
+	if secs < 0.5 || secs > 2 || st.Spikes == 0 || float64(last)/m.SampleRate > secs {
+		t.Errorf("stopped after 1.5 s of real-time replay: %.2f s read, %d spikes, last at %.2f s", secs, st.Spikes, float64(last)/m.SampleRate)
+	}
+	out := filepath.Join(dir, "live")
+	if err := f.Write(out, m, "tcp://"+ln.Addr().String(), st, false); err != nil {
+		t.Fatal(err)
+	}
+	a, err := export.ReadNPYFile(filepath.Join(out, "spike_times.npy"))
+	if err != nil || a.Len() != int(st.Spikes) {
+		t.Errorf("folder of a stopped stream: %v, %d spikes for %d", err, a.Len(), st.Spikes)
+	}
+	if b, _ := os.ReadFile(filepath.Join(out, "params.py")); !strings.Contains(string(b), "dat_path = []") {
+		t.Errorf("params.py of a socket's stream names a file:\n%s", b)
 	}
 }
