@@ -12,11 +12,31 @@ import (
 )
 
 // Folder gathers a stream's spikes for the folder written at its end.
+// Its output folder is taken when it is created ([CreateFolder]), so that
+// a folder that cannot be written is refused before the stream starts, not
+// after an hour of it.
 type Folder struct {
+	od          *export.OutputDir
+	m           *Model
 	times       []int64
 	units, tmpl []int32
 	amps        []float32
 }
+
+// CreateFolder starts the folder dir of a stream of m's units (a
+// temporary folder beside it until [Folder.Write]). overwrite replaces a
+// folder an earlier stream wrote; any other existing dir is refused.
+func CreateFolder(dir string, m *Model, overwrite bool) (*Folder, error) {
+	od, err := export.CreateOutputDir(dir, export.OutputOptions{Kind: "stream", Overwrite: overwrite, Inputs: []string{m.Dir}})
+	if err != nil {
+		return nil, err
+	}
+	return &Folder{od: od, m: m}, nil
+}
+
+// Abort removes the folder's temporary folder; after Write it does
+// nothing.
+func (f *Folder) Abort() error { return f.od.Abort() }
 
 // Add keeps one spike.
 func (f *Folder) Add(sp Spike) {
@@ -32,18 +52,15 @@ func (f *Folder) Add(sp Spike) {
 var sortFiles = []string{"templates.npy", "templates_ind.npy", "similar_templates.npy", "channel_map.npy",
 	"channel_positions.npy", "channel_shanks.npy", "whitening_mat.npy", "whitening_mat_inv.npy", "probe.json"}
 
-// Write writes the folder dir (atomically: a temporary folder renamed at
-// the end): the spikes as Kilosort's arrays (spike_times.npy,
+// Write writes the folder and puts it in place (the temporary folder
+// renamed): the spikes as Kilosort's arrays (spike_times.npy,
 // spike_clusters.npy and spike_templates.npy with the sort's units,
 // spike_detection_templates.npy, amplitudes.npy), the sort's templates and
 // channels, params.py naming source (a file; none for standard input or a
-// socket) and stream.json with st. overwrite replaces a folder an earlier
-// stream wrote.
-func (f *Folder) Write(dir string, m *Model, source string, st *Stats, overwrite bool) error {
-	od, err := export.CreateOutputDir(dir, export.OutputOptions{Kind: "stream", Overwrite: overwrite, Inputs: []string{m.Dir}})
-	if err != nil {
-		return err
-	}
+// socket) and stream.json with st. On an error the temporary folder is
+// removed.
+func (f *Folder) Write(source string, st *Stats) error {
+	od, m := f.od, f.m
 	defer od.Abort()
 	f.sortByTime()
 	n := len(f.times)

@@ -134,8 +134,9 @@ func Load(dir string) (*Model, error) {
 	cu, cw, basisMap := causalTemplates(toFloat32(u), toFloat32(wpca), N, C, P, nt, b, a)
 	m.Templates = match.Templates{N: N, C: C, P: P, U: cu, WPCA: cw}
 	m.Units = tShape[0]
-	m.UnitOf = majority(det, clu, N)
-	if err := m.readSplits(det, clu, basisMap); err != nil {
+	counts := templateUnits(det, clu, N)
+	m.UnitOf = majority(counts)
+	if err := m.readSplits(det, clu, counts, basisMap); err != nil {
 		return nil, err
 	}
 	m.Norm = make([]float64, N)
@@ -243,28 +244,19 @@ type splitUnit struct {
 // readSplits finds the templates the sort's final clustering divided and
 // the mean features (pc_features.npy, on each unit's pc_feature_ind
 // channels) of each part, mapped to the stream's basis by basisMap.
-func (m *Model) readSplits(det, clu []int64, basisMap [][]float64) error {
-	N := m.Templates.N
-	counts := make([]map[int64]int, N)
-	total := make([]int, N)
-	for s, k := range det {
-		if k < 0 || int(k) >= N {
-			continue
-		}
-		if counts[k] == nil {
-			counts[k] = map[int64]int{}
-		}
-		counts[k][clu[s]]++
-		total[k]++
-	}
-	want := map[[2]int64]int{} // (template, unit) → index in its template's list
+func (m *Model) readSplits(det, clu []int64, counts []map[int64]int, basisMap [][]float64) error {
+	want := map[[2]int64]bool{} // (template, unit) pairs whose mean features are needed
 	for k, c := range counts {
-		if c == nil || float64(c[int64(m.UnitOf[k])]) > (1-splitShare)*float64(total[k]) {
+		total := 0
+		for _, n := range c {
+			total += n
+		}
+		if c == nil || float64(c[int64(m.UnitOf[k])]) > (1-splitShare)*float64(total) {
 			continue
 		}
 		for u, n := range c {
-			if float64(n) >= splitShare*float64(total[k]) {
-				want[[2]int64{int64(k), u}] = -1
+			if float64(n) >= splitShare*float64(total) {
+				want[[2]int64{int64(k), u}] = true
 			}
 		}
 	}
@@ -290,7 +282,7 @@ func (m *Model) readSplits(det, clu []int64, basisMap [][]float64) error {
 	ns := map[[2]int64]int{}
 	for s, k := range det {
 		key := [2]int64{k, clu[s]}
-		if _, ok := want[key]; !ok {
+		if !want[key] {
 			continue
 		}
 		if sums[key] == nil {
@@ -357,9 +349,9 @@ func (m *Model) unitOf(k int32, f []float32, chans []int32, P int) int32 {
 	return best
 }
 
-// majority returns, for each of n templates, the cluster most of its
-// spikes carry (the lowest on a tie; −1 without spikes).
-func majority(det, clu []int64, n int) []int32 {
+// templateUnits counts, for each of n templates, its spikes in each
+// cluster (det: each spike's template, clu: its cluster).
+func templateUnits(det, clu []int64, n int) []map[int64]int {
 	counts := make([]map[int64]int, n)
 	for s, k := range det {
 		if k < 0 || int(k) >= n {
@@ -370,7 +362,13 @@ func majority(det, clu []int64, n int) []int32 {
 		}
 		counts[k][clu[s]]++
 	}
-	out := make([]int32, n)
+	return counts
+}
+
+// majority returns, for each template of counts, the cluster most of
+// its spikes carry (the lowest on a tie; −1 without spikes).
+func majority(counts []map[int64]int) []int32 {
+	out := make([]int32, len(counts))
 	for k, c := range counts {
 		out[k] = -1
 		best := 0

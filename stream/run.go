@@ -42,7 +42,8 @@ type Options struct {
 	// either side, and each boundary is a place where the peeling can
 	// differ from the sort's.
 	MinBlock int
-	// MaxBlock bounds a block when the stream is behind (default 1 s).
+	// MaxBlock bounds a block when the stream is behind (default 0.25 s:
+	// a block is not interrupted, so this bounds how long a stop waits).
 	MaxBlock int
 	// Deadline is the latency above which a block counts as late
 	// (default 10 ms): from the arrival of the last sample its matching
@@ -53,6 +54,10 @@ type Options struct {
 	// Progress, if not nil, is called with the statistics so far about
 	// once a second.
 	Progress func(*Stats)
+	// Log, if not nil, takes a line for each late block and a progress
+	// line ([Stats.ProgressLine]) about once a second, for a terminal,
+	// where Late and Progress are nil.
+	Log io.Writer
 }
 
 // LateBlock is a block whose spikes came out after the deadline.
@@ -97,11 +102,17 @@ func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike
 		opt.MinBlock = max(1, int(DefaultBlock.Seconds()*fs))
 	}
 	if opt.MaxBlock <= 0 {
-		opt.MaxBlock = int(fs)
+		opt.MaxBlock = int(fs / 4)
 	}
 	opt.MaxBlock = max(opt.MaxBlock, opt.MinBlock)
 	if opt.Deadline <= 0 {
 		opt.Deadline = 10 * time.Millisecond
+	}
+	if opt.Log != nil && opt.Late == nil {
+		opt.Late = func(b LateBlock) { fmt.Fprintf(opt.Log, "\ndspk stream: %s\n", b.LateLine(fs)) }
+	}
+	if opt.Log != nil && opt.Progress == nil {
+		opt.Progress = func(s *Stats) { fmt.Fprint(opt.Log, s.ProgressLine(fs)) }
 	}
 	mt, err := match.NewMatcher(opt.Device, m.Templates, m.X, m.Y, m.Params)
 	if err != nil {
@@ -232,6 +243,7 @@ type runner struct {
 	scratch, win     []float32
 	spikes           match.Spikes
 	cp               *copies
+	idx              []int             // a block's spikes in order of sample
 	mc               *motionCorrection // the sort's motion correction, or nil
 	cwin             []float32
 	st               *Stats
@@ -365,10 +377,11 @@ func (r *runner) matchBlock(owned int, final bool) error {
 // horizon are in (at the end, all).
 func (r *runner) emitBlock(horizon int64) {
 	s := &r.spikes
-	idx := make([]int, s.Len())
-	for i := range idx {
-		idx[i] = i
+	idx := r.idx[:0]
+	for i := range s.Len() {
+		idx = append(idx, i)
 	}
+	r.idx = idx
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.Sample[a], s.Sample[b]) })
 	nf := s.NC * s.P
 	for _, i := range idx {

@@ -49,22 +49,22 @@ acquire | dspk stream -o live sort1 -                        # int16 frames on s
 				defer dev.Close()
 				out := cmp.Or(f.out, args[0]+"-stream")
 				setOutput(out)
+				folder, err := stream.CreateFolder(out, m, f.overwrite) // refused now, not after the stream
+				if err != nil {
+					return err
+				}
+				defer folder.Abort()
 				src, err := stream.OpenSource(cmdCtx, args[1], m.FileChannels, stream.SourceOptions{Follow: f.tail, Idle: f.idle, Realtime: f.realtime, Rate: m.SampleRate})
 				if err != nil {
 					return err
 				}
 				defer src.Close()
-				setStage("the stream")
-				var folder stream.Folder
-				opt := stream.Options{Device: dev, MinBlock: max(1, int(f.block.Seconds()*m.SampleRate)), Deadline: f.deadline,
-					Late:     func(b stream.LateBlock) { fmt.Fprintf(cmdErr, "\ndspk stream: %s\n", b.LateLine(m.SampleRate)) },
-					Progress: func(s *stream.Stats) { fmt.Fprint(cmdErr, s.ProgressLine(m.SampleRate)) }}
-				st, err := stream.Run(cmdCtx, m, src, opt, stream.Lines(cmdOut, m.SampleRate, &folder, f.quiet))
+				opt := stream.Options{Device: dev, MinBlock: max(1, int(f.block.Seconds()*m.SampleRate)), Deadline: f.deadline, Log: cmdErr}
+				st, err := stream.Run(cmdCtx, m, src, opt, stream.Lines(cmdOut, m.SampleRate, folder, f.quiet))
 				if err == nil {
-					err = folder.Write(out, m, args[1], st, f.overwrite)
-				}
-				if err == nil {
-					fmt.Fprintf(cmdErr, "\n%s\n", st.Summary(src.Name(), out))
+					if err = folder.Write(args[1], st); err == nil {
+						fmt.Fprintf(cmdErr, "\n%s\n", st.Summary(src.Name(), out))
+					}
 				}
 				return err
 			}

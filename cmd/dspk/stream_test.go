@@ -94,9 +94,15 @@ func TestStreamMatchesSort(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	if code, _, stderr := dspk(t, "stream", "-o", streamDir, sortDir, bin); code != 1 || !strings.Contains(stderr, "live") {
+		t.Errorf("an existing folder without -overwrite: exit %d, %q", code, stderr)
+	}
 	missing := filepath.Join(dir, "no.bin")
 	if code, _, stderr := dspk(t, "stream", "-o", filepath.Join(dir, "x"), sortDir, missing); code != 1 || !strings.Contains(stderr, "no.bin") {
 		t.Errorf("missing source: exit %d, %q", code, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*x*")); len(left) != 0 {
+		t.Errorf("a stream that could not start left %v", left)
 	}
 	if code, _, stderr := dspk(t, "stream", dir+"/nosort", bin); code != 1 || !strings.Contains(stderr, "nosort") {
 		t.Errorf("missing sort folder: exit %d, %q", code, stderr)
@@ -151,7 +157,12 @@ func TestStreamSourcesAndStop(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer src.Close()
-	var f stream.Folder
+	out := filepath.Join(dir, "live")
+	f, err := stream.CreateFolder(out, m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
 	var last int64
 	st, err := stream.Run(ctx, m, src, stream.Options{}, func(sp stream.Spike) error {
 		f.Add(sp)
@@ -165,8 +176,7 @@ func TestStreamSourcesAndStop(t *testing.T) {
 	if secs < 0.5 || secs > 2 || st.Spikes == 0 || float64(last)/m.SampleRate > secs {
 		t.Errorf("stopped after 1.5 s of real-time replay: %.2f s read, %d spikes, last at %.2f s", secs, st.Spikes, float64(last)/m.SampleRate)
 	}
-	out := filepath.Join(dir, "live")
-	if err := f.Write(out, m, "tcp://"+ln.Addr().String(), st, false); err != nil {
+	if err := f.Write("tcp://"+ln.Addr().String(), st); err != nil {
 		t.Fatal(err)
 	}
 	a, err := export.ReadNPYFile(filepath.Join(out, "spike_times.npy"))
