@@ -54,6 +54,11 @@ type Settings struct {
 	// the sort's spikes: units under it are dropped after the merges
 	// (dspk's rule, [MinRateDefault]; 0 keeps every unit, as Kilosort4).
 	MinRate float64
+	// AmplitudeSplit is the least separation d′ (in pooled standard
+	// deviations of the log amplitudes) of a unit's two amplitude modes
+	// at which it is split in two after the merges (dspk's rule,
+	// [AmplitudeSplitDefault]; 0 turns it off, as Kilosort4).
+	AmplitudeSplit float64
 	// DuplicateSpikeMs is the least time between kept spikes of a cluster
 	// (duplicate_spike_ms, 0.25).
 	DuplicateSpikeMs float64
@@ -79,11 +84,12 @@ const SameWaveformDefault = 0.99
 // ([kilosort.CurationDefaults], [kilosort.MergeRThresh]) and dspk's
 // same-waveform, interleaved and coincident merges at
 // [SameWaveformDefault], [InterleavedDefault] and [CoincidentDefault],
-// and units under [MinRateDefault] dropped.
+// units under [MinRateDefault] dropped and units of two amplitude modes
+// split at [AmplitudeSplitDefault].
 func DefaultSettings() Settings {
 	ks := kilosort.CurationDefaults()
 	return Settings{ACGThreshold: ks.ACGThreshold, CCGThreshold: ks.CCGThreshold, RThresh: kilosort.MergeRThresh,
-		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, Coincident: CoincidentDefault, MinRate: MinRateDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
+		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, Coincident: CoincidentDefault, MinRate: MinRateDefault, AmplitudeSplit: AmplitudeSplitDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
 }
 
 // Validate reports the first setting that cannot work, under the flag
@@ -105,6 +111,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("curate: coincident = %g must be in [0, 1] (a fraction of spikes; 0 turns the rule off)", s.Coincident)
 	case !(s.MinRate >= 0) || !finite(s.MinRate):
 		return fmt.Errorf("curate: min-rate = %g Hz must be 0 (keep every unit) or more and finite", s.MinRate)
+	case !(s.AmplitudeSplit >= 0) || !finite(s.AmplitudeSplit):
+		return fmt.Errorf("curate: amplitude-split = %g must be 0 (no splits) or more and finite", s.AmplitudeSplit)
 	case !(s.DuplicateSpikeMs >= 0) || !finite(s.DuplicateSpikeMs):
 		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", s.DuplicateSpikeMs)
 	case !(s.PositionLimit > 0) || !finite(s.PositionLimit):

@@ -23,6 +23,9 @@ type Result struct {
 	// Sparse is the number of units dropped for firing under
 	// Params.MinRate (their spikes are not kept).
 	Sparse int
+	// Splits is the number of units split in two by their amplitude
+	// modes (Params.AmplitudeSplit).
+	Splits int
 	// Positions [n, 2] (x, y µm) and Amplitudes [n] (‖tF‖).
 	Positions, Amplitudes []float32
 	// Good and ContamPct (100·R12) per unit, from the deduplicated trains
@@ -44,7 +47,9 @@ type Result struct {
 // Run runs every curation stage in Kilosort4's order on the matched
 // spikes s (rewritten and returned in Result.Spikes) and their cluster
 // templates u: [Merge], [RemoveDuplicates] with p.DuplicateSpikeBins and
-// the coincident rule's copies, the units firing under p.MinRate dropped
+// the coincident rule's copies, the units of two amplitude modes split
+// (dspk's; the lower mode becomes a new unit), the units firing under
+// p.MinRate dropped
 // (dspk's; their spikes are not kept and the others are renumbered in
 // order),
 // [Positions] and [Amplitudes] of the kept spikes, [Refract] on the
@@ -66,6 +71,8 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 	}
 	keep := removeDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins(), mr.Copies)
 	s.Select(keep)
+	var splits int
+	mr.Units, splits = splitAmplitudeModes(s, mr.Units, ch, p)
 	sparse := 0
 	if p.MinRate > 0 {
 		mr.Units, sparse = dropSparse(s, mr.Units, keep, p.MinRate*span(s.Time, p.FS))
@@ -83,7 +90,7 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 			copies++
 		}
 	}
-	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges, Copies: copies, Sparse: sparse,
+	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges, Copies: copies, Sparse: sparse, Splits: splits,
 		Positions: Positions(s, ch, p.PositionLimit), Amplitudes: Amplitudes(s),
 		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units)}
 	// The similarity rows look at ctx before each row, the PC features
