@@ -19,5 +19,8 @@
 // Sources ([OpenSource]): a file, followed as it grows; standard input;
 // a TCP connection; each optionally paced at the sample rate, so that a
 // finished recording replays as an acquisition system delivers it.
-// [Folder] writes, at the end, a folder that Phy and SpikeInterface open.
+// [Folder] writes, at the end, a folder that Phy and SpikeInterface open;
+// [Sender] sends each spike as it is known as a fixed binary record to a
+// TCP or UDP peer (a closed-loop program), which [ReadRecords] reads.
+// [Serve] is the command dspk stream: all of these together.
 package stream

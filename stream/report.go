@@ -6,13 +6,17 @@ import (
 	"io"
 )
 
-// Lines returns an emit function for [Run] that writes each spike as one
-// line on w, "time_s unit amplitude channel" (time in seconds from the
-// stream's first frame at rate Hz), flushed at once, and keeps it in f
-// (nil: not kept). quiet writes nothing.
-func Lines(w io.Writer, rate float64, f *Folder, quiet bool) func(Spike) error {
+// Lines returns an emit function for [Run] that sends each spike's
+// record through snd first (nil: none), then writes it as one line on
+// w, "time_s unit amplitude channel" (time in seconds from the stream's
+// first frame at rate Hz), flushed at once, and keeps it in f (nil: not
+// kept). quiet writes no line.
+func Lines(w io.Writer, rate float64, f *Folder, quiet bool, snd *Sender) func(Spike) error {
 	bw := bufio.NewWriter(w)
 	return func(sp Spike) error {
+		if snd != nil {
+			snd.Send(sp)
+		}
 		if f != nil {
 			f.Add(sp)
 		}

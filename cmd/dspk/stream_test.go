@@ -1,8 +1,10 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -52,9 +54,30 @@ func TestStreamMatchesSort(t *testing.T) {
 	if code, _, stderr := dspk(t, "sort", "-device", "cpu", "-o", sortDir, bin); code != 0 {
 		t.Fatalf("sort: exit %d: %s", code, stderr)
 	}
-	code, out, stderr := dspk(t, "stream", "-o", streamDir, sortDir, bin)
+	// The spikes also go to a listener as binary records (-send).
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Skipf("no local TCP: %v", err)
+	}
+	defer ln.Close()
+	var sent []stream.Spike
+	received := make(chan error, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			received <- err
+			return
+		}
+		defer c.Close()
+		_, err = stream.ReadRecords(c, func(sp stream.Spike) { sent = append(sent, sp) })
+		received <- err
+	}()
+	code, out, stderr := dspk(t, "stream", "-send", "tcp://"+ln.Addr().String(), "-o", streamDir, sortDir, bin)
 	if code != 0 {
 		t.Fatalf("stream: exit %d: %s", code, stderr)
+	}
+	if err := <-received; err != nil || !strings.Contains(stderr, fmt.Sprintf("Sent %d spike records", len(sent))) {
+		t.Errorf("records received: %d, %v; stderr %q", len(sent), err, stderr)
 	}
 	ints := func(d, name string) []int64 {
 		a, err := export.ReadNPYFile(filepath.Join(d, name))
@@ -73,6 +96,22 @@ func TestStreamMatchesSort(t *testing.T) {
 	t.Logf("%d sort spikes, %d stream spikes: %.3f of the sort's found, %.3f of the stream's in the sort", len(st), len(lt), found, inSort)
 	if found < 0.95 || inSort < 0.95 {
 		t.Errorf("agreement with the sort: %.3f of its spikes found, %.3f of the stream's in it", found, inSort)
+	}
+	if len(sent) != len(lt) {
+		t.Errorf("%d records sent for %d spikes", len(sent), len(lt))
+	} else {
+		// The same spikes, in the order they were known.
+		type tu struct{ t, u int64 }
+		a, b := make([]tu, len(lt)), make([]tu, len(lt))
+		for i, sp := range sent {
+			a[i], b[i] = tu{sp.Sample, int64(sp.Unit)}, tu{lt[i], lu[i]}
+		}
+		less := func(x, y tu) int { return cmp.Or(cmp.Compare(x.t, y.t), cmp.Compare(x.u, y.u)) }
+		slices.SortFunc(a, less)
+		slices.SortFunc(b, less)
+		if !slices.Equal(a, b) {
+			t.Error("the records sent are not the folder's spikes")
+		}
 	}
 	if lines := strings.Count(out, "\n"); lines != len(lt) {
 		t.Errorf("%d lines on standard output for %d spikes", lines, len(lt))
