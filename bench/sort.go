@@ -25,8 +25,11 @@ const sortSeconds = 20
 // clusterings run on the device — on a GPU at its FP64 rate without
 // fused multiply-adds, the kernels' float64 sums — the post-processing
 // of templates and curation on the host).
-// Floors (kilosort4-sort.md §10): matching 2·P·nt·C + 2·N'·C·P flops per
-// column (filtering by the PCA basis, projection on the templates);
+// Floors (kilosort4-sort.md §10), per column of the recording: every pass
+// the preprocessing's C·(26 + 2·K_w) flops (high-pass forward and back,
+// whitening of K_w entries a row); the motion and detection passes the
+// universal filter bank, 2·K·nt·C; matching 2·P·nt·C + 2·N'·C·P
+// (filtering by the PCA basis, projection on the templates);
 // clustering the k-means++ products 200·100·2·d·n of every group that is
 // clustered (d = its channels·P, n its spikes).
 func (r *runner) sort() error {
@@ -73,13 +76,25 @@ func (r *runner) sort() error {
 	nt := float64(p.Config().NT)
 	cols := float64(p.Schedule().End - p.Schedule().Start)
 	size := fmt.Sprintf("%.0f s, %d sites", float64(rec.Samples())/rec.SampleRate(), pr.Len())
+	// Per column, every pass over the recording preprocesses (the
+	// high-pass forward and back, 13 flops a pass for a third-order
+	// section, and the whitening's 2·K products per channel; the motion
+	// correction's matrix is left out, so the floor stays below) and the
+	// two detection passes run the universal filter bank (2·K·nt per
+	// channel).
+	prep := C * (2*13 + 2*float64(res.Info.Whitening.K))
+	univ := 2 * C * float64(res.Info.Universal.K) * nt
 	for _, s := range res.Stages {
 		x := Row{Label: "sort " + s.Name, Op: "sort " + s.Name, Size: size, Device: dev.Spec(),
 			Time: time.Duration(s.Seconds * float64(time.Second)), Nums: []Num{{"count", float64(s.Count)}}}
 		var flops, peak float64
 		switch s.Name {
+		case "motion":
+			flops, peak = cols*(prep+univ), peak32
+		case "detection":
+			flops, peak = cols*(prep+univ), peak32
 		case "matching":
-			flops = cols * (2*P*nt*C + 2*float64(res.Learned.N)*C*P)
+			flops = cols * (prep + 2*P*nt*C + 2*float64(res.Learned.N)*C*P)
 			peak = peak32
 		case "clustering spikes":
 			flops, peak = kmeansFlops(res.Groups0, P), peak64
