@@ -136,6 +136,7 @@ func (o *Options) flagSet(kind string) *flag.FlagSet {
 	fs.Float64Var(&s.Curate.Coincident, "coincident", ds.Curate.Coincident, "")
 	fs.Float64Var(&s.Curate.MinRate, "min-rate", ds.Curate.MinRate, "")
 	fs.Float64Var(&s.Curate.AmplitudeSplit, "amplitude-split", ds.Curate.AmplitudeSplit, "")
+	fs.Float64Var(&s.Curate.DoubleCount, "double-counts", ds.Curate.DoubleCount, "")
 	fs.Float64Var(&s.Curate.DuplicateSpikeMs, "duplicate_spike_ms", ds.Curate.DuplicateSpikeMs, "")
 	fs.Float64Var(&s.Curate.PositionLimit, "position_limit", ds.Curate.PositionLimit, "")
 	fs.BoolVar(&s.PCOverwrite, "pc-overwrite", false, "")

@@ -59,6 +59,11 @@ type Settings struct {
 	// at which it is split in two after the merges (dspk's rule,
 	// [AmplitudeSplitDefault]; 0 turns it off, as Kilosort4).
 	AmplitudeSplit float64
+	// DoubleCount is the largest distance in µm between two units' best
+	// channels at which a spike of each within DuplicateSpikeMs is one
+	// event counted twice, the smaller unit's dropped (dspk's rule,
+	// [DoubleCountDefault]; 0 turns it off, as Kilosort4).
+	DoubleCount float64
 	// DuplicateSpikeMs is the least time between kept spikes of a cluster
 	// (duplicate_spike_ms, 0.25).
 	DuplicateSpikeMs float64
@@ -85,11 +90,12 @@ const SameWaveformDefault = 0.99
 // same-waveform, interleaved and coincident merges at
 // [SameWaveformDefault], [InterleavedDefault] and [CoincidentDefault],
 // units under [MinRateDefault] dropped and units of two amplitude modes
-// split at [AmplitudeSplitDefault].
+// split at [AmplitudeSplitDefault], and double counts of units within
+// [DoubleCountDefault] µm dropped.
 func DefaultSettings() Settings {
 	ks := kilosort.CurationDefaults()
 	return Settings{ACGThreshold: ks.ACGThreshold, CCGThreshold: ks.CCGThreshold, RThresh: kilosort.MergeRThresh,
-		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, Coincident: CoincidentDefault, MinRate: MinRateDefault, AmplitudeSplit: AmplitudeSplitDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
+		SameWaveform: SameWaveformDefault, Interleaved: InterleavedDefault, Coincident: CoincidentDefault, MinRate: MinRateDefault, AmplitudeSplit: AmplitudeSplitDefault, DoubleCount: DoubleCountDefault, DuplicateSpikeMs: ks.DuplicateSpikeMs, PositionLimit: ks.PositionLimit}
 }
 
 // Validate reports the first setting that cannot work, under the flag
@@ -113,6 +119,8 @@ func (s Settings) Validate() error {
 		return fmt.Errorf("curate: min-rate = %g Hz must be 0 (keep every unit) or more and finite", s.MinRate)
 	case !(s.AmplitudeSplit >= 0) || !finite(s.AmplitudeSplit):
 		return fmt.Errorf("curate: amplitude-split = %g must be 0 (no splits) or more and finite", s.AmplitudeSplit)
+	case !(s.DoubleCount >= 0) || !finite(s.DoubleCount):
+		return fmt.Errorf("curate: double-counts = %g µm must be 0 (none dropped) or more and finite", s.DoubleCount)
 	case !(s.DuplicateSpikeMs >= 0) || !finite(s.DuplicateSpikeMs):
 		return fmt.Errorf("curate: duplicate_spike_ms = %g must be 0 (no duplicates removed) or more and finite", s.DuplicateSpikeMs)
 	case !(s.PositionLimit > 0) || !finite(s.PositionLimit):

@@ -23,6 +23,9 @@ type Result struct {
 	// Sparse is the number of units dropped for firing under
 	// Params.MinRate (their spikes are not kept).
 	Sparse int
+	// Doubles is the number of spikes dropped as another unit's event
+	// counted twice (Params.DoubleCount).
+	Doubles int
 	// Splits is the number of units split in two by their amplitude
 	// modes (Params.AmplitudeSplit).
 	Splits int
@@ -69,7 +72,14 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 	if err != nil {
 		return nil, err
 	}
-	keep := removeDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins(), mr.Copies)
+	doubles := 0
+	skip := doubleCounts(s, mr.Units, ch, p, slices.Clone(mr.Copies))
+	for i, d := range skip {
+		if d && (mr.Copies == nil || !mr.Copies[i]) {
+			doubles++
+		}
+	}
+	keep := removeDuplicates(s.Time, s.Cluster, p.DuplicateSpikeBins(), skip)
 	s.Select(keep)
 	var splits int
 	mr.Units, splits = splitAmplitudeModes(s, mr.Units, ch, p)
@@ -90,7 +100,7 @@ func RunContext(ctx context.Context, s *Spikes, u *Units, bs *Basis, ch *Channel
 			copies++
 		}
 	}
-	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges, Copies: copies, Sparse: sparse, Splits: splits,
+	r := &Result{Spikes: s, Kept: keep, Units: mr.Units, Merges: mr.Merges, Copies: copies, Doubles: doubles, Sparse: sparse, Splits: splits,
 		Positions: Positions(s, ch, p.PositionLimit), Amplitudes: Amplitudes(s),
 		Good: good, ContamPct: contam, Amplitude: ClusterAmplitude(mr.Units)}
 	// The similarity rows look at ctx before each row, the PC features

@@ -198,7 +198,7 @@ func sortProvenance(r *pipeline.SortResult, warnings []string) map[string]any {
 	prov["sort"] = map[string]any{
 		"stages": r.Stages, "detected": r.Detected, "clusters_first": r.Clusters0, "learned_templates": r.Learned.N,
 		"matched": r.Matched, "clusters_final": r.Clusters1, "units": N, "good_units": goodUnits(cr.Good), "spikes": n,
-		"merges": len(cr.Merges), "same_waveform_merges": same, "interleaved_merges": inter, "coincident_merges": coinc, "coincident_copies_dropped": cr.Copies, "sparse_units_dropped": cr.Sparse, "amplitude_splits": cr.Splits,
+		"merges": len(cr.Merges), "same_waveform_merges": same, "interleaved_merges": inter, "coincident_merges": coinc, "coincident_copies_dropped": cr.Copies, "sparse_units_dropped": cr.Sparse, "amplitude_splits": cr.Splits, "double_counts_dropped": cr.Doubles,
 		"dropped_outside_recording": r.Outside, "matching": r.Matching, "clustering": r.Params.Cluster, "curation": r.Curation, "pc_overwrite": r.Params.PCOverwrite,
 		"nblocks": info.Config.NBlocks, "drift_correction_used": r.Correction,
 	}

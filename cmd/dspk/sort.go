@@ -113,6 +113,7 @@ func (f *sortFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.opt.Curate.Coincident, "coincident", d.Curate.Coincident, "nearby units sharing spikes at one lag are one neuron matched on two templates: the weaker one's copies\n"+
 		"are dropped, and it joins the other when at most 1 − this fraction of its spikes is left (0: none; docs/sort.md)")
 	fs.Float64Var(&f.opt.Curate.AmplitudeSplit, "amplitude-split", d.Curate.AmplitudeSplit, "a unit whose spike amplitudes form two modes this many SDs apart, side by side in time, is split in two (0: none, as Kilosort4; docs/sort.md)")
+	fs.Float64Var(&f.opt.Curate.DoubleCount, "double-counts", d.Curate.DoubleCount, "two spikes of units peaking within this many µm, within duplicate_spike_ms, are one event: the smaller unit's goes (0: none, as Kilosort4)")
 	fs.Float64Var(&f.opt.Curate.MinRate, "min-rate", d.Curate.MinRate, "units firing under this many Hz are dropped after the merges (0: keep all, as Kilosort4; docs/sort.md)")
 	fs.Float64Var(&f.opt.Curate.DuplicateSpikeMs, "duplicate_spike_ms", d.Curate.DuplicateSpikeMs, "least time in ms between two spikes of a unit (closer ones are duplicates)")
 	fs.Float64Var(&f.opt.Curate.PositionLimit, "position_limit", d.Curate.PositionLimit, "µm from the best channel of the channels that place a spike")
