@@ -58,6 +58,11 @@ type Input struct {
 	// most frequent template (the lowest on a tie).
 	SpikeTemplates []int32
 
+	// Motion is the probe's displacement in µm (rigid: for blocks, their
+	// mean) at MotionTimes (s from the recording's start, increasing), as
+	// drift.npy and drift_times.npy hold it; nil leaves motion_presence
+	// NaN.
+	Motion, MotionTimes []float64
 	// SpikeDepths are the spikes' positions along the probe (y, µm) for
 	// the drift metrics; nil leaves them NaN.
 	SpikeDepths []float32
@@ -136,8 +141,10 @@ func Compute(in Input, opt Options) (*Table, error) {
 	cols := newColumns(len(units))
 	tm := in.templateInfo()
 	pc := in.pcPrep(units, tm)
+	mb := in.motionBins()
 	par.Each(len(units), par.Workers(len(units)), func(_, i int) {
 		in.unitMetrics(units[i], i, tm, pc, opt, cols)
+		cols.set("motion_presence", i, in.motionPresence(units[i].times, mb))
 	})
 	if err := in.rawSNR(units, tm, cols); err != nil {
 		return nil, err
@@ -170,6 +177,9 @@ func (in *Input) check() error {
 	}
 	if in.NumSamples <= 0 {
 		return fmt.Errorf("quality: %d samples", in.NumSamples)
+	}
+	if err := in.checkMotion(); err != nil {
+		return err
 	}
 	if len(in.SpikeUnits) != n {
 		return fmt.Errorf("quality: %d spike units for %d spikes", len(in.SpikeUnits), n)

@@ -41,6 +41,9 @@
 //     amplitude_median.
 //   - drift_ptp, drift_std, drift_mad: the per-60-s median depth (bins with
 //     at least 100 spikes) about the unit's overall median depth.
+//   - motion_presence (dspk's): the fraction of the probe's 5-µm positions
+//     (those it held for 10 s or more, from [Input.Motion]) at which the
+//     unit fires at least a fifth of its mean rate; NaN without motion.
 //   - sd_ratio: the standard deviation of successive amplitude differences
 //     over √2 (spikes within 4 ms of a kept one dropped) against the noise
 //     level, corrected for the template's own variance.

@@ -102,6 +102,8 @@ func ReadSortFolderWith(dir string, sc *ChannelScales) (*Input, error) {
 	pcind := ld.ints("pc_feature_ind.npy", false)
 	pos, _ := ld.array("channel_positions.npy", false)
 	spos, _ := ld.array("spike_positions.npy", false)
+	drift, dshape := ld.array("drift.npy", false)
+	dtimes, _ := ld.array("drift_times.npy", false)
 	if sc == nil {
 		sc = &ChannelScales{Noise: toFloat32(ld.floats(NoiseFile, false)), Gains: toFloat32(ld.floats(GainFile, false))}
 	}
@@ -114,6 +116,16 @@ func ReadSortFolderWith(dir string, sc *ChannelScales) (*Input, error) {
 		in.SpikeTemplates = toInt32(tmpl)
 	}
 	in.ChannelPositions = pos
+	if len(dshape) == 2 && dshape[0] == len(dtimes) && dshape[0] > 0 {
+		// drift.npy is [windows, blocks]: the rigid displacement is the
+		// blocks' mean.
+		in.Motion, in.MotionTimes = make([]float64, dshape[0]), dtimes
+		for w := range dshape[0] {
+			for b := range dshape[1] {
+				in.Motion[w] += drift[w*dshape[1]+b] / float64(dshape[1])
+			}
+		}
+	}
 	if spos != nil {
 		in.SpikeDepths = make([]float32, len(spos)/2)
 		for s := range in.SpikeDepths {

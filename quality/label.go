@@ -59,7 +59,11 @@ type LabelOptions struct {
 	Noise map[string]Range
 	// MUA are the spike-train ranges: |amplitude_median| ≥ 30 µV,
 	// raw_snr ≥ 5, amplitude_cutoff ≤ 0.2, num_spikes ≥ 300,
-	// fraction_rpvs ≤ 0.1, presence_ratio ≥ 0.7, drift_ptp ≤ 100 µm.
+	// fraction_rpvs ≤ 0.1, presence_ratio ≥ 0.7, drift_ptp ≤ 100 µm, and
+	// dspk's motion_presence ≥ 0.8 (a unit absent from a fifth of the
+	// probe's positions is a piece of a neuron the sort split by the
+	// probe's motion; NaN on a still recording, where the test is
+	// skipped).
 	// SpikeInterface's port bounds its snr (a template's peak over the
 	// channel's noise) by 5; Bombcell's minSNR 5 bounds its own ratio of
 	// raw snippets averaged over 100 spikes (raw_snr), which runs an order
@@ -104,6 +108,7 @@ func DefaultLabelOptions() LabelOptions {
 			"fraction_rpvs":    {none, 0.1, false},
 			"presence_ratio":   {0.7, none, false},
 			"drift_ptp":        {none, 100, false},
+			"motion_presence":  {0.8, none, false},
 		},
 		NonSomatic: map[string]Range{
 			"peak_before_to_trough_ratio":     {none, 3, false},
@@ -192,10 +197,10 @@ func nonSomatic(t *Table, ns map[string]Range, i int) bool {
 // MUAThresholds are the main thresholds of the MUA rule under the names a
 // user sets them by: the bounds of num_spikes, fraction_rpvs,
 // presence_ratio, amplitude_cutoff, raw_snr, amplitude_median (its absolute
-// value) and drift_ptp.
+// value), drift_ptp and motion_presence.
 type MUAThresholds struct {
 	MinSpikes, MaxRPContamination, MinPresenceRatio, MaxAmplitudeCutoff float64
-	MinSNR, MinAmplitude, MaxDrift                                      float64
+	MinSNR, MinAmplitude, MaxDrift, MinMotionPresence                   float64
 }
 
 // MUAThresholdsOf returns the thresholds that lo's MUA ranges hold.
@@ -203,7 +208,8 @@ func MUAThresholdsOf(lo LabelOptions) MUAThresholds {
 	m := lo.MUA
 	return MUAThresholds{MinSpikes: m["num_spikes"].Min, MaxRPContamination: m["fraction_rpvs"].Max,
 		MinPresenceRatio: m["presence_ratio"].Min, MaxAmplitudeCutoff: m["amplitude_cutoff"].Max,
-		MinSNR: m["raw_snr"].Min, MinAmplitude: m["amplitude_median"].Min, MaxDrift: m["drift_ptp"].Max}
+		MinSNR: m["raw_snr"].Min, MinAmplitude: m["amplitude_median"].Min, MaxDrift: m["drift_ptp"].Max,
+		MinMotionPresence: m["motion_presence"].Min}
 }
 
 // SetMUA returns lo with its MUA ranges bounded by t (a copy: lo's map
@@ -220,7 +226,8 @@ func (lo LabelOptions) SetMUA(t MUAThresholds) (LabelOptions, error) {
 		v      float64
 	}{{"num_spikes", true, t.MinSpikes}, {"fraction_rpvs", false, t.MaxRPContamination},
 		{"presence_ratio", true, t.MinPresenceRatio}, {"amplitude_cutoff", false, t.MaxAmplitudeCutoff},
-		{"raw_snr", true, t.MinSNR}, {"amplitude_median", true, t.MinAmplitude}, {"drift_ptp", false, t.MaxDrift}} {
+		{"raw_snr", true, t.MinSNR}, {"amplitude_median", true, t.MinAmplitude}, {"drift_ptp", false, t.MaxDrift},
+		{"motion_presence", true, t.MinMotionPresence}} {
 		if math.IsNaN(s.v) || math.IsInf(s.v, 0) || s.v < 0 {
 			return lo, fmt.Errorf("quality: the %s threshold %v must be a finite number ≥ 0", s.metric, s.v)
 		}

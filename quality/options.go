@@ -158,7 +158,7 @@ var columnSpec = []struct {
 	{"fraction_rpvs", false},
 	{"firing_range", false}, {"amplitude_cv_median", false}, {"amplitude_cv_range", false},
 	{"amplitude_cutoff", false}, {"amplitude_median", false},
-	{"drift_ptp", false}, {"drift_std", false}, {"drift_mad", false}, {"sd_ratio", false},
+	{"drift_ptp", false}, {"drift_std", false}, {"drift_mad", false}, {"motion_presence", false}, {"sd_ratio", false},
 	{"isolation_distance", false}, {"l_ratio", false}, {"d_prime", false},
 	{"nn_hit_rate", false}, {"nn_miss_rate", false}, {"silhouette", false},
 	{"num_positive_peaks", true}, {"num_negative_peaks", true},

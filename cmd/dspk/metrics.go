@@ -48,6 +48,7 @@ func (f *metricsFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.th.MinSNR, "min-snr", d.MinSNR, "a unit with a lower raw_snr (Bombcell's: the mean raw waveform's peak over its baseline's MAD) is mua")
 	fs.Float64Var(&f.th.MinAmplitude, "min-amplitude", d.MinAmplitude, "a unit with a smaller |median amplitude| (µV where the recording's gains are known, else its units) is mua")
 	fs.Float64Var(&f.th.MaxDrift, "max-drift", d.MaxDrift, "a unit whose depth moves more (peak to peak, µm) is mua")
+	fs.Float64Var(&f.th.MinMotionPresence, "min-motion-presence", d.MinMotionPresence, "a unit firing in a smaller fraction of the probe's 5-µm positions (under motion) is mua")
 }
 
 // runMetrics recomputes the metrics and labels of the sort folder dir,
