@@ -7,7 +7,11 @@ import "math"
 // unit within twice duplicate_spike_ms are one, kept on the stronger
 // template; and of two templates that match the same spikes at a fixed
 // lag (each on its part of a wide footprint), the weaker one's copies go.
-// The stream applies both as spikes arrive. The coincident pairs it learns
+// And of two spikes of different units within duplicate_spike_ms whose
+// templates peak within the sort's double-count distance, the weaker
+// template's goes (docs/curate.md §12; the sort compares its units'
+// templates, the stream the learned ones). The stream applies all three
+// as spikes arrive. The coincident pairs it learns
 // as the sort finds them: a pair of templates whose best channels lie
 // within 2·position_limit, sharing at least coincidentShared of the
 // smaller one's spikes (at least coincidentMinCount) at the lag most of
@@ -42,6 +46,7 @@ type copies struct {
 	m      *Model
 	best   []int     // best channel of each template
 	multi  []bool    // the template's unit has other templates
+	dbl    []bool    // a stronger template of another unit peaks within the double-count distance
 	weakIn [][]int64 // per template: the lags of the pairs it is the weaker of, as keys
 	n      []int     // spikes matched per template
 	pairs  map[int64]*pair
@@ -55,7 +60,7 @@ type copies struct {
 
 func newCopies(m *Model, best []int) *copies {
 	n := m.Templates.N
-	c := &copies{m: m, best: best, multi: make([]bool, n), weakIn: make([][]int64, n), n: make([]int, n),
+	c := &copies{m: m, best: best, multi: make([]bool, n), dbl: make([]bool, n), weakIn: make([][]int64, n), n: make([]int, n),
 		pairs: map[int64]*pair{}, dup: m.DuplicateBins, maxLag: 2 * m.DuplicateBins, half: max(1, m.DuplicateBins/2), np: n}
 	c.w = c.maxLag + c.half
 	per := map[int32]int{}
@@ -64,6 +69,14 @@ func newCopies(m *Model, best []int) *copies {
 	}
 	for k, u := range m.UnitOf {
 		c.multi[k] = per[u] > 1 || len(m.Split[int32(k)]) > 0
+	}
+	for k := range n {
+		for j := range n {
+			if m.UnitOf[j] != m.UnitOf[k] && c.near(int32(k), int32(j)) && c.stronger(int32(j), int32(k)) {
+				c.dbl[k] = true
+				break
+			}
+		}
 	}
 	return c
 }
@@ -146,7 +159,7 @@ func (c *copies) ready(horizon int64, out func(cand)) {
 		if d.done {
 			continue
 		}
-		if (c.multi[d.k] || len(c.weakIn[d.k]) > 0) && d.t+c.w >= horizon {
+		if (c.multi[d.k] || len(c.weakIn[d.k]) > 0) && d.t+c.w >= horizon || c.dbl[d.k] && d.t+c.dup >= horizon {
 			continue
 		}
 		d.done = true
@@ -195,6 +208,24 @@ func (c *copies) copyOf(d cand, u int32, e cand) bool {
 		ne, nd := c.m.Norm[e.k], c.m.Norm[d.k]
 		return ne > nd || ne == nd && dt < 0
 	}
+	if e.u != u && abs(dt) <= c.dup && c.dbl[d.k] && c.near(d.k, e.k) && c.stronger(e.k, d.k) {
+		return true // a double count of e's event
+	}
 	p := c.pairs[c.key(d.k, e.k)]
 	return p != nil && p.active && p.weak == d.k && abs(dt-p.lag) <= c.half
+}
+
+// near reports whether templates a and b peak within the double-count
+// distance (never when the sort did not apply the rule).
+func (c *copies) near(a, b int32) bool {
+	ba, bb := c.best[a], c.best[b]
+	return c.m.DoubleCount > 0 && math.Hypot(c.m.X[ba]-c.m.X[bb], c.m.Y[ba]-c.m.Y[bb]) <= c.m.DoubleCount
+}
+
+// stronger reports whether template a's spike outlives b's double count:
+// the larger norm, on a tie the higher unit (the sort drops the lower
+// unit's).
+func (c *copies) stronger(a, b int32) bool {
+	na, nb := c.m.Norm[a], c.m.Norm[b]
+	return na > nb || na == nb && c.m.UnitOf[a] > c.m.UnitOf[b]
 }

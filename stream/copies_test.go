@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -74,6 +75,42 @@ func TestCopies(t *testing.T) {
 	feed([]sp{{200000, 2}}, 300000)
 	if len(out) != 1 {
 		t.Errorf("a lone spike of the weak template: %+v", out)
+	}
+}
+
+// TestCopiesDoubleCount checks the double-count rule: a spike of a
+// weaker template of another unit within duplicate_spike_ms of a nearby
+// stronger one goes, and waits for the horizon until it is known; one
+// further in time or on the probe stays, and a sort without the rule
+// keeps both.
+func TestCopiesDoubleCount(t *testing.T) {
+	for _, dc := range []float64{50, 0} {
+		m := &Model{UnitOf: []int32{0, 1, 2}, Norm: []float64{3, 1, 1}, Units: 3,
+			X: []float64{0, 0, 0}, Y: []float64{0, 40, 400}, DuplicateBins: 7, PositionLimit: 10, DoubleCount: dc}
+		m.Templates.N = 3
+		c := newCopies(m, []int{0, 1, 2})
+		var out []cand
+		emit := func(d cand) { out = append(out, d) }
+		c.add(1000, 1, 1, 1) // the weaker unit's fit of template 0's event at 1004
+		c.ready(1005, emit)
+		if dc > 0 && len(out) != 0 {
+			t.Fatalf("a possible double count went out before the stronger spike could come: %+v", out)
+		}
+		c.add(1004, 0, 0, 1)
+		c.add(1020, 1, 1, 1) // 16 samples later: its own spike
+		c.add(1022, 2, 2, 1) // 400 µm away: not near
+		c.ready(math.MaxInt64/2, emit)
+		var ts []int64
+		for _, d := range out {
+			ts = append(ts, d.t)
+		}
+		want := []int64{1004, 1020, 1022}
+		if dc == 0 {
+			want = []int64{1000, 1004, 1020, 1022}
+		}
+		if fmt.Sprint(ts) != fmt.Sprint(want) {
+			t.Errorf("double-count %g µm: given out %v, want %v", dc, ts, want)
+		}
 	}
 }
 

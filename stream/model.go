@@ -65,6 +65,11 @@ type Model struct {
 	// PositionLimit is the sort's position_limit (µm): the coincident rule
 	// pairs templates whose best channels are within twice it.
 	PositionLimit float64
+	// DoubleCount is the sort's double-count distance (µm; 0 for a sort
+	// without the rule): of two spikes of different units within
+	// DuplicateBins whose templates peak this close, the weaker
+	// template's goes (docs/curate.md §12).
+	DoubleCount float64
 	// Motion is the sort's motion estimate (drift.npy, drift_depths.npy)
 	// and Rule the correction it applied (dspk.json's
 	// drift_correction_used); nil for a sort without correction. Window w
@@ -171,6 +176,7 @@ func (m *Model) readSettings(nt int) error {
 			Curation   struct {
 				DuplicateSpikeMs float64 `json:"DuplicateSpikeMs"`
 				PositionLimit    float64 `json:"PositionLimit"`
+				DoubleCount      float64 `json:"DoubleCount"`
 			} `json:"curation"`
 		} `json:"sort"`
 	}
@@ -195,7 +201,7 @@ func (m *Model) readSettings(nt int) error {
 	}
 	cu := prov.Sort.Curation
 	m.DuplicateBins = int64(math.Floor(cu.DuplicateSpikeMs * m.SampleRate / 1000))
-	m.PositionLimit = cu.PositionLimit
+	m.PositionLimit, m.DoubleCount = cu.PositionLimit, cu.DoubleCount
 	return nil
 }
 
