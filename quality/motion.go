@@ -30,8 +30,8 @@ type motionBins struct {
 	seconds []float64
 }
 
-// motionBinsOf samples the displacement every motionStep s over the
-// recording and histograms it in motionBinUm bins; nil where in has no
+// motionBins samples the displacement every motionStep s over the
+// recording and histograms it in motionBinUm bins from its smallest value; nil where in has no
 // motion or fewer than two bins hold motionMinSeconds (a still probe).
 func (in *Input) motionBins() *motionBins {
 	if len(in.Motion) == 0 {
@@ -46,7 +46,8 @@ func (in *Input) motionBins() *motionBins {
 	for _, v := range d {
 		lo, hi = min(lo, v), max(hi, v)
 	}
-	lo = math.Floor(lo/motionBinUm) * motionBinUm
+	// Bins start at the smallest displacement, so that a probe that moved
+	// by less than a bin (a still recording's estimate) has one bin.
 	b := &motionBins{lo: lo, seconds: make([]float64, int((hi-lo)/motionBinUm)+1)}
 	for _, v := range d {
 		b.seconds[b.bin(v)] += motionStep

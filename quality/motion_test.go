@@ -48,7 +48,7 @@ func TestMotionPresence(t *testing.T) {
 		for x := 0.0; x < secs; x += 0.1 {
 			grid = append(grid, in.displacement(x))
 		}
-		lo := math.Floor(slices.Min(grid)/5) * 5
+		lo := slices.Min(grid)
 		nb := int((slices.Max(grid)-lo)/5) + 1
 		occ, cnt := make([]float64, nb), make([]float64, nb)
 		for _, v := range grid {
@@ -87,7 +87,7 @@ func TestMotionPresence(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		md, mt []float64
-	}{{"still", []float64{0.3, 0.2, 0.4}, []float64{1, 150, 299}}, {"none", nil, nil}} {
+	}{{"still", []float64{-0.3, 0.2, 0.4}, []float64{1, 150, 299}}, {"none", nil, nil}} {
 		in2 := in
 		in2.Motion, in2.MotionTimes = c.md, c.mt
 		tab, err := Compute(in2, DefaultOptions())
