@@ -110,6 +110,12 @@ func (w *SortWriter) Write(r *pipeline.SortResult) error {
 	if err := writeScales(w.od.Dir(), r); err != nil {
 		return err
 	}
+	// The drift files go first: the metrics read the motion estimate.
+	if d := DriftOf(r.Info); d != nil {
+		if err := WriteDrift(w.od.Dir(), d); err != nil {
+			return err
+		}
+	}
 	if err := writeMetrics(w.od.Dir()); err != nil {
 		return err
 	}
@@ -218,15 +224,9 @@ func goodUnits(good []bool) int {
 	return n
 }
 
-// writeExtra writes the files of the sort r after dspk.json: the drift
-// files (with motion correction), the summary figure and the caller's
-// files (Options.Extra).
+// writeExtra writes the files of the sort r after its metrics: the
+// summary figure and the caller's files (Options.Extra).
 func (w *SortWriter) writeExtra(r *pipeline.SortResult) error {
-	if d := DriftOf(r.Info); d != nil {
-		if err := WriteDrift(w.od.Dir(), d); err != nil {
-			return err
-		}
-	}
 	if err := figure.WriteSortSummary(w.od.Path(SortSummaryFile), sortSummary(r)); err != nil {
 		return err
 	}
