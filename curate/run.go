@@ -49,8 +49,9 @@ type Result struct {
 
 // Run runs every curation stage in Kilosort4's order on the matched
 // spikes s (rewritten and returned in Result.Spikes) and their cluster
-// templates u: [Merge], [RemoveDuplicates] with p.DuplicateSpikeBins and
-// the coincident rule's copies, the units of two amplitude modes split
+// templates u: [Merge], [RemoveDuplicates] with p.DuplicateSpikeBins, the
+// coincident rule's copies and the double counts of nearby units dropped
+// (dspk's, p.DoubleCount), the units of two amplitude modes split
 // (dspk's; the lower mode becomes a new unit), the units firing under
 // p.MinRate dropped
 // (dspk's; their spikes are not kept and the others are renumbered in
