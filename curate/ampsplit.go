@@ -3,6 +3,8 @@ package curate
 import (
 	"math"
 	"slices"
+
+	"dspk/internal/par"
 )
 
 // AmplitudeSplitDefault is dspk's default of [Settings.AmplitudeSplit]:
@@ -54,21 +56,33 @@ func splitAmplitudeModes(s *Spikes, u *Units, ch *Channels, p Params) (*Units, i
 		byUnit[c] = append(byUnit[c], i)
 	}
 	t0, t1 := slices.Min(s.Time), slices.Max(s.Time)
-	out := u
-	splits := 0
-	x := []float64(nil)
-	for _, rows := range byUnit {
+	// The fits on every core, each unit's on its own; the splits then in
+	// unit order, so that the new units' numbers do not depend on the
+	// cores.
+	cuts := make([]float64, u.N)
+	split := make([]bool, u.N)
+	logs := make([][]float64, u.N)
+	par.Each(u.N, par.Workers(u.N), func(_, k int) {
+		rows := byUnit[k]
 		if len(rows) < splitMinSpikes {
-			continue
+			return
 		}
-		x = x[:0]
-		for _, i := range rows {
-			x = append(x, math.Log(max(float64(amp[i]), 1e-12)))
+		x := make([]float64, len(rows))
+		for j, i := range rows {
+			x[j] = math.Log(max(float64(amp[i]), 1e-12))
 		}
 		cut, ok := amplitudeModes(x, p.AmplitudeSplit)
-		if !ok || !copresent(s.Time, rows, x, cut, t0, t1) {
+		if ok && copresent(s.Time, rows, x, cut, t0, t1) {
+			cuts[k], split[k], logs[k] = cut, true, x
+		}
+	})
+	out := u
+	splits := 0
+	for k, rows := range byUnit {
+		if !split[k] {
 			continue
 		}
+		x, cut := logs[k], cuts[k]
 		if splits == 0 {
 			out = &Units{N: u.N, C: u.C, P: u.P, W: slices.Clone(u.W)}
 		}

@@ -3,6 +3,7 @@ package curate
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 )
@@ -130,16 +131,17 @@ func TestSplitAmplitudeModes(t *testing.T) {
 		}
 	}
 
-	// Off, and deterministic.
+	// Off, and the same on one core.
 	s2, u2, ch2 := ampScene(rand.New(rand.NewPCG(5, 6)), 2000, units, together)
 	p.AmplitudeSplit = 0
 	if out2, n2 := splitAmplitudeModes(s2, u2, ch2, p); n2 != 0 || out2 != u2 || !slices.Equal(s2.Cluster, before) {
 		t.Fatal("amplitude-split 0 split units")
 	}
 	p.AmplitudeSplit = AmplitudeSplitDefault
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1)) // the fits on one core this time
 	out3, _ := splitAmplitudeModes(s2, u2, ch2, p)
 	if !slices.Equal(out3.W, out.W) || !slices.Equal(s2.Cluster, s.Cluster) {
-		t.Fatal("not deterministic")
+		t.Fatal("one core and several split differently")
 	}
 }
 
