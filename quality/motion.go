@@ -9,8 +9,8 @@ import (
 // at some probe positions only").
 const (
 	// motionBinUm is the width of a displacement bin in µm: a quarter of
-	// Neuropixels 1.0's 20-µm row pitch would be finer than the estimate's
-	// error; 5 µm is a quarter of the pitch.
+	// Neuropixels 1.0's 20-µm row pitch, and several times the motion
+	// estimate's error (about 1 µm on SpikeInterface's zigzag recordings).
 	motionBinUm = 5
 	// motionMinSeconds is the least recording time in a displacement bin
 	// for it to count.
