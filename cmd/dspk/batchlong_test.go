@@ -86,14 +86,12 @@ func TestSampleIndicesPast2to31(t *testing.T) {
 func recMeta(bin string) string { return bin[:len(bin)-len(".bin")] + ".meta" }
 
 // readTimes reads spike_times.npy of a detect folder.
-func readTimes(t *testing.T, dir string) []int64 {
+func readTimes(t *testing.T, dir string) []int64 { return readInt64s(t, dir, "spike_times.npy") }
+
+// readInt64s reads the integer array name of the folder dir as int64s.
+func readInt64s(t *testing.T, dir, name string) []int64 {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "spike_times.npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	a, err := export.ReadNPY(f)
+	a, err := export.ReadNPYFile(filepath.Join(dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,17 +79,7 @@ func TestStreamMatchesSort(t *testing.T) {
 	if err := <-received; err != nil || !strings.Contains(stderr, fmt.Sprintf("Sent %d spike records", len(sent))) {
 		t.Errorf("records received: %d, %v; stderr %q", len(sent), err, stderr)
 	}
-	ints := func(d, name string) []int64 {
-		a, err := export.ReadNPYFile(filepath.Join(d, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		v, err := a.Int64()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
+	ints := func(d, name string) []int64 { return readInt64s(t, d, name) }
 	st, su := ints(sortDir, "spike_times.npy"), ints(sortDir, "spike_clusters.npy")
 	lt, lu := ints(streamDir, "spike_times.npy"), ints(streamDir, "spike_clusters.npy")
 	found, inSort := agreement(st, su, lt, lu, 5), agreement(lt, lu, st, su, 5)
