@@ -58,6 +58,15 @@ type Options struct {
 	// line ([Stats.ProgressLine]) about once a second, for a terminal,
 	// where Late and Progress are nil.
 	Log io.Writer
+	// First is the stream sample of the source's first frame: the
+	// samples a stream that learned its units ([Learn]) is past. Spike
+	// samples, the motion estimate's windows and the folder's times
+	// count from the stream's start.
+	First int64
+	// Start, if not nil, is called once the matcher is ready, before the
+	// source's first frame is read; it returns the stream sample of that
+	// frame, in place of First ([Learned.Resume]).
+	Start func() int64
 }
 
 // LateBlock is a block whose spikes came out after the deadline.
@@ -134,8 +143,12 @@ func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike
 		defer r.mc.close()
 	}
 	r.warmUp()
+	if opt.Start != nil {
+		opt.First = opt.Start()
+	}
 	r.hist = make([]float32, r.C*r.nt) // left context: zeros before the first sample
-	r.histStart, r.histLen, r.histCap = -int64(r.nt), r.nt, r.nt
+	r.histStart, r.histLen, r.histCap = opt.First-int64(r.nt), r.nt, r.nt
+	r.ownStart, r.st.First = opt.First, opt.First
 
 	chunks := make(chan chunk, readAhead)
 	rctx, stop := context.WithCancel(ctx)

@@ -40,6 +40,10 @@ type Stats struct {
 	// time it covered.
 	WallSeconds float64 `json:"wall_seconds"`
 	DataSeconds float64 `json:"data_seconds"`
+	// First is the stream sample matching started at (0 unless the
+	// stream learned its units first); Learned what the learning did.
+	First   int64    `json:"first_sample"`
+	Learned *Learned `json:"learned,omitempty"`
 
 	deadline        time.Duration
 	spikeHist       []int64

@@ -2,16 +2,22 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"flag"
+	"io"
+	"strings"
 	"time"
 
 	"dspk/compute"
+	"dspk/probe"
+	"dspk/recording"
 	"dspk/stream"
 )
 
 func init() {
 	var f stream.ServeOptions
 	var device string
+	var in inputFlags
 	register(&command{
 		name:  "stream",
 		short: "match a recording's frames against a sort's units as they arrive",
@@ -31,6 +37,10 @@ acquire | dspk stream -o live sort1 -                        # int16 frames on s
 			fs.DurationVar(&f.Block, "block", stream.DefaultBlock, "the least new recording matched at once (smaller answers sooner, costs more)")
 			fs.StringVar(&f.Send, "send", "", "also send each spike as a 24-byte binary record to tcp://HOST:PORT or udp://HOST:PORT (docs/formats.md)")
 			fs.DurationVar(&f.Deadline, "deadline", 10*time.Millisecond, "report a block whose spikes come out later than this after its last sample arrived")
+			fs.DurationVar(&f.Learn.Span, "learn", 0, "sort this much of the stream's start (dspk sort's defaults) into SORTDIR, then match its units on the rest")
+			fs.StringVar(&in.probe, "probe", "", "with -learn: the probe (default: a SpikeGLX source's .meta, else np1 for 384/385 channels)")
+			fs.IntVar(&in.channels, "channels", 0, "with -learn: int16 channels per frame of a raw, piped or socket source")
+			fs.Float64Var(&in.rate, "rate", 0, "with -learn: sample rate in Hz of a raw, piped or socket source")
 			return func(args []string) error {
 				if len(args) != 2 {
 					return usagef("stream takes a sort folder and a source (a file, - for standard input, or tcp://HOST:PORT)")
@@ -42,8 +52,52 @@ acquire | dspk stream -o live sort1 -                        # int16 frames on s
 				defer dev.Close()
 				f.Out, f.Stdout, f.Stderr = cmp.Or(f.Out, args[0]+"-stream"), cmdOut, cmdErr
 				setOutput(f.Out)
+				if f.Learn.Span > 0 {
+					if err := learner(&f, &in, device, args[1]); err != nil {
+						return err
+					}
+				}
 				return stream.Serve(cmdCtx, dev, args[0], args[1], f)
 			}
 		},
 	})
+}
+
+// learner fills o.Learn's channels, rate and sort for -learn: those of the
+// source file (its .meta, settings.xml or the flags), else -channels and
+// -rate; the learned span is sorted with dspk sort's defaults on device,
+// with the source file's probe (else -probe, or np1 for 384/385 channels).
+func learner(o *stream.ServeOptions, in *inputFlags, device, source string) error {
+	var pr *probe.Probe
+	if source != "-" && !strings.Contains(source, "://") {
+		rec, p, err := in.open(source)
+		if err != nil {
+			return err
+		}
+		in.channels, in.rate, pr = rec.Channels(), rec.SampleRate(), p
+		rec.Close()
+	}
+	if in.channels < 1 || !(in.rate > 0) {
+		return usagef("-learn on %s needs -channels and -rate", source)
+	}
+	o.Learn.Channels, o.Learn.Rate = in.channels, in.rate
+	o.Learn.Sort = func(ctx context.Context, raw, dir string) error {
+		rec, err := recording.OpenFiles([]string{raw}, recording.OpenOptions{Channels: in.channels, Rate: in.rate})
+		if err != nil {
+			return err
+		}
+		defer rec.Close()
+		if pr == nil {
+			if pr, err = in.resolveProbe(rec); err != nil {
+				return err
+			}
+		}
+		var pf, sf, fs = pipelineFlags{}, sortFlags{}, flag.NewFlagSet("learn", flag.ContinueOnError)
+		pf.register(fs)
+		sf.register(fs)
+		sf.out, sf.device, sf.overwrite = dir, device, o.Overwrite
+		_, err = runSort(ctx, rec, pr, &pf, &sf, []string{raw}, in.warnings, io.Discard)
+		return err
+	}
+	return nil
 }

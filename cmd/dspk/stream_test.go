@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"dspk/export"
+	"dspk/probe"
+	"dspk/sim"
 	"dspk/stream"
 )
 
@@ -215,4 +217,102 @@ func TestStreamSourcesAndStop(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(out, "params.py")); !strings.Contains(string(b), "dat_path = []") {
 		t.Errorf("params.py of a socket's stream names a file:\n%s", b)
 	}
+}
+
+// TestStreamLearn streams a recording with -learn: the first 6 s are
+// sorted into the sort folder (and kept as its recording), and the rest is
+// matched against those units from the first sample after them, in the
+// right place: each truth neuron's spikes after 6.5 s are found by the
+// stream unit that holds most of them. A span longer than the recording
+// and an existing sort folder are refused, leaving nothing behind.
+func TestStreamLearn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a sort: skipped in -short mode")
+	}
+	dir := t.TempDir()
+	p := probe.NP1()
+	const n = 32
+	p.Name = "np1-32"
+	p.X, p.Y, p.Shank, p.ChanMap = p.X[:n], p.Y[:n], p.Shank[:n], p.ChanMap[:n]
+	p.NChanFile = n + 1
+	cfg := sim.DefaultConfig()
+	cfg.Seconds, cfg.Units, cfg.Seed, cfg.Probe = 10, 8, 5, p
+	cfg.RateMin, cfg.RateMax = 20, 40
+	bin, truth, err := sim.WriteSpikeGLX(dir, "s_g0_t0", cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	learned, live := filepath.Join(dir, "learned"), filepath.Join(dir, "live")
+	if code, _, stderr := dspk(t, "stream", "-q", "-learn", "6s", "-o", live, learned, bin); code != 0 {
+		t.Fatalf("stream -learn: exit %d: %s", code, stderr)
+	}
+	const first = 6 * 30000
+	if fi, err := os.Stat(stream.LearnedRaw(learned)); err != nil || fi.Size() != first*(n+1)*2 {
+		t.Errorf("the learned recording: %v, %v bytes, want %d", err, fi, first*(n+1)*2)
+	}
+	if _, err := os.Stat(filepath.Join(learned, "cluster_KSLabel.tsv")); err != nil {
+		t.Errorf("the learned sort: %v", err)
+	}
+	var js struct {
+		First   int64 `json:"first_sample"`
+		Learned struct {
+			Samples int64 `json:"samples"`
+			Skipped int64 `json:"skipped_samples"`
+		} `json:"learned"`
+	}
+	if b, err := os.ReadFile(filepath.Join(live, "stream.json")); err != nil || json.Unmarshal(b, &js) != nil ||
+		js.First != first || js.Learned.Samples != first || js.Learned.Skipped != 0 {
+		t.Errorf("stream.json: %v, %s", err, b)
+	}
+	lt, lu := readInt64s(t, live, "spike_times.npy"), readInt64s(t, live, "spike_clusters.npy")
+	if len(lt) == 0 || lt[0] < first-61 {
+		t.Fatalf("%d stream spikes, the first at %v (matching starts at %d)", len(lt), lt[:min(1, len(lt))], first)
+	}
+	var tt, tu []int64
+	for i, s := range truth.SpikeTimes {
+		if s >= first+15000 {
+			tt, tu = append(tt, s), append(tu, int64(truth.SpikeClusters[i]))
+		}
+	}
+	// Each neuron's spikes against the stream unit with most of them.
+	units := slices.Compact(slices.Sorted(slices.Values(lu)))
+	for u := range int64(cfg.Units) {
+		var ut []int64
+		for i := range tt {
+			if tu[i] == u {
+				ut = append(ut, tt[i])
+			}
+		}
+		top := 0.0
+		for _, su := range units {
+			top = max(top, agreement(ut, make([]int64, len(ut)), lt, sliceWhere(lu, su, 0), 5))
+		}
+		if top < 0.8 {
+			t.Errorf("neuron %d: %.2f of its %d spikes after 6.5 s found by one stream unit", u, top, len(ut))
+		}
+	}
+	if code, _, stderr := dspk(t, "stream", "-q", "-learn", "20s", "-o", live+"2", learned+"2", bin); code != 1 || !strings.Contains(stderr, "ended at 10.0 s") {
+		t.Errorf("-learn longer than the source: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := dspk(t, "stream", "-q", "-learn", "6s", "-o", live+"3", learned, bin); code != 1 || !strings.Contains(stderr, "exists") {
+		t.Errorf("-learn into an existing sort: exit %d, %q", code, stderr)
+	}
+	for _, g := range []string{live + "[23]*", learned + "2*", filepath.Join(dir, ".*")} {
+		if left, _ := filepath.Glob(g); len(left) != 0 {
+			t.Errorf("left behind: %v", left)
+		}
+	}
+}
+
+// sliceWhere returns a copy of units with unit u as v and every other as
+// −1: the spikes of one unit for agreement.
+func sliceWhere(units []int64, u, v int64) []int64 {
+	out := make([]int64, len(units))
+	for i, x := range units {
+		out[i] = -1
+		if x == u {
+			out[i] = v
+		}
+	}
+	return out
 }
