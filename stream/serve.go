@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -26,6 +27,9 @@ type ServeOptions struct {
 	// Block is the least new recording matched at once; Deadline the
 	// latency past which a block is reported late.
 	Block, Deadline time.Duration
+	// Lookahead is how long after a block the block waits for before it
+	// is matched (0: the least, half the template plus a sample; [Options]).
+	Lookahead time.Duration
 	// Send is "" or tcp://HOST:PORT or udp://HOST:PORT: where each spike's
 	// binary record goes ([Sender]).
 	Send string
@@ -98,6 +102,7 @@ func Serve(ctx context.Context, dev *compute.Device, sortDir, source string, o S
 	}
 	defer snd.Close()
 	opt.Device, opt.MinBlock, opt.Deadline, opt.Log = dev, max(1, int(o.Block.Seconds()*m.SampleRate)), o.Deadline, o.Stderr
+	opt.Lookahead = int(math.Ceil(o.Lookahead.Seconds() * m.SampleRate))
 	st, err := Run(ctx, m, src, opt, Lines(o.Stdout, m.SampleRate, folder, o.Quiet, snd))
 	if err != nil {
 		return err
