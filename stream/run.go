@@ -73,6 +73,10 @@ type Options struct {
 	// recordings (docs/stream.md) the least changed the agreement with the
 	// sort by at most 0.001 and answered 0.65–0.95 ms sooner than nt.
 	Lookahead int
+	// HoldMotion holds the sort's last motion shifts beyond its estimate;
+	// by default the stream extends the estimate from its own spikes
+	// ([tracker]; a sort without motion correction has none to extend).
+	HoldMotion bool
 	// Start, if not nil, is called once the matcher is ready, before the
 	// source's first frame is read; it returns the stream sample of that
 	// frame, in place of First ([Learned.Resume]).
@@ -155,7 +159,13 @@ func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike
 	}
 	r.cp = newCopies(m, best)
 	if m.Motion != nil {
-		if r.mc, err = newMotionCorrection(m); err != nil {
+		var tk *tracker
+		if !opt.HoldMotion {
+			if tk, err = newTracker(m, func(k int) []int32 { return mt.Channels(k) }); err != nil {
+				return nil, err
+			}
+		}
+		if r.mc, err = newMotionCorrection(m, tk); err != nil {
 			return nil, err
 		}
 		defer r.mc.close()
@@ -415,6 +425,11 @@ func (r *runner) emitBlock(horizon int64) {
 	r.idx = idx
 	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(s.Sample[a], s.Sample[b]) })
 	nf := s.NC * s.P
+	if r.mc != nil && r.mc.track != nil {
+		for i := range s.Len() {
+			r.mc.track.add(s.Template[i], s.Amplitude[i], s.Features[i*nf:(i+1)*nf])
+		}
+	}
 	for _, i := range idx {
 		k := s.Template[i]
 		if u := r.m.unitOf(k, s.Features[i*nf:(i+1)*nf], r.mt.Channels(int(k)), s.P); u >= 0 && int(u) < r.m.Units {
@@ -435,6 +450,11 @@ func (r *runner) emitBlock(horizon int64) {
 func (r *runner) finish(start time.Time, err error) (*Stats, error) {
 	r.st.WallSeconds = time.Since(start).Seconds()
 	r.st.DataSeconds = float64(r.st.Samples) / r.m.SampleRate
+	if r.mc != nil {
+		sh := r.mc.shifts()
+		r.st.MotionUm = sh[:min(len(sh), int((r.st.First+r.st.Samples+r.m.BatchSize-1)/r.m.BatchSize))]
+		r.st.TrackedWindows = max(0, len(r.st.MotionUm)-r.m.Motion.Windows)
+	}
 	r.st.summarise()
 	if err == nil {
 		err = r.emitErr

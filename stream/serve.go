@@ -36,6 +36,9 @@ type ServeOptions struct {
 	// Stdout gets a line per spike; Stderr the late blocks, progress and
 	// the closing line.
 	Stdout, Stderr io.Writer
+	// HoldMotion holds the sort's last motion shifts beyond its estimate
+	// instead of tracking the motion from the stream ([Options]).
+	HoldMotion bool
 	// Learn, if its Span is positive, makes the stream sort its own first
 	// Span into the sort folder before matching ([Learn]); its Overwrite
 	// and Log are taken from Overwrite and Stderr.
@@ -103,6 +106,7 @@ func Serve(ctx context.Context, dev *compute.Device, sortDir, source string, o S
 	defer snd.Close()
 	opt.Device, opt.MinBlock, opt.Deadline, opt.Log = dev, max(1, int(o.Block.Seconds()*m.SampleRate)), o.Deadline, o.Stderr
 	opt.Lookahead = int(math.Ceil(o.Lookahead.Seconds() * m.SampleRate))
+	opt.HoldMotion = o.HoldMotion
 	st, err := Run(ctx, m, src, opt, Lines(o.Stdout, m.SampleRate, folder, o.Quiet, snd))
 	if err != nil {
 		return err

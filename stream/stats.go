@@ -44,6 +44,12 @@ type Stats struct {
 	// stream learned its units first); Learned what the learning did.
 	First   int64    `json:"first_sample"`
 	Learned *Learned `json:"learned,omitempty"`
+	// MotionUm is the mean shift (µm) the stream applied in each 2-s
+	// window of the motion estimate up to its end: the sort's estimate,
+	// then the TrackedWindows the stream estimated itself; empty for a
+	// sort without motion correction.
+	MotionUm       []float64 `json:"motion_um,omitempty"`
+	TrackedWindows int       `json:"tracked_windows"`
 
 	deadline        time.Duration
 	spikeHist       []int64

@@ -38,6 +38,7 @@ acquire | dspk stream -o live sort1 -                        # int16 frames on s
 			fs.StringVar(&f.Send, "send", "", "also send each spike as a 24-byte binary record to tcp://HOST:PORT or udp://HOST:PORT (docs/formats.md)")
 			fs.DurationVar(&f.Deadline, "deadline", 10*time.Millisecond, "report a block whose spikes come out later than this after its last sample arrived")
 			fs.DurationVar(&f.Lookahead, "lookahead", 0, "how long after a block it waits before matching: from half the template plus a sample\n(1.04 ms at 30 kHz, the default) to the template's length (2.03 ms, the sort's windows)")
+			fs.BoolVar(&f.HoldMotion, "hold-motion", false, "past the sort's motion estimate hold its last shifts (default: track the motion from the stream's spikes)")
 			fs.DurationVar(&f.Learn.Span, "learn", 0, "sort this much of the stream's start (dspk sort's defaults) into SORTDIR, then match its units on the rest")
 			fs.StringVar(&in.probe, "probe", "", "with -learn: the probe (default: a SpikeGLX source's .meta, else np1 for 384/385 channels)")
 			fs.IntVar(&in.channels, "channels", 0, "with -learn: int16 channels per frame of a raw, piped or socket source")
