@@ -8,22 +8,30 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
+
+	"dspk/probe"
+	"dspk/recording"
 )
 
-// Learner sorts the raw recording raw (headerless little-endian int16
-// frames of the stream's channels, at its rate) into the folder sortDir,
-// as dspk sort would; the command supplies it, with the probe and
-// settings of the sort.
-type Learner func(ctx context.Context, raw, sortDir string) error
+// Learner sorts the recording rec (the learned span) with probe pr into
+// the folder sortDir, as dspk sort would; the command supplies it, with
+// the settings of the sort. warnings are what opening the source found.
+type Learner func(ctx context.Context, rec recording.Recording, pr *probe.Probe, sortDir string, warnings []string) error
 
 // Learning says how a stream learns its units from its own first minutes
 // ([Learn]).
 type Learning struct {
 	// Span is the stream time sorted before matching starts.
 	Span time.Duration
+	// Input says how to read the source and find its probe: a file is
+	// opened as dspk sort opens it (its .meta or settings.xml); a pipe or
+	// socket takes Input's Channels and Rate, and its probe (or np1 for
+	// 384/385 channels).
+	Input recording.Input
 	// Channels and Rate are the source's int16 channels per frame and
-	// sample rate (Hz).
+	// sample rate (Hz), as [Learning.Resolve] finds them.
 	Channels int
 	Rate     float64
 	// Sort sorts the learned span.
@@ -39,6 +47,46 @@ type Learning struct {
 	// Log, if not nil, takes a progress line while the span is read and
 	// a line when the sort starts and ends.
 	Log io.Writer
+
+	pr       *probe.Probe
+	warnings []string
+}
+
+// Resolve finds the channels, rate and probe of source (a file, "-" or
+// tcp://HOST:PORT) for [Learn].
+func (l *Learning) Resolve(source string) error {
+	if source != "-" && !strings.Contains(source, "://") {
+		rec, pr, w, err := l.Input.Open(source)
+		if err != nil {
+			return err
+		}
+		l.Channels, l.Rate, l.pr, l.warnings = rec.Channels(), rec.SampleRate(), pr, w
+		return rec.Close()
+	}
+	l.Channels, l.Rate = l.Input.Channels, l.Input.Rate
+	if l.Channels < 1 || !(l.Rate > 0) {
+		return fmt.Errorf("stream: -learn on %s needs the source's channels and rate (-channels, -rate)", source)
+	}
+	return nil
+}
+
+// sortRaw opens the learned recording raw as the source's and sorts it
+// into sortDir.
+func (l *Learning) sortRaw(ctx context.Context, raw, sortDir string) error {
+	rec, err := recording.OpenFiles([]string{raw}, recording.OpenOptions{Channels: l.Channels, Rate: l.Rate})
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
+	pr := l.pr
+	if pr == nil {
+		var w []string
+		if pr, w, err = l.Input.ResolveProbe(rec); err != nil {
+			return err
+		}
+		l.warnings = append(l.warnings, w...)
+	}
+	return l.Sort(ctx, rec, pr, sortDir, l.warnings)
 }
 
 // Learned is what [Learn] did: the recording it kept and the samples the
@@ -121,7 +169,7 @@ func Learn(ctx context.Context, src Source, sortDir string, l Learning) (*Learne
 		skipped <- 0
 	}
 	t0 := time.Now()
-	err = l.Sort(ctx, raw, sortDir)
+	err = l.sortRaw(ctx, raw, sortDir)
 	if err == nil {
 		err = ctx.Err()
 	}

@@ -11,6 +11,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"dspk/probe"
+	"dspk/recording"
 )
 
 // pacedSource delivers frames (value 100·t + c) one at a time and counts
@@ -55,9 +58,12 @@ func TestLearn(t *testing.T) {
 			sortDir += "-live"
 		}
 		var gotRaw []byte
-		l := Learning{Span: 2e9, Channels: nf, Rate: rate, Live: live,
-			Sort: func(ctx context.Context, raw, out string) error {
-				b, err := os.ReadFile(raw)
+		l := Learning{Span: 2e9, Channels: nf, Rate: rate, Live: live, pr: &probe.Probe{},
+			Sort: func(ctx context.Context, rec recording.Recording, _ *probe.Probe, out string, _ []string) error {
+				b, err := os.ReadFile(recording.DatPath(rec))
+				if rec.Channels() != nf || rec.Samples() != 2000 {
+					t.Errorf("the learned recording: %d channels, %d samples", rec.Channels(), rec.Samples())
+				}
 				gotRaw = b
 				if live { // let the drain read some frames first
 					for src.sent.Load() < 2000+50 {
@@ -87,7 +93,8 @@ func TestLearn(t *testing.T) {
 	}
 	// An existing sort folder is refused before anything is read.
 	src := &pacedSource{nf: nf, n: 100000}
-	ok := Learning{Span: 2e9, Channels: nf, Rate: rate, Sort: func(context.Context, string, string) error { return nil }}
+	ok := Learning{Span: 2e9, Channels: nf, Rate: rate, pr: &probe.Probe{},
+		Sort: func(context.Context, recording.Recording, *probe.Probe, string, []string) error { return nil }}
 	if _, err := Learn(context.Background(), src, filepath.Join(dir, "learned"), ok); err == nil || !strings.Contains(err.Error(), "exists") || src.sent.Load() != 0 {
 		t.Errorf("existing folder: %v after %d frames", err, src.sent.Load())
 	}
@@ -98,7 +105,9 @@ func TestLearn(t *testing.T) {
 	}
 	// A failed sort.
 	bad := ok
-	bad.Sort = func(context.Context, string, string) error { return errors.New("no spikes") }
+	bad.Sort = func(context.Context, recording.Recording, *probe.Probe, string, []string) error {
+		return errors.New("no spikes")
+	}
 	failed := filepath.Join(dir, "failed")
 	if _, err := Learn(context.Background(), &pacedSource{nf: nf, n: 100000}, failed, bad); err == nil || !strings.Contains(err.Error(), "no spikes") {
 		t.Errorf("failed sort: %v", err)

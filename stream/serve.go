@@ -63,6 +63,10 @@ func Serve(ctx context.Context, dev *compute.Device, sortDir, source string, o S
 		}
 		l := o.Learn
 		l.Overwrite, l.Log = o.Overwrite, o.Stderr
+		if err := l.Resolve(source); err != nil {
+			return err
+		}
+		o.Learn.Channels, o.Learn.Rate = l.Channels, l.Rate
 		l.Live = o.Realtime || o.Follow || source == "-" || strings.Contains(source, "://")
 		var err error
 		if src, err = OpenSource(ctx, source, l.Channels, SourceOptions{Follow: o.Follow, Idle: o.Idle, Realtime: o.Realtime, Rate: l.Rate}); err != nil {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"flag"
 	"io"
-	"strings"
 	"time"
 
 	"dspk/compute"
@@ -54,52 +53,17 @@ acquire | dspk stream -o live sort1 -                        # int16 frames on s
 				defer dev.Close()
 				f.Out, f.Stdout, f.Stderr = cmp.Or(f.Out, args[0]+"-stream"), cmdOut, cmdErr
 				setOutput(f.Out)
-				if f.Learn.Span > 0 {
-					if err := learner(&f, &in, device, args[1]); err != nil {
-						return err
-					}
+				f.Learn.Input = in.input() // -learn: dspk sort's defaults on the device
+				f.Learn.Sort = func(ctx context.Context, rec recording.Recording, pr *probe.Probe, dir string, warnings []string) error {
+					var pf, sf, fs = pipelineFlags{}, sortFlags{}, flag.NewFlagSet("learn", flag.ContinueOnError)
+					pf.register(fs)
+					sf.register(fs)
+					sf.out, sf.device, sf.overwrite = dir, device, f.Overwrite
+					_, err := runSort(ctx, rec, pr, &pf, &sf, []string{recording.DatPath(rec)}, warnings, io.Discard)
+					return err
 				}
 				return stream.Serve(cmdCtx, dev, args[0], args[1], f)
 			}
 		},
 	})
-}
-
-// learner fills o.Learn's channels, rate and sort for -learn: those of the
-// source file (its .meta, settings.xml or the flags), else -channels and
-// -rate; the learned span is sorted with dspk sort's defaults on device,
-// with the source file's probe (else -probe, or np1 for 384/385 channels).
-func learner(o *stream.ServeOptions, in *inputFlags, device, source string) error {
-	var pr *probe.Probe
-	if source != "-" && !strings.Contains(source, "://") {
-		rec, p, err := in.open(source)
-		if err != nil {
-			return err
-		}
-		in.channels, in.rate, pr = rec.Channels(), rec.SampleRate(), p
-		rec.Close()
-	}
-	if in.channels < 1 || !(in.rate > 0) {
-		return usagef("-learn on %s needs -channels and -rate", source)
-	}
-	o.Learn.Channels, o.Learn.Rate = in.channels, in.rate
-	o.Learn.Sort = func(ctx context.Context, raw, dir string) error {
-		rec, err := recording.OpenFiles([]string{raw}, recording.OpenOptions{Channels: in.channels, Rate: in.rate})
-		if err != nil {
-			return err
-		}
-		defer rec.Close()
-		if pr == nil {
-			if pr, err = in.resolveProbe(rec); err != nil {
-				return err
-			}
-		}
-		var pf, sf, fs = pipelineFlags{}, sortFlags{}, flag.NewFlagSet("learn", flag.ContinueOnError)
-		pf.register(fs)
-		sf.register(fs)
-		sf.out, sf.device, sf.overwrite = dir, device, o.Overwrite
-		_, err = runSort(ctx, rec, pr, &pf, &sf, []string{raw}, in.warnings, io.Discard)
-		return err
-	}
-	return nil
 }
