@@ -195,7 +195,11 @@ func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike
 		if !end {
 			r.add(ck)
 		}
-		for !end { // take every chunk already waiting: a late stream catches up in larger blocks
+		// Take the chunks already waiting, up to one largest block and its
+		// lookahead: a late stream catches up in larger blocks, and a source
+		// that delivers faster than the stream matches (a file read as fast
+		// as it goes) is not read whole into the history.
+		for !end && r.histStart+int64(r.histLen)-r.ownStart < int64(r.opt.MaxBlock+r.opt.Lookahead) {
 			select {
 			case c2 := <-chunks:
 				if c2.err != nil {
@@ -331,6 +335,7 @@ func (r *runner) add(ck chunk) {
 	}
 	r.histLen += n
 	r.st.Samples += int64(n)
+	r.st.backlog(r.histStart+int64(r.histLen)-r.ownStart, r.m.SampleRate)
 	r.arrivals = append(r.arrivals, arrival{end: r.histStart + int64(r.histLen), at: ck.arrived})
 }
 

@@ -40,6 +40,10 @@ type Stats struct {
 	// time it covered.
 	WallSeconds float64 `json:"wall_seconds"`
 	DataSeconds float64 `json:"data_seconds"`
+	// MaxBacklogSeconds is the most recording the stream held read but
+	// not yet matched: how far behind its source it fell (a file read as
+	// fast as it goes keeps it near the largest block, 0.25 s).
+	MaxBacklogSeconds float64 `json:"max_backlog_seconds"`
 	// First is the stream sample matching started at (0 unless the
 	// stream learned its units first); Learned what the learning did.
 	First   int64    `json:"first_sample"`
@@ -74,6 +78,11 @@ func (s *Stats) spike(sp Spike) {
 	s.UnitSpikes[sp.Unit]++
 	s.spikeHist[binOf(sp.Latency)]++
 	s.spikeMax = max(s.spikeMax, sp.Latency)
+}
+
+// backlog notes that n samples are read and not yet matched.
+func (s *Stats) backlog(n int64, rate float64) {
+	s.MaxBacklogSeconds = max(s.MaxBacklogSeconds, float64(n)/rate)
 }
 
 // block counts one matched block and its latency.

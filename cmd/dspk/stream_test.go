@@ -115,10 +115,16 @@ func TestStreamMatchesSort(t *testing.T) {
 		Spikes    int64              `json:"spikes"`
 		LatencyMs map[string]float64 `json:"latency_ms"`
 		Blocks    int                `json:"blocks"`
+		Backlog   float64            `json:"max_backlog_seconds"`
 	}
 	b, err := os.ReadFile(filepath.Join(streamDir, "stream.json"))
 	if err != nil || json.Unmarshal(b, &js) != nil || js.Spikes != int64(len(lt)) || js.Blocks == 0 || js.LatencyMs["p99"] <= 0 {
 		t.Errorf("stream.json: %v, %s", err, b)
+	}
+	// The file is read faster than it is matched: the stream holds about
+	// one largest block (0.25 s) and its lookahead, not the whole file.
+	if js.Backlog <= 0 || js.Backlog > 0.3 {
+		t.Errorf("a file read as fast as it goes: %.2f s held read and not matched", js.Backlog)
 	}
 	for _, name := range []string{"templates.npy", "channel_map.npy", "params.py", "amplitudes.npy"} {
 		if _, err := os.Stat(filepath.Join(streamDir, name)); err != nil {
