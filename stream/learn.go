@@ -106,8 +106,8 @@ type Learned struct {
 
 	rate    float64
 	log     io.Writer
-	resume  func() int64
-	abandon func()
+	stop    chan struct{} // closed: the drain stops after its read in progress
+	skipped chan int64    // the drain's count, once it stopped
 }
 
 // LearnedRaw is the path of the recording [Learn] keeps for sortDir.
@@ -148,6 +148,9 @@ func Learn(ctx context.Context, src Source, sortDir string, l Learning) (*Learne
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = fmt.Errorf("stream: -learn: %w", cerr)
 	}
+	if err == nil {
+		err = ctx.Err() // a replayed or followed source ends at once when ctx is done
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -173,15 +176,9 @@ func Learn(ctx context.Context, src Source, sortDir string, l Learning) (*Learne
 	if err == nil {
 		err = ctx.Err()
 	}
-	out := &Learned{Raw: raw, Samples: got, SortSeconds: time.Since(t0).Seconds(), rate: l.Rate, log: l.Log}
-	out.resume = func() int64 {
-		close(stop)
-		out.Skipped = <-skipped
-		return out.Samples + out.Skipped
-	}
-	out.abandon = func() { close(stop) } // the drain ends when the source is closed
+	out := &Learned{Raw: raw, Samples: got, SortSeconds: time.Since(t0).Seconds(), rate: l.Rate, log: l.Log, stop: stop, skipped: skipped}
 	if err != nil {
-		out.abandon()
+		out.Abandon()
 		os.Remove(raw)
 		return nil, fmt.Errorf("stream: -learn: %w", err)
 	}
@@ -193,7 +190,9 @@ func Learn(ctx context.Context, src Source, sortDir string, l Learning) (*Learne
 // live stream drops frames until its matcher is ready, not only while the
 // span is sorted.
 func (l *Learned) Resume() int64 {
-	first := l.resume()
+	close(l.stop)
+	l.Skipped = <-l.skipped
+	first := l.Samples + l.Skipped
 	if l.log != nil {
 		fmt.Fprintf(l.log, "learning: sorted in %.1f s; %.1f s of the stream went by unmatched; matching from %.3f s on\n",
 			l.SortSeconds, float64(l.Skipped)/l.rate, float64(first)/l.rate)
@@ -204,7 +203,7 @@ func (l *Learned) Resume() int64 {
 // Abandon stops dropping frames without waiting for the read in progress,
 // for a stream that ends before [Learned.Resume]; the source must then be
 // closed.
-func (l *Learned) Abandon() { l.abandon() }
+func (l *Learned) Abandon() { close(l.stop) } // the drain ends when the source is closed
 
 // copyFrames writes the first want frames of src to w as little-endian
 // int16 and returns how many it wrote (fewer if src ended).

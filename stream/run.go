@@ -199,7 +199,7 @@ func Run(ctx context.Context, m *Model, src Source, opt Options, emit func(Spike
 		// lookahead: a late stream catches up in larger blocks, and a source
 		// that delivers faster than the stream matches (a file read as fast
 		// as it goes) is not read whole into the history.
-		for !end && r.histStart+int64(r.histLen)-r.ownStart < int64(r.opt.MaxBlock+r.opt.Lookahead) {
+		for !end && r.unmatched() < int64(r.opt.MaxBlock+r.opt.Lookahead) {
 			select {
 			case c2 := <-chunks:
 				if c2.err != nil {
@@ -335,9 +335,12 @@ func (r *runner) add(ck chunk) {
 	}
 	r.histLen += n
 	r.st.Samples += int64(n)
-	r.st.backlog(r.histStart+int64(r.histLen)-r.ownStart, r.m.SampleRate)
+	r.st.backlog(r.unmatched(), r.m.SampleRate)
 	r.arrivals = append(r.arrivals, arrival{end: r.histStart + int64(r.histLen), at: ck.arrived})
 }
+
+// unmatched returns the samples read and not yet matched.
+func (r *runner) unmatched() int64 { return r.histStart + int64(r.histLen) - r.ownStart }
 
 // arrivedAt returns when sample s arrived.
 func (r *runner) arrivedAt(s int64) time.Time {

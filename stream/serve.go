@@ -61,19 +61,18 @@ func Serve(ctx context.Context, dev *compute.Device, sortDir, source string, o S
 		if _, err := os.Stat(o.Out); err == nil && !o.Overwrite {
 			return fmt.Errorf("stream: %s exists (use -overwrite to replace it)", o.Out)
 		}
-		l := o.Learn
+		l := &o.Learn
 		l.Overwrite, l.Log = o.Overwrite, o.Stderr
 		if err := l.Resolve(source); err != nil {
 			return err
 		}
-		o.Learn.Channels, o.Learn.Rate = l.Channels, l.Rate
 		l.Live = o.Realtime || o.Follow || source == "-" || strings.Contains(source, "://")
 		var err error
 		if src, err = OpenSource(ctx, source, l.Channels, SourceOptions{Follow: o.Follow, Idle: o.Idle, Realtime: o.Realtime, Rate: l.Rate}); err != nil {
 			return err
 		}
 		defer src.Close()
-		if learned, err = Learn(ctx, src, sortDir, l); err != nil {
+		if learned, err = Learn(ctx, src, sortDir, *l); err != nil {
 			return err
 		}
 		resumed := false
