@@ -43,7 +43,9 @@ type PairwiseParams struct {
 	MinCorr float64
 	// Smoothness is λ over the mean weight a window receives from its
 	// pairs: the temporal prior ties consecutive windows with
-	// Smoothness × that mean.
+	// Smoothness × that mean. It carries windows without spikes; larger
+	// values also spread a sudden step of the probe over the windows
+	// around it (0.5 spreads a 20-µm step over five windows).
 	Smoothness float64
 	// RobustIters is the number of reweighting rounds after the first
 	// solve.
@@ -54,7 +56,7 @@ type PairwiseParams struct {
 // registration (docs/motion.md, "Pairwise registration", has their
 // measurements).
 func DefaultPairwiseParams() PairwiseParams {
-	return PairwiseParams{MaxShiftUM: 100, HorizonWindows: 150, MinCorr: 0.1, Smoothness: 0.5, RobustIters: 3}
+	return PairwiseParams{MaxShiftUM: 100, HorizonWindows: 150, MinCorr: 0.1, Smoothness: 0.05, RobustIters: 3}
 }
 
 // pairShift is one registered pair of windows.

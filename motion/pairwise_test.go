@@ -110,3 +110,35 @@ func BenchmarkRegisterPairwise(b *testing.B) {
 		}
 	}
 }
+
+// TestSolvePairsStep checks that the default temporal prior leaves a
+// sudden step of the probe where it is: 100 windows, a 4-bin (20-µm) step
+// between windows 49 and 50, every pair within the horizon with noisy
+// displacements and correlations about 0.5, as the pairs of a real
+// recording. The windows next to the step must be within 0.2 bins (1 µm)
+// of their side; a prior of half a window's weight (0.5) moved them by
+// about 1 bin.
+func TestSolvePairsStep(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 9))
+	const nb = 100
+	p := make([]float64, nb)
+	for i := 50; i < nb; i++ {
+		p[i] = 4
+	}
+	var pairs []pairShift
+	for i := range nb {
+		for j := i + 1; j < nb; j++ {
+			pairs = append(pairs, pairShift{i: i, j: j, d: p[i] - p[j] + 0.1*rng.NormFloat64(), c: 0.5 + 0.1*rng.NormFloat64()})
+		}
+	}
+	got, err := solvePairs(pairs, nb, DefaultPairwiseParams())
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := got[0] - p[0]
+	for i := 46; i < 54; i++ {
+		if d := math.Abs(got[i] - off - p[i]); !(d <= 0.2) {
+			t.Errorf("window %d: %.3f bins, want %v (±0.2)", i, got[i]-off, p[i])
+		}
+	}
+}
