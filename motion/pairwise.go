@@ -47,6 +47,21 @@ type PairwiseParams struct {
 	// values also spread a sudden step of the probe over the windows
 	// around it (0.5 spreads a 20-µm step over five windows).
 	Smoothness float64
+	// CoarseSigmaUM, if > 0, first registers the pairs on histograms
+	// smoothed along depth by a Gaussian of this σ in µm and solves them;
+	// each window is then tied to that coarse solution with weight Anchor
+	// in the solve of the unsmoothed pairs, which leaves out the pairs
+	// whose displacement differs from the coarse one by more than σ. A spike's position is biased
+	// by a few µm in a pattern that repeats with the sites (40 µm on
+	// NP1), so a unit 20 µm away gives a histogram whose sharp peaks no
+	// longer match: the pairs across such a step correlate below MinCorr
+	// and nothing else tells the two sides apart. The smoothed pairs
+	// bridge the step; the sharp pairs keep their precision where they
+	// exist.
+	CoarseSigmaUM float64
+	// Anchor is the weight, over the mean weight a window receives, that
+	// ties each window to the coarse solution.
+	Anchor float64
 	// RobustIters is the number of reweighting rounds after the first
 	// solve.
 	RobustIters int
@@ -56,7 +71,7 @@ type PairwiseParams struct {
 // registration (docs/motion.md, "Pairwise registration", has their
 // measurements).
 func DefaultPairwiseParams() PairwiseParams {
-	return PairwiseParams{MaxShiftUM: 100, HorizonWindows: 150, MinCorr: 0.1, Smoothness: 0.05, RobustIters: 3}
+	return PairwiseParams{MaxShiftUM: 100, HorizonWindows: 150, MinCorr: 0.1, Smoothness: 0.05, CoarseSigmaUM: 10, Anchor: 0.1, RobustIters: 3}
 }
 
 // pairShift is one registered pair of windows.
@@ -80,8 +95,16 @@ func registerPairwise(G []float64, spikes []int, g *geometry, pp PairwiseParams)
 			lo, l = 0, g.rows
 		}
 		smax := min(int(math.Ceil(pp.MaxShiftUM/g.dy)), l-1)
-		pairs := blockPairs(G, spikes, g.rows, lo, l, smax, pp.HorizonWindows)
-		p, err := solvePairs(pairs, nb, pp)
+		pairs := blockPairs(G, spikes, g.rows, lo, l, smax, pp.HorizonWindows, 0)
+		var anchor []float64
+		if pp.CoarseSigmaUM > 0 {
+			coarse, err := solvePairs(blockPairs(G, spikes, g.rows, lo, l, smax, pp.HorizonWindows, pp.CoarseSigmaUM/g.dy), nb, pp, nil, 0)
+			if err != nil {
+				return nil, fmt.Errorf("motion: pairwise registration of block %d: %w", b, err)
+			}
+			anchor = coarse
+		}
+		p, err := solvePairs(pairs, nb, pp, anchor, pp.CoarseSigmaUM/g.dy)
 		if err != nil {
 			return nil, fmt.Errorf("motion: pairwise registration of block %d: %w", b, err)
 		}
@@ -95,7 +118,7 @@ func registerPairwise(G []float64, spikes []int, g *geometry, pp PairwiseParams)
 // blockPairs registers every pair of non-empty windows at most horizon
 // apart (0: all) on the rows [lo, lo+l) of their histograms, with shifts
 // up to smax bins, on all cores.
-func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int) []pairShift {
+func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int, sig float64) []pairShift {
 	nb := len(spikes)
 	n := 1
 	for n < l+smax+1 {
@@ -136,6 +159,9 @@ func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int) []pai
 			}
 			ffts[w].Coefficients(s[c*(n/2+1):(c+1)*(n/2+1)], col)
 		}
+		if sig > 0 {
+			smoothSpectra(s, n, sig)
+		}
 		spec[t] = s
 	})
 
@@ -163,6 +189,35 @@ func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int) []pai
 		out = append(out, r...)
 	}
 	return out
+}
+
+// smoothSpectra filters each column's spectrum of s ([AmpBins][n/2+1], of
+// n real values) by a Gaussian of σ sig bins along depth and scales the
+// whole to unit norm again (Parseval), so that correlations of smoothed
+// windows stay in [−1, 1].
+func smoothSpectra(s []complex128, n int, sig float64) {
+	h := n/2 + 1
+	var e float64
+	for c := range AmpBins {
+		sc := s[c*h : (c+1)*h]
+		for k := range sc {
+			a := 2 * math.Pi * float64(k) * sig / float64(n)
+			sc[k] *= complex(math.Exp(-0.5*a*a), 0)
+			m := real(sc[k])*real(sc[k]) + imag(sc[k])*imag(sc[k])
+			if k == 0 || k == n/2 {
+				e += m
+			} else {
+				e += 2 * m
+			}
+		}
+	}
+	if e == 0 {
+		return
+	}
+	inv := complex(1/math.Sqrt(e/float64(n)), 0)
+	for k := range s {
+		s[k] *= inv
+	}
 }
 
 // registerPair returns the displacement of windows i and j from their
@@ -199,15 +254,24 @@ func registerPair(fft *fourier.FFT, prod []complex128, cc []float64, a, b []comp
 
 // solvePairs solves the weighted least squares of the pairs for the
 // windows' displacements (in bins), with the temporal prior and the robust
-// reweighting of pp, and returns them with their median at 0.
-func solvePairs(pairs []pairShift, nb int, pp PairwiseParams) ([]float64, error) {
+// reweighting of pp and, if anchor is not nil, each window tied to
+// anchor's value for it with weight pp.Anchor and the pairs whose
+// displacement differs from anchor's by more than gate bins left out; it
+// returns them with their median at 0.
+func solvePairs(pairs []pairShift, nb int, pp PairwiseParams, anchor []float64, gate float64) ([]float64, error) {
 	w := make([]float64, len(pairs))
 	var wsum float64
 	for k, q := range pairs {
 		w[k] = max(0, q.c-pp.MinCorr)
+		if anchor != nil && math.Abs(q.d-(anchor[q.i]-anchor[q.j])) > gate {
+			w[k] = 0
+		}
 		wsum += w[k]
 	}
 	if wsum == 0 {
+		if anchor != nil {
+			return slices.Clone(anchor), nil
+		}
 		return make([]float64, nb), nil
 	}
 	lambda := pp.Smoothness * 2 * wsum / float64(nb)
@@ -233,6 +297,13 @@ func solvePairs(pairs []pairShift, nb int, pp PairwiseParams) ([]float64, error)
 		}
 		for t := 0; t+1 < nb; t++ {
 			add(t, t+1, lambda, 0)
+		}
+		if anchor != nil {
+			mu := pp.Anchor * 2 * wsum / float64(nb)
+			for t := range nb {
+				A.SetSym(t, t, A.At(t, t)+mu)
+				rhs[t] += mu * anchor[t]
+			}
 		}
 		// The displacements are defined up to a constant: a small ridge
 		// fixes it (the median is set to 0 below).
