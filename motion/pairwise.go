@@ -51,13 +51,13 @@ type PairwiseParams struct {
 	// smoothed along depth by a Gaussian of this σ in µm and solves them;
 	// each window is then tied to that coarse solution with weight Anchor
 	// in the solve of the unsmoothed pairs, which leaves out the pairs
-	// whose displacement differs from the coarse one by more than σ. A spike's position is biased
-	// by a few µm in a pattern that repeats with the sites (40 µm on
-	// NP1), so a unit 20 µm away gives a histogram whose sharp peaks no
-	// longer match: the pairs across such a step correlate below MinCorr
-	// and nothing else tells the two sides apart. The smoothed pairs
-	// bridge the step; the sharp pairs keep their precision where they
-	// exist.
+	// whose displacement differs from the coarse one by more than σ.
+	// Why: a spike's position is biased by a few µm in a pattern that
+	// repeats with the sites (40 µm on NP1), so a unit 20 µm away gives a
+	// histogram whose sharp peaks no longer match; the pairs across such
+	// a step correlate below MinCorr and nothing else tells the two sides
+	// apart. The smoothed pairs bridge the step; the sharp pairs keep
+	// their precision where they exist.
 	CoarseSigmaUM float64
 	// Anchor is the weight, over the mean weight a window receives, that
 	// ties each window to the coarse solution.
