@@ -1,6 +1,7 @@
 package motion
 
 import (
+	"context"
 	"fmt"
 	"math"
 
@@ -160,6 +161,14 @@ func finite32(v float32) bool { return !math.IsNaN(float64(v)) && !math.IsInf(fl
 // window were binned on average, or if the device fails. It may be called
 // again after more Adds.
 func (e *Estimator) Estimate() (*Estimate, error) {
+	return e.EstimateContext(context.Background())
+}
+
+// EstimateContext is [Estimator.Estimate] stopping with the context's
+// cause once ctx is done: the pairwise registration checks it between
+// pairs and between its solves (the registration of an hour's windows
+// takes seconds).
+func (e *Estimator) EstimateContext(ctx context.Context) (*Estimate, error) {
 	if e.gpu != nil {
 		if err := e.gpu.collect(e.counts, e.spikes); err != nil {
 			return nil, err
@@ -184,7 +193,7 @@ func (e *Estimator) Estimate() (*Estimate, error) {
 	var d []float64
 	var err error
 	if e.p.Registration == RegisterPairwise {
-		d, err = registerPairwise(G, e.spikes, e.g, e.p.Pairwise)
+		d, err = registerPairwise(ctx, G, e.spikes, e.g, e.p.Pairwise)
 	} else {
 		d, err = register(sc, G, e.spikes, e.g, e.p)
 	}

@@ -1,6 +1,7 @@
 package motion
 
 import (
+	"context"
 	"dspk/internal/par"
 	"fmt"
 	"math"
@@ -84,8 +85,8 @@ type pairShift struct {
 // registerPairwise returns dshift [windows][blocks] in µm by pairwise
 // registration of the histograms G [nb][rows][AmpBins] within each block
 // of g; windows without spikes take no part in the pairs and follow the
-// temporal prior.
-func registerPairwise(G []float64, spikes []int, g *geometry, pp PairwiseParams) ([]float64, error) {
+// temporal prior. It stops with ctx's cause once ctx is done.
+func registerPairwise(ctx context.Context, G []float64, spikes []int, g *geometry, pp PairwiseParams) ([]float64, error) {
 	nb := len(spikes)
 	B := len(g.starts)
 	d := make([]float64, nb*B)
@@ -95,16 +96,16 @@ func registerPairwise(G []float64, spikes []int, g *geometry, pp PairwiseParams)
 			lo, l = 0, g.rows
 		}
 		smax := min(int(math.Ceil(pp.MaxShiftUM/g.dy)), l-1)
-		pairs := blockPairs(G, spikes, g.rows, lo, l, smax, pp.HorizonWindows, 0)
 		var anchor []float64
 		if pp.CoarseSigmaUM > 0 {
-			coarse, err := solvePairs(blockPairs(G, spikes, g.rows, lo, l, smax, pp.HorizonWindows, pp.CoarseSigmaUM/g.dy), nb, pp, nil, 0)
+			coarse, err := solvePairs(ctx, blockPairs(ctx, G, spikes, g.rows, lo, l, smax, pp.HorizonWindows, pp.CoarseSigmaUM/g.dy), nb, pp, nil, 0)
 			if err != nil {
 				return nil, fmt.Errorf("motion: pairwise registration of block %d: %w", b, err)
 			}
 			anchor = coarse
 		}
-		p, err := solvePairs(pairs, nb, pp, anchor, pp.CoarseSigmaUM/g.dy)
+		pairs := blockPairs(ctx, G, spikes, g.rows, lo, l, smax, pp.HorizonWindows, 0)
+		p, err := solvePairs(ctx, pairs, nb, pp, anchor, pp.CoarseSigmaUM/g.dy)
 		if err != nil {
 			return nil, fmt.Errorf("motion: pairwise registration of block %d: %w", b, err)
 		}
@@ -117,8 +118,10 @@ func registerPairwise(G []float64, spikes []int, g *geometry, pp PairwiseParams)
 
 // blockPairs registers every pair of non-empty windows at most horizon
 // apart (0: all) on the rows [lo, lo+l) of their histograms, with shifts
-// up to smax bins, on all cores.
-func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int, sig float64) []pairShift {
+// up to smax bins, on all cores, the histograms smoothed along depth by
+// σ sig bins first if sig > 0. Once ctx is done it registers no more pairs
+// (the caller's solve then reports ctx's cause).
+func blockPairs(ctx context.Context, G []float64, spikes []int, rows, lo, l, smax, horizon int, sig float64) []pairShift {
 	nb := len(spikes)
 	n := 1
 	for n < l+smax+1 {
@@ -171,7 +174,7 @@ func blockPairs(G []float64, spikes []int, rows, lo, l, smax, horizon int, sig f
 		prods[w], ccs[w] = make([]complex128, n/2+1), make([]float64, n)
 	}
 	par.Each(nb, workers, func(w, i int) {
-		if spec[i] == nil {
+		if spec[i] == nil || ctx.Err() != nil {
 			return
 		}
 		end := nb
@@ -257,8 +260,12 @@ func registerPair(fft *fourier.FFT, prod []complex128, cc []float64, a, b []comp
 // reweighting of pp and, if anchor is not nil, each window tied to
 // anchor's value for it with weight pp.Anchor and the pairs whose
 // displacement differs from anchor's by more than gate bins left out; it
-// returns them with their median at 0.
-func solvePairs(pairs []pairShift, nb int, pp PairwiseParams, anchor []float64, gate float64) ([]float64, error) {
+// returns them with their median at 0, or ctx's cause once ctx is done
+// (checked before each solve).
+func solvePairs(ctx context.Context, pairs []pairShift, nb int, pp PairwiseParams, anchor []float64, gate float64) ([]float64, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	w := make([]float64, len(pairs))
 	var wsum float64
 	for k, q := range pairs {
@@ -281,6 +288,9 @@ func solvePairs(pairs []pairShift, nb int, pp PairwiseParams, anchor []float64, 
 		robust[k] = 1
 	}
 	for it := 0; it <= pp.RobustIters; it++ {
+		if ctx.Err() != nil {
+			return nil, context.Cause(ctx)
+		}
 		A := mat.NewSymDense(nb, nil)
 		rhs := make([]float64, nb)
 		add := func(i, j int, v, dij float64) {

@@ -1,9 +1,12 @@
 package motion
 
 import (
+	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 )
 
 // TestSolvePairsExact checks the least squares on consistent pairs: with
@@ -27,7 +30,7 @@ func TestSolvePairsExact(t *testing.T) {
 		pp := DefaultPairwiseParams()
 		pp.Smoothness = 0
 		check := func(name string, pairs []pairShift, tol float64) {
-			got, err := solvePairs(pairs, nb, pp, nil, 0)
+			got, err := solvePairs(context.Background(), pairs, nb, pp, nil, 0)
 			if err != nil {
 				t.Fatalf("nb %d %s: %v", nb, name, err)
 			}
@@ -73,7 +76,7 @@ func TestRegisterPairwiseShift(t *testing.T) {
 		}
 	}
 	spikes := []int{1, 1, 1, 1, 1}
-	pairs := blockPairs(G, spikes, rows, 0, rows, 12, 0, 0)
+	pairs := blockPairs(context.Background(), G, spikes, rows, 0, rows, 12, 0, 0)
 	if len(pairs) != nb*(nb-1)/2 {
 		t.Fatalf("%d pairs, want %d", len(pairs), nb*(nb-1)/2)
 	}
@@ -105,7 +108,7 @@ func BenchmarkRegisterPairwise(b *testing.B) {
 	g := &geometry{dy: 5, rows: rows, l: rows, starts: []int{0}, yblk: []float64{1920}}
 	pp := DefaultPairwiseParams()
 	for b.Loop() {
-		if _, err := registerPairwise(G, spikes, g, pp); err != nil {
+		if _, err := registerPairwise(context.Background(), G, spikes, g, pp); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -131,7 +134,7 @@ func TestSolvePairsStep(t *testing.T) {
 			pairs = append(pairs, pairShift{i: i, j: j, d: p[i] - p[j] + 0.1*rng.NormFloat64(), c: 0.5 + 0.1*rng.NormFloat64()})
 		}
 	}
-	got, err := solvePairs(pairs, nb, DefaultPairwiseParams(), nil, 0)
+	got, err := solvePairs(context.Background(), pairs, nb, DefaultPairwiseParams(), nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +182,7 @@ func TestRegisterPairwiseBiasedStep(t *testing.T) {
 		}
 		g := &geometry{dy: 5, rows: rows, l: rows, starts: []int{0}, yblk: []float64{500}}
 		step := func(pp PairwiseParams) float64 {
-			d, err := registerPairwise(G, spikes, g, pp)
+			d, err := registerPairwise(context.Background(), G, spikes, g, pp)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -196,5 +199,34 @@ func TestRegisterPairwiseBiasedStep(t *testing.T) {
 		}
 		pp.CoarseSigmaUM = 0
 		t.Logf("seed %v: without the coarse pass: step of %.2f bins", seed, step(pp))
+	}
+}
+
+// TestRegisterPairwiseStops checks that the registration of a 10-minute
+// recording's windows ends with the context's cause when the context is
+// cancelled before it or while it registers the pairs.
+func TestRegisterPairwiseStops(t *testing.T) {
+	rng := rand.New(rand.NewPCG(8, 3))
+	const nb, rows = 300, 400
+	G := make([]float64, nb*rows*AmpBins)
+	for i := range G {
+		if rng.IntN(8) == 0 {
+			G[i] = rng.Float64()
+		}
+	}
+	spikes := make([]int, nb)
+	for i := range spikes {
+		spikes[i] = 1000
+	}
+	g := &geometry{dy: 5, rows: rows, l: rows, starts: []int{0}, yblk: []float64{1000}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := registerPairwise(ctx, G, spikes, g, DefaultPairwiseParams()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled before: error %v, want context.Canceled", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(20*time.Millisecond, cancel)
+	if _, err := registerPairwise(ctx, G, spikes, g, DefaultPairwiseParams()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled during: error %v, want context.Canceled", err)
 	}
 }

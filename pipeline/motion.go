@@ -53,7 +53,7 @@ func (p *Pipeline) EstimateMotion(ctx context.Context, w *linalg.Whitening, tm *
 	if err != nil {
 		return nil, err
 	}
-	est, err := e.Estimate()
+	est, err := e.EstimateContext(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", p.rec.Name(), err)
 	}
